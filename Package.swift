@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "YTKKeyValueStore",
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  products: [
+    .library(name: "LogStore", targets: ["LogStore"]),
+    .library(name: "YTKKeyValueStore", targets: ["YTKKeyValueStore"]),
+    .executable(name: "ytkkv", targets: ["ytkkv"]),
+  ],
+  dependencies: [],
+  targets: [
+    // The engine: bytes in, bytes out. Standard library, Synchronization and the C library only.
+    .target(name: "LogStore"),
+    // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
+    .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),
+    // The command-line tool.
+    .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
+    .testTarget(name: "LogStoreTests", dependencies: ["LogStore"]),
+    .testTarget(name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

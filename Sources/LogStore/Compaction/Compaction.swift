@@ -1,0 +1,332 @@
+/// Compaction: Bitcask's merge, made crash-safe.
+///
+/// 1. *Rotate* (under the write lock): seal the active segment and start a new one whose number
+///    leaves room below it for the outputs. Every segment numbered below the outputs is an
+///    input; writes go on into the new segment while compaction runs.
+/// 2. *Copy* (no lock): read the inputs in order and copy each record the index still points
+///    at (and each table's creation record) into outputs named `NNNNNN.log.tmp`. Tombstones,
+///    overwritten values and table drops are left behind: every record they shadow is in
+///    the inputs too, and all of them go away together.
+/// 3. *Commit*: sync each output, rename it to its final name, sync the directory. Each output's
+///    header says how many outputs there are, so the moment the last rename is durable, the
+///    compaction has happened: recovery treats the inputs as gone from then on.
+/// 4. *Swap* (under both locks, in short steps): point the index at the copies (only where
+///    it still points at the originals, so writes made meanwhile win), then drop the inputs
+///    from memory and delete their files.
+/// A crash before step 3 completes leaves the inputs in charge and the outputs are removed at
+/// open; a crash after it leaves the outputs in charge and the inputs are removed at open.
+extension StoreEngine {
+  /// Garbage must be at least this large before automatic compaction starts.
+  static let automaticCompactionMinimumGarbage = 4 << 20
+  /// Garbage fraction that starts automatic compaction under `CompactionPolicy.automatic`.
+  static let automaticCompactionFraction = 0.3
+  /// How many bytes are written between two checks of the automatic threshold.
+  static let compactionCheckInterval = 1 << 20
+
+  /// A record copied by compaction: where it was and where its copy is.
+  private struct Move {
+    var old: RecordLocation
+    var new: RecordLocation
+    var isCreation: Bool
+  }
+
+  /// Counts written bytes and asks the background thread to compact when the automatic
+  /// threshold is passed. Call with `writeLock` held.
+  func noteWritten(_ bytes: Int) {
+    guard options.compaction != .manual else { return }
+    bytesSinceCompactionCheck += bytes
+    guard bytesSinceCompactionCheck >= Self.compactionCheckInterval else { return }
+    bytesSinceCompactionCheck = 0
+    if shouldCompactAutomatically() {
+      compactionRequested = true
+      writeLock.broadcast()
+    }
+  }
+
+  private func shouldCompactAutomatically() -> Bool {
+    let fraction: Double
+    switch options.compaction {
+    case .manual: return false
+    case .automatic: fraction = Self.automaticCompactionFraction
+    case .whenGarbageExceeds(let threshold): fraction = threshold
+    }
+    let disk = sealedSizes.values.reduce(0, +) + (writer?.used ?? 0)
+    let garbage = disk - keys.liveBytes
+    return garbage >= Self.automaticCompactionMinimumGarbage
+      && Double(garbage) > fraction * Double(disk)
+  }
+
+  /// The loop of the automatic compaction thread.
+  func runAutomaticCompaction() {
+    writeLock.lock()
+    defer { writeLock.unlock() }
+    while !closing {
+      if compactionRequested && !compactionRunning {
+        compactionRequested = false
+        writeLock.unlock()
+        // A failure (a full disk, say) leaves the store as it was; the next check retries.
+        try? compact()
+        writeLock.lock()
+      } else {
+        writeLock.wait()
+      }
+    }
+  }
+
+  /// Compacts now: waits for a compaction already running, then runs one.
+  func compact() throws(LogStoreError) {
+    guard !options.readOnly else {
+      throw LogStoreError(.readOnly, "the store at \(directory) was opened read-only")
+    }
+    guard let plan = try beginCompaction() else { return }
+    var succeeded = false
+    defer {
+      if !succeeded {
+        writeLock.withLock {
+          compactionRunning = false
+          writeLock.broadcast()
+        }
+      }
+    }
+    var outputs: [SegmentBuilder] = []
+    let moves: [Move]
+    do {
+      moves = try copyLiveRecords(plan, into: &outputs)
+      try commitOutputs(outputs)
+    } catch {
+      // The inputs are all still there, so removing the outputs (under either name) undoes
+      // the compaction, even if its renames reached the disk.
+      for output in outputs {
+        output.handle.close()
+        try? fileSystem.removeFile(output.temporaryPath)
+        try? fileSystem.removeFile(output.finalPath)
+      }
+      throw error
+    }
+    try swapIn(outputs: outputs, moves: moves, plan: plan)
+    succeeded = true
+  }
+
+  /// What a compaction works on, fixed when it starts.
+  private final class Plan {
+    let inputs: [SegmentFile]
+    let inputSizes: [UInt32: Int]
+    let firstOutput: UInt32
+    let outputLimit: UInt32
+    /// Damaged regions met while copying: records the index pointed at may be among them.
+    var damageSeen = 0
+
+    init(
+      inputs: [SegmentFile], inputSizes: [UInt32: Int], firstOutput: UInt32,
+      outputLimit: UInt32
+    ) {
+      self.inputs = inputs
+      self.inputSizes = inputSizes
+      self.firstOutput = firstOutput
+      self.outputLimit = outputLimit
+    }
+  }
+
+  /// Step 1: seal the active segment and start the next one above the outputs' numbers.
+  private func beginCompaction() throws(LogStoreError) -> Plan? {
+    try writeLock.withLock { () throws(LogStoreError) -> Plan? in
+      while compactionRunning && !closing { writeLock.wait() }
+      waitForLog()
+      try checkWritable()
+      let active = writer!
+      let inputBytes = sealedSizes.values.reduce(0, +) + active.used
+      let recordBytes = inputBytes - (sealedSizes.count + 1) * SegmentHeader.size
+      guard recordBytes > 0 else { return nil }
+      // Outputs are closed when the next record does not fit, so any two neighbours hold more
+      // than one segment's worth: this many numbers are always enough.
+      let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
+      let firstOutput = nextFileNumber
+      let nextActive = firstOutput + outputLimit
+      try active.seal()
+      let fresh = try Self.createSegment(
+        directory: directory, number: nextActive, baseSequence: nextSequence,
+        capacity: options.maxSegmentSize, fileSystem: fileSystem)
+      nextFileNumber = nextActive + 1
+      sealedSizes[active.file.number] = active.used
+      indexLock.withWriteLock { segments[nextActive] = fresh.file }
+      writer = fresh
+      compactionRunning = true
+      let inputs = segments.values.filter { $0.number < firstOutput }.sorted {
+        $0.number < $1.number
+      }
+      var sizes: [UInt32: Int] = [:]
+      for input in inputs { sizes[input.number] = sealedSizes[input.number] ?? 0 }
+      return Plan(
+        inputs: inputs, inputSizes: sizes, firstOutput: firstOutput, outputLimit: outputLimit)
+    }
+  }
+
+  /// Step 2: copy what is live into temporary outputs.
+  private func copyLiveRecords(_ plan: Plan, into outputs: inout [SegmentBuilder])
+    throws(LogStoreError) -> [Move]
+  {
+    var moves: [Move] = []
+    var current: SegmentBuilder?
+
+    func copy(_ record: Record, from old: RecordLocation, isCreation: Bool) throws(LogStoreError) {
+      if let output = current, !output.isEmpty,
+        output.size + record.length > options.maxSegmentSize
+      {
+        current = nil
+      }
+      if current == nil {
+        let index = UInt32(outputs.count)
+        guard index < plan.outputLimit else {
+          throw LogStoreError(.io, "compaction needed more output files than it reserved")
+        }
+        let output = try SegmentBuilder(
+          directory: directory, number: plan.firstOutput + index,
+          mark: .init(firstOutput: plan.firstOutput, outputIndex: index, outputCount: 0),
+          baseSequence: record.sequence, fileSystem: fileSystem)
+        outputs.append(output)
+        current = output
+      }
+      let output = current!
+      let (offset, length) = try output.append(record)
+      moves.append(
+        Move(
+          old: old,
+          new: RecordLocation(segment: output.number, offset: UInt32(offset), length: UInt32(length)),
+          isCreation: isCreation))
+    }
+
+    for input in plan.inputs {
+      let size = plan.inputSizes[input.number] ?? 0
+      var scanner = SegmentScanner(
+        bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), salt: input.salt,
+        baseSequence: input.header?.baseSequence ?? 0, isLast: false)
+      while let event = scanner.next() {
+        if stopRequested.load(ordering: .relaxed) { throw closedError() }
+        guard case .record(let record, let offset) = event else {
+          plan.damageSeen += 1
+          continue
+        }
+        let location = RecordLocation(
+          segment: input.number, offset: UInt32(offset), length: UInt32(record.length))
+        if record.kind == .batch {
+          let valueStart = offset + record.length - record.value.count
+          try RecordCodec.forEachMember(of: record, salt: input.salt, verify: false) {
+            member, memberOffset throws(LogStoreError) in
+            let memberLocation = RecordLocation(
+              segment: input.number, offset: UInt32(valueStart + memberOffset),
+              length: UInt32(member.length))
+            if let isCreation = isLive(member, at: memberLocation) {
+              try copy(member, from: memberLocation, isCreation: isCreation)
+            }
+          }
+        } else if let isCreation = isLive(record, at: location) {
+          try copy(record, from: location, isCreation: isCreation)
+        }
+      }
+    }
+    return moves
+  }
+
+  /// Whether compaction keeps `record`: a put the index points at, or the creation record
+  /// of an existing table. Returns whether it is a creation, or nil to leave it behind.
+  private func isLive(_ record: Record, at location: RecordLocation) -> Bool? {
+    switch record.kind {
+    case .put:
+      let live = indexLock.withReadLock {
+        keys.table(String(decoding: record.table, as: UTF8.self))?.find(
+          record.key, hash: KeyHash.hash(record.key)) == location
+      }
+      return live ? false : nil
+    case .createTable:
+      let live = indexLock.withReadLock {
+        keys.creations[String(decoding: record.table, as: UTF8.self)] == location
+      }
+      return live ? true : nil
+    default:
+      return nil
+    }
+  }
+
+  /// Step 3: make the outputs durable under their final names. Once this returns, the
+  /// compaction has happened, whatever follows.
+  private func commitOutputs(_ outputs: [SegmentBuilder]) throws(LogStoreError) {
+    for output in outputs { try output.finish(outputCount: UInt32(outputs.count)) }
+    for output in outputs {
+      try fileSystem.renameFile(output.temporaryPath, to: output.finalPath)
+    }
+    try fileSystem.synchronizeDirectory(directory)
+  }
+
+  /// Step 4: point the index at the copies and retire the inputs.
+  private func swapIn(outputs: [SegmentBuilder], moves: [Move], plan: Plan) throws(LogStoreError)
+  {
+    var files: [SegmentFile] = []
+    for output in outputs {
+      let mapping = try output.handle.map(length: max(output.size, 1), writable: false)
+      files.append(
+        SegmentFile(
+          number: output.number, path: output.finalPath, salt: output.salt,
+          header: output.header, handle: output.handle, mapping: mapping))
+    }
+    writeLock.withLock {
+      indexLock.withWriteLock {
+        for file in files { segments[file.number] = file }
+      }
+    }
+    // Relocate in steps so that readers and writers wait only briefly at a time.
+    let step = 4096
+    var start = 0
+    while start < moves.count {
+      let end = min(start + step, moves.count)
+      writeLock.withLock {
+        indexLock.withWriteLock {
+          for move in moves[start..<end] {
+            guard let file = segments[move.new.segment],
+              let record = try? file.record(at: Int(move.new.offset), verify: false)
+            else { continue }
+            let table = String(decoding: record.table, as: UTF8.self)
+            if move.isCreation {
+              keys.relocateCreation(of: table, from: move.old, to: move.new)
+            } else {
+              _ = keys.table(table)?.relocate(
+                record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new)
+            }
+          }
+        }
+      }
+      start = end
+    }
+    let inputNumbers = Set(plan.inputs.map(\.number))
+    writeLock.withLock {
+      indexLock.withWriteLock {
+        // A key still pointing into an input is one whose record sat in damage met while
+        // copying: its value is lost; count it and forget the key.
+        var lost: [(String, [UInt8])] = []
+        if plan.damageSeen > 0 {
+          keys.forEachLocation { table, key, location in
+            if inputNumbers.contains(location.segment) { lost.append((table, Array(key))) }
+          }
+        }
+        for (table, key) in lost {
+          key.withUnsafeBytes { bytes in
+            _ = keys.table(table)?.remove(bytes, hash: KeyHash.hash(bytes))
+          }
+        }
+        damagedRecords += lost.count
+        for number in inputNumbers { segments[number] = nil }
+      }
+      for number in inputNumbers {
+        sealedSizes[number] = nil
+        hintSizes[number] = nil
+      }
+      for output in outputs { sealedSizes[output.number] = output.size }
+      compactionRunning = false
+      writeLock.broadcast()
+    }
+    for number in inputNumbers.sorted() {
+      try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
+      try fileSystem.removeFile(directory + "/" + StoreFileName.hint(number))
+    }
+    try fileSystem.synchronizeDirectory(directory)
+  }
+}

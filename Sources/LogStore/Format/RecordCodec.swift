@@ -1,0 +1,242 @@
+/// A record read from a buffer: its fields, pointing into that buffer.
+///
+/// A `Record` is only ever produced by ``RecordCodec/decode(_:at:salt:member:verify:)``, which
+/// has checked its bounds and (unless told not to) its checksum.
+struct Record {
+  var kind: RecordKind
+  var sequence: UInt64
+  var timestamp: Int64
+  var table: UnsafeRawBufferPointer
+  var key: UnsafeRawBufferPointer
+  var value: UnsafeRawBufferPointer
+  /// The record's encoded length in bytes.
+  var length: Int
+}
+
+/// Why bytes are not a record.
+enum RecordDecodingError: Error, Equatable {
+  /// The buffer ends before the record does: a torn write, or a damaged length field.
+  case truncated
+  /// The bytes cannot be a record; the reason is for people.
+  case damaged(String)
+
+  /// Why, in words.
+  var reason: String {
+    switch self {
+    case .truncated: "the record runs past the end of its buffer"
+    case .damaged(let reason): reason
+    }
+  }
+}
+
+/// Encodes and decodes records (the layout is in ``RecordLayout``). Pure functions of their
+/// inputs: no I/O, no state, every read bounds-checked, so any bytes can be decoded safely.
+enum RecordCodec {
+  /// Writes one record into `destination`, which must be exactly
+  /// `RecordLayout.length(table:key:value:)` bytes long.
+  static func encode(
+    kind: RecordKind, member: Bool = false, sequence: UInt64, timestamp: Int64,
+    table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+    salt: UInt32, into destination: UnsafeMutableRawBufferPointer
+  ) {
+    let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+    precondition(destination.count == length, "record buffer has the wrong size")
+    let base = destination.baseAddress!
+    writeHeader(
+      kind: kind, member: member, tableCount: table.count, keyCount: key.count,
+      valueCount: value.count, sequence: sequence, timestamp: timestamp, into: base)
+    var cursor = base + RecordLayout.headerSize
+    cursor = append(table, at: cursor)
+    cursor = append(key, at: cursor)
+    _ = append(value, at: cursor)
+    writeChecksum(destination, salt: salt)
+  }
+
+  /// Writes a record's header fields (all but the checksum) at `base`.
+  static func writeHeader(
+    kind: RecordKind, member: Bool, tableCount: Int, keyCount: Int, valueCount: Int,
+    sequence: UInt64, timestamp: Int64, into base: UnsafeMutableRawPointer
+  ) {
+    precondition(
+      tableCount <= RecordLayout.maxTableCount && keyCount <= RecordLayout.maxKeyCount
+        && valueCount <= UInt32.max)
+    base.storeBytes(
+      of: kind.rawValue | (member ? RecordLayout.memberFlag : 0),
+      toByteOffset: RecordLayout.kindOffset, as: UInt8.self)
+    base.storeBytes(
+      of: UInt8(tableCount), toByteOffset: RecordLayout.tableCountOffset, as: UInt8.self)
+    storeLittleEndian(UInt16(keyCount), base + RecordLayout.keyCountOffset)
+    storeLittleEndian(UInt32(valueCount), base + RecordLayout.valueCountOffset)
+    storeLittleEndian(sequence, base + RecordLayout.sequenceOffset)
+    storeLittleEndian(UInt64(bitPattern: timestamp), base + RecordLayout.timestampOffset)
+  }
+
+  /// Computes and stores the checksum of a complete record whose other bytes are written.
+  static func writeChecksum(_ record: UnsafeMutableRawBufferPointer, salt: UInt32) {
+    let checksum = Self.checksum(of: UnsafeRawBufferPointer(record), salt: salt)
+    storeLittleEndian(CRC32C.mask(checksum), record.baseAddress!)
+  }
+
+  @inline(__always)
+  private static func append(_ part: UnsafeRawBufferPointer, at cursor: UnsafeMutableRawPointer)
+    -> UnsafeMutableRawPointer
+  {
+    if let source = part.baseAddress, part.count > 0 {
+      cursor.copyMemory(from: source, byteCount: part.count)
+    }
+    return cursor + part.count
+  }
+
+  /// The unmasked checksum of an encoded record: over the salt, then the record after its
+  /// checksum field.
+  @inline(__always)
+  static func checksum(of record: UnsafeRawBufferPointer, salt: UInt32) -> UInt32 {
+    var saltBytes = salt.littleEndian
+    let seeded = withUnsafeBytes(of: &saltBytes) { CRC32C.checksum($0) }
+    return CRC32C.extend(seeded, UnsafeRawBufferPointer(rebasing: record[4...]))
+  }
+
+  /// Decodes the record that starts at `offset` in `buffer`.
+  ///
+  /// - Parameters:
+  ///   - salt: the salt of the segment the bytes come from.
+  ///   - member: whether a batch member is expected here (members and top-level records are
+  ///     told apart by the kind's member flag).
+  ///   - verify: whether to check the checksum; the structure is always checked.
+  /// - Throws: ``RecordDecodingError/truncated`` when the buffer ends first, otherwise
+  ///   ``RecordDecodingError/damaged(_:)``.
+  static func decode(
+    _ buffer: UnsafeRawBufferPointer, at offset: Int, salt: UInt32, member: Bool = false,
+    verify: Bool = true
+  ) throws(RecordDecodingError) -> Record {
+    guard offset >= 0, offset <= buffer.count,
+      buffer.count - offset >= RecordLayout.headerSize, let start = buffer.baseAddress
+    else { throw .truncated }
+    let base = start + offset
+    let header = try decodeHeader(base, member: member)
+    guard header.length <= buffer.count - offset else { throw .truncated }
+    let bytes = UnsafeRawBufferPointer(start: base, count: header.length)
+    if verify {
+      let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, base))
+      guard stored == checksum(of: bytes, salt: salt) else {
+        throw .damaged("checksum mismatch")
+      }
+    }
+    let tableStart = RecordLayout.headerSize
+    let keyStart = tableStart + header.tableCount
+    let valueStart = keyStart + header.keyCount
+    return Record(
+      kind: header.kind, sequence: header.sequence, timestamp: header.timestamp,
+      table: UnsafeRawBufferPointer(rebasing: bytes[tableStart..<keyStart]),
+      key: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<valueStart]),
+      value: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<header.length]),
+      length: header.length)
+  }
+
+  /// The fixed fields of a record header, checked for consistency but not checksummed.
+  struct Header {
+    var kind: RecordKind
+    var tableCount: Int
+    var keyCount: Int
+    var valueCount: Int
+    var sequence: UInt64
+    var timestamp: Int64
+    var length: Int { RecordLayout.headerSize + tableCount + keyCount + valueCount }
+  }
+
+  /// Reads and checks the header at `base`, which must have `RecordLayout.headerSize`
+  /// readable bytes.
+  @inline(__always)
+  static func decodeHeader(_ base: UnsafeRawPointer, member: Bool) throws(RecordDecodingError)
+    -> Header
+  {
+    let rawKind = base.load(fromByteOffset: RecordLayout.kindOffset, as: UInt8.self)
+    guard (rawKind & RecordLayout.memberFlag != 0) == member,
+      let kind = RecordKind(rawValue: rawKind & ~RecordLayout.memberFlag)
+    else {
+      throw .damaged("invalid record kind 0x\(String(rawKind, radix: 16))")
+    }
+    let header = Header(
+      kind: kind,
+      tableCount: Int(base.load(fromByteOffset: RecordLayout.tableCountOffset, as: UInt8.self)),
+      keyCount: Int(loadLittleEndian(UInt16.self, base + RecordLayout.keyCountOffset)),
+      valueCount: Int(loadLittleEndian(UInt32.self, base + RecordLayout.valueCountOffset)),
+      sequence: loadLittleEndian(UInt64.self, base + RecordLayout.sequenceOffset),
+      timestamp: Int64(
+        bitPattern: loadLittleEndian(UInt64.self, base + RecordLayout.timestampOffset)))
+    switch kind {
+    case .batch:
+      guard !member, header.tableCount == 0, header.keyCount == 0,
+        header.valueCount <= RecordLayout.maxBatchCount
+      else { throw .damaged("malformed batch header") }
+    case .put:
+      guard header.tableCount > 0, header.valueCount <= RecordLayout.maxValueCount else {
+        throw .damaged("malformed put header")
+      }
+    case .delete, .deletePrefix:
+      guard header.tableCount > 0, header.valueCount == 0 else {
+        throw .damaged("malformed \(kind) header")
+      }
+    case .createTable, .clearTable, .dropTable:
+      guard header.tableCount > 0, header.keyCount == 0, header.valueCount == 0 else {
+        throw .damaged("malformed \(kind) header")
+      }
+    }
+    return header
+  }
+
+  /// Calls `body` with each member of a batch record, in order, after checking every member:
+  /// either all members are valid and `body` sees them all, or it throws before calling
+  /// `body` at all.
+  static func forEachMember(
+    of batch: Record, salt: UInt32, verify: Bool = true,
+    _ body: (Record, _ offsetInBatch: Int) throws(LogStoreError) -> Void
+  ) throws(LogStoreError) {
+    try validateMembers(of: batch, salt: salt, verify: verify)
+    var offset = 0
+    while offset < batch.value.count {
+      let member: Record
+      do {
+        member = try decode(batch.value, at: offset, salt: salt, member: true, verify: false)
+      } catch {
+        preconditionFailure("batch member changed after validation")
+      }
+      try body(member, offset)
+      offset += member.length
+    }
+  }
+
+  /// Checks that a batch's value is a sequence of valid members with consecutive sequence
+  /// numbers starting at the batch's own; returns how many members there are.
+  @discardableResult
+  static func validateMembers(of batch: Record, salt: UInt32, verify: Bool = true)
+    throws(LogStoreError) -> Int
+  {
+    var offset = 0
+    var expected = batch.sequence
+    while offset < batch.value.count {
+      let member: Record
+      do {
+        member = try decode(batch.value, at: offset, salt: salt, member: true, verify: verify)
+      } catch {
+        throw LogStoreError(.corrupted, "batch member at \(offset): \(error.reason)")
+      }
+      guard member.sequence == expected else {
+        throw LogStoreError(.corrupted, "batch member at \(offset) is out of sequence")
+      }
+      expected &+= 1
+      offset += member.length
+    }
+    return Int(expected &- batch.sequence)
+  }
+}
+
+@inline(__always)
+func loadLittleEndian<T: FixedWidthInteger>(_: T.Type, _ pointer: UnsafeRawPointer) -> T {
+  T(littleEndian: pointer.loadUnaligned(as: T.self))
+}
+
+@inline(__always)
+func storeLittleEndian<T: FixedWidthInteger>(_ value: T, _ pointer: UnsafeMutableRawPointer) {
+  pointer.storeBytes(of: value.littleEndian, as: T.self)
+}

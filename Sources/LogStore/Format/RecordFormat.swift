@@ -1,0 +1,67 @@
+/// The byte layout of a record, the unit of every segment file.
+///
+/// ```
+/// offset size field
+///  0      4   checksum   masked CRC-32C of the segment's salt (4 bytes, little-endian)
+///                         followed by every byte of the record after this field
+///  4      1   kind       RecordKind; batch members have bit 0x80 set
+///  5      1   tableCount bytes of table name (0 only for a batch)
+///  6      2   keyCount   bytes of key
+///  8      4   valueCount bytes of value
+/// 12      8   sequence   the write's sequence number; strictly increasing within a segment
+/// 20      8   timestamp  microseconds since 1970-01-01 UTC when the write was made
+/// 28      -   table, key, value bytes, in that order
+/// ```
+///
+/// All integers are little-endian. A record is `headerSize + tableCount + keyCount +
+/// valueCount` bytes long; there is no padding between records. A batch record's value is
+/// the concatenation of its member records, each a complete record in this same layout
+/// (with its own checksum and consecutive sequence numbers starting at the batch's), so the
+/// batch's checksum covers all of them and a member can be read alone. See docs/FORMAT.md.
+enum RecordLayout {
+  static let headerSize = 28
+  static let checksumOffset = 0
+  static let kindOffset = 4
+  static let tableCountOffset = 5
+  static let keyCountOffset = 6
+  static let valueCountOffset = 8
+  static let sequenceOffset = 12
+  static let timestampOffset = 20
+
+  /// Marks a record as a member of a batch; a member is never valid at the top level, so a
+  /// torn batch can never be mistaken for the members it holds.
+  static let memberFlag: UInt8 = 0x80
+
+  /// The longest table name, in bytes of UTF-8.
+  static let maxTableCount = 255
+  /// The longest key, in bytes.
+  static let maxKeyCount = Int(UInt16.max)
+  /// The largest value, in bytes (64 MiB).
+  static let maxValueCount = 64 << 20
+  /// The largest batch, in bytes of encoded members (256 MiB).
+  static let maxBatchCount = 256 << 20
+
+  /// The encoded length of a record with these field sizes.
+  @inline(__always)
+  static func length(table: Int, key: Int, value: Int) -> Int {
+    headerSize + table + key + value
+  }
+}
+
+/// What a record does. The raw values are part of the on-disk format.
+public enum RecordKind: UInt8, Sendable, CaseIterable {
+  /// Sets the value of a key in a table.
+  case put = 1
+  /// Removes a key from a table.
+  case delete = 2
+  /// Creates a table (idempotent).
+  case createTable = 3
+  /// Removes every key of a table, keeping the table.
+  case clearTable = 4
+  /// Removes a table and every key in it.
+  case dropTable = 5
+  /// Removes every key of a table that starts with the record's key bytes.
+  case deletePrefix = 6
+  /// A group of member records applied all together or not at all.
+  case batch = 7
+}

@@ -1,0 +1,97 @@
+/// The header at the start of every segment file.
+///
+/// ```
+/// offset size field
+///  0      8   magic         "YTKKVSEG"
+///  8      2   version       format version, 1
+/// 10      2   flags         bit 0: written by compaction
+/// 12      4   fileNumber    the number in the file's name (guards against mixed-up files)
+/// 16      4   salt          random; seeds every record checksum in this file, so records
+///                           copied from another file never verify here
+/// 20      4   firstOutput   compaction only: number of the first output file; every segment
+///                           numbered below it is an input this compaction replaces
+/// 24      4   outputIndex   compaction only: 0-based position among the outputs
+/// 28      4   outputCount   compaction only: how many outputs the compaction wrote
+/// 32      8   baseSequence  the sequence number of the first record (or the next one)
+/// 40      4   reserved      zero
+/// 44      4   checksum      masked CRC-32C of bytes 0..<44
+/// ```
+/// All integers are little-endian. Records start at offset 48.
+struct SegmentHeader: Equatable, Sendable {
+  static let size = 48
+  static let magic: [UInt8] = Array("YTKKVSEG".utf8)
+  static let currentVersion: UInt16 = 1
+
+  var version: UInt16 = SegmentHeader.currentVersion
+  var fileNumber: UInt32
+  var salt: UInt32
+  var baseSequence: UInt64
+  /// Present for segments written by compaction.
+  var compaction: CompactionMark?
+
+  /// Which compaction wrote a segment, and where it stands among that compaction's outputs.
+  struct CompactionMark: Equatable, Sendable {
+    var firstOutput: UInt32
+    var outputIndex: UInt32
+    var outputCount: UInt32
+  }
+
+  func encoded() -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
+    bytes.withUnsafeMutableBytes { buffer in
+      let base = buffer.baseAddress!
+      base.copyMemory(from: SegmentHeader.magic, byteCount: 8)
+      storeLittleEndian(version, base + 8)
+      storeLittleEndian(UInt16(compaction == nil ? 0 : 1), base + 10)
+      storeLittleEndian(fileNumber, base + 12)
+      storeLittleEndian(salt, base + 16)
+      storeLittleEndian(compaction?.firstOutput ?? 0, base + 20)
+      storeLittleEndian(compaction?.outputIndex ?? 0, base + 24)
+      storeLittleEndian(compaction?.outputCount ?? 0, base + 28)
+      storeLittleEndian(baseSequence, base + 32)
+      let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<44]))
+      storeLittleEndian(CRC32C.mask(checksum), base + 44)
+    }
+    return bytes
+  }
+
+  /// Why bytes are not a segment header.
+  enum DecodingError: Error, Equatable {
+    /// Fewer than 48 bytes, or all of them zero: a file whose creation was cut short.
+    case incomplete
+    /// A header from a newer version of the format.
+    case unsupportedVersion(UInt16)
+    /// Anything else.
+    case damaged(String)
+  }
+
+  static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> SegmentHeader {
+    guard bytes.count >= size, let base = bytes.baseAddress else { throw .incomplete }
+    let header = UnsafeRawBufferPointer(start: base, count: size)
+    if header.allSatisfy({ $0 == 0 }) { throw .incomplete }
+    // The magic and version come first: a newer format may lay out the rest differently.
+    guard header.prefix(8).elementsEqual(magic) else {
+      throw .damaged("not a segment file (bad magic)")
+    }
+    let version = loadLittleEndian(UInt16.self, base + 8)
+    if version > currentVersion { throw .unsupportedVersion(version) }
+    let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
+    guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])),
+      version == currentVersion
+    else {
+      throw .damaged("segment header checksum mismatch")
+    }
+    let flags = loadLittleEndian(UInt16.self, base + 10)
+    var compaction: CompactionMark?
+    if flags & 1 != 0 {
+      compaction = CompactionMark(
+        firstOutput: loadLittleEndian(UInt32.self, base + 20),
+        outputIndex: loadLittleEndian(UInt32.self, base + 24),
+        outputCount: loadLittleEndian(UInt32.self, base + 28))
+    }
+    return SegmentHeader(
+      version: version, fileNumber: loadLittleEndian(UInt32.self, base + 12),
+      salt: loadLittleEndian(UInt32.self, base + 16),
+      baseSequence: loadLittleEndian(UInt64.self, base + 32), compaction: compaction)
+  }
+}

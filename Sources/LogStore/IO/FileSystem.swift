@@ -1,0 +1,83 @@
+/// The seam between the engine and the operating system.
+///
+/// Every file operation the engine performs goes through these three protocols, so tests can
+/// run the engine on an in-memory file system that injects faults and simulates crashes.
+/// ``SystemFileSystem`` is the real implementation. The protocols are `package`-visible: they
+/// are for this package's engine and tests, not a public extension point.
+///
+/// Paths are plain strings; the engine builds them from the store directory and file names.
+package protocol FileSystem: Sendable {
+  /// Opens (and with `mode.create`, creates) the file at `path`.
+  func openFile(_ path: String, mode: FileOpenMode) throws(LogStoreError) -> any FileHandle
+  /// Creates the directory at `path` and any missing parents; an existing directory is fine.
+  func createDirectory(_ path: String) throws(LogStoreError)
+  /// Whether `path` names an existing directory.
+  func directoryExists(_ path: String) -> Bool
+  /// The names (not paths) of the entries of the directory at `path`, without `.` and `..`.
+  func contentsOfDirectory(_ path: String) throws(LogStoreError) -> [String]
+  /// Removes the file at `path`; a missing file is not an error.
+  func removeFile(_ path: String) throws(LogStoreError)
+  /// Renames `source` to `destination`, replacing any file there, atomically.
+  func renameFile(_ source: String, to destination: String) throws(LogStoreError)
+  /// Makes the directory's entries (files created, renamed, removed) durable: `fsync` on the
+  /// directory.
+  func synchronizeDirectory(_ path: String) throws(LogStoreError)
+  /// Takes an exclusive, non-blocking lock on the file at `path` (creating it), held until the
+  /// returned lock is released. Throws ``LogStoreError/Code/locked`` when another open file
+  /// description holds it, in this process or another.
+  func lockFile(_ path: String) throws(LogStoreError) -> any FileLock
+}
+
+/// How ``FileSystem/openFile(_:mode:)`` opens a file.
+package struct FileOpenMode: Sendable, Equatable {
+  /// Open for writing as well as reading.
+  package var writable: Bool
+  /// Create the file when it does not exist (implies `writable`).
+  package var create: Bool
+
+  package static let readOnly = FileOpenMode(writable: false, create: false)
+  package static let readWrite = FileOpenMode(writable: true, create: false)
+  package static let createOrOpen = FileOpenMode(writable: true, create: true)
+}
+
+/// An exclusive lock on a file; released by ``unlock()`` or when the lock is deallocated.
+package protocol FileLock: AnyObject, Sendable {
+  func unlock()
+}
+
+/// An open file. Offsets are absolute (`pread`/`pwrite` style); there is no file position.
+package protocol FileHandle: AnyObject, Sendable {
+  /// The path the file was opened with, for error messages.
+  var path: String { get }
+  /// The file's current size in bytes.
+  func size() throws(LogStoreError) -> Int
+  /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at the end of the file.
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(LogStoreError)
+    -> Int
+  /// Writes all of `bytes` at `offset`, extending the file as needed.
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(LogStoreError)
+  /// Sets the file's size, cutting it or extending it with zeros.
+  func truncate(to size: Int) throws(LogStoreError)
+  /// Reserves disk blocks so that the file is at least `size` bytes long and writes below
+  /// `size` through a mapping cannot fail for lack of space (`posix_fallocate`).
+  func allocate(upTo size: Int) throws(LogStoreError)
+  /// Makes the file's data (and the size needed to read it) durable: `fdatasync`.
+  func synchronize() throws(LogStoreError)
+  /// Maps the first `length` bytes of the file (shared). `length` may exceed the file's
+  /// size; only bytes below the size may be touched.
+  func map(length: Int, writable: Bool) throws(LogStoreError) -> any FileMapping
+  /// Closes the file. Further calls fail; calling it twice is harmless.
+  func close()
+}
+
+/// A shared memory mapping of a file. Bytes written through it are in the operating
+/// system's page cache when ``write(at:count:_:)`` returns: they survive the process, not a
+/// power failure, until synchronized. Unmapped when deallocated.
+package protocol FileMapping: AnyObject, Sendable {
+  /// The mapped bytes: `bytes.count` is the mapping length, not the file size.
+  var bytes: UnsafeRawBufferPointer { get }
+  /// Lets `body` fill `count` bytes at `offset`; the only way the engine writes to a mapping.
+  func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+  /// Makes the bytes in the range durable (`msync` with `MS_SYNC`).
+  func synchronize(offset: Int, count: Int) throws(LogStoreError)
+}

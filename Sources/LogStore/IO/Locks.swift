@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A many-readers, one-writer lock (`pthread_rwlock_t`), preferring writers on Linux so a
+/// stream of readers cannot starve them.
+final class ReadWriteLock: @unchecked Sendable {
+  // The pthread object lives at a stable heap address, as pthreads requires; it is only ever
+  // touched through the pthread functions, which are thread-safe.
+  private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+  init() {
+    lock = .allocate(capacity: 1)
+    var attributes = pthread_rwlockattr_t()
+    pthread_rwlockattr_init(&attributes)
+    #if canImport(Glibc)
+      pthread_rwlockattr_setkind_np(
+        &attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+    #endif
+    pthread_rwlock_init(lock, &attributes)
+    pthread_rwlockattr_destroy(&attributes)
+  }
+
+  deinit {
+    pthread_rwlock_destroy(lock)
+    lock.deallocate()
+  }
+
+  @inline(__always)
+  func withReadLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    pthread_rwlock_rdlock(lock)
+    defer { pthread_rwlock_unlock(lock) }
+    return try body()
+  }
+
+  @inline(__always)
+  func withWriteLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    pthread_rwlock_wrlock(lock)
+    defer { pthread_rwlock_unlock(lock) }
+    return try body()
+  }
+}
+
+/// A mutex with a condition variable, for state that threads wait on (group commit, the
+/// background threads' wake-ups).
+final class ConditionLock: @unchecked Sendable {
+  // As above: stable heap addresses, touched only through pthread functions.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+  init() {
+    mutex = .allocate(capacity: 1)
+    condition = .allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+    pthread_cond_init(condition, nil)
+  }
+
+  deinit {
+    pthread_cond_destroy(condition)
+    pthread_mutex_destroy(mutex)
+    condition.deallocate()
+    mutex.deallocate()
+  }
+
+  @inline(__always) func lock() { pthread_mutex_lock(mutex) }
+  @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+
+  @inline(__always)
+  func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body()
+  }
+
+  /// Waits for ``broadcast()``; the caller must hold the lock. Wake-ups may be spurious, so
+  /// callers wait in a loop on their condition.
+  func wait() { pthread_cond_wait(condition, mutex) }
+
+  /// Waits for ``broadcast()`` or until `milliseconds` pass; the caller must hold the lock.
+  func wait(milliseconds: Int) {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let nanoseconds = Int(now.tv_nsec) + (milliseconds % 1000) * 1_000_000
+    var deadline = timespec()
+    deadline.tv_sec = now.tv_sec + (milliseconds / 1000) + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    pthread_cond_timedwait(condition, mutex, &deadline)
+  }
+
+  func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// Starts a joinable thread running `body`; used for the engine's background work, which
+/// must not depend on Dispatch or the concurrency runtime.
+final class BackgroundThread: @unchecked Sendable {
+  // `thread` is written once by `init` and read once by `join`, both on the owner's thread.
+  private var thread: pthread_t?
+  private let body: @Sendable () -> Void
+
+  init(_ body: @escaping @Sendable () -> Void) {
+    self.body = body
+  }
+
+  func start() {
+    let context = Unmanaged.passRetained(self).toOpaque()
+    #if canImport(Darwin)
+      var handle: pthread_t?
+    #else
+      var handle = pthread_t()
+    #endif
+    let result = pthread_create(
+      &handle, nil,
+      { context in
+        let thread = Unmanaged<BackgroundThread>.fromOpaque(context!).takeRetainedValue()
+        thread.body()
+        return nil
+      }, context)
+    precondition(result == 0, "pthread_create failed: \(result)")
+    thread = handle
+  }
+
+  /// Waits for the thread to finish.
+  func join() {
+    guard let thread else { return }
+    pthread_join(thread, nil)
+    self.thread = nil
+  }
+}

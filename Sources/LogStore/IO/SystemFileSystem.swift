@@ -1,0 +1,263 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import Synchronization
+
+/// The real file system: thin wrappers over the C library's calls, through ``SystemCall``.
+package struct SystemFileSystem: FileSystem {
+  package init() {}
+
+  package func openFile(_ path: String, mode: FileOpenMode) throws(LogStoreError)
+    -> any FileHandle
+  {
+    var flags: Int32 = mode.writable || mode.create ? O_RDWR : O_RDONLY
+    if mode.create { flags |= O_CREAT }
+    flags |= O_CLOEXEC
+    let fd = try SystemCall.retrying("open", path) { open(path, flags, 0o644) }
+    return SystemFileHandle(fd: fd, path: path)
+  }
+
+  package func createDirectory(_ path: String) throws(LogStoreError) {
+    if directoryExists(path) { return }
+    var prefix = path.hasPrefix("/") ? "/" : ""
+    for component in path.split(separator: "/") {
+      prefix += component
+      if mkdir(prefix, 0o755) != 0 {
+        let code = errno
+        if code != EEXIST { throw SystemCall.error("mkdir", prefix, code) }
+      }
+      prefix += "/"
+    }
+    guard directoryExists(path) else {
+      throw LogStoreError(.io, "\(path) exists and is not a directory", systemError: ENOTDIR)
+    }
+  }
+
+  package func directoryExists(_ path: String) -> Bool {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return false }
+    return (info.st_mode & S_IFMT) == S_IFDIR
+  }
+
+  package func contentsOfDirectory(_ path: String) throws(LogStoreError) -> [String] {
+    guard let directory = opendir(path) else {
+      throw SystemCall.error("opendir", path, errno)
+    }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+        tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple)) {
+          String(cString: $0)
+        }
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  package func removeFile(_ path: String) throws(LogStoreError) {
+    if unlink(path) != 0 {
+      let code = errno
+      if code != ENOENT { throw SystemCall.error("unlink", path, code) }
+    }
+  }
+
+  package func renameFile(_ source: String, to destination: String) throws(LogStoreError) {
+    _ = try SystemCall.retrying("rename", source) { rename(source, destination) }
+  }
+
+  package func synchronizeDirectory(_ path: String) throws(LogStoreError) {
+    let fd = try SystemCall.retrying("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { _ = closeDescriptor(fd) }
+    _ = try SystemCall.retrying("fsync", path) { fsync(fd) }
+  }
+
+  package func lockFile(_ path: String) throws(LogStoreError) -> any FileLock {
+    let fd = try SystemCall.retrying("open", path) {
+      open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    }
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let code = errno
+      if code == EINTR { continue }
+      _ = closeDescriptor(fd)
+      if code == EWOULDBLOCK {
+        throw LogStoreError(
+          .locked,
+          "the store is locked by another process (or another open store in this one): "
+            + "\(path) is held", systemError: code)
+      }
+      throw SystemCall.error("flock", path, code)
+    }
+    return SystemFileLock(fd: fd)
+  }
+}
+
+/// `close(2)` under a name that does not clash with the methods called `close()`.
+@inline(__always)
+private func closeDescriptor(_ fd: Int32) -> Int32 {
+  #if canImport(Darwin)
+    return Darwin.close(fd)
+  #elseif canImport(Musl)
+    return Musl.close(fd)
+  #else
+    return Glibc.close(fd)
+  #endif
+}
+
+/// A lock held by keeping a `flock`ed descriptor open.
+final class SystemFileLock: FileLock {
+  private let fd: Mutex<Int32>
+
+  init(fd: Int32) { self.fd = Mutex(fd) }
+
+  func unlock() {
+    fd.withLock { fd in
+      if fd >= 0 {
+        _ = closeDescriptor(fd)
+        fd = -1
+      }
+    }
+  }
+
+  deinit { unlock() }
+}
+
+/// An open file descriptor. The descriptor is immutable until ``close()``; closing races
+/// only with calls the engine has already finished (it closes a file only after the last
+/// user is gone).
+final class SystemFileHandle: FileHandle {
+  let fd: Int32
+  let path: String
+  private let isClosed = Atomic<Bool>(false)
+
+  init(fd: Int32, path: String) {
+    self.fd = fd
+    self.path = path
+  }
+
+  deinit { close() }
+
+  func size() throws(LogStoreError) -> Int {
+    var info = stat()
+    _ = try SystemCall.retrying("fstat", path) { fstat(fd, &info) }
+    return Int(info.st_size)
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(LogStoreError)
+    -> Int
+  {
+    var done = 0
+    while done < buffer.count {
+      let count = try SystemCall.retrying("pread", path) {
+        pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+      }
+      if count == 0 { break }
+      done += count
+    }
+    return done
+  }
+
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(LogStoreError) {
+    var done = 0
+    while done < bytes.count {
+      let count = try SystemCall.retrying("pwrite", path) {
+        pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+      }
+      done += count
+    }
+  }
+
+  func truncate(to size: Int) throws(LogStoreError) {
+    _ = try SystemCall.retrying("ftruncate", path) { ftruncate(fd, off_t(size)) }
+  }
+
+  func allocate(upTo size: Int) throws(LogStoreError) {
+    #if canImport(Darwin)
+      let current = try self.size()
+      guard size > current else { return }
+      var request = fstore_t(
+        fst_flags: UInt32(F_ALLOCATEALL), fst_posmode: F_PEOFPOSMODE, fst_offset: 0,
+        fst_length: off_t(size - current), fst_bytesalloc: 0)
+      _ = try SystemCall.retrying("fcntl(F_PREALLOCATE)", path) {
+        fcntl(fd, F_PREALLOCATE, &request)
+      }
+      try truncate(to: size)
+    #else
+      // posix_fallocate returns the error instead of setting errno.
+      while true {
+        let result = posix_fallocate(fd, 0, off_t(size))
+        if result == 0 { return }
+        if result == EINTR { continue }
+        throw SystemCall.error("posix_fallocate", path, result)
+      }
+    #endif
+  }
+
+  func synchronize() throws(LogStoreError) {
+    #if canImport(Darwin)
+      // fsync on Darwin does not flush the drive's cache; F_FULLFSYNC does.
+      if fcntl(fd, F_FULLFSYNC) == 0 { return }
+      _ = try SystemCall.retrying("fsync", path) { fsync(fd) }
+    #else
+      _ = try SystemCall.retrying("fdatasync", path) { fdatasync(fd) }
+    #endif
+  }
+
+  func map(length: Int, writable: Bool) throws(LogStoreError) -> any FileMapping {
+    precondition(length > 0, "a mapping must not be empty")
+    let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+    guard let address = mmap(nil, length, protection, MAP_SHARED, fd, 0),
+      address != MAP_FAILED
+    else {
+      throw SystemCall.error("mmap", path, errno)
+    }
+    return SystemFileMapping(address: address, length: length, path: path)
+  }
+
+  func close() {
+    if !isClosed.exchange(true, ordering: .acquiringAndReleasing) {
+      _ = closeDescriptor(fd)
+    }
+  }
+}
+
+/// A shared `mmap` of a file, unmapped on deallocation.
+///
+/// `@unchecked Sendable`: the address and length never change; the bytes behind them are
+/// shared memory whose use the engine's locks order (a record is written before the index
+/// lock publishes it, and never written again).
+final class SystemFileMapping: FileMapping, @unchecked Sendable {
+  private let address: UnsafeMutableRawPointer
+  private let length: Int
+  private let path: String
+
+  init(address: UnsafeMutableRawPointer, length: Int, path: String) {
+    self.address = address
+    self.length = length
+    self.path = path
+  }
+
+  deinit { munmap(address, length) }
+
+  var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: address, count: length) }
+
+  @inline(__always)
+  func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) {
+    precondition(offset >= 0 && count >= 0 && offset + count <= length)
+    body(UnsafeMutableRawBufferPointer(start: address + offset, count: count))
+  }
+
+  func synchronize(offset: Int, count: Int) throws(LogStoreError) {
+    guard count > 0 else { return }
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let start = offset / page * page
+    _ = try SystemCall.retrying("msync", path) {
+      msync(address + start, offset + count - start, MS_SYNC)
+    }
+  }
+}

@@ -1,0 +1,39 @@
+/// Typed-throws versions of the standard library's `withUnsafe…` calls, which rethrow
+/// untyped errors: the engine's errors stay `LogStoreError` all the way out.
+extension Array where Element == UInt8 {
+  @inline(__always)
+  func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    var result: Result<R, E>?
+    withUnsafeBytes { bytes in result = Result { () throws(E) -> R in try body(bytes) } }
+    return try result!.get()
+  }
+
+  @inline(__always)
+  mutating func withMutableBytes<R, E: Error>(
+    _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R
+  ) throws(E) -> R {
+    var result: Result<R, E>?
+    withUnsafeMutableBytes { bytes in result = Result { () throws(E) -> R in try body(bytes) } }
+    return try result!.get()
+  }
+}
+
+extension String {
+  /// Calls `body` with the string's UTF-8 bytes, contiguous and borrowed.
+  @inline(__always)
+  func withUTF8Bytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
+    -> R
+  {
+    var string = self
+    var result: Result<R, E>?
+    string.withUTF8 { bytes in
+      result = Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(bytes)) }
+    }
+    return try result!.get()
+  }
+}
+
+extension UnsafeRawBufferPointer {
+  /// A zero-length buffer, for record fields that are empty.
+  static var empty: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+}

@@ -1,0 +1,106 @@
+/// The in-memory index of the whole store: which tables exist, and for each a ``TableIndex``
+/// from key to the location of its current record.
+///
+/// It changes only by applying records, in log order, through ``apply(_:at:)``: the same
+/// code path serves recovery (replaying segments) and live writes (applying what was just
+/// appended), so the two cannot disagree. Not thread-safe: guarded by the store's index lock.
+final class KeyDirectory {
+  private(set) var tables: [String: TableIndex] = [:]
+  /// Where the record that created each existing table is: compaction keeps exactly these
+  /// creation records (a table created implicitly by salvage has none).
+  private(set) var creations: [String: RecordLocation] = [:]
+  /// The table the previous record named, to skip building a `String` per record when
+  /// consecutive records share a table (the common case).
+  private var lastTableName: [UInt8] = []
+  private var lastTable: TableIndex?
+
+  var itemCount: Int { tables.values.reduce(0) { $0 + $1.count } }
+  var liveBytes: Int { tables.values.reduce(0) { $0 + $1.liveBytes } }
+
+  func table(_ name: String) -> TableIndex? { tables[name] }
+
+  /// The table named by UTF-8 bytes, if it exists.
+  func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
+    if let lastTable, name.elementsEqual(lastTableName) { return lastTable }
+    let table = tables[String(decoding: name, as: UTF8.self)]
+    if let table {
+      lastTableName = Array(name)
+      lastTable = table
+    }
+    return table
+  }
+
+  private func forgetCachedTable() {
+    lastTable = nil
+    lastTableName = []
+  }
+
+  /// Applies one record that is not a batch, found at `location`.
+  ///
+  /// A put into a table that does not exist creates it: a live write never does that (the
+  /// store checks first), so in recovery it means the table's creation was lost to damage,
+  /// and keeping the data is better than dropping it.
+  func apply(_ record: Record, at location: RecordLocation) {
+    switch record.kind {
+    case .put:
+      let table = self.table(record.table) ?? createTable(record.table)
+      table.upsert(record.key, hash: KeyHash.hash(record.key), location: location)
+    case .delete:
+      self.table(record.table)?.remove(record.key, hash: KeyHash.hash(record.key))
+    case .deletePrefix:
+      self.table(record.table)?.removeAll(withPrefix: record.key)
+    case .createTable:
+      if self.table(record.table) == nil {
+        _ = createTable(record.table)
+        creations[String(decoding: record.table, as: UTF8.self)] = location
+      }
+    case .clearTable:
+      if self.table(record.table) != nil {
+        tables[String(decoding: record.table, as: UTF8.self)] = TableIndex()
+        forgetCachedTable()
+      }
+    case .dropTable:
+      let name = String(decoding: record.table, as: UTF8.self)
+      tables[name] = nil
+      creations[name] = nil
+      forgetCachedTable()
+    case .batch:
+      preconditionFailure("batches are applied member by member")
+    }
+  }
+
+  /// Applies a batch record found at `location` (its members were checked when it was read).
+  func applyBatch(_ batch: Record, at location: RecordLocation, salt: UInt32)
+    throws(LogStoreError)
+  {
+    let valueStart = Int(location.offset) + batch.length - batch.value.count
+    try RecordCodec.forEachMember(of: batch, salt: salt, verify: false) {
+      member, offset throws(LogStoreError) in
+      apply(
+        member,
+        at: RecordLocation(
+          segment: location.segment, offset: UInt32(valueStart + offset),
+          length: UInt32(member.length)))
+    }
+  }
+
+  private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {
+    let table = TableIndex()
+    tables[String(decoding: name, as: UTF8.self)] = table
+    forgetCachedTable()
+    return table
+  }
+
+  /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
+  func relocateCreation(of table: String, from old: RecordLocation, to new: RecordLocation) {
+    if creations[table] == old { creations[table] = new }
+  }
+
+  /// Every location the index points at, grouped by nothing in particular; for compaction
+  /// and verification.
+  func forEachLocation(_ body: (String, UnsafeRawBufferPointer, RecordLocation) -> Void) {
+    for (name, table) in tables {
+      table.forEach { key, location in body(name, key, location) }
+    }
+  }
+}

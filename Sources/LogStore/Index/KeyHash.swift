@@ -1,0 +1,43 @@
+/// The hash of keys in the in-memory index: a multiply-and-fold mix over 8-byte words, with
+/// a seed chosen at random per process so that keys chosen by an attacker cannot be made to
+/// collide on purpose. Hashes live only in memory; nothing on disk depends on them.
+enum KeyHash {
+  static let seed: UInt64 = UInt64.random(in: .min ... .max)
+
+  @inline(__always)
+  private static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    let product = a.multipliedFullWidth(by: b)
+    return product.high ^ product.low
+  }
+
+  @inline(__always)
+  static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+    let count = key.count
+    var h = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
+    guard let base = key.baseAddress else { return fold(h, 0xA076_1D64_78BD_642F) }
+    var p = base
+    var remaining = count
+    while remaining >= 16 {
+      let a = p.loadUnaligned(as: UInt64.self)
+      let b = (p + 8).loadUnaligned(as: UInt64.self)
+      h = fold(a ^ 0xA076_1D64_78BD_642F, b ^ h)
+      p += 16
+      remaining -= 16
+    }
+    if remaining >= 8 {
+      h = fold(p.loadUnaligned(as: UInt64.self) ^ 0xE703_7ED1_A0B4_28DB, h ^ 0x8EBC_6AF0_9C88_C6E3)
+      p += 8
+      remaining -= 8
+    }
+    var tail: UInt64 = 0
+    var shift: UInt64 = 0
+    while remaining > 0 {
+      tail |= UInt64(p.load(as: UInt8.self)) << shift
+      shift += 8
+      p += 1
+      remaining -= 1
+    }
+    h = fold(tail ^ 0x5899_65CC_7537_4CC3, h ^ 0x1D8E_4E27_C47D_124F)
+    return fold(h, 0xA076_1D64_78BD_642F)
+  }
+}

@@ -1,0 +1,301 @@
+/// Where the current record of a key lives: segment file number, byte offset of the record
+/// in that file, and the record's encoded length.
+struct RecordLocation: Equatable, Hashable, Sendable {
+  var segment: UInt32
+  var offset: UInt32
+  var length: UInt32
+}
+
+/// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
+///
+/// Open addressing with linear probing and backward-shift deletion (no tombstones), at most
+/// three quarters full. A slot is 16 bytes: 32 bits of the key's hash (0 marks an empty slot),
+/// a reference into the key arena, and the record's segment and offset. The arena holds each
+/// key once as `[record length: u32][key count: u16][key bytes]`; deleted keys leave garbage
+/// in it that is squeezed out when it passes half the arena.
+///
+/// Memory per key is therefore 16 bytes / load factor (21 to 43 bytes) plus 6 bytes and the
+/// key itself in the arena (which grows by half when full). Not thread-safe: the store guards
+/// it with its index lock.
+final class TableIndex {
+  private struct Slot {
+    var hash: UInt32
+    var keyReference: UInt32
+    var segment: UInt32
+    var offset: UInt32
+  }
+
+  private var slots: UnsafeMutablePointer<Slot>
+  private var mask: Int
+  private(set) var count = 0
+  /// The sum of the encoded lengths of the records the index points at.
+  private(set) var liveBytes = 0
+
+  private var arena: UnsafeMutableRawPointer
+  private var arenaCapacity: Int
+  private var arenaUsed = 0
+  private var arenaGarbage = 0
+
+  private static let arenaEntryHeader = 6
+  private static let minimumCapacity = 16
+
+  init() {
+    slots = .allocate(capacity: Self.minimumCapacity)
+    slots.initialize(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
+      count: Self.minimumCapacity)
+    mask = Self.minimumCapacity - 1
+    arenaCapacity = 256
+    arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+  }
+
+  deinit {
+    slots.deallocate()
+    arena.deallocate()
+  }
+
+  /// Bytes of memory the index holds (slots and arena), for measurements.
+  var allocatedBytes: Int { (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity }
+
+  // MARK: Lookup
+
+  @inline(__always)
+  private static func slotHash(_ hash: UInt64) -> UInt32 {
+    let high = UInt32(truncatingIfNeeded: hash >> 32)
+    return high == 0 ? 1 : high
+  }
+
+  @inline(__always)
+  private func keyBytes(_ reference: UInt32) -> UnsafeRawBufferPointer {
+    let entry = arena + Int(reference)
+    let count = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+    return UnsafeRawBufferPointer(start: entry + Self.arenaEntryHeader, count: count)
+  }
+
+  @inline(__always)
+  private func recordLength(_ reference: UInt32) -> UInt32 {
+    (arena + Int(reference)).loadUnaligned(as: UInt32.self)
+  }
+
+  @inline(__always)
+  private func setRecordLength(_ reference: UInt32, _ length: UInt32) {
+    (arena + Int(reference)).storeBytes(of: length, as: UInt32.self)
+  }
+
+  @inline(__always)
+  private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    guard a.count > 0 else { return true }
+    return memcmpBytes(a.baseAddress!, b.baseAddress!, a.count)
+  }
+
+  /// The slot holding `key`, or the empty slot where it would go (negative: `-1 - index`).
+  @inline(__always)
+  private func probe(_ key: UnsafeRawBufferPointer, _ hash: UInt32) -> Int {
+    var index = Int(hash) & mask
+    while true {
+      let slot = slots[index]
+      if slot.hash == 0 { return -1 - index }
+      if slot.hash == hash && Self.equal(keyBytes(slot.keyReference), key) { return index }
+      index = (index + 1) & mask
+    }
+  }
+
+  @inline(__always)
+  private func recordLocation(of slot: Slot) -> RecordLocation {
+    RecordLocation(
+      segment: slot.segment, offset: slot.offset, length: recordLength(slot.keyReference))
+  }
+
+  func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
+    let index = probe(key, Self.slotHash(hash))
+    return index >= 0 ? recordLocation(of: slots[index]) : nil
+  }
+
+  // MARK: Changes
+
+  /// Points `key` at `location`; returns where it pointed before, if anywhere.
+  @discardableResult
+  func upsert(_ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)
+    -> RecordLocation?
+  {
+    let slotHash = Self.slotHash(hash)
+    let index = probe(key, slotHash)
+    if index >= 0 {
+      let previous = recordLocation(of: slots[index])
+      slots[index].segment = location.segment
+      slots[index].offset = location.offset
+      setRecordLength(slots[index].keyReference, location.length)
+      liveBytes += Int(location.length) - Int(previous.length)
+      return previous
+    }
+    var empty = -1 - index
+    if (count + 1) * 4 > (mask + 1) * 3 {
+      grow()
+      empty = -1 - probe(key, slotHash)
+    }
+    let reference = appendKey(key, length: location.length)
+    slots[empty] = Slot(
+      hash: slotHash, keyReference: reference, segment: location.segment,
+      offset: location.offset)
+    count += 1
+    liveBytes += Int(location.length)
+    return nil
+  }
+
+  /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
+  /// write made while it copied is never undone. Returns whether it did.
+  func relocate(_ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
+    to new: RecordLocation) -> Bool
+  {
+    let index = probe(key, Self.slotHash(hash))
+    guard index >= 0, recordLocation(of: slots[index]) == old else { return false }
+    slots[index].segment = new.segment
+    slots[index].offset = new.offset
+    setRecordLength(slots[index].keyReference, new.length)
+    liveBytes += Int(new.length) - Int(old.length)
+    return true
+  }
+
+  /// Removes `key`; returns where it pointed, if it was present.
+  @discardableResult
+  func remove(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
+    let index = probe(key, Self.slotHash(hash))
+    guard index >= 0 else { return nil }
+    let previous = recordLocation(of: slots[index])
+    removeSlot(at: index)
+    return previous
+  }
+
+  /// Removes every key that starts with `prefix`; returns how many there were.
+  @discardableResult
+  func removeAll(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
+    let before = count
+    var index = 0
+    // Backward-shift deletion only moves entries from later (unvisited) positions into the
+    // hole at `index`, or between positions already visited after wrapping around, so staying
+    // on `index` after a removal visits every entry at least once.
+    while index <= mask {
+      let slot = slots[index]
+      if slot.hash != 0 {
+        let key = keyBytes(slot.keyReference)
+        if key.count >= prefix.count
+          && (prefix.count == 0
+            || memcmpBytes(key.baseAddress!, prefix.baseAddress!, prefix.count))
+        {
+          removeSlot(at: index)
+          continue
+        }
+      }
+      index += 1
+    }
+    return before - count
+  }
+
+  private func removeSlot(at index: Int) {
+    let reference = slots[index].keyReference
+    liveBytes -= Int(recordLength(reference))
+    arenaGarbage += Self.arenaEntryHeader + keyBytes(reference).count
+    var hole = index
+    var next = (hole + 1) & mask
+    while slots[next].hash != 0 {
+      let ideal = Int(slots[next].hash) & mask
+      // The entry at `next` may fill the hole if the hole lies on its probe path, that is,
+      // between its ideal slot and `next` (cyclically).
+      if (next &- ideal) & mask >= (next &- hole) & mask {
+        slots[hole] = slots[next]
+        hole = next
+      }
+      next = (next + 1) & mask
+    }
+    slots[hole].hash = 0
+    count -= 1
+    if arenaGarbage > 1 << 16 && arenaGarbage * 2 > arenaUsed { squeezeArena() }
+  }
+
+  // MARK: Iteration
+
+  /// Calls `body` with every key and its location, in no particular order. `body` must not
+  /// change the index.
+  func forEach(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
+    for index in 0...mask {
+      let slot = slots[index]
+      if slot.hash != 0 { try body(keyBytes(slot.keyReference), recordLocation(of: slot)) }
+    }
+  }
+
+  // MARK: Storage
+
+  private func grow() {
+    let oldSlots = slots
+    let oldCapacity = mask + 1
+    let capacity = oldCapacity * 2
+    slots = .allocate(capacity: capacity)
+    slots.initialize(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
+      count: capacity)
+    mask = capacity - 1
+    for index in 0..<oldCapacity {
+      let slot = oldSlots[index]
+      guard slot.hash != 0 else { continue }
+      var position = Int(slot.hash) & mask
+      while slots[position].hash != 0 { position = (position + 1) & mask }
+      slots[position] = slot
+    }
+    oldSlots.deallocate()
+  }
+
+  private func appendKey(_ key: UnsafeRawBufferPointer, length: UInt32) -> UInt32 {
+    let needed = Self.arenaEntryHeader + key.count
+    if arenaUsed + needed > arenaCapacity {
+      let capacity = max(arenaCapacity + arenaCapacity / 2, arenaUsed + needed)
+      precondition(capacity <= Int(UInt32.max), "a table's keys exceed 4 GiB of memory")
+      let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+      bigger.copyMemory(from: arena, byteCount: arenaUsed)
+      arena.deallocate()
+      arena = bigger
+      arenaCapacity = capacity
+    }
+    let reference = arenaUsed
+    let entry = arena + reference
+    entry.storeBytes(of: length, as: UInt32.self)
+    entry.storeBytes(of: UInt16(key.count), toByteOffset: 4, as: UInt16.self)
+    if key.count > 0 {
+      (entry + Self.arenaEntryHeader).copyMemory(from: key.baseAddress!, byteCount: key.count)
+    }
+    arenaUsed += needed
+    return UInt32(reference)
+  }
+
+  /// Copies the live keys into a fresh arena, dropping the garbage of removed keys.
+  private func squeezeArena() {
+    let live = arenaUsed - arenaGarbage
+    let capacity = max(256, live + live / 4)
+    let fresh = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    var used = 0
+    for index in 0...mask where slots[index].hash != 0 {
+      let entry = arena + Int(slots[index].keyReference)
+      let size =
+        Self.arenaEntryHeader + Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+      (fresh + used).copyMemory(from: entry, byteCount: size)
+      slots[index].keyReference = UInt32(used)
+      used += size
+    }
+    arena.deallocate()
+    arena = fresh
+    arenaCapacity = capacity
+    arenaUsed = used
+    arenaGarbage = 0
+  }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+@inline(__always)
+func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+  memcmp(a, b, count) == 0
+}

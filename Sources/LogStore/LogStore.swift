@@ -1,0 +1,254 @@
+/// An embedded, log-structured key-value store: named tables of byte keys to byte values.
+///
+/// Every change is appended to a segment file as a checksummed record; an in-memory hash
+/// index maps each key to its latest record. Opening a store replays its segments; a torn
+/// write at the end of the log (a crash mid-write) is cut off, and damaged records elsewhere
+/// are skipped or refused according to ``Options/corruption``. Compaction rewrites the live
+/// records and drops the rest, in the background or on ``compact()``.
+///
+/// ```swift
+/// let store = try LogStore(path: "/tmp/example.store")
+/// try store.createTable("users")
+/// try store.put(Array("tangqiao".utf8), forKey: Array("1".utf8), in: "users")
+/// let name = try store.value(forKey: Array("1".utf8), in: "users")  // the bytes of "tangqiao"
+/// try store.close()
+/// ```
+///
+/// A `LogStore` is safe to use from any number of threads. Readers do not wait for each other
+/// and wait for writers only while an index entry changes. One process at a time may open a
+/// store for writing; another gets ``LogStoreError/Code/locked``. A store opened with
+/// ``Options/readOnly`` takes no lock and sees the data as it was when it was opened.
+///
+/// Every method throws ``LogStoreError``; after ``close()`` every method throws
+/// ``LogStoreError/Code/closed``.
+public final class LogStore: Sendable {
+  /// The store's directory.
+  public let path: String
+  let engine: StoreEngine
+
+  /// The options the store was opened with.
+  public var options: Options { engine.options }
+
+  /// Opens the store in directory `path`, creating it (and the directory) if missing, unless
+  /// `options.readOnly` is set.
+  ///
+  /// - Throws: ``LogStoreError/Code/locked`` if another process (or another open store in
+  ///   this one) has it open for writing; ``LogStoreError/Code/storeNotFound`` for a
+  ///   read-only open of a missing store; ``LogStoreError/Code/corrupted`` with
+  ///   ``CorruptionPolicy/fail`` and damage, or for files of a newer format;
+  ///   ``LogStoreError/Code/io`` when a file cannot be read.
+  public init(path: String, options: Options = Options()) throws(LogStoreError) {
+    var path = path
+    while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+    self.path = path
+    engine = try StoreEngine(directory: path, options: options)
+  }
+
+  deinit { try? engine.close() }
+
+  /// Syncs what was written, releases every file and the lock. Later calls throw
+  /// ``LogStoreError/Code/closed``; calling `close()` again is harmless.
+  public func close() throws(LogStoreError) { try engine.close() }
+
+  /// Forces everything written so far onto stable storage.
+  public func sync() throws(LogStoreError) { try engine.sync() }
+
+  // MARK: Tables
+
+  /// Creates a table; creating one that exists does nothing.
+  ///
+  /// - Throws: ``LogStoreError/Code/invalidTableName`` unless the name is 1 to 255 bytes of
+  ///   UTF-8 without NUL.
+  public func createTable(_ name: String) throws(LogStoreError) {
+    try tableChange(.createTable, name)
+  }
+
+  /// Removes every key of a table, keeping the table; one record, so it is atomic.
+  public func clearTable(_ name: String) throws(LogStoreError) {
+    try tableChange(.clearTable, name)
+  }
+
+  /// Removes a table and every key in it; one record, so it is atomic.
+  public func dropTable(_ name: String) throws(LogStoreError) {
+    try tableChange(.dropTable, name)
+  }
+
+  private func tableChange(_ kind: RecordKind, _ name: String) throws(LogStoreError) {
+    try name.withUTF8Bytes { table throws(LogStoreError) in
+      try engine.commit(.single(kind: kind, table: table, key: .empty, value: .empty, timestamp: nil))
+    }
+  }
+
+  /// Whether the table exists.
+  public func tableExists(_ name: String) throws(LogStoreError) -> Bool {
+    try engine.readIndex { keys throws(LogStoreError) in keys.table(name) != nil }
+  }
+
+  /// The names of all tables, sorted by their UTF-8 bytes.
+  public func tableNames() throws(LogStoreError) -> [String] {
+    try engine.readIndex { keys throws(LogStoreError) in Array(keys.tables.keys) }
+      .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+  }
+
+  /// The number of keys in a table.
+  public func count(in table: String) throws(LogStoreError) -> Int {
+    try engine.readIndex { keys throws(LogStoreError) in
+      guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
+      return index.count
+    }
+  }
+
+  // MARK: Keys
+
+  /// Sets `key` in `table` to `value`.
+  ///
+  /// - Parameters:
+  ///   - timestamp: when the value was written; by default, now. Tools that copy data from
+  ///     elsewhere pass the original time.
+  /// - Throws: ``LogStoreError/Code/tableNotFound``; ``LogStoreError/Code/invalidArgument``
+  ///   for a key over 65,535 bytes or a value over 64 MiB.
+  public func put(
+    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil
+  ) throws(LogStoreError) {
+    try key.withBytes { key throws(LogStoreError) in
+      try value.withBytes { value throws(LogStoreError) in
+        try put(key: key, value: value, table: table, timestamp: timestamp)
+      }
+    }
+  }
+
+  /// ``put(_:forKey:in:timestamp:)`` on borrowed bytes, without copying them first.
+  package func put(
+    key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, table: String,
+    timestamp: Timestamp? = nil
+  ) throws(LogStoreError) {
+    try table.withUTF8Bytes { table throws(LogStoreError) in
+      try engine.commit(
+        .single(kind: .put, table: table, key: key, value: value, timestamp: timestamp))
+    }
+  }
+
+  /// The value of `key` in `table`, or nil when it has none.
+  public func value(forKey key: [UInt8], in table: String) throws(LogStoreError) -> [UInt8]? {
+    try entry(forKey: key, in: table)?.value
+  }
+
+  /// The value of `key` in `table` with the time it was written, or nil.
+  public func entry(forKey key: [UInt8], in table: String) throws(LogStoreError) -> Entry? {
+    try key.withBytes { keyBytes throws(LogStoreError) in
+      try withValue(forKey: keyBytes, in: table) { value, timestamp in
+        Entry(key: key, value: Array(value), timestamp: timestamp)
+      }
+    }
+  }
+
+  /// Calls `body` with the value of `key` (borrowed from the store's memory, valid only during
+  /// the call) and its timestamp; nil when the key has none. `body` runs under the index's
+  /// read lock and must not call the store.
+  package func withValue<R>(
+    forKey key: UnsafeRawBufferPointer, in table: String,
+    _ body: (UnsafeRawBufferPointer, Timestamp) -> R
+  ) throws(LogStoreError) -> R? {
+    try engine.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
+      (record, _) throws(Never) -> R in
+      body(record.value, Timestamp(microsecondsSince1970: record.timestamp))
+    }?.get()
+  }
+
+  /// Removes `key` from `table`; a missing key is not an error.
+  public func delete(key: [UInt8], in table: String) throws(LogStoreError) {
+    try key.withBytes { key throws(LogStoreError) in
+      try delete(key: key, in: table)
+    }
+  }
+
+  /// ``delete(key:in:)`` on borrowed bytes.
+  package func delete(key: UnsafeRawBufferPointer, in table: String) throws(LogStoreError) {
+    try table.withUTF8Bytes { table throws(LogStoreError) in
+      try engine.commit(.single(kind: .delete, table: table, key: key, value: .empty, timestamp: nil))
+    }
+  }
+
+  /// Removes every key of `table` that starts with `prefix` (byte for byte); one record, so
+  /// it is atomic. An empty prefix removes every key.
+  public func deletePrefix(_ prefix: [UInt8], in table: String) throws(LogStoreError) {
+    try prefix.withBytes { prefix throws(LogStoreError) in
+      try table.withUTF8Bytes { table throws(LogStoreError) in
+        try engine.commit(
+          .single(kind: .deletePrefix, table: table, key: prefix, value: .empty, timestamp: nil))
+      }
+    }
+  }
+
+  /// Applies every operation of `batch`, in order, as one record: all or nothing, also across
+  /// a crash. An empty batch does nothing.
+  ///
+  /// - Throws: ``LogStoreError/Code/tableNotFound`` if an operation names a table that does
+  ///   not exist at that point of the batch (nothing is written then).
+  public func write(_ batch: WriteBatch) throws(LogStoreError) {
+    guard !batch.isEmpty else { return }
+    try engine.commit(.batch(batch))
+  }
+
+  /// A key's value and the time it was written.
+  public struct Entry: Sendable, Hashable {
+    public var key: [UInt8]
+    public var value: [UInt8]
+    public var timestamp: Timestamp
+
+    public init(key: [UInt8], value: [UInt8], timestamp: Timestamp) {
+      self.key = key
+      self.value = value
+      self.timestamp = timestamp
+    }
+  }
+
+  /// Every key of `table` with its value and timestamp, sorted by key bytes.
+  public func entries(in table: String) throws(LogStoreError) -> [Entry] {
+    var entries: [Entry] = []
+    try engine.readIndex { keys throws(LogStoreError) in
+      guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
+      entries.reserveCapacity(index.count)
+      var failure: LogStoreError?
+      index.forEach { key, location in
+        guard failure == nil else { return }
+        do throws(LogStoreError) {
+          let record = try engine.readRecord(at: location)
+          entries.append(
+            Entry(
+              key: Array(key), value: Array(record.value),
+              timestamp: Timestamp(microsecondsSince1970: record.timestamp)))
+        } catch {
+          failure = error
+        }
+      }
+      if let failure { throw failure }
+    }
+    entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
+    return entries
+  }
+
+  /// Every key of `table`, sorted by their bytes.
+  public func keys(in table: String) throws(LogStoreError) -> [[UInt8]] {
+    var keys: [[UInt8]] = []
+    try engine.readIndex { directory throws(LogStoreError) in
+      guard let index = directory.table(table) else { throw engine.tableNotFound(table) }
+      keys.reserveCapacity(index.count)
+      index.forEach { key, _ in keys.append(Array(key)) }
+    }
+    keys.sort { $0.lexicographicallyPrecedes($1) }
+    return keys
+  }
+
+  // MARK: Maintenance
+
+  /// Rewrites the live records into new segments and deletes the old ones, reclaiming the
+  /// space of overwritten and deleted data. Reads and writes go on meanwhile; they wait only
+  /// while the index switches to the new files. Safe against crashes at any point.
+  public func compact() throws(LogStoreError) { try engine.compact() }
+
+  /// What the store holds and how much space it takes.
+  public func statistics() throws(LogStoreError) -> StoreStatistics {
+    try engine.statistics()
+  }
+}

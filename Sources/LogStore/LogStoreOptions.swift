@@ -1,0 +1,152 @@
+/// When the engine forces written data onto stable storage.
+public enum SyncPolicy: Sendable, Equatable, Hashable {
+  /// Every write is handed to the operating system before the call returns: it survives the
+  /// process crashing, not the machine losing power. The default.
+  case never
+  /// Every write is on stable storage (`fdatasync`) before the call returns. Writers that
+  /// arrive while a sync is in flight share the next one (group commit).
+  case always
+  /// A background thread syncs what was written at most every `milliseconds`.
+  case interval(milliseconds: Int)
+}
+
+/// What opening a store does with records that fail their checksum (other than a torn
+/// tail at the end of the last segment, which is always cut off: it is the normal result of a
+/// crash mid-write).
+public enum CorruptionPolicy: Sendable, Equatable, Hashable {
+  /// Skip damaged records, count them (`statistics().damagedRecords`) and open. The default.
+  case salvage
+  /// Refuse to open: throw ``LogStoreError/Code/corrupted`` naming the file and offset.
+  case fail
+}
+
+/// When the engine reclaims the space of overwritten and deleted records.
+public enum CompactionPolicy: Sendable, Equatable, Hashable {
+  /// Only when ``LogStore/compact()`` is called.
+  case manual
+  /// In the background, with the library's default threshold: when garbage is over 30% of
+  /// the store's disk bytes and at least 4 MiB.
+  case automatic
+  /// In the background, when garbage passes `fraction` (0 < fraction < 1) of the disk bytes
+  /// (and at least 4 MiB).
+  case whenGarbageExceeds(fraction: Double)
+}
+
+extension LogStore {
+  /// How a store is opened. Every property has a sensible default.
+  public struct Options: Sendable {
+    /// When writes reach stable storage. Default ``SyncPolicy/never``.
+    public var sync: SyncPolicy
+    /// Open without taking the store's lock; every write throws
+    /// ``LogStoreError/Code/readOnly``. Nothing on disk is changed, not even a torn tail.
+    public var readOnly: Bool
+    /// What to do with damaged records at open. Default ``CorruptionPolicy/salvage``.
+    public var corruption: CorruptionPolicy
+    /// When to compact. Default ``CompactionPolicy/automatic``.
+    public var compaction: CompactionPolicy
+    /// A segment is sealed and a new one started once the next record would take it past
+    /// this many bytes. Default 64 MiB; at least 4 KiB, at most 2 GiB. A single record larger
+    /// than this gets a segment of its own.
+    public var maxSegmentSize: Int
+    /// Check each record's checksum when it is read, not only when the store is opened.
+    /// Default `true`.
+    public var verifyChecksumsOnRead: Bool
+    /// The file system the engine works on; tests substitute a fault-injecting one.
+    package var fileSystem: any FileSystem
+
+    public init(
+      sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
+      compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
+      verifyChecksumsOnRead: Bool = true
+    ) {
+      self.sync = sync
+      self.readOnly = readOnly
+      self.corruption = corruption
+      self.compaction = compaction
+      self.maxSegmentSize = maxSegmentSize
+      self.verifyChecksumsOnRead = verifyChecksumsOnRead
+      self.fileSystem = SystemFileSystem()
+    }
+
+    static let minimumSegmentSize = 4 << 10
+    static let maximumSegmentSize = 2 << 30
+
+    func validated() throws(LogStoreError) -> Options {
+      guard (Self.minimumSegmentSize...Self.maximumSegmentSize).contains(maxSegmentSize) else {
+        throw LogStoreError(
+          .invalidArgument,
+          "maxSegmentSize must be between 4 KiB and 2 GiB, not \(maxSegmentSize) bytes")
+      }
+      if case .interval(let milliseconds) = sync, milliseconds <= 0 {
+        throw LogStoreError(
+          .invalidArgument, "the sync interval must be positive, not \(milliseconds) ms")
+      }
+      if case .whenGarbageExceeds(let fraction) = compaction, !(fraction > 0 && fraction < 1) {
+        throw LogStoreError(
+          .invalidArgument, "the compaction threshold must be between 0 and 1, not \(fraction)")
+      }
+      return self
+    }
+  }
+}
+
+/// What a store holds and how much space it takes.
+public struct StoreStatistics: Sendable, Equatable, Hashable {
+  /// Tables that exist.
+  public var tables: Int
+  /// Keys with a value, across all tables.
+  public var liveItems: Int
+  /// Encoded bytes of the records those keys point at.
+  public var liveBytes: Int
+  /// Bytes of the store's segment and hint files, not counting space reserved ahead of the
+  /// active segment's end (at most 1 MiB, released when the store is closed).
+  public var diskBytes: Int
+  /// Segment files.
+  public var segments: Int
+  /// Damaged records (or damaged regions) skipped since the store was opened.
+  public var damagedRecords: Int
+  /// Bytes compaction could reclaim: `diskBytes - liveBytes`.
+  public var garbageBytes: Int { diskBytes - liveBytes }
+
+  public init(
+    tables: Int, liveItems: Int, liveBytes: Int, diskBytes: Int, segments: Int,
+    damagedRecords: Int
+  ) {
+    self.tables = tables
+    self.liveItems = liveItems
+    self.liveBytes = liveBytes
+    self.diskBytes = diskBytes
+    self.segments = segments
+    self.damagedRecords = damagedRecords
+  }
+}
+
+/// A point in time, in microseconds since 1970-01-01 00:00:00 UTC: when a value was written.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+  public var microsecondsSince1970: Int64
+
+  public init(microsecondsSince1970: Int64) {
+    self.microsecondsSince1970 = microsecondsSince1970
+  }
+
+  /// The wall-clock time now (`CLOCK_REALTIME`).
+  public static func now() -> Timestamp {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Timestamp(microsecondsSince1970: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+  }
+
+  public static func < (a: Timestamp, b: Timestamp) -> Bool {
+    a.microsecondsSince1970 < b.microsecondsSince1970
+  }
+
+  public var description: String { "\(microsecondsSince1970)µs since 1970" }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif

@@ -1,0 +1,142 @@
+/// One change on its way into the log: a single record or a batch.
+///
+/// A single change refers to the caller's memory and is only valid during the call that made
+/// it; the writer encodes it while the caller waits.
+enum Mutation {
+  case single(
+    kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+    value: UnsafeRawBufferPointer, timestamp: Timestamp?)
+  case batch(WriteBatch)
+
+  /// Bytes of the encoded record.
+  var encodedLength: Int {
+    switch self {
+    case .single(_, let table, let key, let value, _):
+      return RecordLayout.length(table: table.count, key: key.count, value: value.count)
+    case .batch(let batch):
+      return RecordLayout.headerSize + Self.membersLength(batch)
+    }
+  }
+
+  /// Sequence numbers the record takes: one, or one per batch member.
+  var sequenceCount: Int {
+    switch self {
+    case .single: 1
+    case .batch(let batch): batch.count
+    }
+  }
+
+  private static func membersLength(_ batch: WriteBatch) -> Int {
+    batch.operations.reduce(0) { total, operation in
+      let key: Int
+      let value: Int
+      switch operation {
+      case .put(_, let k, let v, _): (key, value) = (k.count, v.count)
+      case .delete(_, let k), .deletePrefix(_, let k): (key, value) = (k.count, 0)
+      case .createTable, .clearTable, .dropTable: (key, value) = (0, 0)
+      }
+      return total + RecordLayout.length(table: operation.table.utf8.count, key: key, value: value)
+    }
+  }
+
+  /// Checks sizes and names before anything is locked or written.
+  func validateArguments() throws(LogStoreError) {
+    switch self {
+    case .single(let kind, let table, let key, let value, _):
+      try Self.validate(kind: kind, table: table, key: key, value: value)
+    case .batch(let batch):
+      for operation in batch.operations {
+        try operation.withFields { table, key, value throws(LogStoreError) in
+          try Self.validate(kind: operation.kind, table: table, key: key, value: value)
+        }
+      }
+      let length = Self.membersLength(batch)
+      guard length <= RecordLayout.maxBatchCount else {
+        throw LogStoreError(
+          .invalidArgument,
+          "the batch encodes to \(length) bytes; the limit is \(RecordLayout.maxBatchCount)")
+      }
+    }
+  }
+
+  private static func validate(
+    kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+    value: UnsafeRawBufferPointer
+  ) throws(LogStoreError) {
+    try validateTableName(table)
+    guard key.count <= RecordLayout.maxKeyCount else {
+      throw LogStoreError(
+        .invalidArgument,
+        "a key is \(key.count) bytes; the limit is \(RecordLayout.maxKeyCount) bytes")
+    }
+    guard value.count <= RecordLayout.maxValueCount else {
+      throw LogStoreError(
+        .invalidArgument,
+        "a value is \(value.count) bytes; the limit is \(RecordLayout.maxValueCount) bytes (64 MiB)")
+    }
+  }
+
+  /// A table name is 1 to 255 bytes of UTF-8 with no NUL byte.
+  static func validateTableName(_ name: UnsafeRawBufferPointer) throws(LogStoreError) {
+    guard name.count >= 1, name.count <= RecordLayout.maxTableCount, !name.contains(0) else {
+      let shown = String(decoding: name.prefix(40), as: UTF8.self)
+      throw LogStoreError(
+        .invalidTableName,
+        "invalid table name \"\(shown)\(name.count > 40 ? "…" : "")\" (\(name.count) bytes): "
+          + "a table name is 1 to 255 bytes of UTF-8 without NUL characters")
+    }
+  }
+
+  /// Encodes the record into `destination` (exactly ``encodedLength`` bytes).
+  func encode(
+    into destination: UnsafeMutableRawBufferPointer, sequence: UInt64, now: Timestamp,
+    salt: UInt32
+  ) {
+    switch self {
+    case .single(let kind, let table, let key, let value, let timestamp):
+      RecordCodec.encode(
+        kind: kind, sequence: sequence,
+        timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
+        value: value, salt: salt, into: destination)
+    case .batch(let batch):
+      let base = destination.baseAddress!
+      RecordCodec.writeHeader(
+        kind: .batch, member: false, tableCount: 0, keyCount: 0,
+        valueCount: destination.count - RecordLayout.headerSize, sequence: sequence,
+        timestamp: now.microsecondsSince1970, into: base)
+      var offset = RecordLayout.headerSize
+      for (index, operation) in batch.operations.enumerated() {
+        var timestamp = now
+        if case .put(_, _, _, let stamp?) = operation { timestamp = stamp }
+        operation.withFields { table, key, value in
+          let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+          RecordCodec.encode(
+            kind: operation.kind, member: true, sequence: sequence + UInt64(index),
+            timestamp: timestamp.microsecondsSince1970, table: table, key: key, value: value,
+            salt: salt,
+            into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
+          offset += length
+        }
+      }
+      precondition(offset == destination.count, "batch length changed while encoding")
+      RecordCodec.writeChecksum(destination, salt: salt)
+    }
+  }
+
+  /// Calls `body` with the kind and table of each record, in order: what the writer checks
+  /// against the tables that exist.
+  func forEachTableUse(_ body: (RecordKind, UnsafeRawBufferPointer) throws(LogStoreError) -> Void)
+    throws(LogStoreError)
+  {
+    switch self {
+    case .single(let kind, let table, _, _, _):
+      try body(kind, table)
+    case .batch(let batch):
+      for operation in batch.operations {
+        try operation.withFields { table, _, _ throws(LogStoreError) in
+          try body(operation.kind, table)
+        }
+      }
+    }
+  }
+}

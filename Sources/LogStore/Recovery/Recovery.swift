@@ -1,0 +1,246 @@
+/// What opening a store rebuilt from its files.
+struct RecoveredState {
+  var keys = KeyDirectory()
+  var segments: [UInt32: SegmentFile] = [:]
+  /// Sizes of the sealed segments (every segment but the writer's).
+  var sealedSizes: [UInt32: Int] = [:]
+  var writer: SegmentWriter?
+  var nextSequence: UInt64 = 1
+  var nextFileNumber: UInt32 = 1
+  var damagedRecords = 0
+  /// Sizes of the hint files in use.
+  var hintSizes: [UInt32: Int] = [:]
+}
+
+/// Opening a store: finding its files, finishing or undoing an interrupted compaction, and
+/// replaying every segment in order into a fresh ``KeyDirectory``.
+///
+/// The rules, also in docs/FORMAT.md:
+/// 1. Files ending in `.tmp` are unfinished compaction output: removed.
+/// 2. Segments written by compaction name how many outputs the compaction wrote. If all of
+///    a compaction's outputs are present, it finished: every segment numbered below its
+///    first output is one of its inputs and is removed. If some are missing, it did not
+///    finish: its outputs are removed and its inputs kept.
+/// 3. The remaining segments are replayed in number order, each through its hint file when a
+///    valid one exists, otherwise by scanning its records.
+/// 4. Only the last segment can have a torn tail; it is cut off. Damage anywhere else follows
+///    the corruption policy.
+/// A read-only open applies the same rules but changes nothing on disk.
+struct Recovery {
+  let directory: String
+  let options: LogStore.Options
+  var fileSystem: any FileSystem { options.fileSystem }
+  var writable: Bool { !options.readOnly }
+
+  private struct Candidate {
+    let number: UInt32
+    let path: String
+    let handle: any FileHandle
+    let size: Int
+    let header: Result<SegmentHeader, SegmentHeader.DecodingError>
+  }
+
+  func path(_ name: String) -> String { directory + "/" + name }
+
+  func run() throws(LogStoreError) -> RecoveredState {
+    var state = RecoveredState()
+    var changedDirectory = false
+    var segmentNumbers: [UInt32] = []
+    var hintNumbers: Set<UInt32> = []
+    for name in try fileSystem.contentsOfDirectory(directory) {
+      switch StoreFileName.classify(name) {
+      case .segment(let number): segmentNumbers.append(number)
+      case .hint(let number): hintNumbers.insert(number)
+      case .temporary:
+        if writable {
+          try fileSystem.removeFile(path(name))
+          changedDirectory = true
+        }
+      case .other: break
+      }
+    }
+    let highest = max(segmentNumbers.max() ?? 0, hintNumbers.max() ?? 0)
+    state.nextFileNumber = highest == UInt32.max ? highest : highest + 1
+
+    var candidates: [Candidate] = []
+    for number in segmentNumbers.sorted() {
+      candidates.append(try openCandidate(number))
+    }
+    let obsolete = obsoleteSegments(candidates)
+    if writable {
+      for number in obsolete {
+        try fileSystem.removeFile(path(StoreFileName.segment(number)))
+        try fileSystem.removeFile(path(StoreFileName.hint(number)))
+        changedDirectory = true
+      }
+    }
+    candidates.removeAll { obsolete.contains($0.number) }
+    for number in hintNumbers where !candidates.contains(where: { $0.number == number }) {
+      // A hint whose segment is gone (removed by a compaction that finished).
+      if writable {
+        try fileSystem.removeFile(path(StoreFileName.hint(number)))
+        changedDirectory = true
+      }
+    }
+    if changedDirectory { try fileSystem.synchronizeDirectory(directory) }
+
+    var maxSequence: UInt64 = 0
+    for (position, candidate) in candidates.enumerated() {
+      let isLast = position == candidates.count - 1
+      try replay(candidate, isLast: isLast, into: &state, maxSequence: &maxSequence)
+    }
+    state.nextSequence = maxSequence + 1
+    if let writer = state.writer, let base = writer.file.header?.baseSequence {
+      state.nextSequence = max(state.nextSequence, base)
+    }
+    return state
+  }
+
+  private func openCandidate(_ number: UInt32) throws(LogStoreError) -> Candidate {
+    let path = path(StoreFileName.segment(number))
+    let handle = try fileSystem.openFile(path, mode: writable ? .readWrite : .readOnly)
+    let size = try handle.size()
+    var headerBytes = [UInt8](repeating: 0, count: SegmentHeader.size)
+    let read = try headerBytes.withMutableBytes { buffer throws(LogStoreError) in
+      try handle.read(into: buffer, at: 0)
+    }
+    let header = Result { () throws(SegmentHeader.DecodingError) -> SegmentHeader in
+      try headerBytes.withBytes { bytes throws(SegmentHeader.DecodingError) in
+        try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
+      }
+    }
+    return Candidate(number: number, path: path, handle: handle, size: size, header: header)
+  }
+
+  /// Segments that rule 2 removes: the inputs of the newest finished compaction, and the
+  /// outputs of any unfinished one after it.
+  private func obsoleteSegments(_ candidates: [Candidate]) -> Set<UInt32> {
+    var outputs: [UInt32: (count: UInt32, seen: Set<UInt32>, members: [UInt32])] = [:]
+    for candidate in candidates {
+      guard case .success(let header) = candidate.header, let mark = header.compaction,
+        header.fileNumber == candidate.number
+      else { continue }
+      var entry = outputs[mark.firstOutput] ?? (mark.outputCount, [], [])
+      if entry.count == mark.outputCount { entry.seen.insert(mark.outputIndex) }
+      entry.members.append(candidate.number)
+      outputs[mark.firstOutput] = entry
+    }
+    let finished = outputs.filter { $0.value.seen.count == Int($0.value.count) }
+    let newestFinished = finished.keys.max() ?? 0
+    var obsolete = Set<UInt32>()
+    for candidate in candidates where candidate.number < newestFinished {
+      obsolete.insert(candidate.number)
+    }
+    for (firstOutput, entry) in outputs where finished[firstOutput] == nil {
+      obsolete.formUnion(entry.members)
+    }
+    return obsolete
+  }
+
+  private func damage(
+    _ candidate: Candidate, offset: Int, reason: String, into state: inout RecoveredState
+  ) throws(LogStoreError) {
+    if options.corruption == .fail {
+      throw LogStoreError(
+        .corrupted, "damaged data in \(candidate.path) at offset \(offset): \(reason)")
+    }
+    state.damagedRecords += 1
+  }
+
+  private func replay(
+    _ candidate: Candidate, isLast: Bool, into state: inout RecoveredState,
+    maxSequence: inout UInt64
+  ) throws(LogStoreError) {
+    let header: SegmentHeader?
+    var salt: UInt32 = 0
+    switch candidate.header {
+    case .success(let decoded) where decoded.fileNumber == candidate.number:
+      header = decoded
+      salt = decoded.salt
+    case .success(let decoded):
+      try damage(
+        candidate, offset: 0,
+        reason: "the header names segment \(decoded.fileNumber), not \(candidate.number)",
+        into: &state)
+      candidate.handle.close()
+      return
+    case .failure(.unsupportedVersion(let version)):
+      throw LogStoreError(
+        .corrupted,
+        "\(candidate.path) is in format version \(version), written by a newer version of "
+          + "this library; this one reads version \(SegmentHeader.currentVersion)")
+    case .failure(.incomplete):
+      if isLast {
+        // The file's creation was cut short by a crash before its header reached the disk;
+        // no record can have been acknowledged in it.
+        candidate.handle.close()
+        if writable { try fileSystem.removeFile(candidate.path) }
+        return
+      }
+      try damage(candidate, offset: 0, reason: "the segment header is missing", into: &state)
+      candidate.handle.close()
+      return
+    case .failure(.damaged(let reason)):
+      try damage(candidate, offset: 0, reason: reason, into: &state)
+      header = nil
+      // Salvage with the salt as stored: if only other header bytes were hit, the records
+      // still verify.
+      if candidate.size >= 20 {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        _ = try bytes.withMutableBytes { buffer throws(LogStoreError) in
+          try candidate.handle.read(into: buffer, at: 16)
+        }
+        salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress!) }
+      }
+    }
+
+    let becomesWriter = writable && isLast && header != nil && header?.compaction == nil
+    let capacity = becomesWriter ? max(options.maxSegmentSize, candidate.size) : candidate.size
+    let mapping = try candidate.handle.map(length: max(capacity, 1), writable: becomesWriter)
+    let file = SegmentFile(
+      number: candidate.number, path: candidate.path, salt: salt, header: header,
+      handle: candidate.handle, mapping: mapping)
+    state.segments[candidate.number] = file
+
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
+      baseSequence: header?.baseSequence ?? 0, isLast: isLast)
+    while let event = scanner.next() {
+      switch event {
+      case .record(let record, let offset):
+        let location = RecordLocation(
+          segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
+        if record.kind == .batch {
+          try state.keys.applyBatch(record, at: location, salt: salt)
+        } else {
+          state.keys.apply(record, at: location)
+        }
+        maxSequence = max(maxSequence, lastSequence(of: record, salt: salt))
+      case .damaged(let offset, _, let reason):
+        try damage(candidate, offset: offset, reason: reason, into: &state)
+      }
+    }
+
+    var size = candidate.size
+    if writable && isLast && scanner.end < candidate.size {
+      // Cut the torn tail (or the zeros reserved past the end) so that new records follow
+      // the last good one directly.
+      try candidate.handle.truncate(to: scanner.end)
+      size = scanner.end
+    }
+    if becomesWriter {
+      state.writer = SegmentWriter(
+        file: file, capacity: capacity, used: size, allocated: size, durable: size)
+    } else {
+      state.sealedSizes[candidate.number] = size
+    }
+  }
+
+  /// The highest sequence number a good record uses (a batch uses one per member).
+  private func lastSequence(of record: Record, salt: UInt32) -> UInt64 {
+    guard record.kind == .batch,
+      let members = try? RecordCodec.validateMembers(of: record, salt: salt, verify: false)
+    else { return record.sequence }
+    return record.sequence + UInt64(max(members, 1)) - 1
+  }
+}

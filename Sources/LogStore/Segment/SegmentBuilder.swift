@@ -1,0 +1,72 @@
+/// Writes a new segment file from front to back through a buffer, under a temporary name:
+/// how compaction writes its outputs. The header is written last, once the number of outputs
+/// is known, and the file is synced before ``finish(outputCount:)`` returns.
+final class SegmentBuilder {
+  let number: UInt32
+  let temporaryPath: String
+  let finalPath: String
+  let handle: any FileHandle
+  private(set) var header: SegmentHeader
+  private var buffer: [UInt8] = []
+  private var flushed: Int
+  /// The file's length so far, buffered bytes included.
+  var size: Int { flushed + buffer.count }
+  var isEmpty: Bool { size <= SegmentHeader.size }
+  var salt: UInt32 { header.salt }
+
+  private static let bufferLimit = 1 << 20
+
+  init(
+    directory: String, number: UInt32, mark: SegmentHeader.CompactionMark, baseSequence: UInt64,
+    fileSystem: any FileSystem
+  ) throws(LogStoreError) {
+    self.number = number
+    finalPath = directory + "/" + StoreFileName.segment(number)
+    temporaryPath = finalPath + StoreFileName.temporarySuffix
+    handle = try fileSystem.openFile(temporaryPath, mode: .createOrOpen)
+    try handle.truncate(to: 0)
+    header = SegmentHeader(
+      fileNumber: number, salt: UInt32.random(in: .min ... .max), baseSequence: baseSequence,
+      compaction: mark)
+    // The header's place is reserved now and filled in by `finish`.
+    flushed = SegmentHeader.size
+    buffer.reserveCapacity(Self.bufferLimit + (64 << 10))
+  }
+
+  /// Appends a top-level copy of `record` (a batch member becomes a record of its own) and
+  /// returns its offset and length in the new file.
+  func append(_ record: Record) throws(LogStoreError) -> (offset: Int, length: Int) {
+    let offset = size
+    let length = record.length
+    let start = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: length))
+    let salt = header.salt
+    buffer.withUnsafeMutableBytes { bytes in
+      RecordCodec.encode(
+        kind: record.kind, sequence: record.sequence, timestamp: record.timestamp,
+        table: record.table, key: record.key, value: record.value, salt: salt,
+        into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length]))
+    }
+    if buffer.count >= Self.bufferLimit { try flush() }
+    return (offset, length)
+  }
+
+  private func flush() throws(LogStoreError) {
+    guard !buffer.isEmpty else { return }
+    try buffer.withBytes { bytes throws(LogStoreError) in
+      try handle.write(bytes, at: flushed)
+    }
+    flushed += buffer.count
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Writes the remaining bytes and the final header, and syncs the file.
+  func finish(outputCount: UInt32) throws(LogStoreError) {
+    try flush()
+    header.compaction?.outputCount = outputCount
+    try header.encoded().withBytes { bytes throws(LogStoreError) in
+      try handle.write(bytes, at: 0)
+    }
+    try handle.synchronize()
+  }
+}

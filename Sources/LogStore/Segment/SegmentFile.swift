@@ -1,0 +1,162 @@
+/// The names of a store's files. A segment is `NNNNNN.log` (the number in decimal, at least
+/// six digits), its hint file `NNNNNN.hint`; files being written by compaction carry a
+/// `.tmp` suffix until they are complete.
+enum StoreFileName {
+  static let lock = "LOCK"
+  static let temporarySuffix = ".tmp"
+
+  static func segment(_ number: UInt32) -> String { padded(number) + ".log" }
+  static func hint(_ number: UInt32) -> String { padded(number) + ".hint" }
+
+  private static func padded(_ number: UInt32) -> String {
+    let digits = String(number)
+    return String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+  }
+
+  /// What a directory entry is, judged by its name.
+  enum Kind: Equatable {
+    case segment(UInt32)
+    case hint(UInt32)
+    case temporary
+    case other
+  }
+
+  static func classify(_ name: String) -> Kind {
+    if name.hasSuffix(temporarySuffix) { return .temporary }
+    for (suffix, make) in [(".log", Kind.segment), (".hint", Kind.hint)] {
+      guard name.hasSuffix(suffix) else { continue }
+      let digits = name.dropLast(suffix.count)
+      guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+        let number = UInt32(digits)
+      else { return .other }
+      return make(number)
+    }
+    return .other
+  }
+}
+
+/// An open segment file: its header, its descriptor, and a shared mapping of its bytes that
+/// readers decode records from.
+///
+/// Immutable once made. The mapping stays valid while any reference to the segment exists,
+/// even after the file is sealed or deleted, so a reader holding one can finish safely.
+final class SegmentFile: Sendable {
+  let number: UInt32
+  let path: String
+  /// The salt that seeds record checksums in this file.
+  let salt: UInt32
+  /// Nil when the header was damaged and the segment was salvaged with its stored salt.
+  let header: SegmentHeader?
+  let handle: any FileHandle
+  let mapping: any FileMapping
+
+  init(
+    number: UInt32, path: String, salt: UInt32, header: SegmentHeader?,
+    handle: any FileHandle, mapping: any FileMapping
+  ) {
+    self.number = number
+    self.path = path
+    self.salt = salt
+    self.header = header
+    self.handle = handle
+    self.mapping = mapping
+  }
+
+  deinit { handle.close() }
+
+  /// Decodes the record at `offset`; members of batches are accepted too, since the index
+  /// points at them directly.
+  func record(at offset: Int, verify: Bool) throws(RecordDecodingError) -> Record {
+    let bytes = mapping.bytes
+    let member =
+      offset + RecordLayout.kindOffset < bytes.count
+      && bytes[offset + RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
+    return try RecordCodec.decode(bytes, at: offset, salt: salt, member: member, verify: verify)
+  }
+}
+
+/// Appends records to the active segment through its writable mapping.
+///
+/// Disk space is reserved ahead of the writes in chunks (`allocate`), so a full disk shows up
+/// as a ``LogStoreError/Code/diskFull`` error from ``append(count:_:)``, never as a `SIGBUS`
+/// from touching an unbacked page. Guarded by the store's write lock.
+final class SegmentWriter {
+  static let allocationChunk = 1 << 20
+
+  let file: SegmentFile
+  /// The mapping's length: this segment never grows past it.
+  let capacity: Int
+  /// End of the last record written.
+  private(set) var used: Int
+  /// The file's size: bytes below it are backed by reserved disk blocks.
+  private(set) var allocated: Int
+  /// End of the data known to be on stable storage.
+  private(set) var durable: Int
+
+  init(file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int) {
+    self.file = file
+    self.capacity = capacity
+    self.used = used
+    self.allocated = allocated
+    self.durable = durable
+  }
+
+  var isEmpty: Bool { used <= SegmentHeader.size }
+
+  func fits(_ count: Int) -> Bool { count <= capacity - used }
+
+  /// Reserves room for and writes `count` bytes filled in by `body`; returns their offset.
+  func append(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+    throws(LogStoreError) -> Int
+  {
+    precondition(fits(count), "record does not fit the segment")
+    if used + count > allocated {
+      let target = min(capacity, max(used + count, allocated + Self.allocationChunk))
+      try file.handle.allocate(upTo: target)
+      allocated = target
+    }
+    let offset = used
+    file.mapping.write(at: offset, count: count, body)
+    used += count
+    return offset
+  }
+
+  /// The range written but not yet known durable, for a sync outside the write lock.
+  var unsynchronized: Range<Int> { durable..<used }
+
+  /// Makes `range` durable.
+  func synchronize(_ range: Range<Int>) throws(LogStoreError) {
+    guard !range.isEmpty else { return }
+    try file.mapping.synchronize(offset: range.lowerBound, count: range.count)
+  }
+
+  /// Records that everything below `end` is durable.
+  func markDurable(upTo end: Int) {
+    durable = max(durable, min(end, used))
+  }
+
+  func synchronize() throws(LogStoreError) {
+    let range = unsynchronized
+    try synchronize(range)
+    markDurable(upTo: range.upperBound)
+  }
+
+  /// Forgets everything written after the last durable point (never the header), zeroing it
+  /// so that no record written there can come back after a crash. Returns the new end.
+  @discardableResult
+  func discardUnsynchronized() -> Int {
+    let keep = max(durable, SegmentHeader.size)
+    if used > keep {
+      file.mapping.write(at: keep, count: used - keep) { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+      used = keep
+    }
+    return used
+  }
+
+  /// Syncs the data and cuts the file to its end: the segment is sealed and will not change.
+  func seal() throws(LogStoreError) {
+    try synchronize()
+    try file.handle.truncate(to: used)
+    allocated = used
+  }
+}

@@ -1,0 +1,132 @@
+/// Walks the records of a segment's bytes in order, telling good records from damage and a
+/// torn tail.
+///
+/// Rules (docs/FORMAT.md, "Recovery"):
+/// - A record is good when it decodes, its checksum matches, its sequence number is above
+///   the previous good record's, and (for a batch) every member is good.
+/// - At a bad record the scanner looks for the next good record further on. If there is one,
+///   the bytes in between are one damaged region and scanning goes on from there.
+/// - If there is none, the rest of the segment is: the clean end, when every byte left is
+///   zero (space reserved but never written); a torn tail, in the last segment, where a crash
+///   cut a write short; otherwise one damaged region.
+struct SegmentScanner {
+  enum Event {
+    case record(Record, offset: Int)
+    case damaged(offset: Int, length: Int, reason: String)
+  }
+
+  let bytes: UnsafeRawBufferPointer
+  let salt: UInt32
+  let isLast: Bool
+  private(set) var offset: Int
+  private var lastSequence: UInt64
+  /// Where the good data ends: after the last good record or damaged region.
+  private(set) var end: Int
+  /// Whether scanning stopped at a torn tail (`end` is where to cut).
+  private(set) var foundTornTail = false
+  private var finished = false
+
+  /// Sequence numbers a record found by resynchronizing may jump ahead by; anything further
+  /// is taken for random bytes that happened to pass the other checks.
+  private static let resyncSequenceWindow: UInt64 = 1 << 40
+
+  /// - Parameters:
+  ///   - bytes: the segment's bytes, header included; scanning starts after the header.
+  ///   - baseSequence: the segment's first sequence number; records must not be below it.
+  ///   - isLast: whether this is the last segment, the only one that may have a torn tail.
+  init(bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool) {
+    self.bytes = bytes
+    self.salt = salt
+    self.isLast = isLast
+    self.offset = min(SegmentHeader.size, bytes.count)
+    self.end = offset
+    self.lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
+  }
+
+  mutating func next() -> Event? {
+    guard !finished, offset < bytes.count else {
+      finished = true
+      return nil
+    }
+    switch check(at: offset) {
+    case .success(let record, let sequences):
+      let event = Event.record(record, offset: offset)
+      lastSequence = record.sequence &+ UInt64(sequences) &- 1
+      offset += record.length
+      end = offset
+      return event
+    case .failure(let reason):
+      let damageStart = offset
+      if let resume = resynchronize(after: damageStart) {
+        offset = resume
+        end = resume
+        return .damaged(offset: damageStart, length: resume - damageStart, reason: reason)
+      }
+      finished = true
+      if isZero(from: damageStart) { return nil }
+      if isLast {
+        foundTornTail = true
+        return nil
+      }
+      end = bytes.count
+      return .damaged(
+        offset: damageStart, length: bytes.count - damageStart, reason: reason)
+    }
+  }
+
+  private enum Check {
+    /// A good record and how many sequence numbers it takes (a batch, one per member).
+    case success(Record, sequences: Int)
+    case failure(String)
+  }
+
+  private func check(at position: Int) -> Check {
+    let record: Record
+    do {
+      record = try RecordCodec.decode(bytes, at: position, salt: salt)
+    } catch {
+      return .failure(error == .truncated ? "record runs past the end of the file" : error.reason)
+    }
+    guard record.sequence > lastSequence else {
+      return .failure("sequence number \(record.sequence) does not follow \(lastSequence)")
+    }
+    guard record.kind == .batch else { return .success(record, sequences: 1) }
+    do {
+      let members = try RecordCodec.validateMembers(of: record, salt: salt)
+      return .success(record, sequences: max(members, 1))
+    } catch {
+      return .failure(error.message)
+    }
+  }
+
+  /// The offset of the next good record after `position`, if any.
+  private func resynchronize(after position: Int) -> Int? {
+    var candidate = position + 1
+    let limit = bytes.count - RecordLayout.headerSize
+    while candidate <= limit {
+      defer { candidate += 1 }
+      // Cheap filters first: a top-level kind, a plausible header, a sequence number in
+      // reach. Only then the checksum.
+      let kind = bytes[candidate + RecordLayout.kindOffset]
+      guard kind >= 1 && kind <= RecordKind.batch.rawValue else { continue }
+      guard
+        let header = try? RecordCodec.decodeHeader(
+          bytes.baseAddress! + candidate, member: false),
+        header.length <= bytes.count - candidate,
+        header.sequence > lastSequence,
+        header.sequence - lastSequence < Self.resyncSequenceWindow
+      else { continue }
+      if case .success = check(at: candidate) { return candidate }
+    }
+    return nil
+  }
+
+  private func isZero(from position: Int) -> Bool {
+    var index = position
+    while index < bytes.count {
+      if bytes[index] != 0 { return false }
+      index += 1
+    }
+    return true
+  }
+}

@@ -1,0 +1,102 @@
+/// A group of changes written as one record: after a crash, either all of them are in the
+/// store or none is.
+///
+/// Operations apply in the order they were added, so a batch may create a table and then
+/// put keys into it.
+///
+/// ```swift
+/// var batch = WriteBatch()
+/// batch.createTable("users")
+/// batch.put(Array("tangqiao".utf8), forKey: Array("1".utf8), in: "users")
+/// batch.delete(key: Array("2".utf8), in: "users")
+/// try store.write(batch)
+/// ```
+public struct WriteBatch: Sendable, Equatable {
+  /// One change in a batch.
+  public enum Operation: Sendable, Equatable {
+    /// With `timestamp` nil, the put is stamped with the time the batch is written.
+    case put(table: String, key: [UInt8], value: [UInt8], timestamp: Timestamp?)
+    case delete(table: String, key: [UInt8])
+    case deletePrefix(table: String, prefix: [UInt8])
+    case createTable(String)
+    case clearTable(String)
+    case dropTable(String)
+  }
+
+  /// The operations, in the order they apply.
+  public private(set) var operations: [Operation] = []
+
+  public init() {}
+
+  public var count: Int { operations.count }
+  public var isEmpty: Bool { operations.isEmpty }
+
+  /// Sets `key` in `table` to `value`, stamped with `timestamp` (by default, the time the
+  /// batch is written).
+  public mutating func put(
+    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil
+  ) {
+    operations.append(.put(table: table, key: key, value: value, timestamp: timestamp))
+  }
+
+  public mutating func delete(key: [UInt8], in table: String) {
+    operations.append(.delete(table: table, key: key))
+  }
+
+  public mutating func deletePrefix(_ prefix: [UInt8], in table: String) {
+    operations.append(.deletePrefix(table: table, prefix: prefix))
+  }
+
+  public mutating func createTable(_ name: String) { operations.append(.createTable(name)) }
+  public mutating func clearTable(_ name: String) { operations.append(.clearTable(name)) }
+  public mutating func dropTable(_ name: String) { operations.append(.dropTable(name)) }
+  public mutating func append(_ operation: Operation) { operations.append(operation) }
+}
+
+extension WriteBatch.Operation {
+  var kind: RecordKind {
+    switch self {
+    case .put: .put
+    case .delete: .delete
+    case .deletePrefix: .deletePrefix
+    case .createTable: .createTable
+    case .clearTable: .clearTable
+    case .dropTable: .dropTable
+    }
+  }
+
+  var table: String {
+    switch self {
+    case .put(let table, _, _, _), .delete(let table, _), .deletePrefix(let table, _): table
+    case .createTable(let table), .clearTable(let table), .dropTable(let table): table
+    }
+  }
+
+  /// Calls `body` with the operation's table, key and value bytes.
+  func withFields<R, E: Error>(
+    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E)
+      -> R
+  ) throws(E) -> R {
+    var table = self.table
+    let key: [UInt8]
+    let value: [UInt8]
+    switch self {
+    case .put(_, let k, let v, _): (key, value) = (k, v)
+    case .delete(_, let k), .deletePrefix(_, let k): (key, value) = (k, [])
+    default: (key, value) = ([], [])
+    }
+    // The standard library's `with…` functions rethrow untyped errors; carry the typed one
+    // out through a Result.
+    var result: Result<R, E>?
+    table.withUTF8 { tableBytes in
+      key.withUnsafeBytes { keyBytes in
+        value.withUnsafeBytes { valueBytes in
+          result = Result { () throws(E) -> R in
+            try body(UnsafeRawBufferPointer(tableBytes), keyBytes, valueBytes)
+          }
+        }
+      }
+    }
+    return try result!.get()
+  }
+}
