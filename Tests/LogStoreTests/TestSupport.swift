@@ -10,7 +10,7 @@ final class TemporaryDirectory {
     var bytes = Array(template.utf8CString)
     let created = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(created != nil, "mkdtemp failed")
-    path = String(cString: bytes)
+    path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// A path inside the directory.

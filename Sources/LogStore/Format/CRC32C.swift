@@ -3,22 +3,20 @@
 /// Reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF: the standard
 /// check value for the ASCII bytes "123456789" is 0xE3069283. Computed in software with
 /// slicing-by-8 tables (eight bytes per step), since the engine is pure Swift.
-public enum CRC32C {
+package enum CRC32C {
   /// The CRC-32C of `bytes`.
-  @inlinable
-  public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+  package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
     extend(0, bytes)
   }
 
   /// The CRC-32C of `bytes`.
-  public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+  package static func checksum(_ bytes: [UInt8]) -> UInt32 {
     bytes.withUnsafeBytes { extend(0, $0) }
   }
 
   /// The CRC-32C of the concatenation of the bytes `crc` was computed over and `bytes`:
   /// `extend(checksum(a), b) == checksum(a + b)`.
-  @inlinable
-  public static func extend(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+  package static func extend(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     guard let base = bytes.baseAddress else { return crc }
     return update(crc, base, bytes.count)
   }
@@ -26,19 +24,16 @@ public enum CRC32C {
   /// Masks a CRC before it is stored, so that the CRC of data containing stored CRCs (a batch
   /// of records, a file of records) is not degenerate; the rotation and constant are
   /// LevelDB's.
-  @inlinable
-  public static func mask(_ crc: UInt32) -> UInt32 {
+  package static func mask(_ crc: UInt32) -> UInt32 {
     ((crc >> 15) | (crc << 17)) &+ 0xa282_ead8
   }
 
   /// Undoes ``mask(_:)``.
-  @inlinable
-  public static func unmask(_ masked: UInt32) -> UInt32 {
+  package static func unmask(_ masked: UInt32) -> UInt32 {
     let rotated = masked &- 0xa282_ead8
     return (rotated >> 17) | (rotated << 15)
   }
 
-  @usableFromInline
   static func update(_ crc: UInt32, _ start: UnsafeRawPointer, _ count: Int) -> UInt32 {
     let t = tables
     var c = ~crc
@@ -65,7 +60,7 @@ public enum CRC32C {
 
   /// Eight 256-entry tables: table 0 is the byte-at-a-time table; entry `i` of table `k` is
   /// the CRC contribution of byte `i` followed by `k` zero bytes.
-  @usableFromInline
+  // Written once, by the lazy initializer (which runs exactly once), and only read after.
   nonisolated(unsafe) static let tables: UnsafePointer<UInt32> = {
     let t = UnsafeMutablePointer<UInt32>.allocate(capacity: 8 * 256)
     for i in 0..<256 {

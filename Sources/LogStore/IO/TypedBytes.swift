@@ -2,14 +2,14 @@
 /// untyped errors: the engine's errors stay `LogStoreError` all the way out.
 extension Array where Element == UInt8 {
   @inline(__always)
-  func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+  package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     var result: Result<R, E>?
     withUnsafeBytes { bytes in result = Result { () throws(E) -> R in try body(bytes) } }
     return try result!.get()
   }
 
   @inline(__always)
-  mutating func withMutableBytes<R, E: Error>(
+  package mutating func withMutableBytes<R, E: Error>(
     _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R
   ) throws(E) -> R {
     var result: Result<R, E>?
@@ -21,7 +21,7 @@ extension Array where Element == UInt8 {
 extension String {
   /// Calls `body` with the string's UTF-8 bytes, contiguous and borrowed.
   @inline(__always)
-  func withUTF8Bytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
+  package func withUTF8Bytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
     -> R
   {
     var string = self

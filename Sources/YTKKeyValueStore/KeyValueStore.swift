@@ -1,0 +1,344 @@
+import FoundationEssentials
+import LogStore
+
+/// A store of tables of JSON values by id: the API of YTKKeyValueStore, on a log-structured
+/// engine of checksummed, append-only segment files instead of SQLite.
+///
+/// ```swift
+/// import YTKKeyValueStore
+///
+/// let store = try KeyValueStore(path: "test.db")
+/// let tableName = "user_table"
+/// try store.createTable(tableName)
+/// let user: JSONValue = ["id": 1, "name": "tangqiao", "age": 30]
+/// try store.put(user, id: "1", into: tableName)
+/// let queryUser = try store.object(id: "1", from: tableName)
+/// print("query data result: \(queryUser!)")  // {"age":30,"id":1,"name":"tangqiao"}
+/// ```
+///
+/// A store is a directory. Values are kept as UTF-8 JSON text the way YTKKeyValueStore kept
+/// them: an object or array as itself (object keys sorted, so equal values are equal bytes),
+/// a string `s` put with ``put(string:id:into:)`` as `["s"]`, a number `n` as `[n]`.
+///
+/// `KeyValueStore` is `Sendable`: share one instance between threads. Reads never wait for
+/// each other. One process at a time may open a store for writing; another gets `.locked`.
+/// Every call throws ``KeyValueStoreError``; after ``close()``, `.closed`.
+public final class KeyValueStore: Sendable {
+  /// The engine underneath, for byte-level access (`import LogStore`).
+  public let engine: LogStore
+
+  /// The store's directory.
+  public var path: String { engine.path }
+
+  /// The longest id, in bytes of UTF-8.
+  public static let maxIDLength = 65_535
+
+  /// Opens the store in directory `path`, creating it (and the directory) if missing.
+  ///
+  /// - Throws: `.locked` if another process has it open for writing; `.storeNotFound` for a
+  ///   read-only open of a missing store; `.corrupted` (with `corruption: .fail`) for damage;
+  ///   `.io` if its files cannot be read or created.
+  public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
+    engine = try bridge { () throws(LogStoreError) in
+      try LogStore(path: path, options: options.engineOptions)
+    }
+  }
+
+  /// Syncs and releases the store; later calls throw `.closed`. Calling it twice is fine.
+  public func close() throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.close() }
+  }
+
+  /// Forces everything written so far onto stable storage.
+  public func sync() throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.sync() }
+  }
+
+  // MARK: - Tables
+
+  /// Creates a table; creating an existing one does nothing. A name is 1 to 255 bytes of
+  /// UTF-8 without NUL; spaces, quotes and any unicode are fine.
+  public func createTable(_ name: String) throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.createTable(name) }
+  }
+
+  /// Whether the table exists.
+  public func tableExists(_ name: String) throws(KeyValueStoreError) -> Bool {
+    try bridge { () throws(LogStoreError) in try engine.tableExists(name) }
+  }
+
+  /// The names of all tables, sorted.
+  public func tableNames() throws(KeyValueStoreError) -> [String] {
+    try bridge { () throws(LogStoreError) in try engine.tableNames() }
+  }
+
+  /// Removes every item of a table and keeps the table. Atomic.
+  public func clearTable(_ name: String) throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.clearTable(name) }
+  }
+
+  /// Removes a table and its items. Atomic.
+  public func dropTable(_ name: String) throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.dropTable(name) }
+  }
+
+  // MARK: - Putting values
+
+  /// Stores `object` under `id`, replacing any value there.
+  ///
+  /// - Throws: `.tableNotFound`; `.invalidArgument` for an id over 65,535 bytes, a value over
+  ///   64 MiB of JSON, or a double that JSON cannot represent (NaN, infinity).
+  public func put(_ object: JSONValue, id: String, into table: String)
+    throws(KeyValueStoreError)
+  {
+    try putEncoded(try Self.encode(object, id: id, table: table), id: id, into: table)
+  }
+
+  /// Stores a string, as YTKKeyValueStore did: `["s"]`.
+  public func put(string: String, id: String, into table: String) throws(KeyValueStoreError) {
+    try put(.array([.string(string)]), id: id, into: table)
+  }
+
+  /// Stores an integer, as YTKKeyValueStore did: `[n]`.
+  public func put(number: Int, id: String, into table: String) throws(KeyValueStoreError) {
+    try put(.array([.int(Int64(number))]), id: id, into: table)
+  }
+
+  /// Stores a double, as YTKKeyValueStore did: `[n]`. It reads back bit for bit.
+  public func put(number: Double, id: String, into table: String) throws(KeyValueStoreError) {
+    try put(.array([.double(number)]), id: id, into: table)
+  }
+
+  /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (keys sorted).
+  public func put<T: Encodable>(encodable value: T, id: String, into table: String)
+    throws(KeyValueStoreError)
+  {
+    let object: JSONValue
+    do {
+      let data = try JSONEncoder().encode(value)
+      object = try data.withUnsafeBytes { try JSONReader.parse($0) }
+    } catch {
+      throw KeyValueStoreError(
+        .invalidArgument,
+        "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
+    }
+    try put(object, id: id, into: table)
+  }
+
+  /// Puts already-encoded JSON text; `ytkkv load` uses it to keep the stored form.
+  func putEncoded(
+    _ json: [UInt8], id: String, into table: String, createdTime: Timestamp? = nil
+  ) throws(KeyValueStoreError) {
+    try Self.checkID(id)
+    try bridge { () throws(LogStoreError) in
+      try id.withUTF8Bytes { key throws(LogStoreError) in
+        try json.withBytes { value throws(LogStoreError) in
+          try engine.put(key: key, value: value, table: table, timestamp: createdTime)
+        }
+      }
+    }
+  }
+
+  static func encode(_ object: JSONValue, id: String, table: String)
+    throws(KeyValueStoreError) -> [UInt8]
+  {
+    do {
+      return try JSONWriter.bytes(object)
+    } catch {
+      throw KeyValueStoreError(
+        .invalidArgument,
+        "the value for id \"\(shown(id))\" in table \"\(table)\" cannot be stored: "
+          + error.message)
+    }
+  }
+
+  static func checkID(_ id: String) throws(KeyValueStoreError) {
+    let count = id.utf8.count
+    guard count <= maxIDLength else {
+      throw KeyValueStoreError(
+        .invalidArgument,
+        "an id is \(count) bytes of UTF-8; ids are limited to \(maxIDLength) bytes")
+    }
+  }
+
+  /// An id as shown in messages: cut short when long.
+  static func shown(_ id: String) -> String {
+    id.count > 60 ? String(id.prefix(60)) + "…" : id
+  }
+
+  // MARK: - Reading values
+
+  /// The value stored under `id`, or nil.
+  public func object(id: String, from table: String) throws(KeyValueStoreError) -> JSONValue? {
+    try item(id: id, from: table)?.object
+  }
+
+  /// The string stored under `id` (by ``put(string:id:into:)``, or a bare JSON string), or
+  /// nil. Throws `.typeMismatch` if the id holds something else.
+  public func string(id: String, from table: String) throws(KeyValueStoreError) -> String? {
+    guard let value = try object(id: id, from: table) else { return nil }
+    if let string = Self.scalar(value).stringValue { return string }
+    throw mismatch(id, table, value, expected: "a string")
+  }
+
+  /// The number stored under `id` (by a `put(number:)`, or a bare JSON number), or nil.
+  /// Throws `.typeMismatch` if the id holds something else.
+  public func number(id: String, from table: String) throws(KeyValueStoreError) -> Double? {
+    guard let value = try object(id: id, from: table) else { return nil }
+    if let number = Self.scalar(value).doubleValue { return number }
+    throw mismatch(id, table, value, expected: "a number")
+  }
+
+  /// The integer stored under `id`, or nil. A stored double counts only if it is a whole
+  /// number that fits `Int`; `2.5` throws `.typeMismatch`, as does anything not a number.
+  public func integer(id: String, from table: String) throws(KeyValueStoreError) -> Int? {
+    guard let value = try object(id: id, from: table) else { return nil }
+    if let integer = Self.scalar(value).intValue { return integer }
+    throw mismatch(id, table, value, expected: "an integer")
+  }
+
+  /// Decodes the value stored under `id` as a `T`, or nil when there is none. Throws
+  /// `.typeMismatch` when the stored JSON does not decode as `T`.
+  public func decode<T: Decodable>(_ type: T.Type, id: String, from table: String)
+    throws(KeyValueStoreError) -> T?
+  {
+    guard let bytes = try storedBytes(id: id, from: table) else { return nil }
+    do {
+      return try JSONDecoder().decode(T.self, from: Data(bytes))
+    } catch {
+      throw KeyValueStoreError(
+        .typeMismatch,
+        "the value of id \"\(Self.shown(id))\" in table \"\(table)\" does not decode as "
+          + "\(T.self): \(error)")
+    }
+  }
+
+  /// The item stored under `id`, with its created time, or nil.
+  public func item(id: String, from table: String) throws(KeyValueStoreError) -> KeyValueItem? {
+    let found = try bridge { () throws(LogStoreError) in
+      try id.withUTF8Bytes { key throws(LogStoreError) in
+        try engine.withValue(forKey: key, in: table) { bytes, timestamp in
+          (Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }, timestamp)
+        }
+      }
+    }
+    guard let (parsed, timestamp) = found else { return nil }
+    let object = try Self.storedValue(parsed, id: id, table: table)
+    return KeyValueItem(id: id, object: object, createdTime: Self.date(timestamp))
+  }
+
+  /// Every item of the table, sorted by id (by the ids' UTF-8 bytes).
+  public func allItems(in table: String) throws(KeyValueStoreError) -> [KeyValueItem] {
+    let entries = try bridge { () throws(LogStoreError) in try engine.entries(in: table) }
+    var items: [KeyValueItem] = []
+    items.reserveCapacity(entries.count)
+    for entry in entries {
+      let id = String(decoding: entry.key, as: UTF8.self)
+      let parsed = entry.value.withUnsafeBytes { bytes in
+        Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+      }
+      items.append(
+        KeyValueItem(
+          id: id, object: try Self.storedValue(parsed, id: id, table: table),
+          createdTime: Self.date(entry.timestamp)))
+    }
+    return items
+  }
+
+  /// The number of items in the table.
+  public func count(in table: String) throws(KeyValueStoreError) -> Int {
+    try bridge { () throws(LogStoreError) in try engine.count(in: table) }
+  }
+
+  /// The stored JSON text of `id`, as bytes.
+  func storedBytes(id: String, from table: String) throws(KeyValueStoreError) -> [UInt8]? {
+    try bridge { () throws(LogStoreError) in
+      try id.withUTF8Bytes { key throws(LogStoreError) in
+        try engine.withValue(forKey: key, in: table) { bytes, _ in Array(bytes) }
+      }
+    }
+  }
+
+  private static func storedValue(
+    _ parsed: Result<JSONValue, JSONCodecError>, id: String, table: String
+  ) throws(KeyValueStoreError) -> JSONValue {
+    switch parsed {
+    case .success(let value): return value
+    case .failure(let error):
+      throw KeyValueStoreError(
+        .corrupted,
+        "the stored value of id \"\(shown(id))\" in table \"\(table)\" is not valid JSON: "
+          + error.message)
+    }
+  }
+
+  /// The value inside YTKKeyValueStore's one-element wrapper `[x]`, or the value itself.
+  private static func scalar(_ value: JSONValue) -> JSONValue {
+    if case .array(let elements) = value, elements.count == 1 { return elements[0] }
+    return value
+  }
+
+  private func mismatch(_ id: String, _ table: String, _ value: JSONValue, expected: String)
+    -> KeyValueStoreError
+  {
+    var shown = value.description
+    if shown.count > 60 { shown = String(shown.prefix(60)) + "…" }
+    return KeyValueStoreError(
+      .typeMismatch,
+      "id \"\(Self.shown(id))\" in table \"\(table)\" holds \(shown), not \(expected)")
+  }
+
+  static func date(_ timestamp: Timestamp) -> Date {
+    Date(timeIntervalSince1970: Double(timestamp.microsecondsSince1970) / 1_000_000)
+  }
+
+  // MARK: - Deleting
+
+  /// Deletes the item under `id`; a missing id is no error.
+  public func delete(id: String, from table: String) throws(KeyValueStoreError) {
+    try Self.checkID(id)
+    try bridge { () throws(LogStoreError) in
+      try id.withUTF8Bytes { key throws(LogStoreError) in try engine.delete(key: key, in: table) }
+    }
+  }
+
+  /// Deletes the items under `ids`, all or none (one record, atomic across crashes).
+  public func delete(ids: [String], from table: String) throws(KeyValueStoreError) {
+    var batch = WriteBatch()
+    for id in ids {
+      try Self.checkID(id)
+      batch.delete(key: Array(id.utf8), in: table)
+    }
+    try bridge { () throws(LogStoreError) in
+      if batch.isEmpty {
+        // Nothing to write, but a missing table is still an error: `count` reports it.
+        _ = try engine.count(in: table)
+      } else {
+        try engine.write(batch)
+      }
+    }
+  }
+
+  /// Deletes every item whose id starts with `prefix`, byte for byte (`%` and `_` are
+  /// ordinary characters, unlike the SQLite original's `LIKE`). An empty prefix clears the
+  /// table. Atomic.
+  public func delete(prefix: String, from table: String) throws(KeyValueStoreError) {
+    try Self.checkID(prefix)
+    try bridge { () throws(LogStoreError) in
+      try engine.deletePrefix(Array(prefix.utf8), in: table)
+    }
+  }
+
+  // MARK: - Maintenance
+
+  /// Reclaims the space of overwritten and deleted data now (it also happens in the
+  /// background under the default `.automatic` policy).
+  public func compact() throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try engine.compact() }
+  }
+
+  /// Items, tables, live and disk bytes, segments and damaged records.
+  public func statistics() throws(KeyValueStoreError) -> StoreStatistics {
+    try bridge { () throws(LogStoreError) in try engine.statistics() }
+  }
+}

@@ -1,0 +1,78 @@
+import LogStore
+
+/// The error every ``KeyValueStore`` call throws.
+///
+/// `code` is for programs (`catch let error where error.code == .tableNotFound`), `message`
+/// for people: it names the table, id, file or system call involved.
+///
+/// ```swift
+/// do {
+///   _ = try store.object(id: "1", from: "no_such_table")
+/// } catch {
+///   print(error)  // there is no table named "no_such_table" in /path/to/test.db
+/// }
+/// ```
+public struct KeyValueStoreError: Error, CustomStringConvertible, Sendable, Equatable {
+  /// What kind of failure this is. New codes may be added; switch with a `default`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier such as `"tableNotFound"`.
+    public let name: String
+
+    public init(_ name: String) { self.name = name }
+
+    public var description: String { name }
+
+    /// A table name is empty, longer than 255 bytes of UTF-8, or contains NUL.
+    public static let invalidTableName = Code(LogStoreError.Code.invalidTableName.name)
+    /// The table was never created, or was dropped.
+    public static let tableNotFound = Code(LogStoreError.Code.tableNotFound.name)
+    /// An id or value is over its limit, or a value cannot be represented as JSON.
+    public static let invalidArgument = Code(LogStoreError.Code.invalidArgument.name)
+    /// The id holds another kind of value than the one asked for.
+    public static let typeMismatch = Code("typeMismatch")
+    /// Another process has the store open for writing.
+    public static let locked = Code(LogStoreError.Code.locked.name)
+    /// The store was opened read-only and the call would write.
+    public static let readOnly = Code(LogStoreError.Code.readOnly.name)
+    /// The store has been closed.
+    public static let closed = Code(LogStoreError.Code.closed.name)
+    /// Stored data is damaged, or in a format this version cannot read.
+    public static let corrupted = Code(LogStoreError.Code.corrupted.name)
+    /// A system call failed; the message names the operation and the path.
+    public static let io = Code(LogStoreError.Code.io.name)
+    /// The disk (or quota) is full.
+    public static let diskFull = Code(LogStoreError.Code.diskFull.name)
+    /// A read-only open found no store at the path.
+    public static let storeNotFound = Code(LogStoreError.Code.storeNotFound.name)
+  }
+
+  /// What kind of failure this is.
+  public var code: Code
+  /// A sentence a person understands.
+  public var message: String
+  /// The `errno` of the failing system call, for `.io` and `.diskFull`.
+  public var systemError: Int32?
+
+  public init(_ code: Code, _ message: String, systemError: Int32? = nil) {
+    self.code = code
+    self.message = message
+    self.systemError = systemError
+  }
+
+  /// The same failure reported by the engine.
+  public init(_ error: LogStoreError) {
+    self.init(Code(error.code.name), error.message, systemError: error.systemError)
+  }
+
+  public var description: String { message }
+}
+
+/// Runs an engine call, turning its error into a ``KeyValueStoreError``.
+@inline(__always)
+func bridge<R>(_ body: () throws(LogStoreError) -> R) throws(KeyValueStoreError) -> R {
+  do {
+    return try body()
+  } catch {
+    throw KeyValueStoreError(error)
+  }
+}

@@ -1,0 +1,49 @@
+import LogStore
+
+/// How ``KeyValueStore`` opens a store. Every property has a default; set only what you need.
+///
+/// ```swift
+/// var options = StoreOptions()
+/// options.sync = .always
+/// let store = try KeyValueStore(path: "test.db", options: options)
+/// ```
+public struct StoreOptions: Sendable, Equatable {
+  /// When writes reach stable storage. Default `.never`: each write is handed to the
+  /// operating system before the call returns, which survives the app crashing but not the
+  /// device losing power. `.always` syncs every write (concurrent writers share syncs);
+  /// `.interval(milliseconds:)` syncs in the background at most that often.
+  public var sync: SyncPolicy
+  /// Open without the store's lock; every write throws `.readOnly`. Default `false`.
+  public var readOnly: Bool
+  /// What opening does with damaged records. Default `.salvage`: skip and count them
+  /// (`statistics().damagedRecords`). `.fail` throws `.corrupted` naming file and offset.
+  public var corruption: CorruptionPolicy
+  /// When space is reclaimed. Default `.automatic` (in the background once garbage passes
+  /// 30% of the disk bytes and 4 MiB); `.whenGarbageExceeds(fraction:)` sets the fraction;
+  /// `.manual` leaves it to ``KeyValueStore/compact()``.
+  public var compaction: CompactionPolicy
+  /// A segment file is sealed and a new one started past this many bytes. Default 64 MiB,
+  /// between 4 KiB and 2 GiB.
+  public var maxSegmentSize: Int
+  /// Check each value's checksum when it is read, not only at open. Default `true`.
+  public var verifyChecksumsOnRead: Bool
+
+  public init(
+    sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
+    compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
+    verifyChecksumsOnRead: Bool = true
+  ) {
+    self.sync = sync
+    self.readOnly = readOnly
+    self.corruption = corruption
+    self.compaction = compaction
+    self.maxSegmentSize = maxSegmentSize
+    self.verifyChecksumsOnRead = verifyChecksumsOnRead
+  }
+
+  var engineOptions: LogStore.Options {
+    LogStore.Options(
+      sync: sync, readOnly: readOnly, corruption: corruption, compaction: compaction,
+      maxSegmentSize: maxSegmentSize, verifyChecksumsOnRead: verifyChecksumsOnRead)
+  }
+}

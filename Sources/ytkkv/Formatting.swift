@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import LogStore
+
+/// Text forms shared by the commands.
+enum Formatting {
+  /// `2015-11-20T06:07:41.250000Z`: a timestamp as ISO 8601 in UTC, to the microsecond.
+  static func iso8601(_ timestamp: Timestamp) -> String {
+    let micros = timestamp.microsecondsSince1970
+    var seconds = time_t(micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000)
+    let fraction = micros - Int64(seconds) * 1_000_000
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int32, _ width: Int) -> String {
+      let digits = String(value)
+      return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    let fractionDigits = String(fraction)
+    return
+      "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
+      + "T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
+      + String(repeating: "0", count: 6 - fractionDigits.count) + fractionDigits + "Z"
+  }
+
+  /// A byte count for people: `1.5 MiB`.
+  static func bytes(_ count: Int) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(count)
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    if unit == 0 { return "\(count) B" }
+    let tenths = (value * 10).rounded() / 10
+    return "\(tenths) \(units[unit])"
+  }
+}
