@@ -6,7 +6,9 @@ final class TemporaryDirectory {
   let path: String
 
   init(_ name: String = "logstore") {
-    let template = NSTemporaryDirectory() + "/\(name)-XXXXXX"
+    var base = NSTemporaryDirectory()
+    while base.hasSuffix("/") && base.count > 1 { base.removeLast() }
+    let template = base + "/\(name)-XXXXXX"
     var bytes = Array(template.utf8CString)
     let created = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(created != nil, "mkdtemp failed")
@@ -35,4 +37,30 @@ func fileBytes(_ path: String) throws -> [UInt8] {
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
   try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// Copies every file of directory `source` into `destination` (created if missing).
+func copyDirectory(_ source: String, to destination: String) throws {
+  let manager = FileManager.default
+  try? manager.removeItem(atPath: destination)
+  try manager.createDirectory(atPath: destination, withIntermediateDirectories: true)
+  for name in try manager.contentsOfDirectory(atPath: source) {
+    try manager.copyItem(atPath: source + "/" + name, toPath: destination + "/" + name)
+  }
+}
+
+extension LogStore {
+  /// Every table with its keys and values, as strings, for comparing whole stores.
+  func snapshot() throws -> [String: [String: String]] {
+    var result: [String: [String: String]] = [:]
+    for table in try tableNames() {
+      var items: [String: String] = [:]
+      for entry in try entries(in: table) {
+        items[String(decoding: entry.key, as: UTF8.self)] = String(
+          decoding: entry.value, as: UTF8.self)
+      }
+      result[table] = items
+    }
+    return result
+  }
 }

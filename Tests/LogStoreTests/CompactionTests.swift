@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+@Suite("Compaction")
+struct CompactionTests {
+  private func options(maxSegmentSize: Int = 4096, compaction: CompactionPolicy = .manual)
+    -> LogStore.Options
+  {
+    LogStore.Options(compaction: compaction, maxSegmentSize: maxSegmentSize)
+  }
+
+  @Test("compaction reclaims overwritten and deleted data and keeps every live value")
+  func reclaimsSpace() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: options())
+    try store.createTable("t")
+    for round in 0..<5 {
+      for index in 0..<200 {
+        try store.put(Array("round \(round) value \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+      }
+    }
+    for index in stride(from: 0, to: 200, by: 2) { try store.delete(key: Array("k\(index)".utf8), in: "t") }
+    let expected = try store.snapshot()
+    let before = try store.statistics()
+    #expect(before.segments > 3)
+    try store.compact()
+    let after = try store.statistics()
+    #expect(try store.snapshot() == expected)
+    #expect(after.liveItems == 100)
+    #expect(after.liveBytes == before.liveBytes)
+    #expect(after.diskBytes < before.diskBytes / 4)
+    #expect(Double(after.diskBytes) <= 1.5 * Double(after.liveBytes) + 4096)
+    try store.close()
+    let files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(!files.contains { $0.hasSuffix(".tmp") })
+    let reopened = try LogStore(path: path, options: options())
+    #expect(try reopened.snapshot() == expected)
+    #expect(try reopened.statistics().diskBytes == after.diskBytes)
+  }
+
+  @Test("deleted stays deleted through compaction and reopen, for every kind of delete")
+  func deletedStaysDeleted() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: options())
+    for table in ["single", "many", "prefix", "cleared", "dropped", "batch"] {
+      try store.createTable(table)
+      for index in 0..<20 {
+        try store.put(Array("v\(index)".utf8), forKey: Array("key\(index)".utf8), in: table)
+      }
+    }
+    try store.delete(key: Array("key3".utf8), in: "single")
+    var many = WriteBatch()
+    for index in 0..<10 { many.delete(key: Array("key\(index)".utf8), in: "many") }
+    try store.write(many)
+    try store.deletePrefix(Array("key1".utf8), in: "prefix")
+    try store.clearTable("cleared")
+    try store.dropTable("dropped")
+    var batch = WriteBatch()
+    batch.put(Array("new".utf8), forKey: Array("fresh".utf8), in: "batch")
+    batch.delete(key: Array("key5".utf8), in: "batch")
+    batch.deletePrefix(Array("key1".utf8), in: "batch")
+    try store.write(batch)
+    let expected = try store.snapshot()
+    #expect(expected["single"]?.count == 19)
+    #expect(expected["many"]?.count == 10)
+    #expect(expected["prefix"]?.count == 9)
+    #expect(expected["cleared"]?.isEmpty == true)
+    #expect(expected["dropped"] == nil)
+    // key1 and key10…key19 go by prefix, key5 alone, and one key is new.
+    #expect(expected["batch"]?.count == 20 - 11 - 1 + 1)
+    try store.compact()
+    #expect(try store.snapshot() == expected)
+    try store.compact()
+    try store.close()
+    let reopened = try LogStore(path: path, options: options())
+    #expect(try reopened.snapshot() == expected)
+    // A dropped table created again starts empty.
+    try reopened.createTable("dropped")
+    #expect(try reopened.count(in: "dropped") == 0)
+  }
+
+  @Test("writes made while compaction runs are kept, and win over the copies")
+  func writesDuringCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: options(maxSegmentSize: 64 << 10))
+    try store.createTable("t")
+    for index in 0..<5_000 { try store.put(Array("old \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t") }
+    let writer = DispatchGroup()
+    DispatchQueue.global().async(group: writer) {
+      for index in 0..<5_000 {
+        try? store.put(Array("new \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+        if index % 7 == 0 { try? store.delete(key: Array("k\(index)".utf8), in: "t") }
+      }
+    }
+    for _ in 0..<3 { try store.compact() }
+    writer.wait()
+    try store.compact()
+    func check(_ store: LogStore) throws {
+      for index in 0..<5_000 {
+        let value = try store.value(forKey: Array("k\(index)".utf8), in: "t")
+        #expect(value == (index % 7 == 0 ? nil : Array("new \(index)".utf8)), "k\(index)")
+      }
+    }
+    try check(store)
+    try store.close()
+    try check(try LogStore(path: path, options: options()))
+  }
+
+  @Test("a crash at any step of compaction leaves a store with the same data")
+  func crashStates() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: options())
+    try store.createTable("t")
+    for round in 0..<3 {
+      for index in 0..<150 {
+        let value = "round \(round) item \(index) " + String(repeating: "x", count: 40)
+        try store.put(Array(value.utf8), forKey: Array("k\(index)".utf8), in: "t")
+      }
+    }
+    try store.deletePrefix(Array("k1".utf8), in: "t")
+    let expected = try store.snapshot()
+    try store.close()
+    let before = directory.appending("before")
+    try copyDirectory(path, to: before)
+    let compacting = try LogStore(path: path, options: options())
+    try compacting.compact()
+    try compacting.close()
+    let after = directory.appending("after")
+    try copyDirectory(path, to: after)
+    let manager = FileManager.default
+    let oldSegments = Set(try manager.contentsOfDirectory(atPath: before).filter { $0.hasSuffix(".log") })
+    let outputs = try manager.contentsOfDirectory(atPath: after).filter {
+      $0.hasSuffix(".log") && !oldSegments.contains($0)
+    }.sorted()
+    // The last new segment is the active one started by compaction; the others are outputs.
+    let compactionOutputs = Array(outputs.dropLast())
+    #expect(compactionOutputs.count >= 2)
+
+    func check(_ label: String, setUp: (String) throws -> Void) throws {
+      let trial = directory.appending("trial")
+      try copyDirectory(before, to: trial)
+      try setUp(trial)
+      let reopened = try LogStore(path: trial, options: .init(corruption: .fail))
+      #expect(try reopened.snapshot() == expected, "\(label)")
+      try reopened.close()
+      let again = try LogStore(path: trial, options: .init(corruption: .fail))
+      #expect(try again.snapshot() == expected, "\(label), second open")
+      try again.close()
+    }
+    // Outputs still under their temporary names.
+    try check("temporary outputs") { trial in
+      for name in compactionOutputs {
+        try manager.copyItem(atPath: after + "/" + name, toPath: trial + "/" + name + ".tmp")
+      }
+    }
+    // Some outputs renamed, others not yet.
+    for renamed in 1..<compactionOutputs.count {
+      try check("\(renamed) outputs renamed") { trial in
+        for name in compactionOutputs.prefix(renamed) {
+          try manager.copyItem(atPath: after + "/" + name, toPath: trial + "/" + name)
+        }
+      }
+    }
+    // Every output renamed, no input removed yet; then some inputs removed.
+    for removed in 0...oldSegments.count {
+      try check("all outputs, \(removed) inputs removed") { trial in
+        for name in compactionOutputs {
+          try manager.copyItem(atPath: after + "/" + name, toPath: trial + "/" + name)
+        }
+        for name in oldSegments.sorted().prefix(removed) {
+          try manager.removeItem(atPath: trial + "/" + name)
+        }
+      }
+    }
+  }
+
+  @Test("automatic compaction keeps disk within 1.5 times live through 10 rounds of overwrites")
+  func automaticCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path)
+    try store.createTable("t")
+    let value = [UInt8](repeating: 0x61, count: 110)
+    var worst = 0.0
+    for _ in 0..<10 {
+      for index in 0..<100_000 {
+        var key = Array("user_".utf8)
+        key += Array(String(index).utf8)
+        try store.put(value, forKey: key, in: "t")
+      }
+      let statistics = try store.statistics()
+      worst = max(worst, Double(statistics.diskBytes) / Double(statistics.liveBytes))
+    }
+    try store.close()
+    let reopened = try LogStore(path: path)
+    let statistics = try reopened.statistics()
+    #expect(statistics.liveItems == 100_000)
+    #expect(Double(statistics.diskBytes) <= 1.5 * Double(statistics.liveBytes), "\(statistics)")
+    #expect(worst <= 2.6, "worst ratio seen between rounds: \(worst)")
+  }
+}

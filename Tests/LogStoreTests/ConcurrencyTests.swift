@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+@Suite("Concurrency and durability policies")
+struct ConcurrencyTests {
+  /// Runs `body(thread)` on `count` OS threads at once and waits for all of them.
+  private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    DispatchQueue.concurrentPerform(iterations: count, execute: body)
+  }
+
+  /// What one thread's deterministic mix of operations leaves in its key range.
+  private static func expectedState(thread: Int, operations: Int) -> [String: String] {
+    var model: [String: String] = [:]
+    for step in 0..<operations {
+      let key = "t\(thread)-\(step % 97)"
+      switch step % 10 {
+      case 0...5: model[key] = "v\(step)"
+      case 6: model[key] = nil
+      case 7:
+        for offset in 0..<3 { model["t\(thread)-\((step + offset) % 97)"] = nil }
+      default: break
+      }
+    }
+    return model
+  }
+
+  private static func run(thread: Int, operations: Int, on store: LogStore) throws {
+    for step in 0..<operations {
+      let key = "t\(thread)-\(step % 97)"
+      switch step % 10 {
+      case 0...5:
+        try store.put(Array("v\(step)".utf8), forKey: Array(key.utf8), in: "shared")
+      case 6:
+        try store.delete(key: Array(key.utf8), in: "shared")
+      case 7:
+        var batch = WriteBatch()
+        for offset in 0..<3 {
+          batch.delete(key: Array("t\(thread)-\((step + offset) % 97)".utf8), in: "shared")
+        }
+        try store.write(batch)
+      default:
+        // Reads of this thread's keys and another thread's, which must never fail.
+        _ = try store.value(forKey: Array(key.utf8), in: "shared")
+        _ = try store.value(forKey: Array("t\((thread + 1) % 8)-\(step % 97)".utf8), in: "shared")
+      }
+    }
+  }
+
+  private func mixedWorkload(sync: SyncPolicy, operations: Int) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(
+      path: path, options: .init(sync: sync, compaction: .manual, maxSegmentSize: 32 << 10))
+    try store.createTable("shared")
+    let failures = LockedCounter()
+    onThreads(8) { thread in
+      do {
+        try Self.run(thread: thread, operations: operations, on: store)
+      } catch {
+        failures.add()
+      }
+    }
+    #expect(failures.value == 0)
+    var expected: [String: String] = [:]
+    for thread in 0..<8 {
+      expected.merge(Self.expectedState(thread: thread, operations: operations)) { $1 }
+    }
+    #expect(try store.snapshot()["shared"] == expected)
+    try store.close()
+    let reopened = try LogStore(path: path)
+    #expect(try reopened.snapshot()["shared"] == expected)
+  }
+
+  @Test("eight threads of mixed operations leave exactly what each thread wrote")
+  func eightThreads() throws {
+    try mixedWorkload(sync: .never, operations: 3_000)
+  }
+
+  @Test("with sync always, concurrent writers share syncs and lose nothing")
+  func groupCommit() throws {
+    try mixedWorkload(sync: .always, operations: 150)
+  }
+
+  @Test("with a sync interval, writes are kept and the store closes cleanly")
+  func intervalSync() throws {
+    try mixedWorkload(sync: .interval(milliseconds: 5), operations: 1_000)
+  }
+
+  @Test("readers and compaction run alongside writers without errors")
+  func readersWritersCompaction() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(
+      path: directory.appending("store"), options: .init(compaction: .manual, maxSegmentSize: 16 << 10))
+    try store.createTable("t")
+    for index in 0..<500 { try store.put(Array("0".utf8), forKey: Array("k\(index)".utf8), in: "t") }
+    let failures = LockedCounter()
+    onThreads(4) { thread in
+      do {
+        for step in 0..<2_000 {
+          let key = Array("k\(step % 500)".utf8)
+          switch thread {
+          case 0: try store.put(Array("\(step)".utf8), forKey: key, in: "t")
+          case 1 where step % 400 == 0: try store.compact()
+          default:
+            // Every key always has some value: a reader must never see it missing.
+            if try store.value(forKey: key, in: "t") == nil { failures.add() }
+          }
+        }
+      } catch {
+        failures.add()
+      }
+    }
+    #expect(failures.value == 0)
+    #expect(try store.count(in: "t") == 500)
+  }
+}
+
+/// A counter threads can bump.
+final class LockedCounter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  func add() { lock.withLock { count += 1 } }
+  var value: Int { lock.withLock { count } }
+}
