@@ -29,6 +29,9 @@ public final class LogStore: Sendable {
   /// The options the store was opened with.
   public var options: Options { engine.options }
 
+  /// How opening the store rebuilt its index (records scanned, hint entries read).
+  package var openReport: OpenReport { engine.openReport }
+
   /// Opens the store in directory `path`, creating it (and the directory) if missing, unless
   /// `options.readOnly` is set.
   ///

@@ -46,6 +46,8 @@ final class StoreEngine: @unchecked Sendable {
   let stopRequested = Atomic<Bool>(false)
   var compactionRequested = false
   var bytesSinceCompactionCheck = 0
+  /// How the last open rebuilt the index.
+  let openReport: OpenReport
 
   init(directory: String, options: LogStore.Options) throws(LogStoreError) {
     let options = try options.validated()
@@ -77,6 +79,7 @@ final class StoreEngine: @unchecked Sendable {
     hintSizes = state.hintSizes
     nextSequence = state.nextSequence
     nextFileNumber = state.nextFileNumber
+    openReport = state.report
     startBackgroundThreads()
   }
 

@@ -98,8 +98,11 @@ extension StoreEngine {
       // the compaction, even if its renames reached the disk.
       for output in outputs {
         output.handle.close()
-        try? fileSystem.removeFile(output.temporaryPath)
-        try? fileSystem.removeFile(output.finalPath)
+        for path in [
+          output.temporaryPath, output.finalPath, output.hintTemporaryPath, output.hintFinalPath,
+        ] {
+          try? fileSystem.removeFile(path)
+        }
       }
       throw error
     }
@@ -251,6 +254,10 @@ extension StoreEngine {
   /// compaction has happened, whatever follows.
   private func commitOutputs(_ outputs: [SegmentBuilder]) throws(LogStoreError) {
     for output in outputs { try output.finish(outputCount: UInt32(outputs.count)) }
+    // Hints first: a hint without its segment is ignored (and removed) at open.
+    for output in outputs {
+      try fileSystem.renameFile(output.hintTemporaryPath, to: output.hintFinalPath)
+    }
     for output in outputs {
       try fileSystem.renameFile(output.temporaryPath, to: output.finalPath)
     }
@@ -319,7 +326,10 @@ extension StoreEngine {
         sealedSizes[number] = nil
         hintSizes[number] = nil
       }
-      for output in outputs { sealedSizes[output.number] = output.size }
+      for output in outputs {
+        sealedSizes[output.number] = output.size
+        hintSizes[output.number] = output.hintSize
+      }
       compactionRunning = false
       writeLock.broadcast()
     }

@@ -10,6 +10,18 @@ struct RecoveredState {
   var damagedRecords = 0
   /// Sizes of the hint files in use.
   var hintSizes: [UInt32: Int] = [:]
+  /// How the index was rebuilt: records decoded from segments, entries read from hints.
+  var report = OpenReport()
+}
+
+/// How opening a store rebuilt its index, for tests and `ytkkv stats`.
+package struct OpenReport: Sendable, Equatable {
+  /// Records decoded (and checksummed) from segment files.
+  package var scannedRecords = 0
+  /// Entries read from hint files instead.
+  package var hintEntries = 0
+  /// Segments read through a hint file.
+  package var hintedSegments = 0
 }
 
 /// Opening a store: finding its files, finishing or undoing an interrupted compaction, and
@@ -87,7 +99,9 @@ struct Recovery {
     var maxSequence: UInt64 = 0
     for (position, candidate) in candidates.enumerated() {
       let isLast = position == candidates.count - 1
-      try replay(candidate, isLast: isLast, into: &state, maxSequence: &maxSequence)
+      try replay(
+        candidate, isLast: isLast, hasHint: hintNumbers.contains(candidate.number),
+        into: &state, maxSequence: &maxSequence)
     }
     state.nextSequence = maxSequence + 1
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
@@ -148,7 +162,7 @@ struct Recovery {
   }
 
   private func replay(
-    _ candidate: Candidate, isLast: Bool, into state: inout RecoveredState,
+    _ candidate: Candidate, isLast: Bool, hasHint: Bool, into state: inout RecoveredState,
     maxSequence: inout UInt64
   ) throws(LogStoreError) {
     let header: SegmentHeader?
@@ -202,12 +216,22 @@ struct Recovery {
       handle: candidate.handle, mapping: mapping)
     state.segments[candidate.number] = file
 
+    var start = SegmentHeader.size
+    var baseSequence = header?.baseSequence ?? 0
+    if hasHint, let header, !becomesWriter,
+      let covered = try replayHint(
+        of: candidate, header: header, into: &state, maxSequence: &maxSequence)
+    {
+      start = covered
+      baseSequence = maxSequence + 1
+    }
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
-      baseSequence: header?.baseSequence ?? 0, isLast: isLast)
+      baseSequence: baseSequence, isLast: isLast, start: start)
     while let event = scanner.next() {
       switch event {
       case .record(let record, let offset):
+        state.report.scannedRecords += 1
         let location = RecordLocation(
           segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
         if record.kind == .batch {
@@ -233,6 +257,42 @@ struct Recovery {
         file: file, capacity: capacity, used: size, allocated: size, durable: size)
     } else {
       state.sealedSizes[candidate.number] = size
+    }
+  }
+
+  /// Applies the hint file of `candidate` if it is valid; returns how much of the segment it
+  /// covered, or nil to scan the whole segment instead.
+  private func replayHint(
+    of candidate: Candidate, header: SegmentHeader, into state: inout RecoveredState,
+    maxSequence: inout UInt64
+  ) throws(LogStoreError) -> Int? {
+    let hintPath = path(StoreFileName.hint(candidate.number))
+    guard let handle = try? fileSystem.openFile(hintPath, mode: .readOnly) else { return nil }
+    defer { handle.close() }
+    var bytes = [UInt8](repeating: 0, count: (try? handle.size()) ?? 0)
+    let read = try? bytes.withMutableBytes { buffer throws(LogStoreError) in
+      try handle.read(into: buffer, at: 0)
+    }
+    guard read == bytes.count else { return nil }
+    return bytes.withUnsafeBytes { buffer -> Int? in
+      guard
+        let contents = try? HintFile.decode(
+          buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size)
+      else { return nil }
+      for entry in contents.entries {
+        let record = Record(
+          kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
+          table: entry.table, key: entry.key, value: .empty, length: entry.length)
+        state.keys.apply(
+          record,
+          at: RecordLocation(
+            segment: candidate.number, offset: UInt32(entry.offset), length: UInt32(entry.length)))
+        maxSequence = max(maxSequence, entry.sequence)
+      }
+      state.hintSizes[candidate.number] = bytes.count
+      state.report.hintEntries += contents.entries.count
+      state.report.hintedSegments += 1
+      return contents.coveredLength
     }
   }
 

@@ -1,11 +1,18 @@
-/// Writes a new segment file from front to back through a buffer, under a temporary name:
-/// how compaction writes its outputs. The header is written last, once the number of outputs
-/// is known, and the file is synced before ``finish(outputCount:)`` returns.
+/// Writes a new segment file from front to back through a buffer, under a temporary name,
+/// with its hint file beside it: how compaction writes its outputs. The header is written
+/// last, once the number of outputs is known, and both files are synced before
+/// ``finish(outputCount:)`` returns.
 final class SegmentBuilder {
   let number: UInt32
   let temporaryPath: String
   let finalPath: String
+  let hintTemporaryPath: String
+  let hintFinalPath: String
   let handle: any FileHandle
+  private let fileSystem: any FileSystem
+  private var hint = HintFile.Builder()
+  /// Bytes of the hint file, once written.
+  private(set) var hintSize = 0
   private(set) var header: SegmentHeader
   private var buffer: [UInt8] = []
   private var flushed: Int
@@ -21,8 +28,11 @@ final class SegmentBuilder {
     fileSystem: any FileSystem
   ) throws(LogStoreError) {
     self.number = number
+    self.fileSystem = fileSystem
     finalPath = directory + "/" + StoreFileName.segment(number)
     temporaryPath = finalPath + StoreFileName.temporarySuffix
+    hintFinalPath = directory + "/" + StoreFileName.hint(number)
+    hintTemporaryPath = hintFinalPath + StoreFileName.temporarySuffix
     handle = try fileSystem.openFile(temporaryPath, mode: .createOrOpen)
     try handle.truncate(to: 0)
     header = SegmentHeader(
@@ -47,6 +57,9 @@ final class SegmentBuilder {
         table: record.table, key: record.key, value: record.value, salt: salt,
         into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length]))
     }
+    var copy = record
+    copy.length = length
+    hint.add(copy, offset: offset)
     if buffer.count >= Self.bufferLimit { try flush() }
     return (offset, length)
   }
@@ -60,7 +73,7 @@ final class SegmentBuilder {
     buffer.removeAll(keepingCapacity: true)
   }
 
-  /// Writes the remaining bytes and the final header, and syncs the file.
+  /// Writes the remaining bytes, the final header and the hint file, and syncs both.
   func finish(outputCount: UInt32) throws(LogStoreError) {
     try flush()
     header.compaction?.outputCount = outputCount
@@ -68,5 +81,12 @@ final class SegmentBuilder {
       try handle.write(bytes, at: 0)
     }
     try handle.synchronize()
+    let hintBytes = hint.encoded(fileNumber: number, salt: header.salt, coveredLength: size)
+    let hintHandle = try fileSystem.openFile(hintTemporaryPath, mode: .createOrOpen)
+    defer { hintHandle.close() }
+    try hintHandle.truncate(to: 0)
+    try hintBytes.withBytes { bytes throws(LogStoreError) in try hintHandle.write(bytes, at: 0) }
+    try hintHandle.synchronize()
+    hintSize = hintBytes.count
   }
 }

@@ -34,11 +34,15 @@ struct SegmentScanner {
   ///   - bytes: the segment's bytes, header included; scanning starts after the header.
   ///   - baseSequence: the segment's first sequence number; records must not be below it.
   ///   - isLast: whether this is the last segment, the only one that may have a torn tail.
-  init(bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool) {
+  ///   - start: where to start, when a hint file has covered the bytes before it.
+  init(
+    bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool,
+    start: Int = SegmentHeader.size
+  ) {
     self.bytes = bytes
     self.salt = salt
     self.isLast = isLast
-    self.offset = min(SegmentHeader.size, bytes.count)
+    self.offset = min(start, bytes.count)
     self.end = offset
     self.lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
   }

@@ -1,0 +1,173 @@
+/// Hint files: the records of one segment without their values, so that opening a store
+/// rebuilds the index from a few bytes per key instead of reading every value.
+///
+/// ```
+/// header (48 bytes)
+///  0  8  magic          "YTKKVHNT"
+///  8  2  version        1
+/// 10  2  reserved       0
+/// 12  4  fileNumber     the segment described
+/// 16  4  salt           that segment's salt
+/// 20  4  entryCount
+/// 24  8  coveredLength  segment bytes the entries describe
+/// 32  8  entriesLength  bytes of entries after the header
+/// 40  4  entriesCRC     masked CRC-32C of the entries
+/// 44  4  headerCRC      masked CRC-32C of bytes 0..<44
+/// entry (28 bytes + table + key)
+///  0  1  kind           RecordKind (batches appear as their members)
+///  1  1  tableCount
+///  2  2  keyCount
+///  4  4  offset         of the record in the segment
+///  8  4  length         of the record
+/// 12  8  sequence
+/// 20  8  timestamp
+/// 28  -  table, key
+/// ```
+/// A hint that fails any check is ignored: the segment is scanned instead.
+enum HintFile {
+  static let headerSize = 48
+  static let entryHeaderSize = 28
+  static let magic: [UInt8] = Array("YTKKVHNT".utf8)
+  static let version: UInt16 = 1
+
+  /// Collects the entries of a hint file as a segment is written.
+  struct Builder {
+    private(set) var entries: [UInt8] = []
+    private(set) var count = 0
+
+    /// Adds `record`, found at `offset` in the segment (a batch member's own offset).
+    mutating func add(_ record: Record, offset: Int) {
+      let start = entries.count
+      entries.append(
+        contentsOf: repeatElement(0, count: HintFile.entryHeaderSize + record.table.count + record.key.count))
+      entries.withUnsafeMutableBytes { buffer in
+        let base = buffer.baseAddress! + start
+        base.storeBytes(of: record.kind.rawValue, as: UInt8.self)
+        base.storeBytes(of: UInt8(record.table.count), toByteOffset: 1, as: UInt8.self)
+        storeLittleEndian(UInt16(record.key.count), base + 2)
+        storeLittleEndian(UInt32(offset), base + 4)
+        storeLittleEndian(UInt32(record.length), base + 8)
+        storeLittleEndian(record.sequence, base + 12)
+        storeLittleEndian(UInt64(bitPattern: record.timestamp), base + 20)
+        var cursor = base + HintFile.entryHeaderSize
+        if record.table.count > 0 {
+          cursor.copyMemory(from: record.table.baseAddress!, byteCount: record.table.count)
+          cursor += record.table.count
+        }
+        if record.key.count > 0 {
+          cursor.copyMemory(from: record.key.baseAddress!, byteCount: record.key.count)
+        }
+      }
+      count += 1
+    }
+
+    /// The whole file: header and entries.
+    func encoded(fileNumber: UInt32, salt: UInt32, coveredLength: Int) -> [UInt8] {
+      var bytes = [UInt8](repeating: 0, count: HintFile.headerSize)
+      bytes.withUnsafeMutableBytes { buffer in
+        let base = buffer.baseAddress!
+        base.copyMemory(from: HintFile.magic, byteCount: 8)
+        storeLittleEndian(HintFile.version, base + 8)
+        storeLittleEndian(fileNumber, base + 12)
+        storeLittleEndian(salt, base + 16)
+        storeLittleEndian(UInt32(count), base + 20)
+        storeLittleEndian(UInt64(coveredLength), base + 24)
+        storeLittleEndian(UInt64(entries.count), base + 32)
+        let entriesCRC = entries.withUnsafeBytes { CRC32C.checksum($0) }
+        storeLittleEndian(CRC32C.mask(entriesCRC), base + 40)
+        let headerCRC = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<44]))
+        storeLittleEndian(CRC32C.mask(headerCRC), base + 44)
+      }
+      return bytes + entries
+    }
+  }
+
+  /// One entry, pointing into the hint file's bytes.
+  struct Entry {
+    var kind: RecordKind
+    var offset: Int
+    var length: Int
+    var sequence: UInt64
+    var timestamp: Int64
+    var table: UnsafeRawBufferPointer
+    var key: UnsafeRawBufferPointer
+  }
+
+  /// A hint file checked against the segment it claims to describe.
+  struct Contents {
+    var coveredLength: Int
+    var entries: [Entry]
+  }
+
+  /// Why a hint file cannot be used.
+  struct Invalid: Error, Equatable {
+    var reason: String
+  }
+
+  /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
+  /// bytes, and decodes its entries (which point into `bytes`).
+  static func decode(
+    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32, segmentLength: Int
+  ) throws(Invalid) -> Contents {
+    guard bytes.count >= headerSize, let base = bytes.baseAddress else {
+      throw Invalid(reason: "shorter than its header")
+    }
+    guard bytes.prefix(8).elementsEqual(magic) else { throw Invalid(reason: "bad magic") }
+    let storedHeaderCRC = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
+    guard storedHeaderCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<44]))
+    else { throw Invalid(reason: "header checksum mismatch") }
+    guard loadLittleEndian(UInt16.self, base + 8) == version else {
+      throw Invalid(reason: "unknown version")
+    }
+    guard loadLittleEndian(UInt32.self, base + 12) == fileNumber,
+      loadLittleEndian(UInt32.self, base + 16) == salt
+    else { throw Invalid(reason: "describes another segment") }
+    let count = Int(loadLittleEndian(UInt32.self, base + 20))
+    let covered = loadLittleEndian(UInt64.self, base + 24)
+    let entriesLength = loadLittleEndian(UInt64.self, base + 32)
+    guard covered <= UInt64(segmentLength), covered >= UInt64(SegmentHeader.size) else {
+      throw Invalid(reason: "covers more than the segment holds")
+    }
+    guard entriesLength == UInt64(bytes.count - headerSize) else {
+      throw Invalid(reason: "length does not match the file")
+    }
+    let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
+    guard CRC32C.unmask(loadLittleEndian(UInt32.self, base + 40)) == CRC32C.checksum(entryBytes)
+    else { throw Invalid(reason: "entries checksum mismatch") }
+
+    var entries: [Entry] = []
+    entries.reserveCapacity(min(count, entryBytes.count / entryHeaderSize))
+    var position = 0
+    var lastSequence: UInt64 = 0
+    while position < entryBytes.count {
+      guard entryBytes.count - position >= entryHeaderSize else {
+        throw Invalid(reason: "entry cut short")
+      }
+      let entry = entryBytes.baseAddress! + position
+      let tableCount = Int(entry.load(fromByteOffset: 1, as: UInt8.self))
+      let keyCount = Int(loadLittleEndian(UInt16.self, entry + 2))
+      let size = entryHeaderSize + tableCount + keyCount
+      guard size <= entryBytes.count - position,
+        let kind = RecordKind(rawValue: entry.load(as: UInt8.self)), kind != .batch
+      else { throw Invalid(reason: "malformed entry") }
+      let offset = Int(loadLittleEndian(UInt32.self, entry + 4))
+      let length = Int(loadLittleEndian(UInt32.self, entry + 8))
+      let sequence = loadLittleEndian(UInt64.self, entry + 12)
+      guard offset >= SegmentHeader.size, length >= RecordLayout.headerSize,
+        offset + length <= Int(covered), sequence > lastSequence
+      else { throw Invalid(reason: "entry points outside the segment") }
+      lastSequence = sequence
+      let tableStart = position + entryHeaderSize
+      entries.append(
+        Entry(
+          kind: kind, offset: offset, length: length, sequence: sequence,
+          timestamp: Int64(bitPattern: loadLittleEndian(UInt64.self, entry + 20)),
+          table: UnsafeRawBufferPointer(rebasing: entryBytes[tableStart..<tableStart + tableCount]),
+          key: UnsafeRawBufferPointer(
+            rebasing: entryBytes[tableStart + tableCount..<tableStart + tableCount + keyCount])))
+      position += size
+    }
+    guard entries.count == count else { throw Invalid(reason: "entry count mismatch") }
+    return Contents(coveredLength: Int(covered), entries: entries)
+  }
+}
