@@ -250,6 +250,14 @@ public final class LogStore: Sendable {
   /// while the index switches to the new files. Safe against crashes at any point.
   public func compact() throws(LogStoreError) { try engine.compact() }
 
+  /// ``compact()``, calling `progress` now and then with the bytes of old segments processed
+  /// so far and their total (on the calling thread).
+  public func compact(progress: (_ done: Int, _ total: Int) -> Void) throws(LogStoreError) {
+    try withoutActuallyEscaping(progress) { progress throws(LogStoreError) in
+      try engine.compact(progress: progress)
+    }
+  }
+
   /// What the store holds and how much space it takes.
   public func statistics() throws(LogStoreError) -> StoreStatistics {
     try engine.statistics()

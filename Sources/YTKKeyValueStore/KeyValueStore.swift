@@ -251,7 +251,7 @@ public final class KeyValueStore: Sendable {
   }
 
   /// The stored JSON text of `id`, as bytes.
-  func storedBytes(id: String, from table: String) throws(KeyValueStoreError) -> [UInt8]? {
+  package func storedBytes(id: String, from table: String) throws(KeyValueStoreError) -> [UInt8]? {
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
         try engine.withValue(forKey: key, in: table) { bytes, _ in Array(bytes) }

@@ -139,6 +139,11 @@ final class Output {
     }
   }
 
+  /// Shows `text` on one rewritten line of standard error (a terminal); nil clears it.
+  func progress(_ text: String?) {
+    writeAll(2, "\r\u{1B}[K" + (text ?? ""))
+  }
+
   /// Whether standard error is a terminal (progress is shown only then).
   var errorIsTerminal: Bool { !capture && isatty(2) == 1 }
 }

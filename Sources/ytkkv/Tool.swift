@@ -13,6 +13,16 @@ enum Tool {
     [
       HelpCommand.self,
       DemoCommand.self,
+      TablesCommand.self,
+      GetCommand.self,
+      PutCommand.self,
+      DeleteCommand.self,
+      DumpCommand.self,
+      LoadCommand.self,
+      StatsCommand.self,
+      VerifyCommand.self,
+      CompactCommand.self,
+      RecoverCommand.self,
     ]
   }
 

@@ -73,8 +73,9 @@ extension StoreEngine {
     }
   }
 
-  /// Compacts now: waits for a compaction already running, then runs one.
-  func compact() throws(LogStoreError) {
+  /// Compacts now: waits for a compaction already running, then runs one. `progress` is
+  /// called now and then with the input bytes copied so far and the total.
+  func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
     guard !options.readOnly else {
       throw LogStoreError(.readOnly, "the store at \(directory) was opened read-only")
     }
@@ -91,7 +92,7 @@ extension StoreEngine {
     var outputs: [SegmentBuilder] = []
     let moves: [Move]
     do {
-      moves = try copyLiveRecords(plan, into: &outputs)
+      moves = try copyLiveRecords(plan, into: &outputs, progress: progress)
       try commitOutputs(outputs)
     } catch {
       // The inputs are all still there, so removing the outputs (under either name) undoes
@@ -165,9 +166,11 @@ extension StoreEngine {
   }
 
   /// Step 2: copy what is live into temporary outputs.
-  private func copyLiveRecords(_ plan: Plan, into outputs: inout [SegmentBuilder])
-    throws(LogStoreError) -> [Move]
-  {
+  private func copyLiveRecords(
+    _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
+  ) throws(LogStoreError) -> [Move] {
+    let total = plan.inputSizes.values.reduce(0, +)
+    var done = 0
     var moves: [Move] = []
     var current: SegmentBuilder?
 
@@ -199,7 +202,9 @@ extension StoreEngine {
     }
 
     for input in plan.inputs {
+      progress?(done, total)
       let size = plan.inputSizes[input.number] ?? 0
+      done += size
       var scanner = SegmentScanner(
         bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), salt: input.salt,
         baseSequence: input.header?.baseSequence ?? 0, isLast: false)
@@ -227,6 +232,7 @@ extension StoreEngine {
         }
       }
     }
+    progress?(total, total)
     return moves
   }
 

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What ``LogStore/recover(path:)`` saved and lost.
+public struct SalvageReport: Sendable, Equatable {
+  /// Tables in the new store.
+  public var tables = 0
+  /// Keys whose values were copied into the new store.
+  public var items = 0
+  /// Damaged regions of the old store that were skipped (their records are lost).
+  public var damagedRegions = 0
+  /// Keys whose latest value could not be read back (it failed its checksum) and were left out.
+  public var unreadableItems = 0
+  /// Where the damaged store now is.
+  public var damagedStorePath = ""
+}
+
+extension LogStore {
+  /// Rebuilds a damaged store: copies every readable table and value (with its timestamp)
+  /// into a fresh store, then moves the damaged one aside to `PATH.damaged-<time>` and puts the
+  /// fresh one at `path`.
+  ///
+  /// The store's lock is held throughout, so no other process can write to it meanwhile.
+  /// Nothing is deleted: the damaged store stays beside the new one for inspection.
+  ///
+  /// - Throws: ``LogStoreError/Code/locked`` when another process has it open;
+  ///   ``LogStoreError/Code/storeNotFound`` when there is no store at `path`.
+  public static func recover(path: String) throws(LogStoreError) -> SalvageReport {
+    var path = path
+    while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+    let fileSystem = SystemFileSystem()
+    guard fileSystem.directoryExists(path) else {
+      throw LogStoreError(.storeNotFound, "there is no store at \(path)")
+    }
+    let lock = try fileSystem.lockFile(path + "/" + StoreFileName.lock)
+    defer { lock.unlock() }
+
+    let stamp = Self.fileNameTime()
+    let fresh = path + ".recovering-" + stamp
+    let damaged = path + ".damaged-" + stamp
+    var report = SalvageReport(damagedStorePath: damaged)
+    do {
+      let old = try LogStore(path: path, options: Options(readOnly: true, corruption: .salvage))
+      defer { try? old.close() }
+      report.damagedRegions = try old.statistics().damagedRecords
+      let new = try LogStore(path: fresh, options: Options(compaction: .manual))
+      for table in try old.tableNames() {
+        try new.createTable(table)
+        report.tables += 1
+        var batch = WriteBatch()
+        for key in try old.keys(in: table) {
+          guard let entry = try? old.entry(forKey: key, in: table) else {
+            report.unreadableItems += 1
+            continue
+          }
+          batch.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
+          report.items += 1
+          if batch.count >= 1000 {
+            try new.write(batch)
+            batch = WriteBatch()
+          }
+        }
+        try new.write(batch)
+      }
+      try new.close()
+    } catch {
+      try? removeStoreDirectory(fresh, fileSystem: fileSystem)
+      throw error
+    }
+    try fileSystem.renameFile(path, to: damaged)
+    try fileSystem.renameFile(fresh, to: path)
+    try fileSystem.synchronizeDirectory(parentDirectory(of: path))
+    return report
+  }
+
+  private static func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+  }
+
+  /// Now as `20261129T123456Z`, for file names.
+  private static func fileNameTime() -> String {
+    var seconds = time(nil)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int32, _ width: Int) -> String {
+      let digits = String(value)
+      return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    return "\(pad(parts.tm_year + 1900, 4))\(pad(parts.tm_mon + 1, 2))\(pad(parts.tm_mday, 2))"
+      + "T\(pad(parts.tm_hour, 2))\(pad(parts.tm_min, 2))\(pad(parts.tm_sec, 2))Z"
+  }
+
+  /// Removes a store directory this code created, and the files in it.
+  private static func removeStoreDirectory(_ path: String, fileSystem: any FileSystem)
+    throws(LogStoreError)
+  {
+    for name in try fileSystem.contentsOfDirectory(path) {
+      try fileSystem.removeFile(path + "/" + name)
+    }
+    rmdir(path)
+  }
+}

@@ -1,0 +1,223 @@
+/// One finding of ``LogStore/verify(path:)``: a file, where in it, and what is wrong.
+public struct VerificationFinding: Sendable, Hashable, CustomStringConvertible {
+  /// The file's name inside the store directory.
+  public var file: String
+  /// The byte offset in the file, when the finding has one.
+  public var offset: Int?
+  public var message: String
+
+  public var description: String {
+    if let offset { return "\(file) at offset \(offset): \(message)" }
+    return "\(file): \(message)"
+  }
+}
+
+/// What ``LogStore/verify(path:)`` found.
+public struct VerificationReport: Sendable {
+  /// Damage: records, headers or hint files that fail their checks.
+  public var problems: [VerificationFinding] = []
+  /// Things that are not damage but that opening the store will tidy: a torn tail left by a
+  /// crash, leftovers of an interrupted compaction, stray hint files.
+  public var notes: [VerificationFinding] = []
+  /// Segment files checked.
+  public var segments = 0
+  /// Records whose checksums were checked (batch members included).
+  public var records = 0
+  /// Hint files checked against their segments.
+  public var hintFiles = 0
+  /// Whether no problem was found.
+  public var isClean: Bool { problems.isEmpty }
+}
+
+extension LogStore {
+  /// Checks every record of every segment and every hint file of the store at `path`, without
+  /// opening it and without changing anything: it works while another process has the store
+  /// open.
+  ///
+  /// - Throws: ``LogStoreError/Code/storeNotFound`` when there is no store at `path`;
+  ///   ``LogStoreError/Code/io`` when a file cannot be read.
+  public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
+    try Verifier(directory: path, fileSystem: SystemFileSystem()).run()
+  }
+}
+
+/// Walks a store's files the way recovery would, reporting instead of repairing.
+struct Verifier {
+  let directory: String
+  let fileSystem: any FileSystem
+
+  func run() throws(LogStoreError) -> VerificationReport {
+    guard fileSystem.directoryExists(directory) else {
+      throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
+    }
+    var report = VerificationReport()
+    var segments: [UInt32] = []
+    var hints: [UInt32] = []
+    for name in try fileSystem.contentsOfDirectory(directory) {
+      switch StoreFileName.classify(name) {
+      case .segment(let number): segments.append(number)
+      case .hint(let number): hints.append(number)
+      case .temporary:
+        report.notes.append(
+          VerificationFinding(
+            file: name, message: "unfinished compaction output; removed at the next open"))
+      case .other: break
+      }
+    }
+    segments.sort()
+    var salts: [UInt32: UInt32] = [:]
+    var outputGroups: [UInt32: (count: UInt32, seen: Set<UInt32>)] = [:]
+    for (position, number) in segments.enumerated() {
+      let name = StoreFileName.segment(number)
+      let bytes = try readFile(name)
+      report.segments += 1
+      var salt: UInt32 = 0
+      var baseSequence: UInt64 = 0
+      do {
+        let header = try bytes.withBytes { buffer throws(SegmentHeader.DecodingError) in
+          try SegmentHeader.decode(buffer)
+        }
+        salt = header.salt
+        baseSequence = header.baseSequence
+        salts[number] = salt
+        if header.fileNumber != number {
+          report.problems.append(
+            VerificationFinding(
+              file: name, offset: 0,
+              message: "the header names segment \(header.fileNumber), not \(number)"))
+        }
+        if let mark = header.compaction {
+          var group = outputGroups[mark.firstOutput] ?? (mark.outputCount, [])
+          group.seen.insert(mark.outputIndex)
+          outputGroups[mark.firstOutput] = group
+        }
+      } catch {
+        switch error {
+        case .incomplete where position == segments.count - 1:
+          report.notes.append(
+            VerificationFinding(
+              file: name, message: "creation cut short by a crash; removed at the next open"))
+          continue
+        case .incomplete:
+          report.problems.append(
+            VerificationFinding(file: name, offset: 0, message: "the segment header is missing"))
+          continue
+        case .unsupportedVersion(let version):
+          report.problems.append(
+            VerificationFinding(
+              file: name, offset: 8,
+              message: "format version \(version) is newer than this tool reads"))
+          continue
+        case .damaged(let reason):
+          report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
+          if bytes.count >= 20 {
+            salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress! + 16) }
+          }
+        }
+      }
+      bytes.withUnsafeBytes { buffer in
+        var scanner = SegmentScanner(
+          bytes: buffer, salt: salt, baseSequence: baseSequence,
+          isLast: position == segments.count - 1)
+        while let event = scanner.next() {
+          switch event {
+          case .record(let record, _):
+            report.records += 1
+            if record.kind == .batch {
+              report.records +=
+                (try? RecordCodec.validateMembers(of: record, salt: salt, verify: false)) ?? 0
+            }
+          case .damaged(let offset, let length, let reason):
+            report.problems.append(
+              VerificationFinding(
+                file: name, offset: offset, message: "\(reason) (\(length) bytes skipped)"))
+          }
+        }
+        if scanner.foundTornTail {
+          report.notes.append(
+            VerificationFinding(
+              file: name, offset: scanner.end,
+              message: "torn tail of \(buffer.count - scanner.end) bytes left by a crash; "
+                + "cut off at the next open"))
+        }
+      }
+    }
+    for (firstOutput, group) in outputGroups where group.seen.count != Int(group.count) {
+      report.notes.append(
+        VerificationFinding(
+          file: StoreFileName.segment(firstOutput),
+          message: "output of an unfinished compaction; removed at the next open"))
+    }
+    if let finished = outputGroups.filter({ $0.value.seen.count == Int($0.value.count) }).keys.max() {
+      for number in segments where number < finished {
+        report.notes.append(
+          VerificationFinding(
+            file: StoreFileName.segment(number),
+            message: "replaced by a finished compaction; removed at the next open"))
+      }
+    }
+    for number in hints.sorted() {
+      try checkHint(number, segmentSalt: salts[number], into: &report)
+    }
+    return report
+  }
+
+  private func readFile(_ name: String) throws(LogStoreError) -> [UInt8] {
+    let handle = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
+    defer { handle.close() }
+    var bytes = [UInt8](repeating: 0, count: try handle.size())
+    let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
+      try handle.read(into: buffer, at: 0)
+    }
+    return Array(bytes[..<read])
+  }
+
+  /// Checks a hint file and every entry of it against the record it points at.
+  private func checkHint(
+    _ number: UInt32, segmentSalt: UInt32?, into report: inout VerificationReport
+  ) throws(LogStoreError) {
+    let name = StoreFileName.hint(number)
+    guard let salt = segmentSalt else {
+      report.notes.append(
+        VerificationFinding(file: name, message: "its segment is missing; removed at the next open"))
+      return
+    }
+    report.hintFiles += 1
+    let segment = try readFile(StoreFileName.segment(number))
+    let hint = try readFile(name)
+    hint.withUnsafeBytes { hintBytes in
+      segment.withUnsafeBytes { segmentBytes in
+        let contents: HintFile.Contents
+        do throws(HintFile.Invalid) {
+          contents = try HintFile.decode(
+            hintBytes, fileNumber: number, salt: salt, segmentLength: segmentBytes.count)
+        } catch {
+          report.problems.append(
+            VerificationFinding(
+              file: name, offset: nil,
+              message: "\(error.reason); the segment is scanned instead"))
+          return
+        }
+        for entry in contents.entries {
+          let isMember =
+            entry.offset + RecordLayout.kindOffset < segmentBytes.count
+            && segmentBytes[entry.offset + RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
+          guard
+            let record = try? RecordCodec.decode(
+              segmentBytes, at: entry.offset, salt: salt, member: isMember),
+            record.kind == entry.kind, record.sequence == entry.sequence,
+            record.length == entry.length, record.table.elementsEqual(entry.table),
+            record.key.elementsEqual(entry.key)
+          else {
+            report.problems.append(
+              VerificationFinding(
+                file: name, offset: nil,
+                message: "the entry for offset \(entry.offset) of \(StoreFileName.segment(number)) "
+                  + "does not match a good record there"))
+            continue
+          }
+        }
+      }
+    }
+  }
+}

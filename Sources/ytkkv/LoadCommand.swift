@@ -1,0 +1,248 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import LogStore
+import YTKKeyValueStore
+
+/// `ytkkv load PATH [--ytk-table NAME]`: items from standard input.
+struct LoadCommand: Command {
+  static let name = "load"
+  static let abstract = "Load items from standard input: JSON Lines, or an old YTK table."
+  static let usage = "ytkkv load PATH [--ytk-table NAME]"
+  static let discussion = """
+    Without options, reads the JSON Lines that 'ytkkv dump' writes, one item per line:
+      {"table":"user_table","id":"1","value":{...},"createdTime":1448000000.25}
+    createdTime (seconds since 1970) is optional: without it, the time of loading is used.
+    A line {"table":"name"} creates an empty table. Tables are created as needed.
+
+    With --ytk-table NAME, reads instead what `sqlite3 -json DB 'SELECT * FROM t'` prints
+    for a table of an old YTKKeyValueStore SQLite database (a JSON array of
+    {"id", "json", "createdTime"} rows; json holds the value as JSON text, createdTime
+    seconds since 1970) and loads the rows into table NAME, keeping each createdTime.
+    This is the migration path from the SQLite-based YTKKeyValueStore.
+
+    Items are written in batches of up to 1,000, each one atomic: after an error, every
+    batch before it is in the store and nothing of the failing one. The store is created if
+    it does not exist. Prints how many items and tables were loaded.
+
+    Options:
+      --ytk-table NAME   read a sqlite3 -json export of a YTKKeyValueStore table into NAME
+
+    Examples:
+      $ ytkkv dump old.db | ytkkv load new.db
+      $ sqlite3 -json ytk.sqlite 'SELECT * FROM user_table' | ytkkv load new.db --ytk-table user_table
+    """
+  static let valueOptions: Set<String> = ["--ytk-table"]
+
+  let path: String
+  let ytkTable: String?
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    path = try arguments.positional(1)[0]
+    ytkTable = arguments.options["--ytk-table"]
+  }
+
+  /// One item to load.
+  struct Item {
+    var table: String
+    var id: String?
+    var value: [UInt8]
+    var createdTime: Timestamp?
+  }
+
+  func run(_ output: Output) throws -> ExitStatus {
+    let store = try StoreAccess.openForWriting(path, create: true)
+    defer { try? store.close() }
+    let loader = BatchLoader(store: store)
+    if let ytkTable {
+      try loader.createTable(ytkTable)
+      let rows = try JSONReader.parse(readStandardInput())
+      guard case .array(let elements) = rows else {
+        throw CommandFailure("expected a JSON array of rows, as sqlite3 -json prints")
+      }
+      for (index, row) in elements.enumerated() {
+        try loader.add(try Self.ytkRow(row, number: index + 1, table: ytkTable))
+      }
+    } else {
+      var lines = LineReader(descriptor: 0)
+      var number = 0
+      while let line = try lines.next() {
+        number += 1
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+        try loader.add(try Self.jsonLine(line, number: number))
+      }
+    }
+    try loader.flush()
+    try store.close()
+    output.print(
+      "loaded \(loader.items) item\(loader.items == 1 ? "" : "s") into "
+        + "\(loader.tables.count) table\(loader.tables.count == 1 ? "" : "s")")
+    return .success
+  }
+
+  /// An item from one line of `ytkkv dump` output.
+  static func jsonLine(_ line: [UInt8], number: Int) throws -> Item {
+    let parsed: JSONValue
+    do {
+      parsed = try JSONReader.parse(line)
+    } catch {
+      throw CommandFailure("line \(number): \(error)")
+    }
+    guard case .object(let fields) = parsed, case .string(let table)? = fields["table"] else {
+      throw CommandFailure("line \(number): expected an object with a \"table\" string")
+    }
+    guard let idValue = fields["id"] else {
+      return Item(table: table, id: nil, value: [], createdTime: nil)
+    }
+    guard case .string(let id) = idValue, let value = fields["value"] else {
+      throw CommandFailure("line \(number): expected an \"id\" string and a \"value\"")
+    }
+    var createdTime: Timestamp?
+    if let time = fields["createdTime"] {
+      guard let stamp = timestamp(time) else {
+        throw CommandFailure("line \(number): createdTime must be seconds since 1970")
+      }
+      createdTime = stamp
+    }
+    return Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime)
+  }
+
+  /// An item from one row of a YTKKeyValueStore table exported by `sqlite3 -json`.
+  static func ytkRow(_ row: JSONValue, number: Int, table: String) throws -> Item {
+    guard case .object(let fields) = row, case .string(let id)? = fields["id"],
+      case .string(let json)? = fields["json"]
+    else {
+      throw CommandFailure("row \(number): expected {\"id\": string, \"json\": string, ...}")
+    }
+    let value: JSONValue
+    do {
+      value = try JSONReader.parse(Array(json.utf8))
+    } catch {
+      throw CommandFailure("row \(number) (id \"\(id)\"): the json column is not JSON: \(error)")
+    }
+    var createdTime: Timestamp?
+    if let time = fields["createdTime"], !time.isNull {
+      guard let stamp = timestamp(time) else {
+        throw CommandFailure("row \(number) (id \"\(id)\"): createdTime is not seconds since 1970")
+      }
+      createdTime = stamp
+    }
+    return Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime)
+  }
+
+  /// Seconds since 1970 given as a JSON number or as text (SQLite keeps YTK's as text).
+  static func timestamp(_ value: JSONValue) -> Timestamp? {
+    switch value {
+    case .int(let seconds): Formatting.timestamp(seconds: String(seconds))
+    case .double(let seconds): Formatting.timestamp(seconds: String(seconds))
+    case .string(let text): Formatting.timestamp(seconds: text)
+    default: nil
+    }
+  }
+
+  /// Reads all of standard input.
+  func readStandardInput() throws -> [UInt8] {
+    var lines = LineReader(descriptor: 0)
+    return try lines.rest()
+  }
+}
+
+/// Groups items into atomic batches, creating tables first where needed.
+final class BatchLoader {
+  let store: KeyValueStore
+  private var batch = WriteBatch()
+  private var batchBytes = 0
+  private(set) var items = 0
+  private(set) var tables: Set<String> = []
+  private var existing: Set<String> = []
+
+  static let maxItems = 1000
+  static let maxBytes = 8 << 20
+
+  init(store: KeyValueStore) { self.store = store }
+
+  func createTable(_ name: String) throws {
+    tables.insert(name)
+    if existing.contains(name) { return }
+    if try !store.tableExists(name) { batch.createTable(name) }
+    existing.insert(name)
+  }
+
+  func add(_ item: LoadCommand.Item) throws {
+    try createTable(item.table)
+    guard let id = item.id else { return }
+    batch.put(item.value, forKey: Array(id.utf8), in: item.table, timestamp: item.createdTime)
+    items += 1
+    batchBytes += item.value.count + id.utf8.count
+    if batch.count >= Self.maxItems || batchBytes >= Self.maxBytes { try flush() }
+  }
+
+  func flush() throws {
+    guard !batch.isEmpty else { return }
+    try store.engine.write(batch)
+    batch = WriteBatch()
+    batchBytes = 0
+  }
+}
+
+/// Reads a file descriptor line by line (split on LF), in large chunks.
+struct LineReader {
+  let descriptor: Int32
+  private var buffer: [UInt8] = []
+  private var start = 0
+  private var finished = false
+
+  init(descriptor: Int32) { self.descriptor = descriptor }
+
+  /// The next line without its LF, or nil at the end.
+  mutating func next() throws -> [UInt8]? {
+    while true {
+      if let newline = buffer[start...].firstIndex(of: 0x0A) {
+        let line = Array(buffer[start..<newline])
+        start = newline + 1
+        return line
+      }
+      if finished {
+        guard start < buffer.count else { return nil }
+        let line = Array(buffer[start...])
+        start = buffer.count
+        return line
+      }
+      try fill()
+    }
+  }
+
+  /// Everything not read yet.
+  mutating func rest() throws -> [UInt8] {
+    while !finished { try fill() }
+    let rest = Array(buffer[start...])
+    start = buffer.count
+    return rest
+  }
+
+  private mutating func fill() throws {
+    if start > 0 {
+      buffer.removeFirst(start)
+      start = 0
+    }
+    let chunk = 1 << 20
+    let old = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: chunk))
+    let count = buffer.withUnsafeMutableBytes { bytes -> Int in
+      while true {
+        let result = read(descriptor, bytes.baseAddress! + old, chunk)
+        if result < 0 && errno == EINTR { continue }
+        return result
+      }
+    }
+    guard count >= 0 else {
+      throw CommandFailure("reading standard input failed: errno \(errno)")
+    }
+    buffer.removeLast(chunk - count)
+    if count == 0 { finished = true }
+  }
+}

@@ -1,0 +1,29 @@
+/// `ytkkv tables PATH`: every table with its number of items.
+struct TablesCommand: Command {
+  static let name = "tables"
+  static let abstract = "List the tables of a store with their item counts."
+  static let usage = "ytkkv tables PATH"
+  static let discussion = """
+    Prints one line per table, sorted by name: the name, a tab, the number of items.
+    Works while another process has the store open (it reads a snapshot).
+
+    Example:
+      $ ytkkv tables test.db
+      user_table	1
+    """
+
+  let path: String
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    path = try arguments.positional(1)[0]
+  }
+
+  func run(_ output: Output) throws -> ExitStatus {
+    let store = try StoreAccess.openForReading(path)
+    defer { try? store.close() }
+    for table in try store.tableNames() {
+      output.print("\(table)\t\(try store.count(in: table))")
+    }
+    return .success
+  }
+}
