@@ -18,7 +18,8 @@ let package = Package(
     // The command-line tool.
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
     .testTarget(name: "LogStoreTests", dependencies: ["LogStore"]),
-    .testTarget(name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
+    .testTarget(
+      name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
   ],
   swiftLanguageModes: [.v6]
 )

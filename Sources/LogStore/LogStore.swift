@@ -78,7 +78,8 @@ public final class LogStore: Sendable {
 
   private func tableChange(_ kind: RecordKind, _ name: String) throws(LogStoreError) {
     try name.withUTF8Bytes { table throws(LogStoreError) in
-      try engine.commit(.single(kind: kind, table: table, key: .empty, value: .empty, timestamp: nil))
+      try engine.commit(
+        .single(kind: kind, table: table, key: .empty, value: .empty, timestamp: nil))
     }
   }
 
@@ -168,7 +169,8 @@ public final class LogStore: Sendable {
   /// ``delete(key:in:)`` on borrowed bytes.
   package func delete(key: UnsafeRawBufferPointer, in table: String) throws(LogStoreError) {
     try table.withUTF8Bytes { table throws(LogStoreError) in
-      try engine.commit(.single(kind: .delete, table: table, key: key, value: .empty, timestamp: nil))
+      try engine.commit(
+        .single(kind: .delete, table: table, key: key, value: .empty, timestamp: nil))
     }
   }
 
@@ -213,7 +215,7 @@ public final class LogStore: Sendable {
       guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
       entries.reserveCapacity(index.count)
       var failure: LogStoreError?
-      index.forEach { key, location in
+      index.forEachKey { key, location in
         guard failure == nil else { return }
         do throws(LogStoreError) {
           let record = try engine.readRecord(at: location)
@@ -237,7 +239,7 @@ public final class LogStore: Sendable {
     try engine.readIndex { directory throws(LogStoreError) in
       guard let index = directory.table(table) else { throw engine.tableNotFound(table) }
       keys.reserveCapacity(index.count)
-      index.forEach { key, _ in keys.append(Array(key)) }
+      index.forEachKey { key, _ in keys.append(Array(key)) }
     }
     keys.sort { $0.lexicographicallyPrecedes($1) }
     return keys

@@ -133,7 +133,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
   public static func now() -> Timestamp {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    return Timestamp(microsecondsSince1970: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+    return Timestamp(
+      microsecondsSince1970: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
   }
 
   public static func < (a: Timestamp, b: Timestamp) -> Bool {

@@ -72,7 +72,8 @@ enum Mutation {
     guard value.count <= RecordLayout.maxValueCount else {
       throw LogStoreError(
         .invalidArgument,
-        "a value is \(value.count) bytes; the limit is \(RecordLayout.maxValueCount) bytes (64 MiB)")
+        "a value is \(value.count) bytes; the limit is \(RecordLayout.maxValueCount) bytes (64 MiB)"
+      )
     }
   }
 

@@ -177,8 +177,7 @@ final class StoreEngine: @unchecked Sendable {
   }
 
   /// Runs `body` on the index under the shared lock, after checking the store is open.
-  func readIndex<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R
-  {
+  func readIndex<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R {
     try indexLock.withReadLock { () throws(LogStoreError) -> R in
       if isClosed { throw closedError() }
       return try body(keys)

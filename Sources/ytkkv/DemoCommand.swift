@@ -1,3 +1,5 @@
+import YTKKeyValueStore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import YTKKeyValueStore
 
 /// `ytkkv demo [PATH]`: YTKKeyValueStore's own example, run against a real store.
 struct DemoCommand: Command {
@@ -60,7 +61,8 @@ struct DemoCommand: Command {
 
     try store.put(string: "a plain string", id: "user_name", into: tableName)
     try store.put(number: 98.5, id: "user_score", into: tableName)
-    output.print("put(string: \"a plain string\", id: \"user_name\"), put(number: 98.5, id: \"user_score\")")
+    output.print(
+      "put(string: \"a plain string\", id: \"user_name\"), put(number: 98.5, id: \"user_score\")")
     output.print("count(in: \"\(tableName)\") = \(try store.count(in: tableName))")
 
     try store.delete(prefix: "user_", from: tableName)

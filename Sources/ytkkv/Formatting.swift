@@ -1,3 +1,5 @@
+import LogStore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import LogStore
 
 /// Text forms shared by the commands.
 enum Formatting {

@@ -1,3 +1,6 @@
+import LogStore
+import YTKKeyValueStore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import LogStore
-import YTKKeyValueStore
 
 /// `ytkkv load PATH [--ytk-table NAME]`: items from standard input.
 struct LoadCommand: Command {

@@ -56,7 +56,10 @@ struct StatsCommand: Command {
       ("garbage", "\(statistics.garbageBytes) (\(percent)% of disk)"),
       ("segments", "\(statistics.segments)"),
       ("damaged records", "\(statistics.damagedRecords)"),
-      ("opened from", "\(report.scannedRecords) records scanned, \(report.hintEntries) hint entries"),
+      (
+        "opened from",
+        "\(report.scannedRecords) records scanned, \(report.hintEntries) hint entries"
+      ),
     ]
     for (label, value) in rows {
       output.print(label + ":" + String(repeating: " ", count: 17 - label.count) + value)

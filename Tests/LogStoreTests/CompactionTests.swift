@@ -19,10 +19,13 @@ struct CompactionTests {
     try store.createTable("t")
     for round in 0..<5 {
       for index in 0..<200 {
-        try store.put(Array("round \(round) value \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+        try store.put(
+          Array("round \(round) value \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
       }
     }
-    for index in stride(from: 0, to: 200, by: 2) { try store.delete(key: Array("k\(index)".utf8), in: "t") }
+    for index in stride(from: 0, to: 200, by: 2) {
+      try store.delete(key: Array("k\(index)".utf8), in: "t")
+    }
     let expected = try store.snapshot()
     let before = try store.statistics()
     #expect(before.segments > 3)
@@ -89,7 +92,9 @@ struct CompactionTests {
     let path = directory.appending("store")
     let store = try LogStore(path: path, options: options(maxSegmentSize: 64 << 10))
     try store.createTable("t")
-    for index in 0..<5_000 { try store.put(Array("old \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t") }
+    for index in 0..<5_000 {
+      try store.put(Array("old \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+    }
     let writer = DispatchGroup()
     DispatchQueue.global().async(group: writer) {
       for index in 0..<5_000 {
@@ -134,7 +139,8 @@ struct CompactionTests {
     let after = directory.appending("after")
     try copyDirectory(path, to: after)
     let manager = FileManager.default
-    let oldSegments = Set(try manager.contentsOfDirectory(atPath: before).filter { $0.hasSuffix(".log") })
+    let oldSegments = Set(
+      try manager.contentsOfDirectory(atPath: before).filter { $0.hasSuffix(".log") })
     let outputs = try manager.contentsOfDirectory(atPath: after).filter {
       $0.hasSuffix(".log") && !oldSegments.contains($0)
     }.sorted()

@@ -92,9 +92,12 @@ struct ConcurrencyTests {
   func readersWritersCompaction() throws {
     let directory = TemporaryDirectory()
     let store = try LogStore(
-      path: directory.appending("store"), options: .init(compaction: .manual, maxSegmentSize: 16 << 10))
+      path: directory.appending("store"),
+      options: .init(compaction: .manual, maxSegmentSize: 16 << 10))
     try store.createTable("t")
-    for index in 0..<500 { try store.put(Array("0".utf8), forKey: Array("k\(index)".utf8), in: "t") }
+    for index in 0..<500 {
+      try store.put(Array("0".utf8), forKey: Array("k\(index)".utf8), in: "t")
+    }
     let failures = LockedCounter()
     onThreads(4) { thread in
       do {

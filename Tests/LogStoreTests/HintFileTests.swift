@@ -6,13 +6,17 @@ import Testing
 @Suite("Hint files")
 struct HintFileTests {
   /// A compacted store of 2,000 keys in several segments, closed.
-  private func compactedStore(_ directory: TemporaryDirectory) throws -> (String, [String: [String: String]]) {
+  private func compactedStore(_ directory: TemporaryDirectory) throws -> (
+    String, [String: [String: String]]
+  ) {
     let path = directory.appending("store")
-    let store = try LogStore(path: path, options: .init(compaction: .manual, maxSegmentSize: 32 << 10))
+    let store = try LogStore(
+      path: path, options: .init(compaction: .manual, maxSegmentSize: 32 << 10))
     try store.createTable("t")
     for round in 0..<2 {
       for index in 0..<2_000 {
-        try store.put(Array("value \(round) \(index)".utf8), forKey: Array("key\(index)".utf8), in: "t")
+        try store.put(
+          Array("value \(round) \(index)".utf8), forKey: Array("key\(index)".utf8), in: "t")
       }
     }
     try store.compact()
@@ -25,7 +29,9 @@ struct HintFileTests {
   func openUsesHints() throws {
     let directory = TemporaryDirectory()
     let (path, expected) = try compactedStore(directory)
-    let hints = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".hint") }
+    let hints = try FileManager.default.contentsOfDirectory(atPath: path).filter {
+      $0.hasSuffix(".hint")
+    }
     #expect(hints.count >= 2)
     let store = try LogStore(path: path)
     #expect(try store.snapshot() == expected)

@@ -13,7 +13,8 @@ func encodeRecord(
   let valueBytes = Array(value.utf8)
   var out = [UInt8](
     repeating: 0,
-    count: RecordLayout.length(table: tableBytes.count, key: keyBytes.count, value: valueBytes.count))
+    count: RecordLayout.length(
+      table: tableBytes.count, key: keyBytes.count, value: valueBytes.count))
   tableBytes.withUnsafeBytes { t in
     keyBytes.withUnsafeBytes { k in
       valueBytes.withUnsafeBytes { v in

@@ -37,7 +37,8 @@ struct RecoveryTests {
       let expected = cut == original.count ? 5 : 4
       #expect(try store.count(in: "t") == expected, "cut at \(cut)")
       for index in 0..<4 {
-        #expect(try store.value(forKey: Array("k\(index)".utf8), in: "t") == Array("value \(index)".utf8))
+        #expect(
+          try store.value(forKey: Array("k\(index)".utf8), in: "t") == Array("value \(index)".utf8))
       }
       #expect(try store.statistics().damagedRecords == 0)
       // The store goes on working after the cut: a new record lands where the torn one was.
@@ -93,7 +94,9 @@ struct RecoveryTests {
     let before = try fileBytes(segment).count
     let writer = try LogStore(path: path)
     var batch = WriteBatch()
-    for index in 0..<5 { batch.put(Array("v\(index)".utf8), forKey: Array("b\(index)".utf8), in: "t") }
+    for index in 0..<5 {
+      batch.put(Array("v\(index)".utf8), forKey: Array("b\(index)".utf8), in: "t")
+    }
     batch.createTable("u")
     try writer.write(batch)
     try writer.close()

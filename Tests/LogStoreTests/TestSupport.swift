@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import LogStore
 
 /// A fresh directory under the system's temporary directory, removed when released.

@@ -197,7 +197,8 @@ extension StoreEngine {
       moves.append(
         Move(
           old: old,
-          new: RecordLocation(segment: output.number, offset: UInt32(offset), length: UInt32(length)),
+          new: RecordLocation(
+            segment: output.number, offset: UInt32(offset), length: UInt32(length)),
           isCreation: isCreation))
     }
 
@@ -271,8 +272,7 @@ extension StoreEngine {
   }
 
   /// Step 4: point the index at the copies and retire the inputs.
-  private func swapIn(outputs: [SegmentBuilder], moves: [Move], plan: Plan) throws(LogStoreError)
-  {
+  private func swapIn(outputs: [SegmentBuilder], moves: [Move], plan: Plan) throws(LogStoreError) {
     var files: [SegmentFile] = []
     for output in outputs {
       let mapping = try output.handle.map(length: max(output.size, 1), writable: false)

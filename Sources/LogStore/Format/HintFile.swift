@@ -39,7 +39,8 @@ enum HintFile {
     mutating func add(_ record: Record, offset: Int) {
       let start = entries.count
       entries.append(
-        contentsOf: repeatElement(0, count: HintFile.entryHeaderSize + record.table.count + record.key.count))
+        contentsOf: repeatElement(
+          0, count: HintFile.entryHeaderSize + record.table.count + record.key.count))
       entries.withUnsafeMutableBytes { buffer in
         let base = buffer.baseAddress! + start
         base.storeBytes(of: record.kind.rawValue, as: UInt8.self)

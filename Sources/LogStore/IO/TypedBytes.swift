@@ -2,7 +2,9 @@
 /// untyped errors: the engine's errors stay `LogStoreError` all the way out.
 extension Array where Element == UInt8 {
   @inline(__always)
-  package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+  package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
+    -> R
+  {
     var result: Result<R, E>?
     withUnsafeBytes { bytes in result = Result { () throws(E) -> R in try body(bytes) } }
     return try result!.get()

@@ -100,7 +100,7 @@ final class KeyDirectory {
   /// and verification.
   func forEachLocation(_ body: (String, UnsafeRawBufferPointer, RecordLocation) -> Void) {
     for (name, table) in tables {
-      table.forEach { key, location in body(name, key, location) }
+      table.forEachKey { key, location in body(name, key, location) }
     }
   }
 }

@@ -41,7 +41,8 @@ final class TableIndex {
 
   init() {
     slots = .allocate(capacity: Self.minimumCapacity)
-    slots.initialize(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
+    slots.initialize(
+      repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
       count: Self.minimumCapacity)
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
@@ -144,9 +145,10 @@ final class TableIndex {
 
   /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
   /// write made while it copied is never undone. Returns whether it did.
-  func relocate(_ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
-    to new: RecordLocation) -> Bool
-  {
+  func relocate(
+    _ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
+    to new: RecordLocation
+  ) -> Bool {
     let index = probe(key, Self.slotHash(hash))
     guard index >= 0, recordLocation(of: slots[index]) == old else { return false }
     slots[index].segment = new.segment
@@ -216,7 +218,7 @@ final class TableIndex {
 
   /// Calls `body` with every key and its location, in no particular order. `body` must not
   /// change the index.
-  func forEach(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
+  func forEachKey(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
     for index in 0...mask {
       let slot = slots[index]
       if slot.hash != 0 { try body(keyBytes(slot.keyReference), recordLocation(of: slot)) }
@@ -230,7 +232,8 @@ final class TableIndex {
     let oldCapacity = mask + 1
     let capacity = oldCapacity * 2
     slots = .allocate(capacity: capacity)
-    slots.initialize(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
+    slots.initialize(
+      repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
       count: capacity)
     mask = capacity - 1
     for index in 0..<oldCapacity {

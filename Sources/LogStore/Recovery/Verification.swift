@@ -148,7 +148,8 @@ struct Verifier {
           file: StoreFileName.segment(firstOutput),
           message: "output of an unfinished compaction; removed at the next open"))
     }
-    if let finished = outputGroups.filter({ $0.value.seen.count == Int($0.value.count) }).keys.max() {
+    if let finished = outputGroups.filter({ $0.value.seen.count == Int($0.value.count) }).keys.max()
+    {
       for number in segments where number < finished {
         report.notes.append(
           VerificationFinding(
@@ -179,7 +180,8 @@ struct Verifier {
     let name = StoreFileName.hint(number)
     guard let salt = segmentSalt else {
       report.notes.append(
-        VerificationFinding(file: name, message: "its segment is missing; removed at the next open"))
+        VerificationFinding(file: name, message: "its segment is missing; removed at the next open")
+      )
       return
     }
     report.hintFiles += 1

@@ -147,7 +147,9 @@ final class SegmentWriter {
   func discardUnsynchronized() -> Int {
     let keep = max(durable, SegmentHeader.size)
     if used > keep {
-      file.mapping.write(at: keep, count: used - keep) { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+      file.mapping.write(at: keep, count: used - keep) {
+        $0.initializeMemory(as: UInt8.self, repeating: 0)
+      }
       used = keep
     }
     return used
