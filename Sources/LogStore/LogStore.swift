@@ -84,8 +84,11 @@ public final class LogStore: Sendable {
   }
 
   /// Whether the table exists.
+  ///
+  /// - Throws: ``LogStoreError/Code/invalidTableName`` for a name no table can have.
   public func tableExists(_ name: String) throws(LogStoreError) -> Bool {
-    try engine.readIndex { keys throws(LogStoreError) in keys.table(name) != nil }
+    try name.withUTF8Bytes { bytes throws(LogStoreError) in try Mutation.validateTableName(bytes) }
+    return try engine.readIndex { keys throws(LogStoreError) in keys.table(name) != nil }
   }
 
   /// The names of all tables, sorted by their UTF-8 bytes.

@@ -168,8 +168,17 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
+  /// The error for a table that is not there: `invalidTableName` when no table could ever
+  /// have that name, `tableNotFound` otherwise.
   func tableNotFound(_ table: String) -> LogStoreError {
-    LogStoreError(.tableNotFound, "there is no table named \"\(table)\" in \(directory)")
+    do {
+      try table.withUTF8Bytes { bytes throws(LogStoreError) in
+        try Mutation.validateTableName(bytes)
+      }
+    } catch {
+      return error
+    }
+    return LogStoreError(.tableNotFound, "there is no table named \"\(table)\" in \(directory)")
   }
 
   func tableNotFound(_ table: UnsafeRawBufferPointer) -> LogStoreError {
