@@ -1,0 +1,450 @@
+/// Writes a ``JSONValue`` as the canonical compact JSON text that the store keeps on disk.
+///
+/// The text is the stored format, so these rules are fixed forever: the same value must give
+/// the same bytes in every version, and the text must read back (with ``JSONReader``) as
+/// the same value.
+///
+/// - The output is RFC 8259 JSON in UTF-8, with no whitespace anywhere.
+/// - `null`, `true` and `false` are written as themselves.
+/// - An object's members are sorted by the UTF-8 bytes of their keys (a plain byte-wise
+///   comparison, shorter key first when one is a prefix of the other), so equal values give
+///   equal bytes whatever order their members were inserted in.
+/// - A string is written between `"` with exactly these escapes: `"` as `\"`, `\` as `\\`,
+///   U+0008 as `\b`, U+000C as `\f`, U+000A as `\n`, U+000D as `\r`, U+0009 as `\t`, and
+///   every other character below U+0020 as `\u00XX` with two lowercase hex digits. Everything
+///   else, `/` and all non-ASCII characters included, is written as its raw UTF-8 bytes.
+///   Keys are written the same way.
+/// - An integer (``JSONValue/int(_:)``) is written in plain decimal: an optional `-`, then
+///   digits without leading zeros. Every `Int64` is allowed, `Int64.min` included.
+/// - A double (``JSONValue/double(_:)``) is written with the fewest significant digits that
+///   read back as exactly the same double (of those, the closest to it), after a `-` if its
+///   sign is negative (zero included), laid out as follows. Zero is `0.0`. A magnitude from
+///   1e-4 through 2^53 is positional, with at least one digit on each side of the point:
+///   `2.0`, `0.1`, `123.456`, `0.00012`, `9007199254740992.0`. Anything else is scientific:
+///   the first digit, then `.` and the other digits if there are any, then `e`, the
+///   exponent's sign (`+` or `-`) and at least two exponent digits: `1e+16`, `1.5e-10`,
+///   `1e-05`, `5e-324`. This is exactly how Swift's `Double.description` reads today. The
+///   text always contains `.` or `e`, so it reads back as a double, never as an integer.
+///   NaN and the infinities have no JSON form and are an error.
+/// - Arrays and objects nest at most ``JSONReader/maximumDepth`` levels deep, the most the
+///   reader accepts; deeper values are an error, so nothing is written that cannot be read.
+///
+/// Errors thrown by the writer have `offset` 0.
+package enum JSONWriter {
+  /// Appends the canonical compact JSON text of `value` to `output`.
+  ///
+  /// On error, `output` may hold part of the text; discard it.
+  package static func write(_ value: JSONValue, into output: inout [UInt8]) throws(JSONCodecError) {
+    try append(value, lenient: false, into: &output)
+  }
+
+  /// Returns the canonical compact JSON text of `value`.
+  package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
+    var output: [UInt8] = []
+    output.reserveCapacity(estimatedSize(of: value))
+    try write(value, into: &output)
+    return output
+  }
+
+  /// The text for `JSONValue.description`: the canonical text, except that non-finite
+  /// doubles appear as `nan`, `inf` and `-inf` and nesting is not limited.
+  static func describingBytes(_ value: JSONValue) -> [UInt8] {
+    var output: [UInt8] = []
+    output.reserveCapacity(estimatedSize(of: value))
+    do {
+      try append(value, lenient: true, into: &output)
+    } catch {
+      // Unreachable: in lenient mode nothing throws.
+    }
+    return output
+  }
+
+  /// A cheap guess at the size of the text from the top level alone, so that a typical value
+  /// is written with one allocation.
+  private static func estimatedSize(of value: JSONValue) -> Int {
+    switch value {
+    case .string(let string): return string.utf8.count + 8
+    case .array(let array): return 2 + array.count * 16
+    case .object(let object): return 2 + object.count * 32
+    default: return 32
+    }
+  }
+
+  /// An array or object whose closing bracket has not been written yet.
+  private struct OpenContainer {
+    /// The array's elements; empty for an object.
+    var elements: [JSONValue] = []
+    /// The object's members; empty for an array.
+    var members: [String: JSONValue] = [:]
+    var isObject: Bool
+    /// The next element to write, or for an object the position in `order` of the next
+    /// member to write.
+    var next: Int
+    /// Where `next` stops: the element count, or the end of the object's run in `order`.
+    var end: Int
+  }
+
+  /// Writes `value` with an explicit stack of open containers rather than by recursion, so
+  /// that deep values cannot exhaust the thread's stack (debug builds have large frames).
+  ///
+  /// Each pass of the outer loop writes the start of one value: a scalar whole, or the
+  /// opening of a container and the start of its first element. The inner loop then moves
+  /// to the next element of the innermost open container, closing those that are done.
+  private static func append(
+    _ value: JSONValue, lenient: Bool, into output: inout [UInt8]
+  ) throws(JSONCodecError) {
+    var open: [OpenContainer] = []
+    open.reserveCapacity(4)
+    // The indices of the open objects' members, in key order, innermost object last.
+    // Sorting indices, which are plain integers, is much cheaper than sorting (key, value)
+    // pairs, whose every move costs reference counting.
+    var order: [[String: JSONValue].Index] = []
+    var current = value
+    nextValue: while true {
+      switch current {
+      case .null:
+        appendLiteral("null", into: &output)
+      case .bool(let bool):
+        appendLiteral(bool ? "true" : "false", into: &output)
+      case .int(let int):
+        appendInteger(int, into: &output)
+      case .double(let double):
+        try appendDouble(double, lenient: lenient, into: &output)
+      case .string(let string):
+        appendString(string, into: &output)
+      case .array(let elements):
+        try checkDepth(open.count + 1, lenient: lenient)
+        output.append(JSONByte.openBracket)
+        if let first = elements.first {
+          open.append(
+            OpenContainer(elements: elements, isObject: false, next: 1, end: elements.count))
+          current = first
+          continue nextValue
+        }
+        output.append(JSONByte.closeBracket)
+      case .object(let members):
+        try checkDepth(open.count + 1, lenient: lenient)
+        output.append(JSONByte.openBrace)
+        if !members.isEmpty {
+          let start = order.count
+          order.reserveCapacity(start + members.count)
+          var index = members.startIndex
+          while index != members.endIndex {
+            order.append(index)
+            members.formIndex(after: &index)
+          }
+          if members.count > 1 {
+            let keys = members.keys
+            // Through a buffer pointer, because sorting `order[start...]` would copy it.
+            order.withUnsafeMutableBufferPointer { all in
+              var run = UnsafeMutableBufferPointer(rebasing: all[start...])
+              run.sort { precedesInUTF8(keys[$0], keys[$1]) }
+            }
+          }
+          open.append(
+            OpenContainer(members: members, isObject: true, next: start + 1, end: order.count))
+          let first = members[order[start]]
+          appendString(first.key, into: &output)
+          output.append(JSONByte.colon)
+          current = first.value
+          continue nextValue
+        }
+        output.append(JSONByte.closeBrace)
+      }
+
+      // `current` is written: go on with the next element of the innermost open container.
+      while !open.isEmpty {
+        let top = open.count - 1
+        let next = open[top].next
+        if next < open[top].end {
+          open[top].next = next + 1
+          output.append(JSONByte.comma)
+          if open[top].isObject {
+            let member = open[top].members[order[next]]
+            appendString(member.key, into: &output)
+            output.append(JSONByte.colon)
+            current = member.value
+          } else {
+            current = open[top].elements[next]
+          }
+          continue nextValue
+        }
+        if open[top].isObject {
+          output.append(JSONByte.closeBrace)
+          order.removeLast(open[top].members.count)
+        } else {
+          output.append(JSONByte.closeBracket)
+        }
+        open.removeLast()
+      }
+      return
+    }
+  }
+
+  private static func checkDepth(_ depth: Int, lenient: Bool) throws(JSONCodecError) {
+    guard depth > JSONReader.maximumDepth, !lenient else { return }
+    throw JSONCodecError(
+      message: "JSON arrays and objects cannot nest deeper than \(JSONReader.maximumDepth) levels",
+      offset: 0)
+  }
+
+  private static func appendLiteral(_ literal: StaticString, into output: inout [UInt8]) {
+    output.append(
+      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+  }
+
+  private static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
+    if value < 0 { output.append(JSONByte.minus) }
+    // `magnitude` is a UInt64, so Int64.min needs no special case.
+    var remaining = value.magnitude
+    let start = output.count
+    repeat {
+      output.append(JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10))
+      remaining /= 10
+    } while remaining != 0
+    var low = start
+    var high = output.count - 1
+    while low < high {
+      output.swapAt(low, high)
+      low += 1
+      high -= 1
+    }
+  }
+
+  private static func appendDouble(
+    _ value: Double, lenient: Bool, into output: inout [UInt8]
+  ) throws(JSONCodecError) {
+    guard value.isFinite else {
+      if lenient {
+        output.append(contentsOf: value.description.utf8)
+        return
+      }
+      throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
+    }
+    let decimal = ShortestDecimal(value)
+    if value.sign == .minus { output.append(JSONByte.minus) }
+    let magnitude = value.magnitude
+    if decimal.significand == 0 {
+      appendLiteral("0.0", into: &output)
+    } else if magnitude >= 1e-4 && magnitude <= 0x1p53 {
+      appendPositional(decimal, into: &output)
+    } else {
+      appendScientific(decimal, into: &output)
+    }
+  }
+
+  /// Appends `decimal` positionally, with at least one digit on each side of the point:
+  /// `2.0`, `123.456`, `0.00123`.
+  private static func appendPositional(_ decimal: ShortestDecimal, into output: inout [UInt8]) {
+    var digits = decimal.digits()
+    if decimal.exponent < 0 {
+      appendLiteral("0.", into: &output)
+      for _ in 1..<(-decimal.exponent) { output.append(JSONByte.zero) }
+      while let digit = digits.next() { output.append(digit) }
+      return
+    }
+    let integerDigits = decimal.exponent + 1
+    for position in 1...max(integerDigits, decimal.digitCount) {
+      output.append(digits.next() ?? JSONByte.zero)
+      if position == integerDigits { output.append(JSONByte.dot) }
+    }
+    if decimal.digitCount <= integerDigits { output.append(JSONByte.zero) }
+  }
+
+  /// Appends `decimal` in scientific notation, the point after the first digit (if there are
+  /// more) and the exponent signed and at least two digits long: `1e+16`, `1.5e-10`.
+  private static func appendScientific(_ decimal: ShortestDecimal, into output: inout [UInt8]) {
+    var digits = decimal.digits()
+    if let first = digits.next() { output.append(first) }
+    if decimal.digitCount > 1 {
+      output.append(JSONByte.dot)
+      while let digit = digits.next() { output.append(digit) }
+    }
+    output.append(JSONByte.lowercaseE)
+    output.append(decimal.exponent < 0 ? JSONByte.minus : JSONByte.plus)
+    if decimal.exponent.magnitude < 10 { output.append(JSONByte.zero) }
+    appendInteger(Int64(decimal.exponent.magnitude), into: &output)
+  }
+
+  private static func appendString(_ string: String, into output: inout [UInt8]) {
+    output.append(JSONByte.quote)
+    let wasContiguous: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+      appendEscaped(utf8, into: &output)
+    }
+    if wasContiguous == nil {
+      var copy = string
+      copy.withUTF8 { utf8 in
+        appendEscaped(utf8, into: &output)
+      }
+    }
+    output.append(JSONByte.quote)
+  }
+
+  /// Appends `utf8` with the escapes the format requires, copying the unescaped runs in bulk.
+  /// A Swift string's UTF-8 is always valid, so the output is too.
+  private static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8])
+  {
+    var runStart = 0
+    for index in 0..<utf8.count {
+      let byte = utf8[index]
+      guard byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash else { continue }
+      if runStart < index {
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+      }
+      runStart = index + 1
+      output.append(JSONByte.backslash)
+      switch byte {
+      case JSONByte.quote: output.append(JSONByte.quote)
+      case JSONByte.backslash: output.append(JSONByte.backslash)
+      case 0x08: output.append(JSONByte.lowercaseB)
+      case 0x0C: output.append(JSONByte.lowercaseF)
+      case 0x0A: output.append(JSONByte.lowercaseN)
+      case 0x0D: output.append(JSONByte.lowercaseR)
+      case 0x09: output.append(JSONByte.lowercaseT)
+      default:
+        appendLiteral("u00", into: &output)
+        output.append(JSONByte.lowercaseHexDigits[Int(byte >> 4)])
+        output.append(JSONByte.lowercaseHexDigits[Int(byte & 0x0F)])
+      }
+    }
+    if runStart < utf8.count {
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+    }
+  }
+
+  /// Whether `lhs` sorts before `rhs` when both are compared as UTF-8 bytes.
+  ///
+  /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
+  /// byte order the format promises, so the bytes are compared directly.
+  private static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
+    let result = lhs.utf8.withContiguousStorageIfAvailable { lhsBytes in
+      rhs.utf8.withContiguousStorageIfAvailable { rhsBytes in
+        let common = min(lhsBytes.count, rhsBytes.count)
+        for index in 0..<common where lhsBytes[index] != rhsBytes[index] {
+          return lhsBytes[index] < rhsBytes[index]
+        }
+        return lhsBytes.count < rhsBytes.count
+      }
+    }
+    if case let precedes?? = result { return precedes }
+    return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+  }
+}
+
+/// The shortest decimal that reads back as exactly a given double's magnitude: the digits of
+/// `significand` (which has no trailing zeros) read as d.ddd × 10^exponent.
+///
+/// The digits come from Swift's `Double.description`, which prints the shortest digit string
+/// that round-trips (and of those, the closest to the exact value), so they are fully
+/// determined by the double. Only the digits are taken from it, not its layout: the writer
+/// lays them out by its own fixed rules, so that a change in how Swift formats numbers could
+/// not change stored bytes.
+private struct ShortestDecimal {
+  var significand: UInt64 = 0
+  var digitCount = 0
+  /// The power of ten of the first digit.
+  var exponent = 0
+
+  init(_ value: Double) {
+    // `description` of a finite double is JSON number syntax: an optional sign, digits with
+    // an optional point, an optional exponent. Read the digits into `significand`, noting the
+    // power of ten they are scaled by.
+    var scale = 0
+    var explicitExponent = 0
+    var seenPoint = false
+    var inExponent = false
+    var isExponentNegative = false
+    for byte in value.description.utf8 {
+      switch byte {
+      case JSONByte.zero...JSONByte.nine:
+        let digit = Int(byte &- JSONByte.zero)
+        if inExponent {
+          explicitExponent = explicitExponent &* 10 &+ digit
+        } else if significand <= (UInt64.max - 9) / 10 {
+          significand = significand * 10 + UInt64(digit)
+          if seenPoint { scale -= 1 }
+        } else if !seenPoint {
+          // Beyond 19 digits only padding zeros can occur (the shortest form has at most
+          // 17 significant digits); they scale, and after the point they do not matter.
+          scale += 1
+        }
+      case JSONByte.dot:
+        seenPoint = true
+      case JSONByte.lowercaseE, JSONByte.uppercaseE:
+        inExponent = true
+      case JSONByte.minus:
+        if inExponent { isExponentNegative = true }
+      default:
+        break
+      }
+    }
+    guard significand != 0 else { return }
+    scale += isExponentNegative ? -explicitExponent : explicitExponent
+    while significand % 10 == 0 {
+      significand /= 10
+      scale += 1
+    }
+    var remaining = significand
+    repeat {
+      digitCount += 1
+      remaining /= 10
+    } while remaining != 0
+    exponent = scale + digitCount - 1
+  }
+
+  /// The ASCII digits of `significand`, most significant first.
+  func digits() -> Digits {
+    var divisor: UInt64 = 1
+    for _ in 1..<max(digitCount, 1) { divisor *= 10 }
+    return Digits(remaining: significand, divisor: divisor)
+  }
+
+  struct Digits: IteratorProtocol {
+    var remaining: UInt64
+    /// The place value of the next digit; 0 when all are out.
+    var divisor: UInt64
+
+    mutating func next() -> UInt8? {
+      guard divisor != 0 else { return nil }
+      let digit = remaining / divisor
+      remaining %= divisor
+      divisor /= 10
+      return JSONByte.zero &+ UInt8(truncatingIfNeeded: digit)
+    }
+  }
+}
+
+/// The ASCII bytes of JSON syntax, named once for the reader and the writer.
+enum JSONByte {
+  static let tab = UInt8(ascii: "\t")
+  static let lineFeed = UInt8(ascii: "\n")
+  static let carriageReturn = UInt8(ascii: "\r")
+  static let space = UInt8(ascii: " ")
+  static let quote = UInt8(ascii: "\"")
+  static let plus = UInt8(ascii: "+")
+  static let comma = UInt8(ascii: ",")
+  static let minus = UInt8(ascii: "-")
+  static let dot = UInt8(ascii: ".")
+  static let slash = UInt8(ascii: "/")
+  static let zero = UInt8(ascii: "0")
+  static let one = UInt8(ascii: "1")
+  static let nine = UInt8(ascii: "9")
+  static let colon = UInt8(ascii: ":")
+  static let uppercaseA = UInt8(ascii: "A")
+  static let uppercaseE = UInt8(ascii: "E")
+  static let uppercaseF = UInt8(ascii: "F")
+  static let openBracket = UInt8(ascii: "[")
+  static let backslash = UInt8(ascii: "\\")
+  static let closeBracket = UInt8(ascii: "]")
+  static let lowercaseA = UInt8(ascii: "a")
+  static let lowercaseB = UInt8(ascii: "b")
+  static let lowercaseE = UInt8(ascii: "e")
+  static let lowercaseF = UInt8(ascii: "f")
+  static let lowercaseN = UInt8(ascii: "n")
+  static let lowercaseR = UInt8(ascii: "r")
+  static let lowercaseT = UInt8(ascii: "t")
+  static let lowercaseU = UInt8(ascii: "u")
+  static let openBrace = UInt8(ascii: "{")
+  static let closeBrace = UInt8(ascii: "}")
+  static let lowercaseHexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}
