@@ -20,6 +20,8 @@ let package = Package(
     .testTarget(name: "LogStoreTests", dependencies: ["LogStore"]),
     .testTarget(
       name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
+    // Runs the built `ytkkv` binary: one file per subcommand.
+    .testTarget(name: "ytkkvTests", dependencies: ["ytkkv", "YTKKeyValueStore"]),
   ],
   swiftLanguageModes: [.v6]
 )
