@@ -1,0 +1,235 @@
+// Shared by the KeyValueStore*Tests files: temporary stores, error expectations, snapshots
+// of a store's whole contents, and running the `ytkkv` executable built with the tests.
+
+import Foundation
+import Synchronization
+import Testing
+import YTKKeyValueStore
+
+/// A fresh directory under the system's temporary directory, removed with everything in it
+/// when the last reference goes away.
+final class TemporaryDirectory {
+  let path: String
+
+  init(_ name: String = "kvstore") {
+    path =
+      URL(fileURLWithPath: NSTemporaryDirectory())
+      .appendingPathComponent("ytk-\(name)-\(UUID().uuidString)").path
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+
+  /// A path inside the directory (not created).
+  func appending(_ name: String) -> String { path + "/" + name }
+
+  /// Where tests keep their store: a directory the store itself creates on first open.
+  var storePath: String { appending("test.db") }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Opens the store at `path` again after closing `store`.
+func reopen(_ store: KeyValueStore, options: StoreOptions = StoreOptions()) throws
+  -> KeyValueStore
+{
+  let path = store.path
+  try store.close()
+  return try KeyValueStore(path: path, options: options)
+}
+
+/// Everything a user can read from a store: its table names and every item of every table,
+/// with values and created times. Two snapshots are equal when the stores hold exactly the
+/// same data.
+struct StoreSnapshot: Equatable, CustomStringConvertible {
+  var tableNames: [String]
+  var items: [String: [KeyValueItem]]
+
+  init(_ store: KeyValueStore) throws {
+    tableNames = try store.tableNames()
+    items = [:]
+    for name in tableNames {
+      items[name] = try store.allItems(in: name)
+    }
+  }
+
+  var description: String {
+    tableNames.map { name in
+      let rows = (items[name] ?? []).map { item in
+        "  \(item.id): \(item.object) @\(item.createdTime.timeIntervalSince1970)"
+      }
+      return ([name] + rows).joined(separator: "\n")
+    }.joined(separator: "\n")
+  }
+}
+
+/// Expects `body` to throw a ``KeyValueStoreError`` with `code`, whose message (and
+/// description) contains each of `fragments`; returns the error for further checks.
+@discardableResult
+func expectError(
+  _ code: KeyValueStoreError.Code, mentioning fragments: [String] = [],
+  sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> KeyValueStoreError? {
+  let error = #expect(throws: KeyValueStoreError.self, sourceLocation: sourceLocation) {
+    try body()
+  }
+  guard let error else { return nil }
+  #expect(
+    error.code == code, "expected .\(code), got .\(error.code): \(error.message)",
+    sourceLocation: sourceLocation)
+  #expect(!error.message.isEmpty, "the message is empty", sourceLocation: sourceLocation)
+  #expect(error.description == error.message, sourceLocation: sourceLocation)
+  for fragment in fragments {
+    #expect(
+      error.message.contains(fragment),
+      "the message \"\(error.message)\" does not mention \"\(fragment)\"",
+      sourceLocation: sourceLocation)
+  }
+  return error
+}
+
+/// A string of exactly `count` bytes of UTF-8, of a repeating pattern of letters.
+func asciiString(bytes count: Int) -> String {
+  let letters = "abcdefghijklmnopqrstuvwxyz"
+  return String(repeating: letters, count: count / 26) + letters.prefix(count % 26)
+}
+
+/// The double held by `[x]`, the form in which `put(number:)` stores a number.
+func wrappedDouble(_ value: JSONValue?) -> Double? {
+  guard case .array(let elements)? = value, elements.count == 1,
+    case .double(let double) = elements[0]
+  else { return nil }
+  return double
+}
+
+/// A small, fast, seeded random number generator (SplitMix64), so that "random" workloads
+/// are the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  /// A number in `0..<bound`.
+  mutating func next(below bound: Int) -> Int {
+    Int(next() % UInt64(bound))
+  }
+}
+
+// MARK: - Threads
+
+/// Runs `body(index)` on `count` new OS threads at once and waits for all of them.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  let group = DispatchGroup()
+  for index in 0..<count {
+    group.enter()
+    let thread = Thread {
+      body(index)
+      group.leave()
+    }
+    thread.stackSize = 4 << 20
+    thread.start()
+  }
+  group.wait()
+}
+
+/// A value shared between threads, behind a mutex.
+final class Locked<Value: Sendable>: Sendable {
+  private let mutex: Mutex<Value>
+
+  init(_ value: Value) { mutex = Mutex(value) }
+
+  func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R {
+    mutex.withLock { body(&$0) }
+  }
+
+  var value: Value { withLock { $0 } }
+}
+
+/// A counter shared between threads.
+final class SharedCounter: Sendable {
+  private let count = Atomic<Int>(0)
+
+  func increment() { count.add(1, ordering: .sequentiallyConsistent) }
+
+  var value: Int { count.load(ordering: .sequentiallyConsistent) }
+}
+
+// MARK: - The ytkkv executable
+
+/// The `ytkkv` executable built with this test bundle, and a way to run it.
+enum YtkkvTool {
+  struct Result {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+  }
+
+  /// Where `ytkkv` is: next to the running test executable (SwiftPM puts every product of a
+  /// build in one directory), else in the package's usual build directories.
+  static func executablePath() -> String? {
+    var directories: [String] = []
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(
+      atPath: "/proc/self/exe")
+    {
+      directories.append((executable as NSString).deletingLastPathComponent)
+    }
+    let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    directories.append(argument0.deletingLastPathComponent().path)
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+      // On Darwin the test bundle is `<build>/<Name>.xctest`, beside the products.
+      directories.append((bundle.bundlePath as NSString).deletingLastPathComponent)
+    }
+    directories.append(Bundle.main.bundleURL.path)
+    let packageRoot = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    for configuration in ["debug", "release"] {
+      directories.append(packageRoot.appendingPathComponent(".build/\(configuration)").path)
+      for triple in [
+        "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "arm64-apple-macosx",
+        "x86_64-apple-macosx",
+      ] {
+        directories.append(
+          packageRoot.appendingPathComponent(".build/\(triple)/\(configuration)").path)
+      }
+    }
+    return directories.map { $0 + "/ytkkv" }.first {
+      FileManager.default.isExecutableFile(atPath: $0)
+    }
+  }
+
+  /// Runs `ytkkv` with `arguments` and waits for it to exit. Its output goes through files
+  /// in `directory`, so a chatty child can never block on a full pipe.
+  static func run(_ arguments: [String], scratch directory: TemporaryDirectory) throws -> Result {
+    let executable = try #require(
+      executablePath(), "the ytkkv executable was not found next to the test bundle")
+    let name = UUID().uuidString
+    let outputPath = directory.appending("\(name).stdout")
+    let errorPath = directory.appending("\(name).stderr")
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    let error = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    defer {
+      try? output.close()
+      try? error.close()
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    process.waitUntilExit()
+    return Result(
+      status: process.terminationStatus,
+      standardOutput: try String(contentsOfFile: outputPath, encoding: .utf8),
+      standardError: try String(contentsOfFile: errorPath, encoding: .utf8))
+  }
+}
