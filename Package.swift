@@ -15,9 +15,11 @@ let package = Package(
     .target(name: "LogStore"),
     // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
     .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),
+    // Test support: an in-memory file system that simulates crashes and injects I/O errors.
+    .target(name: "LogStoreTesting", dependencies: ["LogStore"]),
     // The command-line tool.
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
-    .testTarget(name: "LogStoreTests", dependencies: ["LogStore"]),
+    .testTarget(name: "LogStoreTests", dependencies: ["LogStore", "LogStoreTesting"]),
     .testTarget(
       name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
     // Runs the built `ytkkv` binary: one file per subcommand.

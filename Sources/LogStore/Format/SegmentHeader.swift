@@ -63,6 +63,11 @@ struct SegmentHeader: Equatable, Sendable {
     case unsupportedVersion(UInt16)
     /// Anything else.
     case damaged(String)
+
+    var isDamage: Bool {
+      if case .damaged = self { return true }
+      return false
+    }
   }
 
   static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> SegmentHeader {

@@ -165,6 +165,16 @@ struct Recovery {
     _ candidate: Candidate, isLast: Bool, hasHint: Bool, into state: inout RecoveredState,
     maxSequence: inout UInt64
   ) throws(LogStoreError) {
+    if isLast, case .failure(let failure) = candidate.header,
+      failure == .incomplete || failure.isDamage, try holdsNoRecords(candidate)
+    {
+      // The last segment's creation was cut short by a crash before its header reached the
+      // disk (a missing or torn header, and nothing after it): no record can have been
+      // acknowledged in it, so removing it loses nothing.
+      candidate.handle.close()
+      if writable { try fileSystem.removeFile(candidate.path) }
+      return
+    }
     let header: SegmentHeader?
     var salt: UInt32 = 0
     switch candidate.header {
@@ -184,13 +194,6 @@ struct Recovery {
         "\(candidate.path) is in format version \(version), written by a newer version of "
           + "this library; this one reads version \(SegmentHeader.currentVersion)")
     case .failure(.incomplete):
-      if isLast {
-        // The file's creation was cut short by a crash before its header reached the disk;
-        // no record can have been acknowledged in it.
-        candidate.handle.close()
-        if writable { try fileSystem.removeFile(candidate.path) }
-        return
-      }
       try damage(candidate, offset: 0, reason: "the segment header is missing", into: &state)
       candidate.handle.close()
       return
@@ -294,6 +297,21 @@ struct Recovery {
       state.report.hintedSegments += 1
       return contents.coveredLength
     }
+  }
+
+  /// Whether every byte of the segment after its header is zero.
+  private func holdsNoRecords(_ candidate: Candidate) throws(LogStoreError) -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    var offset = SegmentHeader.size
+    while offset < candidate.size {
+      let read = try buffer.withMutableBytes { bytes throws(LogStoreError) in
+        try candidate.handle.read(into: bytes, at: offset)
+      }
+      if read == 0 { break }
+      if buffer[..<read].contains(where: { $0 != 0 }) { return false }
+      offset += read
+    }
+    return true
   }
 
   /// The highest sequence number a good record uses (a batch uses one per member).
