@@ -142,15 +142,20 @@ final class SegmentWriter {
   }
 
   /// Forgets everything written after the last durable point (never the header), zeroing it
-  /// so that no record written there can come back after a crash. Returns the new end.
+  /// so that no record written there can come back after a crash, and tries at once to make
+  /// the zeros durable: the failed sync may have put some of those bytes on the disk. (If that
+  /// sync fails too, the device is failing and nothing can be promised about what it kept.)
+  /// Returns the new end.
   @discardableResult
   func discardUnsynchronized() -> Int {
     let keep = max(durable, SegmentHeader.size)
     if used > keep {
-      file.mapping.write(at: keep, count: used - keep) {
+      let count = used - keep
+      file.mapping.write(at: keep, count: count) {
         $0.initializeMemory(as: UInt8.self, repeating: 0)
       }
       used = keep
+      try? file.mapping.synchronize(offset: keep, count: count)
     }
     return used
   }

@@ -1,0 +1,117 @@
+import Testing
+
+@testable import LogStore
+@testable import LogStoreTesting
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+@Suite("I/O errors", .serialized)
+struct IOErrorTests {
+  /// Runs the crash workload with `fault` injected, checking after every operation that the
+  /// store holds exactly the operations that succeeded; then clears the fault and checks the
+  /// store works, and reopens with the same data.
+  private func run(with fault: SimulatedFileSystem.Fault, sync: SyncPolicy) throws -> Int {
+    let fileSystem = SimulatedFileSystem()
+    fileSystem.inject(fault)
+    let options = CrashWorkload.options(fileSystem, sync: sync, corruption: .fail)
+    var model = StoreModel()
+    var failures = 0
+    var store: LogStore? = try? LogStore(path: CrashWorkload.path, options: options)
+    if store == nil { failures += 1 }
+    for operation in CrashWorkload.operations {
+      if store == nil {
+        // Opening failed: try again, as an application would.
+        store = try? LogStore(path: CrashWorkload.path, options: options)
+        if store == nil { continue }
+      }
+      do {
+        try operation.apply(to: store!)
+        #expect(!model.refuses(operation), "\(operation) should have been refused")
+        model.apply(operation)
+      } catch {
+        if model.refuses(operation) {
+          // An earlier failure left out the table this operation needs.
+          #expect(error.code == .tableNotFound)
+        } else {
+          failures += 1
+          #expect(
+            error.code == .io || error.code == .diskFull,
+            "\(operation) failed with \(error.code): \(error.message)")
+        }
+      }
+      // Whatever happened, the store holds exactly the operations that succeeded.
+      let state = try StoreModel.reading(store!)
+      #expect(state == model, "after \(operation) with \(fault)")
+    }
+    // A crash right now keeps exactly the operations that succeeded: a failed write leaves
+    // nothing that could come back. A power loss keeps them all only when each was synced,
+    // and only if the device works again: one that keeps failing may have stored part of a
+    // write whose sync failed, and the zeros written over it cannot be made durable.
+    var crashes: [SimulatedFileSystem.CrashMode] = [.process]
+    if sync == .always && !fault.persistent { crashes += [.power(seed: 1), .power(seed: 2)] }
+    for mode in crashes {
+      let crashed = try LogStore(
+        path: CrashWorkload.path,
+        options: CrashWorkload.options(
+          SimulatedFileSystem(files: fileSystem.image(mode)), sync: sync))
+      #expect(try StoreModel.reading(crashed) == model, "crash (\(mode)) after \(fault)")
+    }
+    fileSystem.clearFaults()
+    if store == nil { store = try LogStore(path: CrashWorkload.path, options: options) }
+    // After the fault clears the store works: a write, a compaction, a clean close.
+    try store!.createTable("probe")
+    try store!.put(Array("p".utf8), forKey: Array("k".utf8), in: "probe")
+    model.apply(.createTable("probe"))
+    model.apply(.put(table: "probe", key: "k", value: "p"))
+    try store!.compact()
+    #expect(try StoreModel.reading(store!) == model)
+    try? store!.close()
+    let reopened = try LogStore(path: CrashWorkload.path, options: options)
+    #expect(try StoreModel.reading(reopened) == model, "after reopening, with \(fault)")
+    try reopened.close()
+    // And a process crash now keeps it all too.
+    let image = fileSystem.image(.process)
+    let recovered = try LogStore(
+      path: CrashWorkload.path,
+      options: CrashWorkload.options(SimulatedFileSystem(files: image), sync: sync))
+    #expect(try StoreModel.reading(recovered) == model)
+    return failures
+  }
+
+  private func failEveryCall(sync: SyncPolicy) throws -> (faults: Int, failures: Int) {
+    let reference = SimulatedFileSystem()
+    _ = CrashWorkload.run(on: reference, sync: sync)
+    var faults = 0
+    var failures = 0
+    for (index, call) in reference.log.enumerated() where call.operation != "mapped write" {
+      for errorNumber in [EIO, ENOSPC] {
+        for persistent in [false, true] {
+          failures += try run(
+            with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
+            sync: sync)
+          faults += 1
+        }
+      }
+    }
+    return (faults, failures)
+  }
+
+  @Test("failing any I/O call, once or for good, loses nothing and the store recovers (sync never)")
+  func everyCallNever() throws {
+    let (faults, failures) = try failEveryCall(sync: .never)
+    #expect(failures > 0)
+    print("I/O faults injected, sync never: \(faults); operations that failed: \(failures)")
+  }
+
+  @Test(
+    "failing any I/O call, once or for good, loses nothing and the store recovers (sync always)")
+  func everyCallAlways() throws {
+    let (faults, failures) = try failEveryCall(sync: .always)
+    #expect(failures > 0)
+    print("I/O faults injected, sync always: \(faults); operations that failed: \(failures)")
+  }
+}
