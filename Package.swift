@@ -17,9 +17,12 @@ let package = Package(
     .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),
     // Test support: an in-memory file system that simulates crashes and injects I/O errors.
     .target(name: "LogStoreTesting", dependencies: ["LogStore"]),
+    // A writer process the kill tests start and kill (Tests/LogStoreTests/ProcessKillTests).
+    .executableTarget(name: "ytkkv-kill-writer", dependencies: ["LogStore", "LogStoreTesting"]),
     // The command-line tool.
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
-    .testTarget(name: "LogStoreTests", dependencies: ["LogStore", "LogStoreTesting"]),
+    .testTarget(
+      name: "LogStoreTests", dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer"]),
     .testTarget(
       name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
     // Runs the built `ytkkv` binary: one file per subcommand.

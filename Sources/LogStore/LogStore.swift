@@ -162,6 +162,19 @@ public final class LogStore: Sendable {
     }?.get()
   }
 
+  /// Checks a table name, key and value against the limits a put enforces, without writing:
+  /// for tools that want to report a bad item where they found it.
+  public static func validate(table: String, key: [UInt8], value: [UInt8]) throws(LogStoreError) {
+    try table.withUTF8Bytes { table throws(LogStoreError) in
+      try key.withBytes { key throws(LogStoreError) in
+        try value.withBytes { value throws(LogStoreError) in
+          try Mutation.single(kind: .put, table: table, key: key, value: value, timestamp: nil)
+            .validateArguments()
+        }
+      }
+    }
+  }
+
   /// Removes `key` from `table`; a missing key is not an error.
   public func delete(key: [UInt8], in table: String) throws(LogStoreError) {
     try key.withBytes { key throws(LogStoreError) in

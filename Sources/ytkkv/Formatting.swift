@@ -31,17 +31,15 @@ enum Formatting {
   /// A timestamp as seconds since 1970 with up to six decimals, exactly: `1448000061.25`.
   static func seconds(_ timestamp: Timestamp) -> String {
     let micros = timestamp.microsecondsSince1970
-    var seconds = micros / 1_000_000
-    var fraction = micros % 1_000_000
-    if fraction < 0 {
-      seconds -= 1
-      fraction += 1_000_000
-    }
-    guard fraction != 0 else { return String(seconds) }
+    let magnitude = micros.magnitude
+    let sign = micros < 0 ? "-" : ""
+    let seconds = magnitude / 1_000_000
+    let fraction = magnitude % 1_000_000
+    guard fraction != 0 else { return sign + String(seconds) }
     var digits = String(fraction)
     digits = String(repeating: "0", count: 6 - digits.count) + digits
     while digits.hasSuffix("0") { digits.removeLast() }
-    return "\(seconds).\(digits)"
+    return "\(sign)\(seconds).\(digits)"
   }
 
   /// Reads seconds since 1970 written in decimal (`"1448000061.25"`, `-1.5`, `1e9`) as a

@@ -97,7 +97,8 @@ struct LoadCommand: Command {
       throw CommandFailure("line \(number): expected an object with a \"table\" string")
     }
     guard let idValue = fields["id"] else {
-      return Item(table: table, id: nil, value: [], createdTime: nil)
+      return try checked(
+        Item(table: table, id: nil, value: [], createdTime: nil), at: "line \(number)")
     }
     guard case .string(let id) = idValue, let value = fields["value"] else {
       throw CommandFailure("line \(number): expected an \"id\" string and a \"value\"")
@@ -109,7 +110,20 @@ struct LoadCommand: Command {
       }
       createdTime = stamp
     }
-    return Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime)
+    return try checked(
+      Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime),
+      at: "line \(number)")
+  }
+
+  /// `item`, after checking it against the store's limits, so that a bad one is reported
+  /// with its place in the input rather than when its batch is written.
+  static func checked(_ item: Item, at place: String) throws -> Item {
+    do {
+      try LogStore.validate(table: item.table, key: Array((item.id ?? "").utf8), value: item.value)
+    } catch {
+      throw CommandFailure("\(place): \(error.message)")
+    }
+    return item
   }
 
   /// An item from one row of a YTKKeyValueStore table exported by `sqlite3 -json`.
@@ -132,7 +146,9 @@ struct LoadCommand: Command {
       }
       createdTime = stamp
     }
-    return Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime)
+    return try checked(
+      Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime),
+      at: "row \(number) (id \"\(id)\")")
   }
 
   /// Seconds since 1970 given as a JSON number or as text (SQLite keeps YTK's as text).
@@ -194,6 +210,7 @@ final class BatchLoader {
 struct LineReader {
   let descriptor: Int32
   private var buffer: [UInt8] = []
+  private var chunk = [UInt8](repeating: 0, count: 1 << 20)
   private var start = 0
   private var finished = false
 
@@ -230,12 +247,9 @@ struct LineReader {
       buffer.removeFirst(start)
       start = 0
     }
-    let chunk = 1 << 20
-    let old = buffer.count
-    buffer.append(contentsOf: repeatElement(0, count: chunk))
-    let count = buffer.withUnsafeMutableBytes { bytes -> Int in
+    let count = chunk.withUnsafeMutableBytes { bytes -> Int in
       while true {
-        let result = read(descriptor, bytes.baseAddress! + old, chunk)
+        let result = read(descriptor, bytes.baseAddress!, bytes.count)
         if result < 0 && errno == EINTR { continue }
         return result
       }
@@ -243,7 +257,7 @@ struct LineReader {
     guard count >= 0 else {
       throw CommandFailure("reading standard input failed: errno \(errno)")
     }
-    buffer.removeLast(chunk - count)
+    buffer.append(contentsOf: chunk[..<count])
     if count == 0 { finished = true }
   }
 }

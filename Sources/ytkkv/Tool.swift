@@ -67,7 +67,9 @@ enum Tool {
       return .usage
     }
     let rest = Array(arguments.dropFirst())
-    if rest.contains("--help") || rest.contains("-h") {
+    // `--` ends the options: after it, "--help" is an argument like any other.
+    let options = rest.prefix { $0 != "--" }
+    if options.contains("--help") || options.contains("-h") {
       output.print(command.help)
       return .success
     }

@@ -65,3 +65,16 @@ extension LogStore {
     return result
   }
 }
+
+/// An executable built beside this test bundle (the test target depends on it).
+func builtExecutable(_ name: String) -> URL {
+  var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+  if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+    directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
+  }
+  for candidate in [directory, directory.appendingPathComponent("../../..").standardized] {
+    let binary = candidate.appendingPathComponent(name)
+    if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+  }
+  fatalError("the executable \(name) was not found near \(directory.path)")
+}

@@ -249,10 +249,11 @@ struct Recovery {
     }
 
     var size = candidate.size
-    if writable && isLast && scanner.end < candidate.size {
-      // Cut the torn tail (or the zeros reserved past the end) so that new records follow
-      // the last good one directly.
-      try candidate.handle.truncate(to: scanner.end)
+    if isLast && scanner.end < candidate.size {
+      // Past the end of the data there is a torn tail or space reserved ahead of the writes:
+      // neither is part of the store. A writer cuts it so that new records follow the last
+      // good one directly; a read-only open just does not count it.
+      if writable { try candidate.handle.truncate(to: scanner.end) }
       size = scanner.end
     }
     if becomesWriter {

@@ -40,9 +40,18 @@ extension LogStore {
     let lock = try fileSystem.lockFile(path + "/" + StoreFileName.lock)
     defer { lock.unlock() }
 
+    // Names that are free, even when recovering twice within a second.
     let stamp = Self.fileNameTime()
-    let fresh = path + ".recovering-" + stamp
-    let damaged = path + ".damaged-" + stamp
+    var suffix = stamp
+    var attempt = 1
+    while fileSystem.directoryExists(path + ".damaged-" + suffix)
+      || fileSystem.directoryExists(path + ".recovering-" + suffix)
+    {
+      attempt += 1
+      suffix = stamp + "-\(attempt)"
+    }
+    let fresh = path + ".recovering-" + suffix
+    let damaged = path + ".damaged-" + suffix
     var report = SalvageReport(damagedStorePath: damaged)
     do {
       let old = try LogStore(path: path, options: Options(readOnly: true, corruption: .salvage))
@@ -72,7 +81,12 @@ extension LogStore {
       try? removeStoreDirectory(fresh, fileSystem: fileSystem)
       throw error
     }
-    try fileSystem.renameFile(path, to: damaged)
+    do {
+      try fileSystem.renameFile(path, to: damaged)
+    } catch {
+      try? removeStoreDirectory(fresh, fileSystem: fileSystem)
+      throw error
+    }
     try fileSystem.renameFile(fresh, to: path)
     try fileSystem.synchronizeDirectory(parentDirectory(of: path))
     return report

@@ -1,0 +1,59 @@
+import LogStore
+
+/// A deterministic stream of store operations: the same seed gives the same operations, so a
+/// writer process and the test that kills it agree on what was written.
+///
+/// Mostly puts and overwrites over a few hundred keys in two tables, with deletes, batches,
+/// prefix deletes, table clears and drops (followed by re-creation), and, when asked,
+/// compactions.
+package struct WorkloadGenerator: Sendable {
+  private var random: SeededGenerator
+  private let compactionEvery: Int?
+  private var step = 0
+  private static let tables = ["users", "cache"]
+
+  /// - Parameter compactionEvery: insert a compaction every this many operations.
+  package init(seed: UInt64, compactionEvery: Int? = nil) {
+    random = SeededGenerator(seed: seed)
+    self.compactionEvery = compactionEvery
+  }
+
+  private mutating func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
+
+  private mutating func key() -> String { "key_\(pick(300))" }
+
+  private mutating func value() -> String {
+    let length = 1 + pick(400)
+    let letter = Character(UnicodeScalar(UInt8(97 + pick(26))))
+    return "v\(step)-" + String(repeating: letter, count: length)
+  }
+
+  package mutating func next() -> StoreOperation {
+    step += 1
+    if step <= Self.tables.count { return .createTable(Self.tables[step - 1]) }
+    if let compactionEvery, step % compactionEvery == 0 { return .compact }
+    let table = Self.tables[pick(Self.tables.count)]
+    switch pick(100) {
+    case 0..<55: return .put(table: table, key: key(), value: value())
+    case 55..<70: return .delete(table: table, key: key())
+    case 70..<76: return .deleteMany(table: table, keys: (0..<(1 + pick(6))).map { _ in key() })
+    case 76..<88:
+      var operations: [WriteBatch.Operation] = []
+      for _ in 0..<(1 + pick(6)) {
+        if pick(4) == 0 {
+          operations.append(.delete(table: table, key: Array(key().utf8)))
+        } else {
+          operations.append(
+            .put(table: table, key: Array(key().utf8), value: Array(value().utf8), timestamp: nil))
+        }
+      }
+      return .batch(operations)
+    case 88..<95: return .deletePrefix(table: table, prefix: "key_\(pick(30))")
+    case 95..<97: return .clearTable(table)
+    case 97..<99:
+      // Drop and create again in one batch, so the table is never missing for long.
+      return .batch([.dropTable(table), .createTable(table)])
+    default: return .createTable(table)
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import YTKKeyValueStore
+
+@Suite("ytkkv recover")
+struct RecoverCommandTests {
+  static let usage = "Usage: ytkkv recover PATH"
+
+  /// The names beside the store that recovery made: `NAME.damaged-…`, `NAME.recovering-…`.
+  static func leftovers(_ scratch: ScratchDirectory, _ name: String) throws -> [String] {
+    try StoreFiles.names(in: scratch.path, startingWith: name + ".")
+  }
+
+  @Test("salvages every readable item, keeps the damaged store beside it, reports the loss")
+  func recoversDamagedStore() throws {
+    let scratch = ScratchDirectory()
+    let store = try FiveItemStore(at: scratch.appending("damaged.db"))
+    try store.damageValue(of: 2)
+    let readable = try Tool.run(["dump", store.path])
+    try #require(readable.outputLines.count == 4)
+
+    let result = try Tool.run(["recover", store.path])
+    #expect(result.status == 0)
+    #expect(result.standardError == "")
+    let lines = result.outputLines
+    try #require(lines.count == 3, "\(lines)")
+    #expect(lines[0] == "salvaged 4 items in 1 table")
+    #expect(lines[1] == "lost: 1 damaged region, 0 unreadable items")
+
+    // The damaged store is kept, untouched, at PATH.damaged-<time>.
+    let kept = try Self.leftovers(scratch, "damaged.db")
+    try #require(kept.count == 1, "\(kept)")
+    #expect(
+      try #/damaged\.db\.damaged-[0-9]{8}T[0-9]{6}Z/#.wholeMatch(in: kept[0]) != nil, "\(kept)")
+    #expect(lines[2] == "the damaged store is kept at \(scratch.appending(kept[0]))")
+    let keptVerify = try Tool.run(["verify", scratch.appending(kept[0])])
+    #expect(keptVerify.status == 1)
+    #expect(keptVerify.outputLines.last == "1 problem found")
+
+    // The store at PATH is clean and holds what could be read, created times included.
+    let verify = try Tool.run(["verify", store.path])
+    #expect(verify.status == 0)
+    #expect(verify.outputLines.count == 1)
+    #expect(verify.outputLines.first?.hasPrefix("OK (") == true)
+    #expect(try Tool.run(["dump", store.path]).standardOutput == readable.standardOutput)
+    #expect(try Tool.run(["tables", store.path]).outputLines == ["t\t4"])
+    #expect(try Tool.run(["stats", store.path]).outputLines.contains("damaged records:  0"))
+  }
+
+  @Test("recovering a clean store keeps every table and item and loses nothing")
+  func recoversCleanStore() throws {
+    let scratch = ScratchDirectory()
+    let store = try FiveItemStore(at: scratch.appending("clean.db"))
+    let writer = try KeyValueStore(path: store.path)
+    try writer.createTable("empty")
+    try writer.close()
+    let dump = try Tool.run(["dump", store.path])
+
+    let result = try Tool.run(["recover", store.path])
+    #expect(result.status == 0)
+    #expect(
+      Array(result.outputLines.prefix(2)) == [
+        "salvaged 5 items in 2 tables", "lost: 0 damaged regions, 0 unreadable items",
+      ])
+    #expect(try Self.leftovers(scratch, "clean.db").count == 1)
+    #expect(try Tool.run(["dump", store.path]).standardOutput == dump.standardOutput)
+    #expect(try Tool.run(["verify", store.path]).status == 0)
+  }
+
+  @Test("recovering the same store twice in a row keeps both earlier stores")
+  func recoversTwice() throws {
+    let scratch = ScratchDirectory()
+    let store = try FiveItemStore(at: scratch.appending("twice.db"))
+    try store.damageValue(of: 2)
+    let readable = try Tool.run(["dump", store.path]).standardOutput
+
+    let first = try Tool.run(["recover", store.path])
+    #expect(first.status == 0)
+    let second = try Tool.run(["recover", store.path])
+    #expect(second.status == 0)
+    #expect(second.standardError == "")
+    #expect(
+      Array(second.outputLines.prefix(2)) == [
+        "salvaged 4 items in 1 table", "lost: 0 damaged regions, 0 unreadable items",
+      ])
+
+    // Each run keeps the store it replaced under a name of its own, and leaves nothing else.
+    let kept = try Self.leftovers(scratch, "twice.db")
+    #expect(kept.count == 2, "\(kept)")
+    #expect(kept.allSatisfy { $0.hasPrefix("twice.db.damaged-") }, "\(kept)")
+    #expect(try Tool.run(["dump", store.path]).standardOutput == readable)
+  }
+
+  @Test("missing or extra arguments and unknown options are usage errors (64)")
+  func badArguments() throws {
+    let scratch = ScratchDirectory()
+    let store = try FiveItemStore(at: scratch.appending("test.db"))
+
+    let cases: [(arguments: [String], reason: String)] = [
+      (["recover"], "missing arguments"),
+      (["recover", store.path, "other.db"], "unexpected argument other.db"),
+      (["recover", store.path, "--force"], "unknown option --force"),
+    ]
+    for (arguments, reason) in cases {
+      let result = try Tool.run(arguments)
+      #expect(result.status == 64, "\(arguments)")
+      #expect(result.standardOutput == "", "\(arguments)")
+      #expect(result.errorLines == ["ytkkv recover: \(reason)", Self.usage], "\(arguments)")
+    }
+    #expect(try Self.leftovers(scratch, "test.db") == [])
+  }
+
+  @Test("a missing store exits 1; nothing is created")
+  func missingStore() throws {
+    let scratch = ScratchDirectory()
+    let path = scratch.appending("missing.db")
+
+    let result = try Tool.run(["recover", path])
+    #expect(result.status == 1)
+    #expect(result.standardOutput == "")
+    #expect(result.errorLines == ["ytkkv recover: there is no store at \(path)"])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+  }
+
+  @Test("a store another process has open for writing exits 1: locked, nothing moved")
+  func lockedStore() throws {
+    let scratch = ScratchDirectory()
+    let store = try FiveItemStore(at: scratch.appending("test.db"))
+    try store.damageValue(of: 2)
+    let writer = try KeyValueStore(path: store.path)
+    defer { try? writer.close() }
+
+    let result = try Tool.run(["recover", store.path])
+    #expect(result.status == 1)
+    #expect(result.standardOutput == "")
+    #expect(result.standardError.hasPrefix("ytkkv recover: the store is locked by another process"))
+    #expect(try Self.leftovers(scratch, "test.db") == [])
+    try writer.close()
+    #expect(try Tool.run(["verify", store.path]).outputLines.last == "1 problem found")
+  }
+}
