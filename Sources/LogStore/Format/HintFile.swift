@@ -24,7 +24,7 @@
 /// 28  -  table, key
 /// ```
 /// A hint that fails any check is ignored: the segment is scanned instead.
-enum HintFile {
+package enum HintFile {
   static let headerSize = 48
   static let entryHeaderSize = 28
   static let magic: [UInt8] = Array("YTKKVHNT".utf8)
@@ -84,7 +84,7 @@ enum HintFile {
   }
 
   /// One entry, pointing into the hint file's bytes.
-  struct Entry {
+  package struct Entry {
     var kind: RecordKind
     var offset: Int
     var length: Int
@@ -95,19 +95,19 @@ enum HintFile {
   }
 
   /// A hint file checked against the segment it claims to describe.
-  struct Contents {
+  package struct Contents {
     var coveredLength: Int
     var entries: [Entry]
   }
 
   /// Why a hint file cannot be used.
-  struct Invalid: Error, Equatable {
-    var reason: String
+  package struct Invalid: Error, Equatable {
+    package var reason: String
   }
 
   /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
   /// bytes, and decodes its entries (which point into `bytes`).
-  static func decode(
+  package static func decode(
     _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32, segmentLength: Int
   ) throws(Invalid) -> Contents {
     guard bytes.count >= headerSize, let base = bytes.baseAddress else {

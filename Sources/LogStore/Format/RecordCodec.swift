@@ -2,26 +2,26 @@
 ///
 /// A `Record` is only ever produced by ``RecordCodec/decode(_:at:salt:member:verify:)``, which
 /// has checked its bounds and (unless told not to) its checksum.
-struct Record {
-  var kind: RecordKind
-  var sequence: UInt64
-  var timestamp: Int64
-  var table: UnsafeRawBufferPointer
-  var key: UnsafeRawBufferPointer
-  var value: UnsafeRawBufferPointer
+package struct Record {
+  package var kind: RecordKind
+  package var sequence: UInt64
+  package var timestamp: Int64
+  package var table: UnsafeRawBufferPointer
+  package var key: UnsafeRawBufferPointer
+  package var value: UnsafeRawBufferPointer
   /// The record's encoded length in bytes.
-  var length: Int
+  package var length: Int
 }
 
 /// Why bytes are not a record.
-enum RecordDecodingError: Error, Equatable {
+package enum RecordDecodingError: Error, Equatable {
   /// The buffer ends before the record does: a torn write, or a damaged length field.
   case truncated
   /// The bytes cannot be a record; the reason is for people.
   case damaged(String)
 
   /// Why, in words.
-  var reason: String {
+  package var reason: String {
     switch self {
     case .truncated: "the record runs past the end of its buffer"
     case .damaged(let reason): reason
@@ -31,7 +31,7 @@ enum RecordDecodingError: Error, Equatable {
 
 /// Encodes and decodes records (the layout is in ``RecordLayout``). Pure functions of their
 /// inputs: no I/O, no state, every read bounds-checked, so any bytes can be decoded safely.
-enum RecordCodec {
+package enum RecordCodec {
   /// Writes one record into `destination`, which must be exactly
   /// `RecordLayout.length(table:key:value:)` bytes long.
   static func encode(
@@ -105,7 +105,7 @@ enum RecordCodec {
   ///   - verify: whether to check the checksum; the structure is always checked.
   /// - Throws: ``RecordDecodingError/truncated`` when the buffer ends first, otherwise
   ///   ``RecordDecodingError/damaged(_:)``.
-  static func decode(
+  package static func decode(
     _ buffer: UnsafeRawBufferPointer, at offset: Int, salt: UInt32, member: Bool = false,
     verify: Bool = true
   ) throws(RecordDecodingError) -> Record {

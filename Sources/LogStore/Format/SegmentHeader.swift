@@ -17,8 +17,8 @@
 /// 44      4   checksum      masked CRC-32C of bytes 0..<44
 /// ```
 /// All integers are little-endian. Records start at offset 48.
-struct SegmentHeader: Equatable, Sendable {
-  static let size = 48
+package struct SegmentHeader: Equatable, Sendable {
+  package static let size = 48
   static let magic: [UInt8] = Array("YTKKVSEG".utf8)
   static let currentVersion: UInt16 = 1
 
@@ -56,7 +56,7 @@ struct SegmentHeader: Equatable, Sendable {
   }
 
   /// Why bytes are not a segment header.
-  enum DecodingError: Error, Equatable {
+  package enum DecodingError: Error, Equatable {
     /// Fewer than 48 bytes, or all of them zero: a file whose creation was cut short.
     case incomplete
     /// A header from a newer version of the format.
@@ -70,7 +70,9 @@ struct SegmentHeader: Equatable, Sendable {
     }
   }
 
-  static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> SegmentHeader {
+  package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError)
+    -> SegmentHeader
+  {
     guard bytes.count >= size, let base = bytes.baseAddress else { throw .incomplete }
     let header = UnsafeRawBufferPointer(start: base, count: size)
     if header.allSatisfy({ $0 == 0 }) { throw .incomplete }

@@ -37,7 +37,14 @@ extension LogStore {
   /// - Throws: ``LogStoreError/Code/storeNotFound`` when there is no store at `path`;
   ///   ``LogStoreError/Code/io`` when a file cannot be read.
   public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
-    try Verifier(directory: path, fileSystem: SystemFileSystem()).run()
+    try verify(path: path, fileSystem: SystemFileSystem())
+  }
+
+  /// ``verify(path:)`` on another file system (tests, fuzzing).
+  package static func verify(path: String, fileSystem: any FileSystem) throws(LogStoreError)
+    -> VerificationReport
+  {
+    try Verifier(directory: path, fileSystem: fileSystem).run()
   }
 }
 

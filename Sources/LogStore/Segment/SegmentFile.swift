@@ -1,12 +1,12 @@
 /// The names of a store's files. A segment is `NNNNNN.log` (the number in decimal, at least
 /// six digits), its hint file `NNNNNN.hint`; files being written by compaction carry a
 /// `.tmp` suffix until they are complete.
-enum StoreFileName {
+package enum StoreFileName {
   static let lock = "LOCK"
   static let temporarySuffix = ".tmp"
 
-  static func segment(_ number: UInt32) -> String { padded(number) + ".log" }
-  static func hint(_ number: UInt32) -> String { padded(number) + ".hint" }
+  package static func segment(_ number: UInt32) -> String { padded(number) + ".log" }
+  package static func hint(_ number: UInt32) -> String { padded(number) + ".hint" }
 
   private static func padded(_ number: UInt32) -> String {
     let digits = String(number)

@@ -9,8 +9,8 @@
 /// - If there is none, the rest of the segment is: the clean end, when every byte left is
 ///   zero (space reserved but never written); a torn tail, in the last segment, where a crash
 ///   cut a write short; otherwise one damaged region.
-struct SegmentScanner {
-  enum Event {
+package struct SegmentScanner {
+  package enum Event {
     case record(Record, offset: Int)
     case damaged(offset: Int, length: Int, reason: String)
   }
@@ -21,9 +21,9 @@ struct SegmentScanner {
   private(set) var offset: Int
   private var lastSequence: UInt64
   /// Where the good data ends: after the last good record or damaged region.
-  private(set) var end: Int
+  package private(set) var end: Int
   /// Whether scanning stopped at a torn tail (`end` is where to cut).
-  private(set) var foundTornTail = false
+  package private(set) var foundTornTail = false
   private var finished = false
 
   /// Sequence numbers a record found by resynchronizing may jump ahead by; anything further
@@ -35,7 +35,7 @@ struct SegmentScanner {
   ///   - baseSequence: the segment's first sequence number; records must not be below it.
   ///   - isLast: whether this is the last segment, the only one that may have a torn tail.
   ///   - start: where to start, when a hint file has covered the bytes before it.
-  init(
+  package init(
     bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool,
     start: Int = SegmentHeader.size
   ) {
@@ -47,7 +47,7 @@ struct SegmentScanner {
     self.lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
   }
 
-  mutating func next() -> Event? {
+  package mutating func next() -> Event? {
     guard !finished, offset < bytes.count else {
       finished = true
       return nil

@@ -1,0 +1,30 @@
+import YTKKeyValueStore
+
+/// Fuzz target: the JSON codec.
+///
+/// Parsing any bytes must never trap. What parses must write back to canonical text that
+/// parses to the same value and writes to the same bytes again (the stored form is stable).
+package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
+  guard let value = try? JSONReader.parse(data) else { return }
+  guard let canonical = try? JSONWriter.bytes(value) else {
+    preconditionFailure("a parsed value must be writable")
+  }
+  guard let again = try? JSONReader.parse(canonical) else {
+    preconditionFailure("canonical text must parse: \(String(decoding: canonical, as: UTF8.self))")
+  }
+  precondition(sameValue(again, value), "the value changed through canonical text")
+  precondition((try? JSONWriter.bytes(again)) == canonical, "canonical text is not stable")
+}
+
+/// Equality that treats NaN-free doubles bit for bit, as the store must keep them.
+private func sameValue(_ a: JSONValue, _ b: JSONValue) -> Bool {
+  switch (a, b) {
+  case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+  case (.array(let x), .array(let y)):
+    return x.count == y.count && zip(x, y).allSatisfy { sameValue($0, $1) }
+  case (.object(let x), .object(let y)):
+    return x.count == y.count
+      && x.allSatisfy { key, value in y[key].map { sameValue(value, $0) } ?? false }
+  default: return a == b
+  }
+}

@@ -1,0 +1,44 @@
+import LogStore
+
+/// Fuzz target: any bytes, read as the body of a segment and as a hint file.
+///
+/// Decoding must never trap; whatever the scanner accepts must decode again at the same
+/// offset with the same length; damaged regions and records must tile the bytes in order.
+package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
+  guard data.count >= 4 else { return }
+  let salt = data.load(as: UInt32.self)
+  let body = UnsafeRawBufferPointer(rebasing: data[4...])
+  // As a segment: a zeroed header followed by the bytes, scanned as the last segment and as a
+  // sealed one.
+  var segment = [UInt8](repeating: 0, count: SegmentHeader.size)
+  segment += body
+  segment.withUnsafeBytes { bytes in
+    for isLast in [true, false] {
+      var scanner = SegmentScanner(bytes: bytes, salt: salt, baseSequence: 0, isLast: isLast)
+      var position = SegmentHeader.size
+      while let event = scanner.next() {
+        switch event {
+        case .record(let record, let offset):
+          precondition(offset == position, "records must follow each other")
+          guard let again = try? RecordCodec.decode(bytes, at: offset, salt: salt) else {
+            preconditionFailure("an accepted record must decode again")
+          }
+          precondition(again.length == record.length && again.sequence == record.sequence)
+          position += record.length
+        case .damaged(let offset, let length, _):
+          precondition(offset == position && length > 0, "damage must start where records end")
+          position += length
+        }
+      }
+      precondition(scanner.end <= bytes.count)
+    }
+  }
+  // Every offset, as a record and as a batch member.
+  for offset in 0..<min(body.count, 64) {
+    _ = try? RecordCodec.decode(body, at: offset, salt: salt)
+    _ = try? RecordCodec.decode(body, at: offset, salt: salt, member: true)
+  }
+  // As a hint file of a segment as long as the input.
+  _ = try? HintFile.decode(body, fileNumber: 1, salt: salt, segmentLength: body.count)
+  _ = try? SegmentHeader.decode(body)
+}

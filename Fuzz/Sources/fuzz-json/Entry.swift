@@ -1,0 +1,15 @@
+// The libFuzzer entry point of the json target; see Fuzz/README.md.
+import FuzzTargets
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> Int32 {
+  fuzzJSON(UnsafeRawBufferPointer(start: start, count: count))
+  return 0
+}
+
+#if !FUZZING
+  // Without the fuzzer there is no libFuzzer main: replay the files given instead.
+  @main enum Replay {
+    static func main() { FuzzReplay.main(fuzzJSON) }
+  }
+#endif
