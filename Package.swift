@@ -19,21 +19,13 @@ let package = Package(
     .target(name: "LogStoreTesting", dependencies: ["LogStore"]),
     // A writer process the kill tests start and kill (Tests/LogStoreTests/ProcessKillTests).
     .executableTarget(name: "ytkkv-kill-writer", dependencies: ["LogStore", "LogStoreTesting"]),
-    // Fuzzing (Fuzz/README.md): the targets' bodies, and one libFuzzer executable per target.
-    // Built normally, the executables replay the files they are given.
+    // Fuzzing (Fuzz/README.md): the targets' bodies, and one libFuzzer executable for all of
+    // them (FUZZ_TARGET chooses). Built normally, the executable replays the files it is given.
     .target(
       name: "FuzzTargets", dependencies: ["LogStore", "LogStoreTesting", "YTKKeyValueStore"],
       path: "Fuzz/Sources/FuzzTargets"),
     .executableTarget(
-      name: "fuzz-record-decoding", dependencies: ["FuzzTargets"],
-      path: "Fuzz/Sources/fuzz-record-decoding"),
-    .executableTarget(
-      name: "fuzz-store-open", dependencies: ["FuzzTargets"], path: "Fuzz/Sources/fuzz-store-open"),
-    .executableTarget(
-      name: "fuzz-json", dependencies: ["FuzzTargets"], path: "Fuzz/Sources/fuzz-json"),
-    .executableTarget(
-      name: "fuzz-differential", dependencies: ["FuzzTargets"],
-      path: "Fuzz/Sources/fuzz-differential"),
+      name: "fuzz-ytkkv", dependencies: ["FuzzTargets"], path: "Fuzz/Sources/fuzz-ytkkv"),
     // The command-line tool.
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
     .testTarget(

@@ -15,16 +15,15 @@ artifacts=.build/fuzz-artifacts
 targets=(record-decoding store-open json differential)
 mkdir -p "$artifacts"
 
-for target in "${targets[@]}"; do
-  echo "== building fuzz-$target"
-  swift build --sanitize=fuzzer --sanitize=address --product "fuzz-$target" \
-    --scratch-path "$scratch" -Xswiftc -DFUZZING 2>&1 | grep -v "Cannot export local symbol" || true
-  test -x "$scratch/debug/fuzz-$target" || { echo "FAIL: fuzz-$target did not build" >&2; exit 1; }
-done
+echo "== building fuzz-ytkkv with libFuzzer and AddressSanitizer"
+swift build --sanitize=fuzzer --sanitize=address --product fuzz-ytkkv \
+  --scratch-path "$scratch" -Xswiftc -DFUZZING 2>&1 | grep -v "Cannot export local symbol" || true
+binary="$scratch/debug/fuzz-ytkkv"
+test -x "$binary" || { echo "FAIL: fuzz-ytkkv did not build" >&2; exit 1; }
 
 summary=()
 for target in "${targets[@]}"; do
-  binary="$scratch/debug/fuzz-$target"
+  export FUZZ_TARGET="$target"
   regressions=(Fuzz/Regressions/"$target"/*)
   if [ -e "${regressions[0]}" ]; then
     echo "== replaying ${#regressions[@]} kept failures of $target"
@@ -44,10 +43,15 @@ for target in "${targets[@]}"; do
     exit 1
   fi
   rm -rf "$corpus"
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$')
-  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*')
-  summary+=("$target: $runs executions ($speed/s), coverage $coverage, no failure")
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2 || true)
+  if [ -z "$coverage" ]; then
+    tail -n 20 "$log"
+    echo "FAIL: fuzz-ytkkv ran $target without coverage feedback (not instrumented?)" >&2
+    exit 1
+  fi
+  summary+=("$target: $runs executions ($speed/s), coverage $coverage edges, no failure")
 done
 
 echo "== fuzzing summary ($seconds s per target)"

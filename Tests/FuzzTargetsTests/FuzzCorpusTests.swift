@@ -9,25 +9,16 @@ struct FuzzCorpusTests {
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Fuzz")
 
-  static func target(named name: String) -> (UnsafeRawBufferPointer) -> Void {
-    switch name {
-    case "record-decoding": fuzzRecordDecoding
-    case "store-open": fuzzStoreOpen
-    case "json": fuzzJSON
-    default: fuzzDifferential
-    }
-  }
-
   @Test(
     "every seed and kept failure runs through its target without a failure",
-    arguments: ["record-decoding", "store-open", "json", "differential"])
-  func replay(target name: String) {
-    let target = Self.target(named: name)
+    arguments: FuzzTarget.allCases)
+  func replay(target: FuzzTarget) {
     var inputs = 0
     for folder in ["Corpus", "Regressions"] {
-      let path = Self.fuzzDirectory.appendingPathComponent(folder).appendingPathComponent(name).path
-      inputs += FuzzReplay.run([path], target)
+      let path = Self.fuzzDirectory.appendingPathComponent(folder)
+        .appendingPathComponent(target.rawValue).path
+      inputs += FuzzReplay.run([path], target.run)
     }
-    #expect(inputs > 0, "no inputs for \(name)")
+    #expect(inputs > 0, "no inputs for \(target)")
   }
 }

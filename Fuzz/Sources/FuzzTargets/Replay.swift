@@ -52,14 +52,17 @@ package enum FuzzReplay {
     return bytes
   }
 
-  /// The entry point of a fuzz executable built without the fuzzer: replays its arguments.
-  package static func main(_ target: (UnsafeRawBufferPointer) -> Void) {
-    let paths = Array(CommandLine.arguments.dropFirst())
-    guard !paths.isEmpty else {
-      print("usage: \(CommandLine.arguments[0]) FILE_OR_DIRECTORY...")
-      print("(built without -sanitize=fuzzer, this replays inputs; see Fuzz/run.sh to fuzz)")
+  /// The entry point of the fuzz executable built without the fuzzer:
+  /// `fuzz-ytkkv TARGET FILE_OR_DIRECTORY...` replays inputs through a target.
+  package static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    guard let name = arguments.first, let target = FuzzTarget(rawValue: name), arguments.count > 1
+    else {
+      let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")
+      print("usage: fuzz-ytkkv (\(names)) FILE_OR_DIRECTORY...")
+      print("(built without -sanitize=fuzzer this replays inputs; Fuzz/run.sh fuzzes)")
       exit(64)
     }
-    print("ran \(run(paths, target)) inputs")
+    print("ran \(run(Array(arguments.dropFirst()), target.run)) inputs through \(name)")
   }
 }
