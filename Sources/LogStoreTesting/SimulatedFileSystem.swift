@@ -177,7 +177,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package var count: Int
   }
 
-  private let state = Mutex(State())
+  private let state = Guarded(State())
 
   /// A file system holding `files` (full paths to contents), all durable.
   package init(files: [String: [UInt8]] = [:]) {
@@ -594,5 +594,29 @@ package struct SeededGenerator: RandomNumberGenerator, Sendable {
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
+  }
+}
+
+/// A value behind a pthread mutex, with `Mutex`'s closure API. (Not `Mutex` itself: the thread
+/// sanitizer understands pthread mutexes, not the futex behind `Mutex` on Linux.)
+final class Guarded<Value>: @unchecked Sendable {
+  // `value` is only touched inside `withLock`, under `mutex`.
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+  private var value: Value
+
+  init(_ value: Value) {
+    self.value = value
+    pthread_mutex_init(mutex, nil)
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
   }
 }

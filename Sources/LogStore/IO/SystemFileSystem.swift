@@ -112,16 +112,14 @@ private func closeDescriptor(_ fd: Int32) -> Int32 {
 
 /// A lock held by keeping a `flock`ed descriptor open.
 final class SystemFileLock: FileLock {
-  private let fd: Mutex<Int32>
+  private let fd: Int32
+  private let released = Atomic<Bool>(false)
 
-  init(fd: Int32) { self.fd = Mutex(fd) }
+  init(fd: Int32) { self.fd = fd }
 
   func unlock() {
-    fd.withLock { fd in
-      if fd >= 0 {
-        _ = closeDescriptor(fd)
-        fd = -1
-      }
+    if !released.exchange(true, ordering: .acquiringAndReleasing) {
+      _ = closeDescriptor(fd)
     }
   }
 
