@@ -16,8 +16,12 @@ targets=(record-decoding store-open json differential)
 mkdir -p "$artifacts"
 
 echo "== building fuzz-ytkkv with libFuzzer and AddressSanitizer"
-swift build --sanitize=fuzzer --sanitize=address --product fuzz-ytkkv \
-  --scratch-path "$scratch" -Xswiftc -DFUZZING 2>&1 | grep -v "Cannot export local symbol" || true
+# `--sanitize=fuzzer --sanitize=address` reaches the compiler as two -sanitize flags in an
+# order that varies from run to run, and the driver keeps only the last: half the builds had no
+# coverage feedback, the other half no AddressSanitizer. One combined flag keeps both;
+# `--sanitize=fuzzer` still makes SwiftPM link libFuzzer.
+swift build --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+  --product fuzz-ytkkv --scratch-path "$scratch" 2>&1 | grep -v "Cannot export local symbol" || true
 binary="$scratch/debug/fuzz-ytkkv"
 test -x "$binary" || { echo "FAIL: fuzz-ytkkv did not build" >&2; exit 1; }
 
