@@ -1,0 +1,31 @@
+import LogStore
+
+/// This store, through the byte-level engine.
+final class LogStoreEngine: Engine {
+  let store: LogStore
+  static let table = "t"
+
+  init(directory: String, durable: Bool) throws {
+    store = try LogStore(
+      path: directory, options: LogStore.Options(sync: durable ? .always : .never))
+    try store.createTable(Self.table)
+  }
+
+  func put(_ key: [UInt8], _ value: [UInt8]) throws {
+    try store.put(value, forKey: key, in: Self.table)
+  }
+
+  func get(_ key: [UInt8]) throws -> Int? {
+    try store.value(forKey: key, in: Self.table)?.count
+  }
+
+  func deletePrefix(_ prefix: [UInt8]) throws {
+    try store.deletePrefix(prefix, in: Self.table)
+  }
+
+  func scan() throws -> Int {
+    try store.entries(in: Self.table).count
+  }
+
+  func close() throws { try store.close() }
+}

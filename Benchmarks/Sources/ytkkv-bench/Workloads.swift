@@ -1,0 +1,467 @@
+import Foundation
+import LogStore
+import YTKKeyValueStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Sizes and repetitions of a run.
+struct Configuration: Sendable {
+  /// Keys of the main workloads (200,000).
+  var keys = 200_000
+  /// Keys of the large fill and the reopen (1,000,000).
+  var largeKeys = 1_000_000
+  /// Writes of the durable-put workloads, per writer thread group.
+  var durablePuts = 2_000
+  /// Writes SQLite with YTK's settings does in the no-sync workloads: each one syncs.
+  var sqliteYTKPuts = 2_000
+  /// Operations of the YTK API workload.
+  var apiOperations = 50_000
+  /// Rounds of overwriting every key for the disk-space workload.
+  var overwriteRounds = 10
+  var repetitions = 3
+
+  static let quick = Configuration(
+    keys: 20_000, largeKeys: 50_000, durablePuts: 200, sqliteYTKPuts: 200,
+    apiOperations: 5_000, overwriteRounds: 3, repetitions: 1)
+}
+
+/// What a workload's number means.
+enum Unit: String, Sendable {
+  case operationsPerSecond = "ops/s"
+  case milliseconds = "ms"
+  case bytesPerKey = "bytes/key"
+  case diskRatio = "× live data"
+
+  var higherIsBetter: Bool { self == .operationsPerSecond }
+}
+
+/// One benchmark: which engines run it, how to prepare a store for it, and how to measure.
+struct Workload: Sendable {
+  let name: String
+  /// The row's title, with the sizes of the run.
+  let title: @Sendable (Configuration) -> String
+  let unit: Unit
+  let engines: [EngineKind]
+  /// Builds a store the measurements start from (filled, say); nil when each run starts empty.
+  var prepare: (@Sendable (EngineKind, Configuration) throws -> Scratch)?
+  /// One measurement on `engine`, starting from the prepared store (or an empty directory).
+  let measure: @Sendable (EngineKind, Scratch?, Configuration) throws -> Double
+  /// A note printed under the table.
+  var note: String?
+}
+
+/// Fills a new store of `engine` with `count` keys.
+func filledStore(_ engine: EngineKind, count: Int, label: String) throws -> Scratch {
+  let scratch = Scratch(label)
+  let store = try engine.make(scratch.path, false)
+  for key in Dataset.keys(count) { try store.put(key, Dataset.value) }
+  try store.close()
+  return scratch
+}
+
+/// Opens the prepared store, runs `body`, closes it.
+func withStore<R>(
+  _ engine: EngineKind, _ scratch: Scratch, durable: Bool = false, _ body: (any Engine) throws -> R
+)
+  throws -> R
+{
+  let store = try engine.make(scratch.path, durable)
+  defer { try? store.close() }
+  return try body(store)
+}
+
+let peersNoSync: [EngineKind] = [
+  .logStore, .sqliteWAL, .sqliteYTK, .levelDB, .lmdb, .rocksDB, .hardware,
+]
+let peersDurable: [EngineKind] = [
+  .logStore, .sqliteYTK, .sqliteWAL, .levelDB, .lmdb, .rocksDB, .hardware,
+]
+let peersRead: [EngineKind] = [.logStore, .sqliteWAL, .levelDB, .lmdb, .rocksDB, .hardware]
+let peersStore: [EngineKind] = [.logStore, .sqliteWAL, .levelDB, .lmdb, .rocksDB]
+
+/// The YTK API path, ours and SQLite's, as one more kind of engine.
+extension EngineKind {
+  static let ytkAPI = EngineKind(
+    name: "ytk-api", summary: "this store through KeyValueStore: JSONValue in, JSON text stored",
+    make: { try LogStoreEngine(directory: $0, durable: $1) })
+}
+
+/// Filling an empty store with `count` keys, no sync.
+func fill(name: String, count: KeyPath<Configuration, Int> & Sendable) -> Workload {
+  Workload(
+    name: name, title: { "fill \(thousands($0[keyPath: count])) keys, no sync" },
+    unit: .operationsPerSecond,
+    engines: peersNoSync,
+    measure: { engine, _, configuration in
+      let scratch = Scratch(name)
+      defer { scratch.clean() }
+      let total = configuration[keyPath: count]
+      let puts = engine == .sqliteYTK ? min(total, configuration.sqliteYTKPuts) : total
+      let keys = Dataset.keys(puts)
+      let store = try engine.make(scratch.path, false)
+      let seconds = try timed {
+        for key in keys { try store.put(key, Dataset.value) }
+      }
+      try store.close()
+      return Double(puts) / seconds
+    },
+    note:
+      "SQLite with YTK's settings syncs every statement, so it runs only the first puts (see --help)."
+  )
+}
+
+/// `200k`, `1M`: a count for titles.
+func thousands(_ count: Int) -> String {
+  if count >= 1_000_000 && count % 1_000_000 == 0 { return "\(count / 1_000_000)M" }
+  if count >= 1000 && count % 1000 == 0 { return "\(count / 1000)k" }
+  return String(count)
+}
+
+let allWorkloads: [Workload] = [
+  fill(name: "fill", count: \.keys),
+  fill(name: "fill-large", count: \.largeKeys),
+  Workload(
+    name: "overwrite", title: { "random overwrite of \(thousands($0.keys)) keys" },
+    unit: .operationsPerSecond,
+    engines: peersRead,
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.keys, label: "overwrite")
+    },
+    measure: { engine, scratch, configuration in
+      let keys = shuffled(Dataset.keys(configuration.keys), seed: 1)
+      return try withStore(engine, scratch!) { store in
+        Double(keys.count) / (try timed { for key in keys { try store.put(key, Dataset.value) } })
+      }
+    }),
+  Workload(
+    name: "get", title: { "random get of \(thousands($0.keys)) keys, all present" },
+    unit: .operationsPerSecond, engines: peersRead,
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.keys, label: "get")
+    },
+    measure: { engine, scratch, configuration in
+      let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
+      return try withStore(engine, scratch!) { store in
+        var found = 0
+        let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
+        guard found == keys.count else {
+          throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
+        }
+        return Double(keys.count) / seconds
+      }
+    }),
+  Workload(
+    name: "get-missing", title: { "random get of \(thousands($0.keys)) missing keys" },
+    unit: .operationsPerSecond,
+    engines: peersStore,
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.keys, label: "miss")
+    },
+    measure: { engine, scratch, configuration in
+      let keys = Dataset.missingKeys(configuration.keys)
+      return try withStore(engine, scratch!) { store in
+        var found = 0
+        let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
+        guard found == 0 else { throw BenchmarkError("\(engine) found missing keys") }
+        return Double(keys.count) / seconds
+      }
+    }),
+  Workload(
+    name: "put-sync", title: { "\(thousands($0.durablePuts)) puts with fsync, 1 writer" },
+    unit: .operationsPerSecond,
+    engines: peersDurable,
+    measure: { engine, _, configuration in
+      let scratch = Scratch("put-sync")
+      defer { scratch.clean() }
+      let keys = Dataset.keys(configuration.durablePuts)
+      let store = try engine.make(scratch.path, true)
+      defer { try? store.close() }
+      return Double(keys.count)
+        / (try timed { for key in keys { try store.put(key, Dataset.value) } })
+    }),
+  Workload(
+    name: "put-sync-4", title: { "\(thousands($0.durablePuts)) puts with fsync, 4 writers" },
+    unit: .operationsPerSecond,
+    engines: peersDurable,
+    measure: { engine, _, configuration in
+      let scratch = Scratch("put-sync-4")
+      defer { scratch.clean() }
+      let perWriter = configuration.durablePuts / 4
+      let store = try engine.make(scratch.path, true)
+      defer { try? store.close() }
+      let shared = UncheckedBox(store)
+      let failures = Counter()
+      let seconds = timed {
+        onThreads(4) { writer in
+          for key in Dataset.keys(perWriter, offset: writer * perWriter) {
+            do { try shared.value.put(key, Dataset.value) } catch { failures.add() }
+          }
+        }
+      }
+      guard failures.value == 0 else {
+        throw BenchmarkError("\(engine): \(failures.value) puts failed")
+      }
+      return Double(perWriter * 4) / seconds
+    }),
+  Workload(
+    name: "reopen", title: { "reopen of a \(thousands($0.largeKeys))-key store" },
+    unit: .milliseconds,
+    engines: peersStore,
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.largeKeys, label: "reopen")
+    },
+    measure: { engine, scratch, configuration in
+      var store: (any Engine)?
+      let seconds = try timed { store = try engine.make(scratch!.path, false) }
+      // The store must be usable: one read of the last key.
+      guard try store!.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
+        throw BenchmarkError("\(engine) lost keys on reopen")
+      }
+      try store!.close()
+      return seconds * 1000
+    }),
+  Workload(
+    name: "delete-prefix", title: { "delete 10% of \(thousands($0.keys)) keys by prefix" },
+    unit: .milliseconds,
+    engines: peersStore + [.sqliteYTK],
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.keys, label: "prefix")
+    },
+    measure: { engine, scratch, configuration in
+      let copy = try scratch!.copy("prefix-run")
+      defer { copy.clean() }
+      // 10% of the keys, user_00000000 … user_000(n/10 - 1), by prefixes of 1,000 or 10,000.
+      let tenth = configuration.keys / 10
+      let width = tenth % 10_000 == 0 ? 10_000 : 1_000
+      let prefixes = (0..<(tenth / width)).map { block -> [UInt8] in
+        let digits = width == 10_000 ? 4 : 5
+        let text = String(block)
+        return Array(("user_" + String(repeating: "0", count: digits - text.count) + text).utf8)
+      }
+      return try withStore(engine, copy) { store in
+        let seconds = try timed { for prefix in prefixes { try store.deletePrefix(prefix) } }
+        guard try store.get(Dataset.key(0)) == nil, try store.get(Dataset.key(tenth)) != nil else {
+          throw BenchmarkError("\(engine) deleted the wrong keys")
+        }
+        return seconds * 1000
+      }
+    },
+    note: "Each engine deletes user_0000… and user_0001… (SQLite with YTK's `LIKE ?` statement)."),
+  Workload(
+    name: "scan", title: { "read all items of a \(thousands($0.keys))-key table" },
+    unit: .milliseconds,
+    engines: peersRead,
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.keys, label: "scan")
+    },
+    measure: { engine, scratch, configuration in
+      try withStore(engine, scratch!) { store in
+        var count = 0
+        let seconds = try timed { count = try store.scan() }
+        guard count == configuration.keys else {
+          throw BenchmarkError("\(engine) read \(count) items")
+        }
+        return seconds * 1000
+      }
+    }),
+  ytkAPIWorkload,
+  Workload(
+    name: "memory", title: { "memory per key, filling \(thousands($0.largeKeys)) keys" },
+    unit: .bytesPerKey,
+    engines: peersStore,
+    measure: { engine, _, configuration in
+      try memoryInChild(engine, keys: configuration.largeKeys).anonymous
+    },
+    note:
+      "Growth of the process's anonymous (heap) memory, measured in a fresh process per engine; see PERFORMANCE.md for resident memory including mapped files."
+  ),
+  Workload(
+    name: "disk",
+    title: { "disk after \($0.overwriteRounds) rounds of overwriting \(thousands($0.keys)) keys" },
+    unit: .diskRatio,
+    engines: peersStore,
+    measure: { engine, _, configuration in
+      let scratch = Scratch("disk")
+      defer { scratch.clean() }
+      let keys = Dataset.keys(configuration.keys)
+      let store = try engine.make(scratch.path, false)
+      for _ in 0..<configuration.overwriteRounds {
+        for key in keys { try store.put(key, Dataset.value) }
+      }
+      try store.close()
+      let live = Double(configuration.keys * (13 + Dataset.value.count))
+      return Double(directorySize(scratch.path).allocated) / live
+    },
+    note: "Disk blocks allocated after closing, over the bytes of the live keys and values."),
+  compactionWorkload,
+]
+
+/// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
+/// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).
+let ytkAPIWorkload = Workload(
+  name: "ytk-api",
+  title: { "YTK API: put and get of a dictionary, JSON included (\(thousands($0.apiOperations)))" },
+  unit: .operationsPerSecond, engines: [.ytkAPI, .sqliteWAL, .sqliteYTK],
+  measure: { engine, _, configuration in
+    let scratch = Scratch("api")
+    defer { scratch.clean() }
+    let user: [String: Any] = [
+      "id": 12345, "name": "tangqiao", "age": 30, "city": "Beijing",
+      "tags": ["ios", "swift", "kv"], "bio": "hello world",
+    ]
+    let value: JSONValue = [
+      "id": 12345, "name": "tangqiao", "age": 30, "city": "Beijing",
+      "tags": ["ios", "swift", "kv"], "bio": "hello world",
+    ]
+    let count = engine == .sqliteYTK ? configuration.sqliteYTKPuts : configuration.apiOperations
+    let ids = (0..<count).map { "user_\($0)" }
+    if engine == .ytkAPI {
+      let store = try KeyValueStore(path: scratch.path)
+      defer { try? store.close() }
+      try store.createTable("user_table")
+      let seconds = try timed {
+        for id in ids {
+          try store.put(value, id: id, into: "user_table")
+          guard try store.object(id: id, from: "user_table") != nil else {
+            throw BenchmarkError("lost \(id)")
+          }
+        }
+      }
+      return Double(count) / seconds
+    }
+    let store = try SQLiteEngine(
+      directory: scratch.path, durable: false, tuned: engine == .sqliteWAL)
+    defer { try? store.close() }
+    let seconds = try timed {
+      for id in ids {
+        let json = try JSONSerialization.data(withJSONObject: user)
+        try store.put(Array(id.utf8), Array(json))
+        guard let stored = store.getJSON(Array(id.utf8)),
+          (try JSONSerialization.jsonObject(with: Data(stored))) is [String: Any]
+        else { throw BenchmarkError("lost \(id)") }
+      }
+    }
+    return Double(count) / seconds
+  },
+  note:
+    "One operation is a put and a get of the same id; SQLite's side encodes and decodes with JSONSerialization as YTKKeyValueStore did."
+)
+
+/// Compaction of a 200k-key store holding as much garbage as live data, while a writer
+/// keeps putting: how long it takes, and the longest a single put waits meanwhile.
+let compactionWorkload = Workload(
+  name: "compaction",
+  title: { "compaction of \(thousands($0.keys)) keys (50% garbage) beside a writer" },
+  unit: .milliseconds, engines: [.logStore],
+  measure: { _, _, configuration in
+    let result = try measureCompaction(keys: configuration.keys)
+    compactionStalls.append(result.longestStall * 1000)
+    return result.duration * 1000
+  },
+  note: "The longest stall a concurrent writer saw during compaction is printed below the table.")
+
+nonisolated(unsafe) var compactionStalls: [Double] = []
+
+func measureCompaction(keys count: Int) throws -> (duration: Double, longestStall: Double) {
+  let scratch = Scratch("compaction")
+  defer { scratch.clean() }
+  let store = try LogStore(path: scratch.path, options: .init(compaction: .manual))
+  defer { try? store.close() }
+  try store.createTable("t")
+  let keys = Dataset.keys(count)
+  for _ in 0..<2 { for key in keys { try store.put(Dataset.value, forKey: key, in: "t") } }
+  let running = Flag()
+  let longest = Maximum()
+  let writer = Thread {
+    var index = 0
+    while running.isSet {
+      let start = now()
+      try? store.put(Dataset.value, forKey: Dataset.key(count + index % 1000), in: "t")
+      longest.record(now() - start)
+      index += 1
+    }
+  }
+  running.set(true)
+  writer.start()
+  usleep(10_000)
+  let duration = try timed { try store.compact() }
+  running.set(false)
+  while !writer.isFinished { usleep(1000) }
+  return (duration, longest.value)
+}
+
+/// Memory growth per key of filling `keys` keys, measured in a child process so that no
+/// other engine's memory is counted.
+func memoryInChild(_ engine: EngineKind, keys: Int) throws -> (anonymous: Double, resident: Double)
+{
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+  if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path),
+    let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+  {
+    process.executableURL = URL(fileURLWithPath: exe)
+  }
+  process.arguments = ["--child-memory", engine.name, String(keys)]
+  let output = Pipe()
+  process.standardOutput = output
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+    .compactMap { Double($0) }
+  guard process.terminationStatus == 0, fields.count == 2 else {
+    throw BenchmarkError("the memory child for \(engine) failed")
+  }
+  memoryResident[engine.name, default: []].append(fields[1])
+  return (fields[0], fields[1])
+}
+
+nonisolated(unsafe) var memoryResident: [String: [Double]] = [:]
+
+/// The child's side: fill, print anonymous and resident growth per key.
+func runMemoryChild(engine name: String, keys count: Int) throws {
+  guard let engine = (EngineKind.all).first(where: { $0.name == name }) else {
+    throw BenchmarkError("unknown engine \(name)")
+  }
+  let keys = Dataset.keys(count)
+  let scratch = Scratch("memory")
+  defer { scratch.clean() }
+  let store = try engine.make(scratch.path, false)
+  let anonymous = processStatus("RssAnon")
+  let resident = processStatus("VmRSS")
+  for key in keys { try store.put(key, Dataset.value) }
+  let anonymousGrowth = Double(processStatus("RssAnon") - anonymous) / Double(count)
+  let residentGrowth = Double(processStatus("VmRSS") - resident) / Double(count)
+  try store.close()
+  print(anonymousGrowth, residentGrowth)
+}
+
+/// Small thread-safe helpers for the concurrent workloads.
+final class UncheckedBox<T>: @unchecked Sendable {
+  // Holds an engine that is itself safe to call from several threads.
+  let value: T
+  init(_ value: T) { self.value = value }
+}
+
+final class Counter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  func add() { lock.withLock { count += 1 } }
+  var value: Int { lock.withLock { count } }
+}
+
+final class Flag: @unchecked Sendable {
+  private let lock = NSLock()
+  private var flag = false
+  func set(_ value: Bool) { lock.withLock { flag = value } }
+  var isSet: Bool { lock.withLock { flag } }
+}
+
+final class Maximum: @unchecked Sendable {
+  private let lock = NSLock()
+  private var maximum = 0.0
+  func record(_ value: Double) { lock.withLock { maximum = max(maximum, value) } }
+  var value: Double { lock.withLock { maximum } }
+}
