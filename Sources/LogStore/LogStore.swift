@@ -137,7 +137,9 @@ public final class LogStore: Sendable {
 
   /// The value of `key` in `table`, or nil when it has none.
   public func value(forKey key: [UInt8], in table: String) throws(LogStoreError) -> [UInt8]? {
-    try entry(forKey: key, in: table)?.value
+    try key.withBytes { key throws(LogStoreError) in
+      try withValue(forKey: key, in: table) { value, _ in Array(value) }
+    }
   }
 
   /// The value of `key` in `table` with the time it was written, or nil.
@@ -157,7 +159,7 @@ public final class LogStore: Sendable {
     _ body: (UnsafeRawBufferPointer, Timestamp) -> R
   ) throws(LogStoreError) -> R? {
     try engine.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
-      (record, _) throws(Never) -> R in
+      record throws(Never) -> R in
       body(record.value, Timestamp(microsecondsSince1970: record.timestamp))
     }?.get()
   }

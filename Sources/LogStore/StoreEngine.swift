@@ -17,22 +17,34 @@ final class StoreEngine: @unchecked Sendable {
   let options: LogStore.Options
   var fileSystem: any FileSystem { options.fileSystem }
 
+  // Every `var` below is guarded by one of the two locks, so the runtime's exclusivity checks
+  // (which cost more than the lookups they guard on the read path) are turned off for them.
+
   // MARK: Guarded by `indexLock` (rule 1)
   let indexLock = ReadWriteLock()
-  var keys: KeyDirectory
-  var segments: [UInt32: SegmentFile]
-  var isClosed = false
-  var damagedRecords: Int
+  @exclusivity(unchecked) var keys: KeyDirectory
+  @exclusivity(unchecked) var segments: [UInt32: SegmentFile] {
+    didSet { segmentList = Array(segments.values) }
+  }
+  /// The same segments as a list: readers find theirs by a short linear search, cheaper than
+  /// hashing for the few segments a store has.
+  @exclusivity(unchecked) private(set) var segmentList: [SegmentFile] = []
+  @exclusivity(unchecked) var isClosed = false
+  @exclusivity(unchecked) var damagedRecords: Int
 
   // MARK: Guarded by `writeLock` (rule 2)
   let writeLock = ConditionLock()
-  var writer: SegmentWriter?
-  var sealedSizes: [UInt32: Int]
-  var hintSizes: [UInt32: Int]
-  var nextSequence: UInt64
-  var nextFileNumber: UInt32
+  @exclusivity(unchecked) var writer: SegmentWriter?
+  @exclusivity(unchecked) var sealedSizes: [UInt32: Int]
+  @exclusivity(unchecked) var hintSizes: [UInt32: Int]
+  @exclusivity(unchecked) var nextSequence: UInt64
+  @exclusivity(unchecked) var nextFileNumber: UInt32
   /// Changes waiting for a group commit (`SyncPolicy.always`); the first one leads.
   var commitQueue: [CommitTicket] = []
+  /// The threads of the last two commit groups, and how long the last sync took: a new leader
+  /// waits a little for those writers to queue again (see `gatherGroup`).
+  var recentCommitters: [Set<UInt>] = [[], []]
+  var lastSyncNanoseconds = 0
   /// A thread is syncing the active segment without holding `writeLock`; nobody may seal,
   /// replace or close it meanwhile.
   var syncInFlight = false
@@ -73,6 +85,7 @@ final class StoreEngine: @unchecked Sendable {
     }
     keys = state.keys
     segments = state.segments
+    segmentList = Array(state.segments.values)
     damagedRecords = state.damagedRecords
     writer = state.writer
     sealedSizes = state.sealedSizes
@@ -136,25 +149,33 @@ final class StoreEngine: @unchecked Sendable {
   /// lock; `nil` when the key has no value.
   func withRecord<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, hash: UInt64,
-    _ body: (Record, SegmentFile) throws(E) -> R
+    _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>? {
     try indexLock.withReadLock { () throws(LogStoreError) -> Result<R, E>? in
       if isClosed { throw closedError() }
       guard let index = keys.table(table) else { throw tableNotFound(table) }
       guard let location = index.find(key, hash: hash) else { return nil }
       let record = try readRecord(at: location)
-      guard record.key.elementsEqual(key) else {
+      guard record.key.count == key.count,
+        key.count == 0 || memcmpBytes(record.key.baseAddress!, key.baseAddress!, key.count)
+      else {
         throw LogStoreError(
           .corrupted, "the index of table \"\(table)\" points at a record of another key")
       }
-      let segment = segments[location.segment]!
-      return Result { () throws(E) -> R in try body(record, segment) }
+      return Result { () throws(E) -> R in try body(record) }
     }
+  }
+
+  /// The open segment numbered `number`; call with `indexLock` held.
+  @inline(__always)
+  func segment(_ number: UInt32) -> SegmentFile? {
+    for segment in segmentList where segment.number == number { return segment }
+    return nil
   }
 
   /// Decodes the record at `location`; call with `indexLock` held.
   func readRecord(at location: RecordLocation) throws(LogStoreError) -> Record {
-    guard let segment = segments[location.segment] else {
+    guard let segment = segment(location.segment) else {
       throw LogStoreError(
         .corrupted, "segment \(location.segment) is missing from \(directory)")
     }
@@ -206,6 +227,7 @@ final class StoreEngine: @unchecked Sendable {
   /// One writer's change in the group-commit queue. Touched only under `writeLock`.
   final class CommitTicket {
     let mutation: Mutation
+    let thread = currentThreadID()
     var appended: Appended?
     var error: LogStoreError?
     var done = false
@@ -305,12 +327,14 @@ final class StoreEngine: @unchecked Sendable {
   private func commitGrouped(_ mutation: Mutation) throws(LogStoreError) {
     let ticket = CommitTicket(mutation)
     commitQueue.append(ticket)
+    // A leader gathering its group waits for arrivals.
+    if commitQueue.count > 1 { writeLock.broadcast() }
     while !ticket.done && commitQueue.first !== ticket { writeLock.wait() }
     if ticket.done {
       if let error = ticket.error { throw error }
       return
     }
-    let group = commitQueue
+    let group = gatherGroup()
     var tables: [String: Bool] = [:]
     for member in group {
       do {
@@ -326,12 +350,14 @@ final class StoreEngine: @unchecked Sendable {
     syncInFlight = true
     writeLock.unlock()
     var syncError: LogStoreError?
+    let syncStart = monotonicNanoseconds()
     do {
       try active.synchronize(range)
     } catch {
       syncError = error
     }
     writeLock.lock()
+    lastSyncNanoseconds = monotonicNanoseconds() - syncStart
     syncInFlight = false
     if let syncError {
       // What did not reach the disk must not come back after a crash either: zero it, and
@@ -360,6 +386,28 @@ final class StoreEngine: @unchecked Sendable {
     commitQueue.removeFirst(group.count)
     writeLock.broadcast()
     if let error = ticket.error { throw error }
+  }
+
+  /// The leader's group: every queued change, after waiting briefly for the writers of the last
+  /// two groups to queue again.
+  ///
+  /// Without the wait, writers fall into lockstep: while one group syncs, the writers of the
+  /// other wait in the queue, so groups alternate between them and each sync carries half the
+  /// writers. Waiting up to half a sync for writers that were just released lets one sync carry
+  /// them all; a lone writer never waits (it is the only recent committer).
+  private func gatherGroup() -> [CommitTicket] {
+    let expected = recentCommitters[0].union(recentCommitters[1]).count
+    if commitQueue.count < expected && lastSyncNanoseconds > 0 {
+      let deadline = monotonicNanoseconds() + min(lastSyncNanoseconds / 2, 2_000_000)
+      while commitQueue.count < expected {
+        let left = deadline - monotonicNanoseconds()
+        if left <= 0 { break }
+        writeLock.wait(nanoseconds: left)
+      }
+    }
+    let group = commitQueue
+    recentCommitters = [recentCommitters[1], Set(group.map(\.thread))]
+    return group
   }
 
   /// Waits until no sync is running outside the lock; call with `writeLock` held.

@@ -82,16 +82,37 @@ final class ConditionLock: @unchecked Sendable {
 
   /// Waits for ``broadcast()`` or until `milliseconds` pass; the caller must hold the lock.
   func wait(milliseconds: Int) {
+    wait(nanoseconds: milliseconds * 1_000_000)
+  }
+
+  /// Waits for ``broadcast()`` or until `nanoseconds` pass; the caller must hold the lock.
+  func wait(nanoseconds: Int) {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    let nanoseconds = Int(now.tv_nsec) + (milliseconds % 1000) * 1_000_000
+    let total = Int(now.tv_nsec) + nanoseconds
     var deadline = timespec()
-    deadline.tv_sec = now.tv_sec + (milliseconds / 1000) + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    deadline.tv_sec = now.tv_sec + total / 1_000_000_000
+    deadline.tv_nsec = total % 1_000_000_000
     pthread_cond_timedwait(condition, mutex, &deadline)
   }
 
   func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// Nanoseconds of a monotonic clock, for measuring short durations.
+func monotonicNanoseconds() -> Int {
+  var now = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &now)
+  return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
+}
+
+/// An identifier of the calling thread, for telling writers apart.
+func currentThreadID() -> UInt {
+  #if canImport(Darwin)
+    return UInt(bitPattern: pthread_self())
+  #else
+    return UInt(pthread_self())
+  #endif
 }
 
 /// Starts a joinable thread running `body`; used for the engine's background work, which

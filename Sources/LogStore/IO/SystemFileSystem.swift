@@ -82,9 +82,18 @@ package struct SystemFileSystem: FileSystem {
     let fd = try SystemCall.retrying("open", path) {
       open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
     }
+    // A lock just released can look held for a moment: a process being spawned elsewhere in
+    // this program briefly shares every open file, our lock's included, until it executes its
+    // program. So a held lock is tried again for up to 25 ms before it counts as held.
+    var attempts = 0
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
       let code = errno
       if code == EINTR { continue }
+      if code == EWOULDBLOCK && attempts < 25 {
+        attempts += 1
+        usleep(1000)
+        continue
+      }
       _ = closeDescriptor(fd)
       if code == EWOULDBLOCK {
         throw LogStoreError(

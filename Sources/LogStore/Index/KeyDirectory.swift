@@ -5,19 +5,31 @@
 /// code path serves recovery (replaying segments) and live writes (applying what was just
 /// appended), so the two cannot disagree. Not thread-safe: guarded by the store's index lock.
 final class KeyDirectory {
-  private(set) var tables: [String: TableIndex] = [:]
+  // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
+  @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:] {
+    didSet { tableList = tables.map { ($0.key, $0.value) } }
+  }
+  /// The same tables as a list: a store has a few, and comparing names is cheaper than hashing
+  /// one on every read.
+  @exclusivity(unchecked) private var tableList: [(name: String, index: TableIndex)] = []
   /// Where the record that created each existing table is: compaction keeps exactly these
   /// creation records (a table created implicitly by salvage has none).
-  private(set) var creations: [String: RecordLocation] = [:]
+  @exclusivity(unchecked) private(set) var creations: [String: RecordLocation] = [:]
   /// The table the previous record named, to skip building a `String` per record when
-  /// consecutive records share a table (the common case).
-  private var lastTableName: [UInt8] = []
-  private var lastTable: TableIndex?
+  /// consecutive records share a table (the common case). Only writers use it.
+  @exclusivity(unchecked) private var lastTableName: [UInt8] = []
+  @exclusivity(unchecked) private var lastTable: TableIndex?
 
   var itemCount: Int { tables.values.reduce(0) { $0 + $1.count } }
   var liveBytes: Int { tables.values.reduce(0) { $0 + $1.liveBytes } }
 
-  func table(_ name: String) -> TableIndex? { tables[name] }
+  func table(_ name: String) -> TableIndex? {
+    if tableList.count <= 8 {
+      for entry in tableList where entry.name == name { return entry.index }
+      return nil
+    }
+    return tables[name]
+  }
 
   /// The table named by UTF-8 bytes, if it exists.
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {

@@ -25,16 +25,17 @@ final class TableIndex {
     var offset: UInt32
   }
 
-  private var slots: UnsafeMutablePointer<Slot>
-  private var mask: Int
-  private(set) var count = 0
+  // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
+  @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
+  @exclusivity(unchecked) private var mask: Int
+  @exclusivity(unchecked) private(set) var count = 0
   /// The sum of the encoded lengths of the records the index points at.
-  private(set) var liveBytes = 0
+  @exclusivity(unchecked) private(set) var liveBytes = 0
 
-  private var arena: UnsafeMutableRawPointer
-  private var arenaCapacity: Int
-  private var arenaUsed = 0
-  private var arenaGarbage = 0
+  @exclusivity(unchecked) private var arena: UnsafeMutableRawPointer
+  @exclusivity(unchecked) private var arenaCapacity: Int
+  @exclusivity(unchecked) private var arenaUsed = 0
+  @exclusivity(unchecked) private var arenaGarbage = 0
 
   private static let arenaEntryHeader = 6
   private static let minimumCapacity = 16

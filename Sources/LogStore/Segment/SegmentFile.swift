@@ -87,11 +87,11 @@ final class SegmentWriter {
   /// The mapping's length: this segment never grows past it.
   let capacity: Int
   /// End of the last record written.
-  private(set) var used: Int
+  @exclusivity(unchecked) private(set) var used: Int
   /// The file's size: bytes below it are backed by reserved disk blocks.
-  private(set) var allocated: Int
+  @exclusivity(unchecked) private(set) var allocated: Int
   /// End of the data known to be on stable storage.
-  private(set) var durable: Int
+  @exclusivity(unchecked) private(set) var durable: Int
 
   init(file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int) {
     self.file = file
