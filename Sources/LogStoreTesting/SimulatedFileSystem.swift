@@ -576,6 +576,9 @@ private final class SimulatedMapping: FileMapping, @unchecked Sendable {
   func synchronize(offset: Int, count: Int) throws(LogStoreError) {
     try fileSystem.perform("msync", path) { () throws(LogStoreError) in node.synchronize() }
   }
+
+  /// Memory is not simulated: nothing to hand back.
+  func release(offset: Int, count: Int) {}
 }
 
 extension SimulatedFileSystem {

@@ -131,3 +131,8 @@ extension Array where Element: BinaryFloatingPoint {
       ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
   }
 }
+
+/// glibc's `malloc_trim` (in malloc.h, which the Glibc module does not import): returns freed
+/// heap to the system, so that memory measurements count only what is in use.
+@_silgen_name("malloc_trim")
+func malloc_trim(_ pad: Int) -> Int32

@@ -80,4 +80,8 @@ package protocol FileMapping: AnyObject, Sendable {
   func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
   /// Makes the bytes in the range durable (`msync` with `MS_SYNC`).
   func synchronize(offset: Int, count: Int) throws(LogStoreError)
+  /// Lets the operating system take the range's pages out of this process's memory; they stay
+  /// in the file (and its cache) and come back when read. An optimization only: it may do
+  /// nothing.
+  func release(offset: Int, count: Int)
 }

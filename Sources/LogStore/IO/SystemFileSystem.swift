@@ -260,6 +260,18 @@ final class SystemFileMapping: FileMapping, @unchecked Sendable {
     body(UnsafeMutableRawBufferPointer(start: address + offset, count: count))
   }
 
+  func release(offset: Int, count: Int) {
+    #if os(Linux)
+      // For a shared file mapping this unmaps the pages; dirty ones stay dirty in the page
+      // cache and are written back as usual. (Darwin's MADV_DONTNEED is not specified as
+      // carefully for shared mappings, so it is not used there.)
+      let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+      let start = (offset + page - 1) / page * page
+      let end = (offset + count) / page * page
+      if end > start { madvise(address + start, end - start, MADV_DONTNEED) }
+    #endif
+  }
+
   func synchronize(offset: Int, count: Int) throws(LogStoreError) {
     guard count > 0 else { return }
     let page = Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -92,6 +92,12 @@ final class SegmentWriter {
   @exclusivity(unchecked) private(set) var allocated: Int
   /// End of the data known to be on stable storage.
   @exclusivity(unchecked) private(set) var durable: Int
+  /// Below this offset, the pages written have been handed back (`release`), so that the
+  /// records of a long fill do not stay in the process's resident memory.
+  @exclusivity(unchecked) private var released = 0
+  /// How much is written between two releases, and how much of the newest data is kept.
+  private static let releaseStep = 8 << 20
+  private static let keptResident = 1 << 20
 
   init(file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int) {
     self.file = file
@@ -118,6 +124,11 @@ final class SegmentWriter {
     let offset = used
     file.mapping.write(at: offset, count: count, body)
     used += count
+    if used - released >= Self.releaseStep + Self.keptResident {
+      let end = used - Self.keptResident
+      file.mapping.release(offset: released, count: end - released)
+      released = end
+    }
     return offset
   }
 
@@ -165,5 +176,7 @@ final class SegmentWriter {
     try synchronize()
     try file.handle.truncate(to: used)
     allocated = used
+    file.mapping.release(offset: released, count: used - released)
+    released = used
   }
 }

@@ -79,17 +79,7 @@ final class SQLiteEngine: Engine, @unchecked Sendable {
   }
 
   func get(_ key: [UInt8]) throws -> Int? {
-    lock.withLock {
-      let statement = getStatement
-      _ = key.withUnsafeBytes {
-        sqlite3_bind_text(statement, 1, $0.baseAddress, Int32($0.count), Self.transient)
-      }
-      defer { sqlite3_reset(statement) }
-      guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
-      let count = Int(sqlite3_column_bytes(statement, 0))
-      let bytes = UnsafeRawBufferPointer(start: sqlite3_column_text(statement, 0), count: count)
-      return Array(bytes).count
-    }
+    getJSON(key)?.count
   }
 
   /// YTK's getObjectById: the JSON text.
