@@ -6,15 +6,13 @@ import YTKKeyValueStore
 struct CompactCommandTests {
   static let usage = "Usage: ytkkv compact PATH"
 
-  /// A small closed store where every key was overwritten several times.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path, options: StoreOptions(compaction: .manual))
+  /// Every key overwritten several times, with no compaction of the library's own.
+  static let fixture = StoreFixture(options: StoreOptions(compaction: .manual)) { store in
     try store.createTable("t")
     try store.createTable("empty")
     for round in 0..<4 {
       for id in ["a", "b", "c"] { try store.put(["r": .int(Int64(round))], id: id, into: "t") }
     }
-    try store.close()
   }
 
   /// The store's statistics through a read-only open, as `ytkkv stats` sees them.
@@ -28,8 +26,7 @@ struct CompactCommandTests {
   @Test("prints the sizes before and after; the data is unchanged and takes less disk")
   func compacts() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let before = try Self.statistics(path)
     try #require(before.disk < 1024, "the sizes below are written in B")
     let dumpBefore = try Tool.run(["dump", path])
@@ -56,8 +53,7 @@ struct CompactCommandTests {
   @Test("compacting twice is harmless")
   func compactsTwice() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let dump = try Tool.run(["dump", path]).standardOutput
 
     #expect(try Tool.run(["compact", path]).status == 0)
@@ -70,21 +66,15 @@ struct CompactCommandTests {
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let segments = try StoreFiles.segments(of: path)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["compact"], "missing arguments"),
-      (["compact", path, "t"], "unexpected argument t"),
-      (["compact", path, "--json"], "unknown option --json"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv compact: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["compact"], "missing arguments"),
+        (["compact", path, "t"], "unexpected argument t"),
+        (["compact", path, "--json"], "unknown option --json"),
+      ], usage: Self.usage)
     #expect(try StoreFiles.segments(of: path) == segments)
   }
 
@@ -93,26 +83,18 @@ struct CompactCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["compact", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.errorLines == ["ytkkv compact: there is no store at \(path)"])
-    #expect(!StoreFiles.exists(path))
+    try expectMissingStore(["compact", path], at: path)
   }
 
   @Test("a store another process has open for writing exits 1: locked, nothing compacted")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path, options: StoreOptions(compaction: .manual))
-    defer { try? writer.close() }
-    let segments = try StoreFiles.segments(of: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["compact", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.standardError.hasPrefix("ytkkv compact: the store is locked by another process"))
-    #expect(try StoreFiles.segments(of: path) == segments)
+    try withStoreOpenForWriting(at: path, options: Self.fixture.options) { _ in
+      let segments = try StoreFiles.segments(of: path)
+      try expectLockedStoreRefused(["compact", path])
+      #expect(try StoreFiles.segments(of: path) == segments)
+    }
   }
 }

@@ -12,12 +12,10 @@ struct DeleteCommandTests {
     "user_1", "user_2", "userX", "user%a", "us", "a_b", "aXb", "e\u{301}x", "\u{E9}y",
   ]
 
-  /// A closed store with table `t` holding `ids`.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// Table `t` holding `ids`.
+  static let fixture = StoreFixture { store in
     try store.createTable("t")
     for id in ids { try store.put(["id": .string(id)], id: id, into: "t") }
-    try store.close()
   }
 
   /// The ids left in table `t`, as UTF-8 bytes (so look-alike ids stay apart).
@@ -32,8 +30,7 @@ struct DeleteCommandTests {
   @Test("deletes one id and says so; a missing id deletes nothing and is no error")
   func deletesOneID() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let first = try Tool.run(["delete", path, "t", "user_1"])
     #expect(first.status == 0)
@@ -50,8 +47,7 @@ struct DeleteCommandTests {
   @Test("--prefix deletes the ids that start with the prefix byte for byte; % and _ are literal")
   func deletesByPrefix() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let underscore = try Tool.run(["delete", path, "t", "--prefix", "user_"])
     #expect(underscore.status == 0)
@@ -78,8 +74,7 @@ struct DeleteCommandTests {
   @Test("an empty prefix empties the table and keeps it")
   func emptyPrefix() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["delete", path, "t", "--prefix", ""])
     #expect(result.status == 0)
@@ -90,37 +85,26 @@ struct DeleteCommandTests {
   @Test("a missing table exits 1")
   func missingTable() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    for arguments in [["delete", path, "nope", "1"], ["delete", path, "nope", "--prefix", "1"]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.standardError.contains(#"no table named "nope""#), "\(arguments)")
-    }
+    try expectMissingTable(
+      ["delete", path, "nope", "1"], ["delete", path, "nope", "--prefix", "1"], table: "nope")
   }
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["delete"], "missing arguments"),
-      (["delete", path, "t"], "missing arguments"),
-      (["delete", path, "t", "user_1", "user_2"], "unexpected argument user_2"),
-      (["delete", path, "t", "user_1", "--prefix", "user_"], "unexpected argument user_1"),
-      (["delete", path, "t", "--prefix"], "--prefix needs a value"),
-      (["delete", path, "t", "user_1", "--all"], "unknown option --all"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv delete: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["delete"], "missing arguments"),
+        (["delete", path, "t"], "missing arguments"),
+        (["delete", path, "t", "user_1", "user_2"], "unexpected argument user_2"),
+        (["delete", path, "t", "user_1", "--prefix", "user_"], "unexpected argument user_1"),
+        (["delete", path, "t", "--prefix"], "--prefix needs a value"),
+        (["delete", path, "t", "user_1", "--all"], "unknown option --all"),
+      ], usage: Self.usage)
     #expect(try Self.remainingIDs(path) == Self.bytes(Self.ids))
   }
 
@@ -129,31 +113,19 @@ struct DeleteCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    for arguments in [["delete", path, "t", "1"], ["delete", path, "t", "--prefix", ""]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.errorLines == ["ytkkv delete: there is no store at \(path)"])
-      #expect(!StoreFiles.exists(path))
-    }
+    try expectMissingStore(
+      ["delete", path, "t", "1"], ["delete", path, "t", "--prefix", ""], at: path)
   }
 
   @Test("a store another process has open for writing exits 1: locked, nothing deleted")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
+    let path = try Self.fixture.make(in: scratch)
 
-    for arguments in [["delete", path, "t", "user_1"], ["delete", path, "t", "--prefix", ""]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(
-        result.standardError.hasPrefix("ytkkv delete: the store is locked by another process"),
-        "\(arguments)")
+    try withStoreOpenForWriting(at: path) { _ in
+      try expectLockedStoreRefused(
+        ["delete", path, "t", "user_1"], ["delete", path, "t", "--prefix", ""])
     }
-    try writer.close()
     #expect(try Self.remainingIDs(path) == Self.bytes(Self.ids))
   }
 }

@@ -97,16 +97,11 @@ struct DemoCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("test.db")
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["demo", path, "other.db"], "unexpected argument other.db"),
-      (["demo", path, "--json"], "unknown option --json"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv demo: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["demo", path, "other.db"], "unexpected argument other.db"),
+        (["demo", path, "--json"], "unknown option --json"),
+      ], usage: Self.usage)
     #expect(!StoreFiles.exists(path))
   }
 
@@ -114,14 +109,10 @@ struct DemoCommandTests {
   func lockedStore() throws {
     let scratch = ScratchDirectory()
     let path = scratch.appending("test.db")
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
 
-    let result = try Tool.run(["demo", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.standardError.hasPrefix("ytkkv demo: the store is locked by another process"))
-    try writer.close()
+    try withStoreOpenForWriting(at: path) { _ in
+      try expectLockedStoreRefused(["demo", path])
+    }
     #expect(try Tool.run(["tables", path]).outputLines == [])
   }
 }

@@ -6,16 +6,14 @@ import YTKKeyValueStore
 struct DumpCommandTests {
   static let usage = "Usage: ytkkv dump PATH [TABLE]"
 
-  /// A closed store with an empty table and ids that need escaping in JSON.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// An empty table and ids that need escaping in JSON.
+  static let fixture = StoreFixture { store in
     for table in ["user_table", "empty_table", "cache_table"] { try store.createTable(table) }
     try store.put(["id": 1, "name": "tangqiao", "age": 30], id: "1", into: "user_table")
     try store.put(string: "a plain string", id: "emoji 😀", into: "user_table")
     try store.put(number: 98.5, id: #"a"b\c"#, into: "user_table")
     try store.put(["name": "唐巧", "tags": ["ios", "kv"]], id: "2", into: "user_table")
     try store.put([], id: "feed_1", into: "cache_table")
-    try store.close()
   }
 
   /// The created time of an item, in microseconds, as the library reports it.
@@ -40,8 +38,7 @@ struct DumpCommandTests {
   @Test("writes one JSON line per item: tables by name, ids in byte order, times in seconds")
   func dumpsEveryItem() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["dump", path])
     #expect(result.status == 0)
@@ -79,8 +76,7 @@ struct DumpCommandTests {
   @Test("with TABLE, dumps that table only; an empty table as {\"table\":…}")
   func dumpsOneTable() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let cache = try Tool.run(["dump", path, "cache_table"])
     #expect(cache.status == 0)
@@ -127,32 +123,22 @@ struct DumpCommandTests {
   @Test("a missing table exits 1")
   func missingTable() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["dump", path, "nope"])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.standardError.contains(#"no table named "nope""#))
+    try expectMissingTable(["dump", path, "nope"], table: "nope")
   }
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["dump"], "missing arguments"),
-      (["dump", path, "user_table", "cache_table"], "unexpected argument cache_table"),
-      (["dump", path, "--json"], "unknown option --json"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv dump: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["dump"], "missing arguments"),
+        (["dump", path, "user_table", "cache_table"], "unexpected argument cache_table"),
+        (["dump", path, "--json"], "unknown option --json"),
+      ], usage: Self.usage)
   }
 
   @Test("a missing store exits 1 and is not created")
@@ -160,29 +146,25 @@ struct DumpCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["dump", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.errorLines == ["ytkkv dump: there is no store at \(path)"])
-    #expect(!StoreFiles.exists(path))
+    try expectMissingStore(["dump", path], at: path)
   }
 
   @Test("dumps a store another process has open for writing, as that process wrote it")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
-    try writer.put(["new": true], id: "feed_2", into: "cache_table")
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["dump", path, "cache_table"])
-    #expect(result.status == 0)
-    #expect(
-      try result.outputLines.map { try Self.splitCreatedTime($0).head } == [
-        #"{"table":"cache_table","id":"feed_1","value":[]"#,
-        #"{"table":"cache_table","id":"feed_2","value":{"new":true}"#,
-      ])
+    try withStoreOpenForWriting(at: path) { writer in
+      try writer.put(["new": true], id: "feed_2", into: "cache_table")
+
+      let result = try Tool.run(["dump", path, "cache_table"])
+      #expect(result.status == 0)
+      #expect(
+        try result.outputLines.map { try Self.splitCreatedTime($0).head } == [
+          #"{"table":"cache_table","id":"feed_1","value":[]"#,
+          #"{"table":"cache_table","id":"feed_2","value":{"new":true}"#,
+        ])
+    }
   }
 
   @Test("dumps every readable item of a damaged store")

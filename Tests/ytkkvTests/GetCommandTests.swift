@@ -6,21 +6,18 @@ import YTKKeyValueStore
 struct GetCommandTests {
   static let usage = "Usage: ytkkv get PATH TABLE ID"
 
-  /// A closed store with table `user_table` holding the user of YTKKeyValueStore's example.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// Table `user_table` holding the user of YTKKeyValueStore's example.
+  static let fixture = StoreFixture { store in
     try store.createTable("user_table")
     try store.put(["id": 1, "name": "tangqiao", "age": 30], id: "1", into: "user_table")
     try store.put(string: "a plain string", id: "user_name", into: "user_table")
     try store.put(number: 98.5, id: "user_score", into: "user_table")
-    try store.close()
   }
 
   @Test("prints the stored JSON in canonical form and exits 0")
   func printsStoredJSON() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let user = try Tool.run(["get", path, "user_table", "1"])
     #expect(user.status == 0)
@@ -38,8 +35,7 @@ struct GetCommandTests {
   @Test("a missing id exits 1 with a message naming the id and the table")
   func missingID() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["get", path, "user_table", "3"])
     #expect(result.status == 1)
@@ -50,20 +46,15 @@ struct GetCommandTests {
   @Test("a missing table exits 1 with a message naming the table")
   func missingTable() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["get", path, "cache_table", "1"])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.standardError.contains(#"no table named "cache_table""#))
+    try expectMissingTable(["get", path, "cache_table", "1"], table: "cache_table")
   }
 
   @Test("after --, an id that looks like an option is an id")
   func idsAfterDoubleDash() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let store = try KeyValueStore(path: path)
     try store.put(["flag": "--help"], id: "--help", into: "user_table")
     try store.put(["flag": "-h"], id: "-h", into: "user_table")
@@ -79,21 +70,15 @@ struct GetCommandTests {
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["get"], "missing arguments"),
-      (["get", path, "user_table"], "missing arguments"),
-      (["get", path, "user_table", "1", "2"], "unexpected argument 2"),
-      (["get", path, "user_table", "1", "--json"], "unknown option --json"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv get: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["get"], "missing arguments"),
+        (["get", path, "user_table"], "missing arguments"),
+        (["get", path, "user_table", "1", "2"], "unexpected argument 2"),
+        (["get", path, "user_table", "1", "--json"], "unknown option --json"),
+      ], usage: Self.usage)
   }
 
   @Test("a missing store exits 1 and is not created")
@@ -101,28 +86,25 @@ struct GetCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["get", path, "user_table", "1"])
-    #expect(result.status == 1)
-    #expect(result.errorLines == ["ytkkv get: there is no store at \(path)"])
-    #expect(!StoreFiles.exists(path))
+    try expectMissingStore(["get", path, "user_table", "1"], at: path)
   }
 
   @Test("reads a store another process has open for writing, as that process wrote it")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
-    try writer.put(["id": 2, "name": "唐巧"], id: "2", into: "user_table")
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["get", path, "user_table", "2"])
-    #expect(result.status == 0)
-    #expect(result.outputLines == [#"{"id":2,"name":"唐巧"}"#])
-    #expect(
-      try Tool.run(["get", path, "user_table", "1"]).outputLines == [
-        #"{"age":30,"id":1,"name":"tangqiao"}"#
-      ])
+    try withStoreOpenForWriting(at: path) { writer in
+      try writer.put(["id": 2, "name": "唐巧"], id: "2", into: "user_table")
+
+      let result = try Tool.run(["get", path, "user_table", "2"])
+      #expect(result.status == 0)
+      #expect(result.outputLines == [#"{"id":2,"name":"唐巧"}"#])
+      #expect(
+        try Tool.run(["get", path, "user_table", "1"]).outputLines == [
+          #"{"age":30,"id":1,"name":"tangqiao"}"#
+        ])
+    }
   }
 
   @Test("in a damaged store, undamaged ids still read; the damaged one is missing")

@@ -6,9 +6,8 @@ import YTKKeyValueStore
 struct LoadCommandTests {
   static let usage = "Usage: ytkkv load PATH [--ytk-table NAME]"
 
-  /// A closed store with several tables (one empty) and ids that need escaping in JSON.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// Several tables (one empty) and ids that need escaping in JSON.
+  static let fixture = StoreFixture { store in
     for table in ["user_table", "cache_table", "empty table", "表"] { try store.createTable(table) }
     try store.put(["id": 1, "name": "tangqiao", "age": 30], id: "1", into: "user_table")
     try store.put(string: "a plain string", id: "user_name", into: "user_table")
@@ -19,7 +18,6 @@ struct LoadCommandTests {
     for index in 0..<30 {
       try store.put(["index": .int(Int64(index))], id: "feed_\(index)", into: "cache_table")
     }
-    try store.close()
   }
 
   static func data(_ text: String) -> Data { Data(text.utf8) }
@@ -27,9 +25,8 @@ struct LoadCommandTests {
   @Test("dump | load into a new store reproduces every table, id, value and createdTime")
   func roundTrip() throws {
     let scratch = ScratchDirectory()
-    let source = scratch.appending("source.db")
+    let source = try Self.fixture.make(in: scratch, named: "source.db")
     let copy = scratch.appending("copy.db")
-    try Self.makeStore(at: source)
 
     let dump = try Tool.run(["dump", source])
     try #require(dump.status == 0)
@@ -102,8 +99,7 @@ struct LoadCommandTests {
   @Test("loads into an existing store, keeping what it holds")
   func existingStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let load = try Tool.run(
       ["load", path], input: Self.data(#"{"table":"user_table","id":"2","value":{"id":2}}"#))
@@ -253,18 +249,13 @@ struct LoadCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("test.db")
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["load"], "missing arguments"),
-      (["load", path, "other.db"], "unexpected argument other.db"),
-      (["load", path, "--ytk-table"], "--ytk-table needs a value"),
-      (["load", path, "--replace"], "unknown option --replace"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv load: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["load"], "missing arguments"),
+        (["load", path, "other.db"], "unexpected argument other.db"),
+        (["load", path, "--ytk-table"], "--ytk-table needs a value"),
+        (["load", path, "--replace"], "unknown option --replace"),
+      ], usage: Self.usage)
     #expect(!StoreFiles.exists(path))
   }
 
@@ -289,19 +280,11 @@ struct LoadCommandTests {
   @Test("a store another process has open for writing exits 1: locked")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
+    let path = try Self.fixture.make(in: scratch)
 
     // No input: the command stops before reading it.
-    for arguments in [["load", path], ["load", path, "--ytk-table", "user_table"]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(
-        result.standardError.hasPrefix("ytkkv load: the store is locked by another process"),
-        "\(arguments)")
+    try withStoreOpenForWriting(at: path) { _ in
+      try expectLockedStoreRefused(["load", path], ["load", path, "--ytk-table", "user_table"])
     }
   }
 

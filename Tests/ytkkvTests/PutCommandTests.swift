@@ -6,18 +6,13 @@ import YTKKeyValueStore
 struct PutCommandTests {
   static let usage = "Usage: ytkkv put PATH TABLE ID JSON [--create]"
 
-  /// A closed store with the empty table `user_table`.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
-    try store.createTable("user_table")
-    try store.close()
-  }
+  /// The empty table `user_table`.
+  static let fixture = StoreFixture { store in try store.createTable("user_table") }
 
   @Test("stores the value in canonical form (keys sorted, no spaces), as get reads it back")
   func storesCanonicalJSON() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let put = try Tool.run([
       "put", path, "user_table", "2", #"{"name": "唐巧", "age": 31, "tags": ["ios", "kv"]}"#,
@@ -38,8 +33,7 @@ struct PutCommandTests {
   @Test("any JSON value may be stored, and a second put replaces the first")
   func replacesValues() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     for (json, stored) in [
       (" [ 1 , 2.5 , true , null ] ", "[1,2.5,true,null]"),
@@ -57,8 +51,7 @@ struct PutCommandTests {
   @Test("JSON that does not parse is a usage error (64) and stores nothing")
   func invalidJSON() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     for json in [#"{"name": "tangqiao""#, "{name: 1}", "", "[1,]", "nope"] {
       let result = try Tool.run(["put", path, "user_table", "1", json])
@@ -77,8 +70,7 @@ struct PutCommandTests {
   @Test("a missing table exits 1 without --create")
   func missingTable() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["put", path, "cache_table", "feed_1", "[]"])
     #expect(result.status == 1)
@@ -89,8 +81,7 @@ struct PutCommandTests {
   @Test("--create makes the table in an existing store, and the store itself if missing")
   func creates() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let table = try Tool.run(["put", path, "cache_table", "feed_1", "[]", "--create"])
     #expect(table.status == 0)
@@ -112,8 +103,7 @@ struct PutCommandTests {
   @Test("after --, an id that looks like an option is an id")
   func idsAfterDoubleDash() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     for id in ["--help", "-h", "--create"] {
       let result = try Tool.run(["put", path, "user_table", "--", id, "[1]"])
@@ -128,20 +118,15 @@ struct PutCommandTests {
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["put"], "missing arguments"),
-      (["put", path, "user_table", "1"], "missing arguments"),
-      (["put", path, "user_table", "1", "[]", "extra"], "unexpected argument extra"),
-      (["put", path, "user_table", "1", "[]", "--force"], "unknown option --force"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.errorLines == ["ytkkv put: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["put"], "missing arguments"),
+        (["put", path, "user_table", "1"], "missing arguments"),
+        (["put", path, "user_table", "1", "[]", "extra"], "unexpected argument extra"),
+        (["put", path, "user_table", "1", "[]", "--force"], "unknown option --force"),
+      ], usage: Self.usage)
     #expect(try Tool.run(["tables", path]).outputLines == ["user_table\t0"])
   }
 
@@ -150,31 +135,18 @@ struct PutCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["put", path, "user_table", "1", "[]"])
-    #expect(result.status == 1)
-    #expect(result.errorLines == ["ytkkv put: there is no store at \(path)"])
-    #expect(!StoreFiles.exists(path))
+    try expectMissingStore(["put", path, "user_table", "1", "[]"], at: path)
   }
 
   @Test("a store another process has open for writing exits 1: locked")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
+    let path = try Self.fixture.make(in: scratch)
 
-    for arguments in [
-      ["put", path, "user_table", "1", "[]"],
-      ["put", path, "user_table", "1", "[]", "--create"],
-    ] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(
-        result.standardError.hasPrefix("ytkkv put: the store is locked by another process"),
-        "\(arguments)")
+    try withStoreOpenForWriting(at: path) { _ in
+      try expectLockedStoreRefused(
+        ["put", path, "user_table", "1", "[]"], ["put", path, "user_table", "1", "[]", "--create"])
     }
-    try writer.close()
     #expect(try Tool.run(["tables", path]).outputLines == ["user_table\t0"])
   }
 }

@@ -96,17 +96,12 @@ struct RecoverCommandTests {
     let scratch = ScratchDirectory()
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["recover"], "missing arguments"),
-      (["recover", store.path, "other.db"], "unexpected argument other.db"),
-      (["recover", store.path, "--force"], "unknown option --force"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv recover: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["recover"], "missing arguments"),
+        (["recover", store.path, "other.db"], "unexpected argument other.db"),
+        (["recover", store.path, "--force"], "unknown option --force"),
+      ], usage: Self.usage)
     #expect(try Self.leftovers(scratch, "test.db") == [])
   }
 
@@ -115,10 +110,7 @@ struct RecoverCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["recover", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.errorLines == ["ytkkv recover: there is no store at \(path)"])
+    try expectNoStore(["recover", path], at: path)
     #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
   }
 
@@ -127,15 +119,11 @@ struct RecoverCommandTests {
     let scratch = ScratchDirectory()
     let store = try FiveItemStore(at: scratch.appending("test.db"))
     try store.damageValue(of: 2)
-    let writer = try KeyValueStore(path: store.path)
-    defer { try? writer.close() }
 
-    let result = try Tool.run(["recover", store.path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.standardError.hasPrefix("ytkkv recover: the store is locked by another process"))
-    #expect(try Self.leftovers(scratch, "test.db") == [])
-    try writer.close()
+    try withStoreOpenForWriting(at: store.path) { _ in
+      try expectLockedStoreRefused(["recover", store.path])
+      #expect(try Self.leftovers(scratch, "test.db") == [])
+    }
     #expect(try Tool.run(["verify", store.path]).outputLines.last == "1 problem found")
   }
 }

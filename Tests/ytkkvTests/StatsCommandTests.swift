@@ -6,9 +6,8 @@ import YTKKeyValueStore
 struct StatsCommandTests {
   static let usage = "Usage: ytkkv stats PATH [--json]"
 
-  /// A small closed store with overwritten and deleted values, so that it holds garbage.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// Overwritten and deleted values, so that the store holds garbage.
+  static let fixture = StoreFixture { store in
     try store.createTable("user_table")
     try store.createTable("cache_table")
     for round in 0..<3 {
@@ -17,7 +16,6 @@ struct StatsCommandTests {
     try store.put(string: "a plain string", id: "user_name", into: "user_table")
     try store.put([], id: "feed_1", into: "cache_table")
     try store.delete(id: "feed_1", from: "cache_table")
-    try store.close()
   }
 
   /// Runs `body` on the store at `path` opened read-only, as the tool opens it.
@@ -35,8 +33,7 @@ struct StatsCommandTests {
   @Test("prints items, tables, live and disk bytes, garbage, segments and damaged records")
   func printsRows() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let expected = try Self.withStore(path) { try $0.statistics() }
     try #require(expected.diskBytes < 1024, "the byte counts below are written in B")
 
@@ -66,8 +63,7 @@ struct StatsCommandTests {
   @Test("--json prints one object whose values match the store's statistics")
   func printsJSON() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
     let expected = try Self.withStore(path) { try $0.statistics() }
 
     let result = try Tool.run(["stats", path, "--json"])
@@ -117,21 +113,15 @@ struct StatsCommandTests {
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["stats"], "missing arguments"),
-      (["stats", "--json"], "missing arguments"),
-      (["stats", path, "user_table"], "unexpected argument user_table"),
-      (["stats", path, "--yaml"], "unknown option --yaml"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv stats: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["stats"], "missing arguments"),
+        (["stats", "--json"], "missing arguments"),
+        (["stats", path, "user_table"], "unexpected argument user_table"),
+        (["stats", path, "--yaml"], "unknown option --yaml"),
+      ], usage: Self.usage)
   }
 
   @Test("a missing store exits 1 and is not created")
@@ -139,36 +129,30 @@ struct StatsCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    for arguments in [["stats", path], ["stats", path, "--json"]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv stats: there is no store at \(path)"])
-      #expect(!StoreFiles.exists(path))
-    }
+    try expectMissingStore(["stats", path], ["stats", path, "--json"], at: path)
   }
 
   @Test("reports on a store another process has open for writing")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
-    try writer.put(["id": 2], id: "2", into: "user_table")
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["stats", path])
-    #expect(result.status == 0)
-    #expect(result.outputLines.first == Self.row("items", "3"))
-    #expect(result.outputLines.contains(Self.row("tables", "2")))
+    try withStoreOpenForWriting(at: path) { writer in
+      try writer.put(["id": 2], id: "2", into: "user_table")
 
-    let json = try Tool.run(["stats", path, "--json"])
-    #expect(json.status == 0)
-    #expect(json.standardOutput.hasPrefix(#"{"items":3,"tables":2,"#))
-    let object = try #require(
-      try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
-    let own = try writer.statistics()
-    #expect((object["diskBytes"] as? NSNumber)?.intValue == own.diskBytes)
-    #expect((object["liveBytes"] as? NSNumber)?.intValue == own.liveBytes)
+      let result = try Tool.run(["stats", path])
+      #expect(result.status == 0)
+      #expect(result.outputLines.first == Self.row("items", "3"))
+      #expect(result.outputLines.contains(Self.row("tables", "2")))
+
+      let json = try Tool.run(["stats", path, "--json"])
+      #expect(json.status == 0)
+      #expect(json.standardOutput.hasPrefix(#"{"items":3,"tables":2,"#))
+      let object = try #require(
+        try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+      let own = try writer.statistics()
+      #expect((object["diskBytes"] as? NSNumber)?.intValue == own.diskBytes)
+      #expect((object["liveBytes"] as? NSNumber)?.intValue == own.liveBytes)
+    }
   }
 }

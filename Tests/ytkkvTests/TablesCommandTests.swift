@@ -6,21 +6,18 @@ import YTKKeyValueStore
 struct TablesCommandTests {
   static let usage = "Usage: ytkkv tables PATH"
 
-  /// A closed store with three tables given out of order, one of them empty.
-  static func makeStore(at path: String) throws {
-    let store = try KeyValueStore(path: path)
+  /// Three tables given out of order, one of them empty.
+  static let fixture = StoreFixture { store in
     for table in ["user_table", "cache_table", "empty table"] { try store.createTable(table) }
     try store.put(["id": 1], id: "1", into: "user_table")
     try store.put(["id": 2], id: "2", into: "user_table")
     try store.put([], id: "feed_1", into: "cache_table")
-    try store.close()
   }
 
   @Test("prints each table's name and item count, tab-separated, sorted by name")
   func listsTables() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["tables", path])
     #expect(result.status == 0)
@@ -42,20 +39,14 @@ struct TablesCommandTests {
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
+    let path = try Self.fixture.make(in: scratch)
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["tables"], "missing arguments"),
-      (["tables", path, "user_table"], "unexpected argument user_table"),
-      (["tables", path, "--json"], "unknown option --json"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv tables: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["tables"], "missing arguments"),
+        (["tables", path, "user_table"], "unexpected argument user_table"),
+        (["tables", path, "--json"], "unknown option --json"),
+      ], usage: Self.usage)
   }
 
   @Test("a missing store exits 1 and is not created")
@@ -63,11 +54,7 @@ struct TablesCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    let result = try Tool.run(["tables", path])
-    #expect(result.status == 1)
-    #expect(result.standardOutput == "")
-    #expect(result.errorLines == ["ytkkv tables: there is no store at \(path)"])
-    #expect(!StoreFiles.exists(path))
+    try expectMissingStore(["tables", path], at: path)
   }
 
   @Test("an empty directory is not a store")
@@ -76,27 +63,25 @@ struct TablesCommandTests {
     let path = scratch.appending("empty")
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
 
-    let result = try Tool.run(["tables", path])
-    #expect(result.status == 1)
-    #expect(result.errorLines == ["ytkkv tables: there is no store at \(path)"])
+    try expectNoStore(["tables", path], at: path)
     #expect(try FileManager.default.contentsOfDirectory(atPath: path) == [])
   }
 
   @Test("lists the tables of a store another process has open for writing")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
-    let path = scratch.appending("test.db")
-    try Self.makeStore(at: path)
-    let writer = try KeyValueStore(path: path)
-    defer { try? writer.close() }
-    try writer.createTable("new_table")
+    let path = try Self.fixture.make(in: scratch)
 
-    let result = try Tool.run(["tables", path])
-    #expect(result.status == 0)
-    #expect(
-      result.outputLines == [
-        "cache_table\t1", "empty table\t0", "new_table\t0", "user_table\t2",
-      ])
+    try withStoreOpenForWriting(at: path) { writer in
+      try writer.createTable("new_table")
+
+      let result = try Tool.run(["tables", path])
+      #expect(result.status == 0)
+      #expect(
+        result.outputLines == [
+          "cache_table\t1", "empty table\t0", "new_table\t0", "user_table\t2",
+        ])
+    }
   }
 
   @Test("counts only the readable items of a damaged store")

@@ -1,4 +1,5 @@
 import Foundation
+import YTKKeyValueStore
 
 /// What a run of the built `ytkkv` printed and returned.
 struct ToolResult {
@@ -132,6 +133,57 @@ enum StoreFiles {
     }
     throw TestSetupError("\(text) is not in \(path)")
   }
+}
+
+/// A command's small store, made through the library: each suite says once what its store
+/// holds, and each test makes a fresh one in its own scratch directory.
+struct StoreFixture: Sendable {
+  /// The options the store is made with; a writer that must find the store as it was made
+  /// opens it with these too.
+  let options: StoreOptions
+  private let fill: @Sendable (KeyValueStore) throws -> Void
+
+  init(
+    options: StoreOptions = StoreOptions(),
+    _ fill: @escaping @Sendable (KeyValueStore) throws -> Void
+  ) {
+    self.options = options
+    self.fill = fill
+  }
+
+  /// Makes the store at `path` and closes it, so that the tool can open it.
+  func make(at path: String) throws {
+    let store = try KeyValueStore(path: path, options: options)
+    try fill(store)
+    try store.close()
+  }
+
+  /// Makes the store as `name` in `scratch` and returns its path.
+  func make(in scratch: ScratchDirectory, named name: String = "test.db") throws -> String {
+    let path = scratch.appending(name)
+    try make(at: path)
+    return path
+  }
+}
+
+/// Runs `body` while this process holds the store at `path` open for writing, as another
+/// program using the library would; a `ytkkv` run inside `body` finds the store locked.
+/// The store is closed before this returns, so checks after the call see what it holds.
+@discardableResult
+func withStoreOpenForWriting<Result>(
+  at path: String, options: StoreOptions = StoreOptions(),
+  _ body: (KeyValueStore) throws -> Result
+) throws -> Result {
+  let writer = try KeyValueStore(path: path, options: options)
+  let result: Result
+  do {
+    result = try body(writer)
+  } catch {
+    try? writer.close()
+    throw error
+  }
+  try writer.close()
+  return result
 }
 
 /// A small closed store made the way docs/CLI.md makes its damaged example: five items

@@ -143,17 +143,12 @@ struct VerifyCommandTests {
     let scratch = ScratchDirectory()
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
-    let cases: [(arguments: [String], reason: String)] = [
-      (["verify"], "missing arguments"),
-      (["verify", store.path, "t"], "unexpected argument t"),
-      (["verify", store.path, "--repair"], "unknown option --repair"),
-    ]
-    for (arguments, reason) in cases {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv verify: \(reason)", Self.usage], "\(arguments)")
-    }
+    try expectUsageErrors(
+      [
+        (["verify"], "missing arguments"),
+        (["verify", store.path, "t"], "unexpected argument t"),
+        (["verify", store.path, "--repair"], "unknown option --repair"),
+      ], usage: Self.usage)
   }
 
   @Test("a missing store exits 1 and is not created")
@@ -161,26 +156,21 @@ struct VerifyCommandTests {
     let scratch = ScratchDirectory()
     let path = scratch.appending("missing.db")
 
-    for arguments in [["verify", path], ["verify", path, "--json"]] {
-      let result = try Tool.run(arguments)
-      #expect(result.status == 1, "\(arguments)")
-      #expect(result.standardOutput == "", "\(arguments)")
-      #expect(result.errorLines == ["ytkkv verify: there is no store at \(path)"])
-      #expect(!StoreFiles.exists(path))
-    }
+    try expectMissingStore(["verify", path], ["verify", path, "--json"], at: path)
   }
 
   @Test("checks a store another process has open for writing")
   func lockedStore() throws {
     let scratch = ScratchDirectory()
     let store = try FiveItemStore(at: scratch.appending("test.db"))
-    let writer = try KeyValueStore(path: store.path)
-    defer { try? writer.close() }
-    try writer.put(["id": 6], id: "k6", into: FiveItemStore.table)
 
-    let result = try Tool.run(["verify", store.path])
-    #expect(result.status == 0)
-    #expect(result.outputLines.last?.hasPrefix("OK (") == true)
-    #expect(!result.standardOutput.contains("problem"))
+    try withStoreOpenForWriting(at: store.path) { writer in
+      try writer.put(["id": 6], id: "k6", into: FiveItemStore.table)
+
+      let result = try Tool.run(["verify", store.path])
+      #expect(result.status == 0)
+      #expect(result.outputLines.last?.hasPrefix("OK (") == true)
+      #expect(!result.standardOutput.contains("problem"))
+    }
   }
 }
