@@ -228,6 +228,8 @@ final class StoreEngine: @unchecked Sendable {
   final class CommitTicket {
     let mutation: Mutation
     let thread = currentThreadID()
+    /// Signalled when the change is done, or when its writer is to lead.
+    let wakeup = Wakeup()
     var appended: Appended?
     var error: LogStoreError?
     var done = false
@@ -328,8 +330,8 @@ final class StoreEngine: @unchecked Sendable {
     let ticket = CommitTicket(mutation)
     commitQueue.append(ticket)
     // A leader gathering its group waits for arrivals.
-    if commitQueue.count > 1 { writeLock.broadcast() }
-    while !ticket.done && commitQueue.first !== ticket { writeLock.wait() }
+    if commitQueue.count > 1 { commitQueue[0].wakeup.signal() }
+    while !ticket.done && commitQueue.first !== ticket { writeLock.wait(for: ticket.wakeup) }
     if ticket.done {
       if let error = ticket.error { throw error }
       return
@@ -382,8 +384,11 @@ final class StoreEngine: @unchecked Sendable {
     for member in group {
       if member.error == nil, let appended = member.appended { noteWritten(appended.length) }
       member.done = true
+      member.wakeup.signal()
     }
     commitQueue.removeFirst(group.count)
+    // The next writer in line leads; threads waiting for the log to be idle look again.
+    commitQueue.first?.wakeup.signal()
     writeLock.broadcast()
     if let error = ticket.error { throw error }
   }
@@ -402,7 +407,7 @@ final class StoreEngine: @unchecked Sendable {
       while commitQueue.count < expected {
         let left = deadline - monotonicNanoseconds()
         if left <= 0 { break }
-        writeLock.wait(nanoseconds: left)
+        writeLock.wait(for: commitQueue[0].wakeup, nanoseconds: left)
       }
     }
     let group = commitQueue

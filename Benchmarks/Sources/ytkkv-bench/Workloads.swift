@@ -206,22 +206,32 @@ let allWorkloads: [Workload] = [
       return Double(perWriter * 4) / seconds
     }),
   Workload(
-    name: "reopen", title: { "reopen of a \(thousands($0.largeKeys))-key store" },
-    unit: .milliseconds,
-    engines: peersStore,
+    name: "reopen",
+    title: { "close and reopen of a \(thousands($0.largeKeys))-key store just written" },
+    unit: .milliseconds, engines: peersStore,
     prepare: { engine, configuration in
       try filledStore(engine, count: configuration.largeKeys, label: "reopen")
     },
     measure: { engine, scratch, configuration in
-      var store: (any Engine)?
-      let seconds = try timed { store = try engine.make(scratch!.path, false) }
-      // The store must be usable: one read of the last key.
-      guard try store!.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
-        throw BenchmarkError("\(engine) lost keys on reopen")
+      // As just after a fill: the last writes are recent (in LevelDB's log, in our active
+      // segment). Then the timed part: close, open, and read one key (ready to serve).
+      var store = try engine.make(scratch!.path, false)
+      let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
+        configuration.largeKeys / 10)
+      for key in recent { try store.put(key, Dataset.value) }
+      let seconds = try timed {
+        try store.close()
+        store = try engine.make(scratch!.path, false)
+        guard try store.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
+          throw BenchmarkError("\(engine) lost keys on reopen")
+        }
       }
-      try store!.close()
+      try store.close()
       return seconds * 1000
-    }),
+    },
+    note:
+      "Before each timed run, 10% of the keys are overwritten; the time covers close, open and one get."
+  ),
   Workload(
     name: "delete-prefix", title: { "delete 10% of \(thousands($0.keys)) keys by prefix" },
     unit: .milliseconds,

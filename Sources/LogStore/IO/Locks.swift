@@ -80,6 +80,26 @@ final class ConditionLock: @unchecked Sendable {
   /// callers wait in a loop on their condition.
   func wait() { pthread_cond_wait(condition, mutex) }
 
+  /// Waits on a condition of one thread's own (``Wakeup``) instead of the shared one, so that
+  /// waking it wakes nobody else; the caller must hold the lock.
+  func wait(for wakeup: Wakeup) { pthread_cond_wait(wakeup.condition, mutex) }
+
+  /// ``wait(for:)`` for at most `nanoseconds`.
+  func wait(for wakeup: Wakeup, nanoseconds: Int) {
+    var deadline = Self.deadline(after: nanoseconds)
+    pthread_cond_timedwait(wakeup.condition, mutex, &deadline)
+  }
+
+  private static func deadline(after nanoseconds: Int) -> timespec {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let total = Int(now.tv_nsec) + nanoseconds
+    var deadline = timespec()
+    deadline.tv_sec = now.tv_sec + total / 1_000_000_000
+    deadline.tv_nsec = total % 1_000_000_000
+    return deadline
+  }
+
   /// Waits for ``broadcast()`` or until `milliseconds` pass; the caller must hold the lock.
   func wait(milliseconds: Int) {
     wait(nanoseconds: milliseconds * 1_000_000)
@@ -87,16 +107,31 @@ final class ConditionLock: @unchecked Sendable {
 
   /// Waits for ``broadcast()`` or until `nanoseconds` pass; the caller must hold the lock.
   func wait(nanoseconds: Int) {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    let total = Int(now.tv_nsec) + nanoseconds
-    var deadline = timespec()
-    deadline.tv_sec = now.tv_sec + total / 1_000_000_000
-    deadline.tv_nsec = total % 1_000_000_000
+    var deadline = Self.deadline(after: nanoseconds)
     pthread_cond_timedwait(condition, mutex, &deadline)
   }
 
   func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// A condition variable one waiting thread owns, used with a ``ConditionLock``'s mutex: it is
+/// signalled only when that thread has something to do.
+final class Wakeup: @unchecked Sendable {
+  // A stable heap address, touched only through pthread functions.
+  fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
+
+  init() {
+    condition = .allocate(capacity: 1)
+    pthread_cond_init(condition, nil)
+  }
+
+  deinit {
+    pthread_cond_destroy(condition)
+    condition.deallocate()
+  }
+
+  /// Wakes the owner; the caller must hold the lock the owner waits with.
+  func signal() { pthread_cond_signal(condition) }
 }
 
 /// Nanoseconds of a monotonic clock, for measuring short durations.

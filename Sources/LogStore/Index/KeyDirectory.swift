@@ -19,6 +19,8 @@ final class KeyDirectory {
   /// consecutive records share a table (the common case). Only writers use it.
   @exclusivity(unchecked) private var lastTableName: [UInt8] = []
   @exclusivity(unchecked) private var lastTable: TableIndex?
+  /// Room to make in tables about to be created (see `reserve(for:)`).
+  @exclusivity(unchecked) private var reservations: [String: (count: Int, keyBytes: Int)] = [:]
 
   var itemCount: Int { tables.values.reduce(0) { $0 + $1.count } }
   var liveBytes: Int { tables.values.reduce(0) { $0 + $1.liveBytes } }
@@ -98,9 +100,47 @@ final class KeyDirectory {
 
   private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {
     let table = TableIndex()
-    tables[String(decoding: name, as: UTF8.self)] = table
+    let key = String(decoding: name, as: UTF8.self)
+    if let reservation = reservations.removeValue(forKey: key) {
+      table.reserve(additional: reservation.count, keyBytes: reservation.keyBytes)
+    }
+    tables[key] = table
     forgetCachedTable()
     return table
+  }
+
+  /// Makes room for the puts among `entries` (a hint file's) before they are applied, so that
+  /// loading a large store does not grow each table's index step by step.
+  func reserve(for entries: [HintFile.Entry]) {
+    var counts: [String: (count: Int, keyBytes: Int)] = [:]
+    // Entries of one table come in runs: count a run, then add it up under the table's name.
+    var run: (name: UnsafeRawBufferPointer, count: Int, keyBytes: Int)?
+    func finishRun() {
+      guard let run else { return }
+      let name = String(decoding: run.name, as: UTF8.self)
+      let total = counts[name] ?? (0, 0)
+      counts[name] = (total.count + run.count, total.keyBytes + run.keyBytes)
+    }
+    for entry in entries where entry.kind == .put {
+      if let current = run, current.name.count == entry.table.count,
+        memcmpBytes(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
+      {
+        run!.count += 1
+        run!.keyBytes += entry.key.count
+      } else {
+        finishRun()
+        run = (entry.table, 1, entry.key.count)
+      }
+    }
+    finishRun()
+    for (name, count) in counts {
+      if let table = tables[name] {
+        table.reserve(additional: count.count, keyBytes: count.keyBytes)
+      } else {
+        // Not created yet (its creation is among the entries): reserve when it is.
+        reservations[name] = count
+      }
+    }
   }
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.

@@ -228,10 +228,22 @@ final class TableIndex {
 
   // MARK: Storage
 
+  /// Makes room for `additional` more keys of `keyBytes` bytes in all, at once.
+  func reserve(additional: Int, keyBytes: Int) {
+    var capacity = mask + 1
+    while (count + additional) * 4 > capacity * 3 { capacity *= 2 }
+    if capacity > mask + 1 { rehash(capacity: capacity) }
+    let needed = arenaUsed + additional * Self.arenaEntryHeader + keyBytes
+    if needed > arenaCapacity { resizeArena(needed) }
+  }
+
   private func grow() {
+    rehash(capacity: (mask + 1) * 2)
+  }
+
+  private func rehash(capacity: Int) {
     let oldSlots = slots
     let oldCapacity = mask + 1
-    let capacity = oldCapacity * 2
     slots = .allocate(capacity: capacity)
     slots.initialize(
       repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
@@ -250,13 +262,7 @@ final class TableIndex {
   private func appendKey(_ key: UnsafeRawBufferPointer, length: UInt32) -> UInt32 {
     let needed = Self.arenaEntryHeader + key.count
     if arenaUsed + needed > arenaCapacity {
-      let capacity = max(arenaCapacity + arenaCapacity / 2, arenaUsed + needed)
-      precondition(capacity <= Int(UInt32.max), "a table's keys exceed 4 GiB of memory")
-      let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-      bigger.copyMemory(from: arena, byteCount: arenaUsed)
-      arena.deallocate()
-      arena = bigger
-      arenaCapacity = capacity
+      resizeArena(max(arenaCapacity + arenaCapacity / 2, arenaUsed + needed))
     }
     let reference = arenaUsed
     let entry = arena + reference
@@ -267,6 +273,15 @@ final class TableIndex {
     }
     arenaUsed += needed
     return UInt32(reference)
+  }
+
+  private func resizeArena(_ capacity: Int) {
+    precondition(capacity <= Int(UInt32.max), "a table's keys exceed 4 GiB of memory")
+    let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    bigger.copyMemory(from: arena, byteCount: arenaUsed)
+    arena.deallocate()
+    arena = bigger
+    arenaCapacity = capacity
   }
 
   /// Copies the live keys into a fresh arena, dropping the garbage of removed keys.

@@ -283,6 +283,7 @@ struct Recovery {
         let contents = try? HintFile.decode(
           buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size)
       else { return nil }
+      state.keys.reserve(for: contents.entries)
       for entry in contents.entries {
         let record = Record(
           kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
