@@ -278,6 +278,12 @@ public final class LogStore: Sendable {
     }
   }
 
+  /// Blocks until automatic compaction has caught up: no compaction running, and garbage
+  /// below the policy's threshold. Under heavy writes the background compactor can fall
+  /// behind; this waits for it (for tests, benchmarks, or before measuring disk use). Returns
+  /// at once under ``CompactionPolicy/manual``.
+  public func waitForCompaction() throws(LogStoreError) { try engine.waitForCompaction() }
+
   /// What the store holds and how much space it takes.
   public func statistics() throws(LogStoreError) -> StoreStatistics {
     try engine.statistics()

@@ -145,4 +145,4 @@ extension Array where Element: BinaryFloatingPoint {
 /// glibc's `malloc_trim` (in malloc.h, which the Glibc module does not import): returns freed
 /// heap to the system, so that memory measurements count only what is in use.
 @_silgen_name("malloc_trim")
-func malloc_trim(_ pad: Int) -> Int32
+func mallocTrim(_ pad: Int) -> Int32

@@ -99,7 +99,7 @@ do {
     var result = WorkloadResult(workload: workload, title: workload.title(configuration))
     progress("== \(result.title)")
     var prepared: [EngineKind: Scratch] = [:]
-    defer { prepared.values.forEach { $0.clean() } }
+    defer { for scratch in prepared.values { scratch.clean() } }
     if let prepare = workload.prepare {
       for engine in engines {
         progress("   preparing \(engine)")

@@ -65,11 +65,27 @@ extension StoreEngine {
         compactionRequested = false
         writeLock.unlock()
         // A failure (a full disk, say) leaves the store as it was; the next check retries.
-        try? compact()
+        let succeeded = (try? compact()) != nil
         writeLock.lock()
+        // Writes made meanwhile may have brought garbage back over the threshold.
+        if succeeded && !closing && shouldCompactAutomatically() { compactionRequested = true }
+        writeLock.broadcast()
       } else {
         writeLock.wait()
       }
+    }
+  }
+
+  /// Waits until automatic compaction has nothing left to do: none running, none due.
+  func waitForCompaction() throws(LogStoreError) {
+    try writeLock.withLock { () throws(LogStoreError) in
+      if closing { throw closedError() }
+      guard options.compaction != .manual, !options.readOnly else { return }
+      if shouldCompactAutomatically() {
+        compactionRequested = true
+        writeLock.broadcast()
+      }
+      while (compactionRequested || compactionRunning) && !closing { writeLock.wait() }
     }
   }
 
