@@ -170,34 +170,90 @@ final class TableIndex {
   }
 
   /// Removes every key that starts with `prefix`; returns how many there were.
+  ///
+  /// Walks the key arena in order (sequential memory, unlike the slots, which are in hash
+  /// order) and looks up the slot of each matching key by its hash and arena reference.
   @discardableResult
   func removeAll(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
     let before = count
-    var index = 0
-    // Backward-shift deletion only moves entries from later (unvisited) positions into the
-    // hole at `index`, or between positions already visited after wrapping around, so staying
-    // on `index` after a removal visits every entry at least once.
-    while index <= mask {
-      let slot = slots[index]
-      if slot.hash != 0 {
-        let key = keyBytes(slot.keyReference)
-        if key.count >= prefix.count
-          && (prefix.count == 0
-            || memcmpBytes(key.baseAddress!, prefix.baseAddress!, prefix.count))
-        {
-          removeSlot(at: index)
-          continue
-        }
-      }
-      index += 1
+    if prefix.count == 0 {
+      removeEverything()
+      return before
     }
+    var position = 0
+    let end = arenaUsed
+    while position < end {
+      let entry = arena + position
+      let keyCount = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+      let key = UnsafeRawBufferPointer(start: entry + Self.arenaEntryHeader, count: keyCount)
+      if entry.loadUnaligned(as: UInt32.self) != Self.removedEntry
+        && Self.hasPrefix(key, prefix)
+      {
+        removeSlot(at: slotIndex(of: UInt32(position), hash: KeyHash.hash(key)), squeeze: false)
+      }
+      position += Self.arenaEntryHeader + keyCount
+    }
+    squeezeArenaIfWasteful()
     return before - count
   }
 
-  private func removeSlot(at index: Int) {
+  /// Whether `key` starts with `prefix` (not empty), comparing eight bytes at a time.
+  @inline(__always)
+  private static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: UnsafeRawBufferPointer)
+    -> Bool
+  {
+    guard key.count >= prefix.count else { return false }
+    let a = key.baseAddress!
+    let b = prefix.baseAddress!
+    var offset = 0
+    while prefix.count - offset >= 8 {
+      if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+      {
+        return false
+      }
+      offset += 8
+    }
+    while offset < prefix.count {
+      if a.load(fromByteOffset: offset, as: UInt8.self)
+        != b.load(fromByteOffset: offset, as: UInt8.self)
+      {
+        return false
+      }
+      offset += 1
+    }
+    return true
+  }
+
+  /// The slot holding the key stored at arena offset `reference`.
+  private func slotIndex(of reference: UInt32, hash: UInt64) -> Int {
+    let slotHash = Self.slotHash(hash)
+    var index = Int(slotHash) & mask
+    while slots[index].hash != slotHash || slots[index].keyReference != reference {
+      precondition(slots[index].hash != 0, "an arena entry without a slot")
+      index = (index + 1) & mask
+    }
+    return index
+  }
+
+  /// Empties the table, keeping its allocated room.
+  private func removeEverything() {
+    slots.update(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0), count: mask + 1)
+    count = 0
+    liveBytes = 0
+    arenaUsed = 0
+    arenaGarbage = 0
+  }
+
+  /// Marks an arena entry whose key was removed (in its record-length field, which no record
+  /// can fill): walks of the arena skip it.
+  private static let removedEntry = UInt32.max
+
+  private func removeSlot(at index: Int, squeeze: Bool = true) {
     let reference = slots[index].keyReference
     liveBytes -= Int(recordLength(reference))
     arenaGarbage += Self.arenaEntryHeader + keyBytes(reference).count
+    setRecordLength(reference, Self.removedEntry)
     var hole = index
     var next = (hole + 1) & mask
     while slots[next].hash != 0 {
@@ -212,6 +268,10 @@ final class TableIndex {
     }
     slots[hole].hash = 0
     count -= 1
+    if squeeze { squeezeArenaIfWasteful() }
+  }
+
+  private func squeezeArenaIfWasteful() {
     if arenaGarbage > 1 << 16 && arenaGarbage * 2 > arenaUsed { squeezeArena() }
   }
 
