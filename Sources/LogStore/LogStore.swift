@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// An embedded, log-structured key-value store: named tables of byte keys to byte values.
 ///
 /// Every change is appended to a segment file as a checksummed record; an in-memory hash
@@ -247,7 +255,7 @@ public final class LogStore: Sendable {
       }
       if let failure { throw failure }
     }
-    entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
+    entries.sort { bytesPrecede($0.key, $1.key) }
     return entries
   }
 
@@ -259,7 +267,7 @@ public final class LogStore: Sendable {
       keys.reserveCapacity(index.count)
       index.forEachKey { key, _ in keys.append(Array(key)) }
     }
-    keys.sort { $0.lexicographicallyPrecedes($1) }
+    keys.sort { bytesPrecede($0, $1) }
     return keys
   }
 
@@ -287,5 +295,20 @@ public final class LogStore: Sendable {
   /// What the store holds and how much space it takes.
   public func statistics() throws(LogStoreError) -> StoreStatistics {
     try engine.statistics()
+  }
+}
+
+/// Byte-wise order of two keys (`memcmp`, then length): what "sorted by key bytes" means.
+@inline(__always)
+func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+  a.withUnsafeBufferPointer { a in
+    b.withUnsafeBufferPointer { b in
+      let common = min(a.count, b.count)
+      if common > 0 {
+        let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+        if order != 0 { return order < 0 }
+      }
+      return a.count < b.count
+    }
   }
 }

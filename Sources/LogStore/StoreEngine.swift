@@ -347,6 +347,8 @@ final class StoreEngine: @unchecked Sendable {
         member.error = error
       }
     }
+    // One sync outside the lock at a time (compaction may be flushing the segment).
+    while syncInFlight { writeLock.wait() }
     let active = writer!
     let range = active.unsynchronized
     syncInFlight = true

@@ -136,16 +136,27 @@ struct RecoveryTests {
     #expect(!FileManager.default.fileExists(atPath: stray))
   }
 
-  @Test("a segment of a newer format version is refused, whatever the policy")
+  @Test(
+    "a segment of a newer format version is refused, whatever the policy; a damaged version byte is damage"
+  )
   func newerVersion() throws {
     let directory = TemporaryDirectory()
     let (path, segment, _) = try storeWithRecords(directory, count: 2)
     var bytes = try fileBytes(segment)
     bytes[8] = 9
+    // A newer version's header checks (its checksum covers the version).
+    let checksum = CRC32C.mask(CRC32C.checksum(Array(bytes[0..<44])))
+    withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(44..<48, with: $0) }
     try writeFile(segment, bytes)
     let error = #expect(throws: LogStoreError.self) { try LogStore(path: path) }
     #expect(error?.code == .corrupted)
     #expect(error?.message.contains("newer version") == true)
+    // The same byte changed without a matching checksum is damage, which salvage gets past.
+    bytes[44] ^= 0xFF
+    try writeFile(segment, bytes)
+    let salvaged = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(try salvaged.count(in: "t") == 2)
+    #expect(try salvaged.statistics().damagedRecords == 1)
   }
 
   @Test("a damaged segment header: salvage still reads the records, fail refuses")

@@ -457,6 +457,8 @@ func runMemoryChild(engine name: String, keys count: Int) throws {
   _ = mallocTrim(0)
   let anonymousGrowth = Double(processStatus("RssAnon") - anonymous) / Double(count)
   let residentGrowth = Double(processStatus("VmRSS") - resident) / Double(count)
+  // The keys were made before the baseline; they must not be freed before the measurement.
+  withExtendedLifetime(keys) {}
   try store.close()
   print(anonymousGrowth, residentGrowth)
 }

@@ -149,7 +149,8 @@ extension StoreEngine {
 
   /// Step 1: seal the active segment and start the next one above the outputs' numbers.
   private func beginCompaction() throws(LogStoreError) -> Plan? {
-    try writeLock.withLock { () throws(LogStoreError) -> Plan? in
+    try flushActiveSegment()
+    return try writeLock.withLock { () throws(LogStoreError) -> Plan? in
       while compactionRunning && !closing { writeLock.wait() }
       waitForLog()
       try checkWritable()
@@ -179,6 +180,30 @@ extension StoreEngine {
       return Plan(
         inputs: inputs, inputSizes: sizes, firstOutput: firstOutput, outputLimit: outputLimit)
     }
+  }
+
+  /// Syncs what the active segment holds without keeping writers waiting, so that sealing it
+  /// under the write lock has little left to sync.
+  private func flushActiveSegment() throws(LogStoreError) {
+    let target = writeLock.withLock { () -> (SegmentWriter, Range<Int>)? in
+      while syncInFlight { writeLock.wait() }
+      guard !closing, let active = writer else { return nil }
+      syncInFlight = true
+      return (active, active.unsynchronized)
+    }
+    guard let (active, range) = target else { return }
+    var failure: LogStoreError?
+    do {
+      try active.synchronize(range)
+    } catch {
+      failure = error
+    }
+    writeLock.withLock {
+      syncInFlight = false
+      if failure == nil { active.markDurable(upTo: range.upperBound) }
+      writeLock.broadcast()
+    }
+    if let failure { throw failure }
   }
 
   /// Step 2: copy what is live into temporary outputs.
@@ -218,6 +243,18 @@ extension StoreEngine {
           isCreation: isCreation))
     }
 
+    // Records are judged live in chunks, under one read lock per chunk: taking the lock per
+    // record would hand it back and forth with a busy writer thousands of times a second.
+    var pending: [(record: Record, location: RecordLocation)] = []
+    func judgeAndCopy() throws(LogStoreError) {
+      let verdicts = indexLock.withReadLock { pending.map { liveness($0.record, at: $0.location) } }
+      for (item, verdict) in zip(pending, verdicts) {
+        if let isCreation = verdict {
+          try copy(item.record, from: item.location, isCreation: isCreation)
+        }
+      }
+      pending.removeAll(keepingCapacity: true)
+    }
     for input in plan.inputs {
       progress?(done, total)
       let size = plan.inputSizes[input.number] ?? 0
@@ -231,43 +268,38 @@ extension StoreEngine {
           plan.damageSeen += 1
           continue
         }
-        let location = RecordLocation(
-          segment: input.number, offset: UInt32(offset), length: UInt32(record.length))
         if record.kind == .batch {
           let valueStart = offset + record.length - record.value.count
           try RecordCodec.forEachMember(of: record, salt: input.salt, verify: false) {
             member, memberOffset throws(LogStoreError) in
-            let memberLocation = RecordLocation(
+            let location = RecordLocation(
               segment: input.number, offset: UInt32(valueStart + memberOffset),
               length: UInt32(member.length))
-            if let isCreation = isLive(member, at: memberLocation) {
-              try copy(member, from: memberLocation, isCreation: isCreation)
-            }
+            pending.append((member, location))
           }
-        } else if let isCreation = isLive(record, at: location) {
-          try copy(record, from: location, isCreation: isCreation)
+        } else {
+          let location = RecordLocation(
+            segment: input.number, offset: UInt32(offset), length: UInt32(record.length))
+          pending.append((record, location))
         }
+        if pending.count >= 512 { try judgeAndCopy() }
       }
+      try judgeAndCopy()
     }
     progress?(total, total)
     return moves
   }
 
   /// Whether compaction keeps `record`: a put the index points at, or the creation record
-  /// of an existing table. Returns whether it is a creation, or nil to leave it behind.
-  private func isLive(_ record: Record, at location: RecordLocation) -> Bool? {
+  /// of an existing table. Returns whether it is a creation, or nil to leave it behind. Call
+  /// with `indexLock` held.
+  private func liveness(_ record: Record, at location: RecordLocation) -> Bool? {
     switch record.kind {
     case .put:
-      let live = indexLock.withReadLock {
-        keys.table(String(decoding: record.table, as: UTF8.self))?.find(
-          record.key, hash: KeyHash.hash(record.key)) == location
-      }
-      return live ? false : nil
+      let table = keys.table(String(decoding: record.table, as: UTF8.self))
+      return table?.find(record.key, hash: KeyHash.hash(record.key)) == location ? false : nil
     case .createTable:
-      let live = indexLock.withReadLock {
-        keys.creations[String(decoding: record.table, as: UTF8.self)] == location
-      }
-      return live ? true : nil
+      return keys.creations[String(decoding: record.table, as: UTF8.self)] == location ? true : nil
     default:
       return nil
     }

@@ -76,18 +76,18 @@ package struct SegmentHeader: Equatable, Sendable {
     guard bytes.count >= size, let base = bytes.baseAddress else { throw .incomplete }
     let header = UnsafeRawBufferPointer(start: base, count: size)
     if header.allSatisfy({ $0 == 0 }) { throw .incomplete }
-    // The magic and version come first: a newer format may lay out the rest differently.
+    // Every version keeps a 48-byte header whose last four bytes check the rest, so a newer
+    // version is recognized only by a header that checks: a damaged version byte is damage.
+    let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
+    guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])) else {
+      throw .damaged("segment header checksum mismatch")
+    }
     guard header.prefix(8).elementsEqual(magic) else {
       throw .damaged("not a segment file (bad magic)")
     }
     let version = loadLittleEndian(UInt16.self, base + 8)
     if version > currentVersion { throw .unsupportedVersion(version) }
-    let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
-    guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])),
-      version == currentVersion
-    else {
-      throw .damaged("segment header checksum mismatch")
-    }
+    guard version == currentVersion else { throw .damaged("unknown format version \(version)") }
     let flags = loadLittleEndian(UInt16.self, base + 10)
     var compaction: CompactionMark?
     if flags & 1 != 0 {

@@ -146,7 +146,14 @@ struct Recovery {
       obsolete.insert(candidate.number)
     }
     for (firstOutput, entry) in outputs where finished[firstOutput] == nil {
-      obsolete.formUnion(entry.members)
+      // Outputs are missing. If the inputs are still there, the compaction did not finish:
+      // its outputs go. If no input is left, it did finish (inputs are removed only after
+      // every output is in place), so an output is missing or unreadable through damage:
+      // the outputs are the store's data and stay.
+      let inputsRemain = candidates.contains {
+        $0.number < firstOutput && !obsolete.contains($0.number)
+      }
+      if inputsRemain { obsolete.formUnion(entry.members) }
     }
     return obsolete
   }
