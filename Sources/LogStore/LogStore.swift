@@ -236,26 +236,47 @@ public final class LogStore: Sendable {
 
   /// Every key of `table` with its value and timestamp, sorted by key bytes.
   public func entries(in table: String) throws(LogStoreError) -> [Entry] {
-    var entries: [Entry] = []
+    // Under the read lock, only the keys are copied (into one buffer) with their locations
+    // and segments; sorting and reading the values happen after it, from segments held open
+    // by reference (a segment removed by compaction meanwhile stays mapped until released).
+    var keyBytes: [UInt8] = []
+    var items: [(keyStart: Int, keyCount: Int, location: RecordLocation, segment: SegmentFile)] = []
     try engine.readIndex { keys throws(LogStoreError) in
       guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
-      entries.reserveCapacity(index.count)
+      items.reserveCapacity(index.count)
       var failure: LogStoreError?
       index.forEachKey { key, location in
-        guard failure == nil else { return }
-        do throws(LogStoreError) {
-          let record = try engine.readRecord(at: location)
-          entries.append(
-            Entry(
-              key: Array(key), value: Array(record.value),
-              timestamp: Timestamp(microsecondsSince1970: record.timestamp)))
-        } catch {
-          failure = error
+        guard let segment = engine.segment(location.segment) else {
+          failure = LogStoreError(
+            .corrupted, "segment \(location.segment) is missing from \(engine.directory)")
+          return
         }
+        items.append((keyBytes.count, key.count, location, segment))
+        keyBytes.append(contentsOf: key)
       }
       if let failure { throw failure }
     }
-    entries.sort { bytesPrecede($0.key, $1.key) }
+    keyBytes.withUnsafeBufferPointer { buffer in
+      let base = buffer.baseAddress
+      items.sort { a, b in
+        let common = min(a.keyCount, b.keyCount)
+        if common > 0 {
+          let order = memcmp(base! + a.keyStart, base! + b.keyStart, common)
+          if order != 0 { return order < 0 }
+        }
+        return a.keyCount < b.keyCount
+      }
+    }
+    var entries: [Entry] = []
+    entries.reserveCapacity(items.count)
+    for item in items {
+      let record = try engine.record(at: item.location, in: item.segment)
+      entries.append(
+        Entry(
+          key: Array(keyBytes[item.keyStart..<item.keyStart + item.keyCount]),
+          value: Array(record.value), timestamp: Timestamp(microsecondsSince1970: record.timestamp))
+      )
+    }
     return entries
   }
 

@@ -179,6 +179,13 @@ final class StoreEngine: @unchecked Sendable {
       throw LogStoreError(
         .corrupted, "segment \(location.segment) is missing from \(directory)")
     }
+    return try record(at: location, in: segment)
+  }
+
+  /// Decodes the record at `location` of `segment`, which the caller keeps alive.
+  func record(at location: RecordLocation, in segment: SegmentFile) throws(LogStoreError)
+    -> Record
+  {
     do {
       return try segment.record(
         at: Int(location.offset), verify: options.verifyChecksumsOnRead)
