@@ -310,7 +310,8 @@ public final class LogStore: Sendable {
   /// Blocks until automatic compaction has caught up: no compaction running, and garbage
   /// below the policy's threshold. Under heavy writes the background compactor can fall
   /// behind; this waits for it (for tests, benchmarks, or before measuring disk use). Returns
-  /// at once under ``CompactionPolicy/manual``.
+  /// at once under ``CompactionPolicy/manual``. Throws the error of an automatic compaction
+  /// that failed meanwhile (a full disk, say).
   public func waitForCompaction() throws(LogStoreError) { try engine.waitForCompaction() }
 
   /// What the store holds and how much space it takes.

@@ -24,7 +24,7 @@ public enum CorruptionPolicy: Sendable, Equatable, Hashable {
 public enum CompactionPolicy: Sendable, Equatable, Hashable {
   /// Only when ``LogStore/compact()`` is called.
   case manual
-  /// In the background, with the library's default threshold: when garbage is over 30% of
+  /// In the background, with the library's default threshold: when garbage is over 25% of
   /// the store's disk bytes and at least 4 MiB.
   case automatic
   /// In the background, when garbage passes `fraction` (0 < fraction < 1) of the disk bytes

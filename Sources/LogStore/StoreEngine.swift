@@ -57,6 +57,8 @@ final class StoreEngine: @unchecked Sendable {
   /// Set by `close()` so that a compaction in progress stops early; read without locks.
   let stopRequested = Atomic<Bool>(false)
   var compactionRequested = false
+  /// Why the last automatic compaction failed, for `waitForCompaction()` to report.
+  var automaticCompactionError: LogStoreError?
   var bytesSinceCompactionCheck = 0
   /// How the last open rebuilt the index.
   let openReport: OpenReport

@@ -19,7 +19,7 @@ public struct StoreOptions: Sendable, Equatable {
   /// (`statistics().damagedRecords`). `.fail` throws `.corrupted` naming file and offset.
   public var corruption: CorruptionPolicy
   /// When space is reclaimed. Default `.automatic` (in the background once garbage passes
-  /// 30% of the disk bytes and 4 MiB); `.whenGarbageExceeds(fraction:)` sets the fraction;
+  /// 25% of the disk bytes and 4 MiB); `.whenGarbageExceeds(fraction:)` sets the fraction;
   /// `.manual` leaves it to ``KeyValueStore/compact()``.
   public var compaction: CompactionPolicy
   /// A segment file is sealed and a new one started past this many bytes. Default 64 MiB,
