@@ -31,10 +31,12 @@ let package = Package(
     .testTarget(
       name: "LogStoreTests", dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer"]),
     .testTarget(
-      name: "YTKKeyValueStoreTests", dependencies: ["YTKKeyValueStore", "LogStore", "ytkkv"]),
+      name: "YTKKeyValueStoreTests",
+      dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // Runs the built `ytkkv` binary: one file per subcommand.
-    .testTarget(name: "ytkkvTests", dependencies: ["ytkkv", "YTKKeyValueStore"]),
+    .testTarget(
+      name: "ytkkvTests", dependencies: ["ytkkv", "YTKKeyValueStore", "LogStoreTesting"]),
   ],
   swiftLanguageModes: [.v6]
 )

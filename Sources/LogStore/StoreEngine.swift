@@ -441,10 +441,15 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
+  /// Bytes of segment and hint files, without space reserved past the active segment's end.
+  /// Call with `writeLock` held.
+  var diskBytes: Int {
+    sealedSizes.values.reduce(0, +) + (writer?.used ?? 0) + hintSizes.values.reduce(0, +)
+  }
+
   func statistics() throws(LogStoreError) -> StoreStatistics {
     try writeLock.withLock { () throws(LogStoreError) -> StoreStatistics in
-      let disk =
-        sealedSizes.values.reduce(0, +) + (writer?.used ?? 0) + hintSizes.values.reduce(0, +)
+      let disk = diskBytes
       return try readIndex { keys throws(LogStoreError) in
         StoreStatistics(
           tables: keys.tables.count, liveItems: keys.itemCount, liveBytes: keys.liveBytes,

@@ -19,7 +19,7 @@ struct ProcessKillTests {
     "a writer killed at random moments leaves a prefix of its operations, the acknowledged ones included"
   )
   func killedWriters() throws {
-    let writer = builtExecutable("ytkkv-kill-writer")
+    let writer = try #require(builtExecutable(named: "ytkkv-kill-writer"))
     var random = SeededGenerator(seed: 20_261_129)
     var kills = 0
     var compactingKills = 0

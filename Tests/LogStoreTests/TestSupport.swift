@@ -1,26 +1,7 @@
 import Foundation
+@_exported import LogStoreTesting
 
 @testable import LogStore
-
-/// A fresh directory under the system's temporary directory, removed when released.
-final class TemporaryDirectory {
-  let path: String
-
-  init(_ name: String = "logstore") {
-    var base = NSTemporaryDirectory()
-    while base.hasSuffix("/") && base.count > 1 { base.removeLast() }
-    let template = base + "/\(name)-XXXXXX"
-    var bytes = Array(template.utf8CString)
-    let created = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(created != nil, "mkdtemp failed")
-    path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-
-  /// A path inside the directory.
-  func appending(_ name: String) -> String { path + "/" + name }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 extension String {
   var bytes: [UInt8] { Array(utf8) }
@@ -64,17 +45,4 @@ extension LogStore {
     }
     return result
   }
-}
-
-/// An executable built beside this test bundle (the test target depends on it).
-func builtExecutable(_ name: String) -> URL {
-  var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-  if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-    directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
-  }
-  for candidate in [directory, directory.appendingPathComponent("../../..").standardized] {
-    let binary = candidate.appendingPathComponent(name)
-    if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-  }
-  fatalError("the executable \(name) was not found near \(directory.path)")
 }

@@ -2,29 +2,14 @@
 // of a store's whole contents, and running the `ytkkv` executable built with the tests.
 
 import Foundation
+@_exported import LogStoreTesting
 import Synchronization
 import Testing
 import YTKKeyValueStore
 
-/// A fresh directory under the system's temporary directory, removed with everything in it
-/// when the last reference goes away.
-final class TemporaryDirectory {
-  let path: String
-
-  init(_ name: String = "kvstore") {
-    path =
-      URL(fileURLWithPath: NSTemporaryDirectory())
-      .appendingPathComponent("ytk-\(name)-\(UUID().uuidString)").path
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-
-  /// A path inside the directory (not created).
-  func appending(_ name: String) -> String { path + "/" + name }
-
+extension TemporaryDirectory {
   /// Where tests keep their store: a directory the store itself creates on first open.
   var storePath: String { appending("test.db") }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// Opens the store at `path` again after closing `store`.
@@ -172,38 +157,8 @@ enum YtkkvTool {
     var standardError: String
   }
 
-  /// Where `ytkkv` is: next to the running test executable (SwiftPM puts every product of a
-  /// build in one directory), else in the package's usual build directories.
-  static func executablePath() -> String? {
-    var directories: [String] = []
-    if let executable = try? FileManager.default.destinationOfSymbolicLink(
-      atPath: "/proc/self/exe")
-    {
-      directories.append((executable as NSString).deletingLastPathComponent)
-    }
-    let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    directories.append(argument0.deletingLastPathComponent().path)
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-      // On Darwin the test bundle is `<build>/<Name>.xctest`, beside the products.
-      directories.append((bundle.bundlePath as NSString).deletingLastPathComponent)
-    }
-    directories.append(Bundle.main.bundleURL.path)
-    let packageRoot = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    for configuration in ["debug", "release"] {
-      directories.append(packageRoot.appendingPathComponent(".build/\(configuration)").path)
-      for triple in [
-        "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "arm64-apple-macosx",
-        "x86_64-apple-macosx",
-      ] {
-        directories.append(
-          packageRoot.appendingPathComponent(".build/\(triple)/\(configuration)").path)
-      }
-    }
-    return directories.map { $0 + "/ytkkv" }.first {
-      FileManager.default.isExecutableFile(atPath: $0)
-    }
-  }
+  /// Where `ytkkv` is.
+  static func executablePath() -> String? { builtExecutable(named: "ytkkv")?.path }
 
   /// Runs `ytkkv` with `arguments` and waits for it to exit. Its output goes through files
   /// in `directory`, so a chatty child can never block on a full pipe.

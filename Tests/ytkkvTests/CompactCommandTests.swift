@@ -25,7 +25,7 @@ struct CompactCommandTests {
 
   @Test("prints the sizes before and after; the data is unchanged and takes less disk")
   func compacts() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let before = try Self.statistics(path)
     try #require(before.disk < 1024, "the sizes below are written in B")
@@ -52,7 +52,7 @@ struct CompactCommandTests {
 
   @Test("compacting twice is harmless")
   func compactsTwice() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let dump = try Tool.run(["dump", path]).standardOutput
 
@@ -65,7 +65,7 @@ struct CompactCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let segments = try StoreFiles.segments(of: path)
 
@@ -80,7 +80,7 @@ struct CompactCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["compact", path], at: path)
@@ -88,7 +88,7 @@ struct CompactCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked, nothing compacted")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path, options: Self.fixture.options) { _ in

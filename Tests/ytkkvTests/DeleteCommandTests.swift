@@ -29,7 +29,7 @@ struct DeleteCommandTests {
 
   @Test("deletes one id and says so; a missing id deletes nothing and is no error")
   func deletesOneID() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let first = try Tool.run(["delete", path, "t", "user_1"])
@@ -46,7 +46,7 @@ struct DeleteCommandTests {
 
   @Test("--prefix deletes the ids that start with the prefix byte for byte; % and _ are literal")
   func deletesByPrefix() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let underscore = try Tool.run(["delete", path, "t", "--prefix", "user_"])
@@ -73,7 +73,7 @@ struct DeleteCommandTests {
 
   @Test("an empty prefix empties the table and keeps it")
   func emptyPrefix() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["delete", path, "t", "--prefix", ""])
@@ -84,7 +84,7 @@ struct DeleteCommandTests {
 
   @Test("a missing table exits 1")
   func missingTable() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectMissingTable(
@@ -93,7 +93,7 @@ struct DeleteCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -110,7 +110,7 @@ struct DeleteCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(
@@ -119,7 +119,7 @@ struct DeleteCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked, nothing deleted")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { _ in

@@ -54,7 +54,7 @@ struct DemoCommandTests {
 
   @Test("with PATH, runs YTKKeyValueStore's example on a new store there and prints each step")
   func runsAtPath() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
 
     let result = try Tool.run(["demo", path])
@@ -64,7 +64,7 @@ struct DemoCommandTests {
 
   @Test("run again on the same store, it ends the same way")
   func runsTwice() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
 
     #expect(try Tool.run(["demo", path]).status == 0)
@@ -73,7 +73,7 @@ struct DemoCommandTests {
 
   @Test("without PATH, uses a fresh directory under $TMPDIR and leaves the store there")
   func runsInTemporaryDirectory() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     var environment = ProcessInfo.processInfo.environment
     environment["TMPDIR"] = scratch.path
 
@@ -94,7 +94,7 @@ struct DemoCommandTests {
 
   @Test("extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
 
     try expectUsageErrors(
@@ -107,7 +107,7 @@ struct DemoCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
 
     try withStoreOpenForWriting(at: path) { _ in

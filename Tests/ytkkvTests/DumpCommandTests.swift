@@ -37,7 +37,7 @@ struct DumpCommandTests {
 
   @Test("writes one JSON line per item: tables by name, ids in byte order, times in seconds")
   func dumpsEveryItem() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["dump", path])
@@ -75,7 +75,7 @@ struct DumpCommandTests {
 
   @Test("with TABLE, dumps that table only; an empty table as {\"table\":…}")
   func dumpsOneTable() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let cache = try Tool.run(["dump", path, "cache_table"])
@@ -96,7 +96,7 @@ struct DumpCommandTests {
 
   @Test("a created time before 1970 is written as negative seconds and loads back the same")
   func createdTimeBefore1970() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     let lines = [
       #"{"table":"t","id":"a","value":1,"createdTime":-1.5}"#,
@@ -122,7 +122,7 @@ struct DumpCommandTests {
 
   @Test("a missing table exits 1")
   func missingTable() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectMissingTable(["dump", path, "nope"], table: "nope")
@@ -130,7 +130,7 @@ struct DumpCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -143,7 +143,7 @@ struct DumpCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["dump", path], at: path)
@@ -151,7 +151,7 @@ struct DumpCommandTests {
 
   @Test("dumps a store another process has open for writing, as that process wrote it")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { writer in
@@ -169,7 +169,7 @@ struct DumpCommandTests {
 
   @Test("dumps every readable item of a damaged store")
   func damagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     try store.damageValue(of: 2)
 

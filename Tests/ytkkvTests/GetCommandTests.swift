@@ -16,7 +16,7 @@ struct GetCommandTests {
 
   @Test("prints the stored JSON in canonical form and exits 0")
   func printsStoredJSON() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let user = try Tool.run(["get", path, "user_table", "1"])
@@ -34,7 +34,7 @@ struct GetCommandTests {
 
   @Test("a missing id exits 1 with a message naming the id and the table")
   func missingID() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["get", path, "user_table", "3"])
@@ -45,7 +45,7 @@ struct GetCommandTests {
 
   @Test("a missing table exits 1 with a message naming the table")
   func missingTable() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectMissingTable(["get", path, "cache_table", "1"], table: "cache_table")
@@ -53,7 +53,7 @@ struct GetCommandTests {
 
   @Test("after --, an id that looks like an option is an id")
   func idsAfterDoubleDash() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let store = try KeyValueStore(path: path)
     try store.put(["flag": "--help"], id: "--help", into: "user_table")
@@ -69,7 +69,7 @@ struct GetCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -83,7 +83,7 @@ struct GetCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["get", path, "user_table", "1"], at: path)
@@ -91,7 +91,7 @@ struct GetCommandTests {
 
   @Test("reads a store another process has open for writing, as that process wrote it")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { writer in
@@ -109,7 +109,7 @@ struct GetCommandTests {
 
   @Test("in a damaged store, undamaged ids still read; the damaged one is missing")
   func damagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     try store.damageValue(of: 2)
 

@@ -24,7 +24,7 @@ struct LoadCommandTests {
 
   @Test("dump | load into a new store reproduces every table, id, value and createdTime")
   func roundTrip() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let source = try Self.fixture.make(in: scratch, named: "source.db")
     let copy = scratch.appending("copy.db")
 
@@ -56,7 +56,7 @@ struct LoadCommandTests {
 
   @Test("keeps each createdTime to the microsecond and stores values in canonical form")
   func keepsCreatedTimes() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     let input = [
       #"{"table":"t","id":"a","value":{"b": 1, "a": [2, 3]},"createdTime":1448000061.25}"#,
@@ -83,7 +83,7 @@ struct LoadCommandTests {
 
   @Test("a line {\"table\":…} creates an empty table; blank lines are ignored")
   func emptyTablesAndBlankLines() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     let input =
       "\n" + #"{"table":"empty"}"# + "\n   \n\t\r\n"
@@ -98,7 +98,7 @@ struct LoadCommandTests {
 
   @Test("loads into an existing store, keeping what it holds")
   func existingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let load = try Tool.run(
@@ -111,7 +111,7 @@ struct LoadCommandTests {
 
   @Test("a malformed line exits 1 naming its number")
   func malformedLines() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let good = #"{"table":"t","id":"1","value":1}"#
     let cases: [(input: String, line: Int)] = [
       (good + "\n" + #"{"table":"t","id":"#, 2),
@@ -134,7 +134,7 @@ struct LoadCommandTests {
 
   @Test("a line the store cannot take (a bad table name, an id over 65,535 bytes) is named")
   func rejectedLines() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let good = #"{"table":"t","id":"1","value":1}"#
     let longID = String(repeating: "x", count: KeyValueStore.maxIDLength + 1)
     let cases: [(input: String, line: Int)] = [
@@ -155,7 +155,7 @@ struct LoadCommandTests {
 
   @Test("after a malformed line, the complete batches before it are kept, its own is not")
   func keepsEarlierBatches() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     let store = try KeyValueStore(path: path)
     try store.createTable("t")
@@ -179,7 +179,7 @@ struct LoadCommandTests {
 
   @Test("--ytk-table loads a table of the SQLite YTKKeyValueStore with every createdTime")
   func migratesYTKTables() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("migrated.db")
 
     for (table, summary) in [
@@ -227,7 +227,7 @@ struct LoadCommandTests {
 
   @Test("--ytk-table: a row whose json column is not JSON exits 1 naming the row")
   func ytkRowNotJSON() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("migrated.db")
     let rows = #"""
       [{"id":"good","json":"[1]","createdTime":"1448000000.5"},
@@ -246,7 +246,7 @@ struct LoadCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
 
     try expectUsageErrors(
@@ -261,7 +261,7 @@ struct LoadCommandTests {
 
   @Test("a missing store is created")
   func createsStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("new.db")
 
     let result = try Tool.run(
@@ -279,7 +279,7 @@ struct LoadCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     // No input: the command stops before reading it.

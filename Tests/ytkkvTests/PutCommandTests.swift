@@ -11,7 +11,7 @@ struct PutCommandTests {
 
   @Test("stores the value in canonical form (keys sorted, no spaces), as get reads it back")
   func storesCanonicalJSON() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let put = try Tool.run([
@@ -32,7 +32,7 @@ struct PutCommandTests {
 
   @Test("any JSON value may be stored, and a second put replaces the first")
   func replacesValues() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     for (json, stored) in [
@@ -50,7 +50,7 @@ struct PutCommandTests {
 
   @Test("JSON that does not parse is a usage error (64) and stores nothing")
   func invalidJSON() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     for json in [#"{"name": "tangqiao""#, "{name: 1}", "", "[1,]", "nope"] {
@@ -69,7 +69,7 @@ struct PutCommandTests {
 
   @Test("a missing table exits 1 without --create")
   func missingTable() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["put", path, "cache_table", "feed_1", "[]"])
@@ -80,7 +80,7 @@ struct PutCommandTests {
 
   @Test("--create makes the table in an existing store, and the store itself if missing")
   func creates() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let table = try Tool.run(["put", path, "cache_table", "feed_1", "[]", "--create"])
@@ -102,7 +102,7 @@ struct PutCommandTests {
 
   @Test("after --, an id that looks like an option is an id")
   func idsAfterDoubleDash() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     for id in ["--help", "-h", "--create"] {
@@ -117,7 +117,7 @@ struct PutCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -132,7 +132,7 @@ struct PutCommandTests {
 
   @Test("a missing store exits 1 and is not created without --create")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["put", path, "user_table", "1", "[]"], at: path)
@@ -140,7 +140,7 @@ struct PutCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { _ in

@@ -7,13 +7,13 @@ struct RecoverCommandTests {
   static let usage = "Usage: ytkkv recover PATH"
 
   /// The names beside the store that recovery made: `NAME.damaged-…`, `NAME.recovering-…`.
-  static func leftovers(_ scratch: ScratchDirectory, _ name: String) throws -> [String] {
+  static func leftovers(_ scratch: TemporaryDirectory, _ name: String) throws -> [String] {
     try StoreFiles.names(in: scratch.path, startingWith: name + ".")
   }
 
   @Test("salvages every readable item, keeps the damaged store beside it, reports the loss")
   func recoversDamagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     try store.damageValue(of: 2)
     let readable = try Tool.run(["dump", store.path])
@@ -49,7 +49,7 @@ struct RecoverCommandTests {
 
   @Test("recovering a clean store keeps every table and item and loses nothing")
   func recoversCleanStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("clean.db"))
     let writer = try KeyValueStore(path: store.path)
     try writer.createTable("empty")
@@ -69,7 +69,7 @@ struct RecoverCommandTests {
 
   @Test("recovering the same store twice in a row keeps both earlier stores")
   func recoversTwice() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("twice.db"))
     try store.damageValue(of: 2)
     let readable = try Tool.run(["dump", store.path]).standardOutput
@@ -93,7 +93,7 @@ struct RecoverCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
     try expectUsageErrors(
@@ -107,7 +107,7 @@ struct RecoverCommandTests {
 
   @Test("a missing store exits 1; nothing is created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectNoStore(["recover", path], at: path)
@@ -116,7 +116,7 @@ struct RecoverCommandTests {
 
   @Test("a store another process has open for writing exits 1: locked, nothing moved")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("test.db"))
     try store.damageValue(of: 2)
 

@@ -32,7 +32,7 @@ struct StatsCommandTests {
 
   @Test("prints items, tables, live and disk bytes, garbage, segments and damaged records")
   func printsRows() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let expected = try Self.withStore(path) { try $0.statistics() }
     try #require(expected.diskBytes < 1024, "the byte counts below are written in B")
@@ -62,7 +62,7 @@ struct StatsCommandTests {
 
   @Test("--json prints one object whose values match the store's statistics")
   func printsJSON() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
     let expected = try Self.withStore(path) { try $0.statistics() }
 
@@ -93,7 +93,7 @@ struct StatsCommandTests {
 
   @Test("counts the damaged record of a damaged store, and only readable items")
   func damagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     try store.damageValue(of: 2)
 
@@ -112,7 +112,7 @@ struct StatsCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -126,7 +126,7 @@ struct StatsCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["stats", path], ["stats", path, "--json"], at: path)
@@ -134,7 +134,7 @@ struct StatsCommandTests {
 
   @Test("reports on a store another process has open for writing")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { writer in

@@ -16,7 +16,7 @@ struct TablesCommandTests {
 
   @Test("prints each table's name and item count, tab-separated, sorted by name")
   func listsTables() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     let result = try Tool.run(["tables", path])
@@ -27,7 +27,7 @@ struct TablesCommandTests {
 
   @Test("a store without tables prints nothing")
   func noTables() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     try KeyValueStore(path: path).close()
 
@@ -38,7 +38,7 @@ struct TablesCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try expectUsageErrors(
@@ -51,7 +51,7 @@ struct TablesCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["tables", path], at: path)
@@ -59,7 +59,7 @@ struct TablesCommandTests {
 
   @Test("an empty directory is not a store")
   func emptyDirectory() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("empty")
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
 
@@ -69,7 +69,7 @@ struct TablesCommandTests {
 
   @Test("lists the tables of a store another process has open for writing")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = try Self.fixture.make(in: scratch)
 
     try withStoreOpenForWriting(at: path) { writer in
@@ -86,7 +86,7 @@ struct TablesCommandTests {
 
   @Test("counts only the readable items of a damaged store")
   func damagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     try store.damageValue(of: 2)
 

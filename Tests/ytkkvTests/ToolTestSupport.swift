@@ -1,4 +1,5 @@
 import Foundation
+@_exported import LogStoreTesting
 import YTKKeyValueStore
 
 /// What a run of the built `ytkkv` printed and returned.
@@ -10,18 +11,12 @@ struct ToolResult {
 
 /// Runs the `ytkkv` executable built beside this test bundle.
 enum Tool {
-  /// The built binary: the test bundle and the executables share a build directory.
+  /// The built binary.
   static let executable: URL = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-      directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    guard let url = builtExecutable(named: "ytkkv") else {
+      fatalError("the ytkkv executable was not found near the test bundle")
     }
-    // On macOS the bundle is a directory: …/debug/X.xctest/Contents/MacOS/X.
-    for candidate in [directory, directory.appendingPathComponent("../../..").standardized] {
-      let binary = candidate.appendingPathComponent("ytkkv")
-      if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-    }
-    fatalError("the ytkkv executable was not found near \(directory.path)")
+    return url
   }()
 
   /// Runs `ytkkv arguments…` with `input` on standard input.
@@ -51,20 +46,6 @@ enum Tool {
       standardOutput: String(decoding: outputData, as: UTF8.self),
       standardError: String(decoding: errorData, as: UTF8.self))
   }
-}
-
-/// A fresh directory under the system's temporary directory, removed when released.
-final class ScratchDirectory {
-  let path: String
-
-  init() {
-    path = NSTemporaryDirectory() + "ytkkv-tests-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-
-  func appending(_ name: String) -> String { path + "/" + name }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 extension ToolResult {
@@ -159,7 +140,7 @@ struct StoreFixture: Sendable {
   }
 
   /// Makes the store as `name` in `scratch` and returns its path.
-  func make(in scratch: ScratchDirectory, named name: String = "test.db") throws -> String {
+  func make(in scratch: TemporaryDirectory, named name: String = "test.db") throws -> String {
     let path = scratch.appending(name)
     try make(at: path)
     return path

@@ -15,7 +15,7 @@ struct VerifyCommandTests {
 
   @Test("a clean store is OK, with the number of segments, records and hint files; exit 0")
   func cleanStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
     let result = try Tool.run(["verify", store.path])
@@ -37,7 +37,7 @@ struct VerifyCommandTests {
 
   @Test("a compacted store is OK and its hint files are checked")
   func compactedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("test.db")
     let store = try KeyValueStore(path: path)
     try store.createTable("t")
@@ -57,7 +57,7 @@ struct VerifyCommandTests {
 
   @Test("damage is printed with file and offset, then \"1 problem found\"; exit 1")
   func damagedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     let damaged = try store.damageValue(of: 2)
     let segment = try store.segment()
@@ -92,7 +92,7 @@ struct VerifyCommandTests {
 
   @Test("each damaged record is a problem of its own: \"2 problems found\"")
   func twoProblems() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("damaged.db"))
     let second = try store.damageValue(of: 2)
     let fourth = try store.damageValue(of: 4)
@@ -110,7 +110,7 @@ struct VerifyCommandTests {
 
   @Test("a torn tail is a note, not a problem: OK, exit 0, and the file is left as it is")
   func tornTail() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("torn.db"))
     let torn = try store.tearLastRecord()
     let segment = try store.segment()
@@ -140,7 +140,7 @@ struct VerifyCommandTests {
 
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
     try expectUsageErrors(
@@ -153,7 +153,7 @@ struct VerifyCommandTests {
 
   @Test("a missing store exits 1 and is not created")
   func missingStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let path = scratch.appending("missing.db")
 
     try expectMissingStore(["verify", path], ["verify", path, "--json"], at: path)
@@ -161,7 +161,7 @@ struct VerifyCommandTests {
 
   @Test("checks a store another process has open for writing")
   func lockedStore() throws {
-    let scratch = ScratchDirectory()
+    let scratch = TemporaryDirectory("ytkkv-tests")
     let store = try FiveItemStore(at: scratch.appending("test.db"))
 
     try withStoreOpenForWriting(at: store.path) { writer in

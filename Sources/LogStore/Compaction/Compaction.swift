@@ -52,8 +52,7 @@ extension StoreEngine {
     case .automatic: fraction = Self.automaticCompactionFraction
     case .whenGarbageExceeds(let threshold): fraction = threshold
     }
-    let disk =
-      sealedSizes.values.reduce(0, +) + (writer?.used ?? 0) + hintSizes.values.reduce(0, +)
+    let disk = diskBytes
     let garbage = disk - keys.liveBytes
     return garbage >= Self.automaticCompactionMinimumGarbage
       && Double(garbage) > fraction * Double(disk)

@@ -249,7 +249,7 @@ struct Recovery {
         } else {
           state.keys.apply(record, at: location)
         }
-        maxSequence = max(maxSequence, lastSequence(of: record, salt: salt))
+        maxSequence = max(maxSequence, scanner.lastSequence)
       case .damaged(let offset, _, let reason):
         try damage(candidate, offset: offset, reason: reason, into: &state)
       }
@@ -321,13 +321,5 @@ struct Recovery {
       offset += read
     }
     return true
-  }
-
-  /// The highest sequence number a good record uses (a batch uses one per member).
-  private func lastSequence(of record: Record, salt: UInt32) -> UInt64 {
-    guard record.kind == .batch,
-      let members = try? RecordCodec.validateMembers(of: record, salt: salt, verify: false)
-    else { return record.sequence }
-    return record.sequence + UInt64(max(members, 1)) - 1
   }
 }

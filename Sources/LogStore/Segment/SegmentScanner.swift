@@ -19,7 +19,8 @@ package struct SegmentScanner {
   let salt: UInt32
   let isLast: Bool
   private(set) var offset: Int
-  private var lastSequence: UInt64
+  /// The last sequence number the good records so far take (a batch, one per member).
+  package private(set) var lastSequence: UInt64
   /// Where the good data ends: after the last good record or damaged region.
   package private(set) var end: Int
   /// Whether scanning stopped at a torn tail (`end` is where to cut).

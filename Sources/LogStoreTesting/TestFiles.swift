@@ -1,0 +1,51 @@
+import Foundation
+
+/// A fresh directory under the system's temporary directory, removed with everything in it
+/// when the last reference goes away.
+package final class TemporaryDirectory {
+  package let path: String
+
+  package init(_ name: String = "ytkkv") {
+    path =
+      URL(fileURLWithPath: NSTemporaryDirectory())
+      .appendingPathComponent("\(name)-\(UUID().uuidString)").path
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+
+  /// A path inside the directory (not created).
+  package func appending(_ name: String) -> String { path + "/" + name }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// An executable of this package, built beside the running test bundle (a test target that
+/// depends on an executable target gets it built): next to the test executable, else in the
+/// package's usual build directories. Nil if it is nowhere.
+package func builtExecutable(named name: String) -> URL? {
+  var directories: [String] = []
+  if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+    directories.append((executable as NSString).deletingLastPathComponent)
+  }
+  let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+  directories.append(argument0.deletingLastPathComponent().path)
+  for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+    // On Darwin the test bundle is `<build>/<Name>.xctest`, beside the products.
+    directories.append((bundle.bundlePath as NSString).deletingLastPathComponent)
+  }
+  directories.append(Bundle.main.bundleURL.path)
+  let packageRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  for configuration in ["debug", "release"] {
+    directories.append(packageRoot.appendingPathComponent(".build/\(configuration)").path)
+    for triple in [
+      "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "arm64-apple-macosx",
+      "x86_64-apple-macosx",
+    ] {
+      directories.append(
+        packageRoot.appendingPathComponent(".build/\(triple)/\(configuration)").path)
+    }
+  }
+  return directories.map { URL(fileURLWithPath: $0 + "/" + name) }.first {
+    FileManager.default.isExecutableFile(atPath: $0.path)
+  }
+}
