@@ -83,6 +83,52 @@ final class KeyDirectory {
     }
   }
 
+  // MARK: Replaying many records
+
+  /// Puts read by recovery but not yet applied; see ``applySoon(_:at:)``.
+  @exclusivity(unchecked) private var pendingPuts:
+    [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] = []
+  /// The table of every pending put (a put into another table applies them first).
+  @exclusivity(unchecked) private var pendingTable: TableIndex?
+  /// Folds in the slots loaded ahead, so that the loads are not optimized away.
+  @exclusivity(unchecked) private var warmed: UInt32 = 0
+  private static let pendingLimit = 16
+
+  /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
+  /// recovery, which applies millions of records in a row.
+  ///
+  /// A put's key lands at a random slot of a table that is far larger than the cache, so each
+  /// insert waits for memory. Here puts are kept back until a few have been read; then the
+  /// slots they will probe first are all loaded at once, so that the waits overlap instead of
+  /// following one another, and only then are they inserted. Every other kind of record applies the
+  /// puts before it first, so the order of changes is the log's. The puts' keys must stay
+  /// readable until ``applyPending()``; call it before anything reads the index.
+  func applySoon(_ record: Record, at location: RecordLocation) {
+    guard record.kind == .put else {
+      applyPending()
+      apply(record, at: location)
+      return
+    }
+    let table = self.table(record.table) ?? createTable(record.table)
+    if table !== pendingTable {
+      applyPending()
+      pendingTable = table
+    }
+    pendingPuts.append((record.key, KeyHash.hash(record.key), location))
+    if pendingPuts.count == Self.pendingLimit { applyPending() }
+  }
+
+  /// Applies the puts ``applySoon(_:at:)`` has kept back.
+  func applyPending() {
+    guard let table = pendingTable, !pendingPuts.isEmpty else { return }
+    var loaded: UInt32 = 0
+    for put in pendingPuts { loaded ^= table.warm(hash: put.hash) }
+    warmed ^= loaded
+    for put in pendingPuts { table.upsert(put.key, hash: put.hash, location: put.location) }
+    pendingPuts.removeAll(keepingCapacity: true)
+    pendingTable = nil
+  }
+
   /// Applies a batch record found at `location` (its members were checked when it was read).
   func applyBatch(_ batch: Record, at location: RecordLocation, salt: UInt32)
     throws(LogStoreError)

@@ -41,18 +41,26 @@ final class TableIndex {
   private static let minimumCapacity = 16
 
   init() {
-    slots = .allocate(capacity: Self.minimumCapacity)
-    slots.initialize(
-      repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
-      count: Self.minimumCapacity)
+    slots = Self.allocateSlots(Self.minimumCapacity)
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
-    arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+    arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
   }
 
   deinit {
-    slots.deallocate()
-    arena.deallocate()
+    Self.deallocateSlots(slots, mask + 1)
+    IndexMemory.deallocate(arena, byteCount: arenaCapacity)
+  }
+
+  /// Empty slots (all zero: a hash of 0 marks an empty slot).
+  private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
+    IndexMemory.allocateZeroed(byteCount: capacity * MemoryLayout<Slot>.stride)
+      .bindMemory(to: Slot.self, capacity: capacity)
+  }
+
+  private static func deallocateSlots(_ slots: UnsafeMutablePointer<Slot>, _ capacity: Int) {
+    IndexMemory.deallocate(
+      UnsafeMutableRawPointer(slots), byteCount: capacity * MemoryLayout<Slot>.stride)
   }
 
   /// Bytes of memory the index holds (slots and arena), for measurements.
@@ -106,6 +114,13 @@ final class TableIndex {
   private func recordLocation(of slot: Slot) -> RecordLocation {
     RecordLocation(
       segment: slot.segment, offset: slot.offset, length: recordLength(slot.keyReference))
+  }
+
+  /// Loads the slot where the probe for `hash` starts, so that an insert soon after finds it
+  /// in the cache; the caller keeps the result somewhere so that the load is not dropped.
+  @inline(__always)
+  func warm(hash: UInt64) -> UInt32 {
+    slots[Int(Self.slotHash(hash)) & mask].hash
   }
 
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
@@ -304,10 +319,7 @@ final class TableIndex {
   private func rehash(capacity: Int) {
     let oldSlots = slots
     let oldCapacity = mask + 1
-    slots = .allocate(capacity: capacity)
-    slots.initialize(
-      repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0),
-      count: capacity)
+    slots = Self.allocateSlots(capacity)
     mask = capacity - 1
     for index in 0..<oldCapacity {
       let slot = oldSlots[index]
@@ -316,7 +328,7 @@ final class TableIndex {
       while slots[position].hash != 0 { position = (position + 1) & mask }
       slots[position] = slot
     }
-    oldSlots.deallocate()
+    Self.deallocateSlots(oldSlots, oldCapacity)
   }
 
   private func appendKey(_ key: UnsafeRawBufferPointer, length: UInt32) -> UInt32 {
@@ -337,9 +349,9 @@ final class TableIndex {
 
   private func resizeArena(_ capacity: Int) {
     precondition(capacity <= Int(UInt32.max), "a table's keys exceed 4 GiB of memory")
-    let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    let bigger = IndexMemory.allocateZeroed(byteCount: capacity)
     bigger.copyMemory(from: arena, byteCount: arenaUsed)
-    arena.deallocate()
+    IndexMemory.deallocate(arena, byteCount: arenaCapacity)
     arena = bigger
     arenaCapacity = capacity
   }
@@ -348,7 +360,7 @@ final class TableIndex {
   private func squeezeArena() {
     let live = arenaUsed - arenaGarbage
     let capacity = max(256, live + live / 4)
-    let fresh = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    let fresh = IndexMemory.allocateZeroed(byteCount: capacity)
     var used = 0
     for index in 0...mask where slots[index].hash != 0 {
       let entry = arena + Int(slots[index].keyReference)
@@ -358,7 +370,7 @@ final class TableIndex {
       slots[index].keyReference = UInt32(used)
       used += size
     }
-    arena.deallocate()
+    IndexMemory.deallocate(arena, byteCount: arenaCapacity)
     arena = fresh
     arenaCapacity = capacity
     arenaUsed = used

@@ -245,15 +245,17 @@ struct Recovery {
         let location = RecordLocation(
           segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
         if record.kind == .batch {
+          state.keys.applyPending()
           try state.keys.applyBatch(record, at: location, salt: salt)
         } else {
-          state.keys.apply(record, at: location)
+          state.keys.applySoon(record, at: location)
         }
         maxSequence = max(maxSequence, scanner.lastSequence)
       case .damaged(let offset, _, let reason):
         try damage(candidate, offset: offset, reason: reason, into: &state)
       }
     }
+    state.keys.applyPending()
 
     var size = candidate.size
     if isLast && scanner.end < candidate.size {

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Zeroed memory for the index's slot arrays and key arenas.
+///
+/// A large table is touched at random, one cache line per key: with 4 KiB pages every lookup
+/// or insert into a table of tens of megabytes also misses the TLB, and filling it costs a
+/// page fault per 4 KiB. On Linux, regions of 2 MiB and more are therefore mapped directly,
+/// aligned to 2 MiB and marked for transparent huge pages (where the system allows them; it
+/// is only advice), which cuts both. Fresh anonymous mappings are already zero, so nothing is
+/// written to clear them. Smaller regions come from `calloc`.
+enum IndexMemory {
+  private static let hugePage = 2 << 20
+
+  /// `byteCount` bytes of zeroes, aligned to at least 16 bytes. Traps if memory runs out, as
+  /// every allocation in Swift does.
+  static func allocateZeroed(byteCount: Int) -> UnsafeMutableRawPointer {
+    #if os(Linux)
+      if byteCount >= hugePage, let region = mapAligned(byteCount) { return region }
+    #endif
+    guard let memory = calloc(1, max(byteCount, 1)) else {
+      fatalError("out of memory allocating \(byteCount) bytes for the index")
+    }
+    return memory
+  }
+
+  /// Frees what ``allocateZeroed(byteCount:)`` returned for the same `byteCount`.
+  static func deallocate(_ memory: UnsafeMutableRawPointer, byteCount: Int) {
+    #if os(Linux)
+      if byteCount >= hugePage {
+        munmap(memory, roundedUp(byteCount))
+        return
+      }
+    #endif
+    free(memory)
+  }
+
+  private static func roundedUp(_ byteCount: Int) -> Int {
+    (byteCount + hugePage - 1) / hugePage * hugePage
+  }
+
+  #if os(Linux)
+    /// Maps `byteCount` rounded up to whole huge pages, at a huge-page boundary: maps one
+    /// huge page more than needed and unmaps the unaligned ends.
+    private static func mapAligned(_ byteCount: Int) -> UnsafeMutableRawPointer? {
+      let length = roundedUp(byteCount)
+      let mapped = mmap(
+        nil, length + hugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+      guard let mapped, mapped != MAP_FAILED else { return nil }
+      let address = Int(bitPattern: mapped)
+      let aligned = (address + hugePage - 1) / hugePage * hugePage
+      let before = aligned - address
+      if before > 0 { munmap(mapped, before) }
+      let after = hugePage - before
+      if after > 0 { munmap(UnsafeMutableRawPointer(bitPattern: aligned + length), after) }
+      let region = UnsafeMutableRawPointer(bitPattern: aligned)!
+      _ = madvise(region, length, MADV_HUGEPAGE)
+      return region
+    }
+  #endif
+}
