@@ -25,6 +25,91 @@ struct RecoveryTests {
     return (path, segment, lastStart)
   }
 
+  @Test(
+    "reopening applies records in log order although puts are inserted in groups: repeated keys, deletes, clears and other tables between them"
+  )
+  func groupedReplayKeepsLogOrder() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var generator = SplitMix64(seed: 11)
+    let store = try LogStore(path: path)
+    for table in ["a", "b"] { try store.createTable(table) }
+    for step in 0..<3_000 {
+      let table = generator.next() % 4 == 0 ? "b" : "a"
+      // Few keys, so that one group of puts often holds the same key more than once.
+      let key = Array("k\(generator.next() % 40)".utf8)
+      switch generator.next() % 100 {
+      case 0..<80: try store.put(Array("v\(step)".utf8), forKey: key, in: table)
+      case 80..<92: try store.delete(key: key, in: table)
+      case 92..<96: try store.deletePrefix(Array("k\(generator.next() % 4)".utf8), in: table)
+      case 96..<98: try store.clearTable(table)
+      default:
+        var batch = WriteBatch()
+        batch.put(Array("batch \(step)".utf8), forKey: key, in: table)
+        batch.delete(key: Array("k\(generator.next() % 40)".utf8), in: table)
+        try store.write(batch)
+      }
+    }
+    let expected = try store.snapshot()
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(corruption: .fail))
+    #expect(try reopened.snapshot() == expected)
+    try reopened.close()
+  }
+
+  @Test(
+    "a segment large enough to be scanned on a second thread: damage in it is skipped and counted or refused, a torn tail cut, as in a small one"
+  )
+  func largeSegmentScannedAlongside() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let count = 20_000
+    func key(_ number: Int) -> [UInt8] { Array("key-\(100_000 + number)".utf8) }
+    let value = [UInt8](repeating: 0x61, count: 100)
+    let store = try LogStore(path: path)
+    try store.createTable("t")
+    for number in 0..<count { try store.put(value, forKey: key(number), in: "t") }
+    try store.close()
+    let segment = try #require(try segmentFiles(in: path).last)
+    var bytes = try fileBytes(segment)
+    #expect(bytes.count > Recovery.pipelineThreshold * 2)
+
+    // Damage one record's key deep inside the segment, far past the first chunk of events,
+    // and cut the last record in half.
+    let damagedKey = key(12_345)
+    let damagedAt = try #require(
+      (0..<bytes.count - damagedKey.count).first {
+        bytes[$0..<$0 + damagedKey.count].elementsEqual(damagedKey)
+      })
+    bytes[damagedAt + 2] ^= 0x01
+    let recordLength = RecordLayout.length(table: 1, key: damagedKey.count, value: value.count)
+    bytes.removeLast(recordLength / 2)
+    try writeFile(segment, bytes)
+
+    let salvaged = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(try salvaged.statistics().damagedRecords == 1)
+    #expect(try salvaged.count(in: "t") == count - 2)
+    #expect(try salvaged.value(forKey: damagedKey, in: "t") == nil)
+    #expect(try salvaged.value(forKey: key(count - 1), in: "t") == nil)
+    #expect(try salvaged.value(forKey: key(12_344), in: "t") == value)
+    #expect(try salvaged.value(forKey: key(count - 2), in: "t") == value)
+    #expect(salvaged.openReport.scannedRecords == count - 1)
+    try salvaged.close()
+
+    let error = #expect(throws: LogStoreError.self) {
+      try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    }
+    #expect(error?.code == .corrupted)
+    let recordStart = damagedAt - (recordLength - value.count - damagedKey.count)
+    #expect(error?.message.contains("offset \(recordStart)") == true, "\(error?.message ?? "")")
+
+    // A writer cuts the torn tail and goes on after the last good record.
+    let writer = try LogStore(path: path)
+    try writer.put(value, forKey: key(count - 1), in: "t")
+    #expect(try writer.count(in: "t") == count - 1)
+    try writer.close()
+  }
+
   @Test("a torn tail is cut off at every byte of the last record, leaving exactly the others")
   func tornTailAtEveryOffset() throws {
     let directory = TemporaryDirectory()

@@ -57,4 +57,52 @@ struct TableIndexTests {
     again.withUnsafeBytes { _ = index.upsert($0, hash: KeyHash.hash($0), location: location(1)) }
     #expect(again.withUnsafeBytes { index.find($0, hash: KeyHash.hash($0)) } == location(1))
   }
+
+  @Test(
+    "a table big enough for huge-page memory grows, finds, removes and squeezes like a small one")
+  func largeTable() {
+    let index = TableIndex()
+    let count = 300_000
+    func key(_ number: Int) -> [UInt8] { Array("user_\(number)".utf8) }
+    for number in 0..<count {
+      key(number).withUnsafeBytes {
+        _ = index.upsert($0, hash: KeyHash.hash($0), location: location(number))
+      }
+    }
+    #expect(index.count == count)
+    #expect(index.allocatedBytes >= 2 << 20)
+    // Every key found; one tenth removed by prefix (user_1, user_1x, user_1xx, ...).
+    var found = 0
+    for number in 0..<count
+    where key(number).withUnsafeBytes({
+      index.find($0, hash: KeyHash.hash($0)) == location(number)
+    }) {
+      found += 1
+    }
+    #expect(found == count)
+    let prefix = Array("user_1".utf8)
+    let removed = prefix.withUnsafeBytes { index.removeAll(withPrefix: $0) }
+    let expected = (0..<count).filter { key($0).starts(with: prefix) }.count
+    #expect(removed == expected)
+    #expect(index.count == count - expected)
+    for number in [0, 1, 12, 123, 2_000, 199_999, 299_999] {
+      let place = key(number).withUnsafeBytes { index.find($0, hash: KeyHash.hash($0)) }
+      #expect(place == (key(number).starts(with: prefix) ? nil : location(number)))
+    }
+  }
+
+  @Test("index memory is zero when allocated and usable to its last byte, below and above 2 MiB")
+  func indexMemory() {
+    for byteCount in [1, 4_096, (2 << 20) - 8, 2 << 20, (2 << 20) + 8, 5 << 20] {
+      let memory = IndexMemory.allocateZeroed(byteCount: byteCount)
+      let bytes = UnsafeMutableRawBufferPointer(start: memory, count: byteCount)
+      #expect(bytes.allSatisfy { $0 == 0 })
+      #expect(Int(bitPattern: memory) % 16 == 0)
+      for offset in stride(from: 0, to: byteCount, by: 4_093) { bytes[offset] = 0xA5 }
+      bytes[byteCount - 1] = 0x5A
+      #expect(bytes[byteCount - 1] == 0x5A)
+      #expect(byteCount == 1 || bytes[0] == 0xA5)
+      IndexMemory.deallocate(memory, byteCount: byteCount)
+    }
+  }
 }

@@ -21,7 +21,7 @@ let usage = """
     --help                  this text
 
   Workloads: \(allWorkloads.map(\.name).joined(separator: ", "))
-  Engines: \((EngineKind.all + [.ytkAPI]).map(\.name).joined(separator: ", "))
+  Engines: \((EngineKind.all + [.ytkAPI, .logStoreRead]).map(\.name).joined(separator: ", "))
   Scratch directories go under $BENCH_DIR (default: the system's temporary directory).
   """
 

@@ -54,6 +54,11 @@ struct Recovery {
 
   func path(_ name: String) -> String { directory + "/" + name }
 
+  /// Segments with at least this many bytes to scan are scanned on a second thread while
+  /// their records are applied (``ScanPipeline``); below it, starting a thread costs more
+  /// than it saves.
+  static let pipelineThreshold = 1 << 20
+
   func run() throws(LogStoreError) -> RecoveredState {
     var state = RecoveredState()
     var changedDirectory = false
@@ -235,10 +240,7 @@ struct Recovery {
       start = covered
       baseSequence = maxSequence + 1
     }
-    var scanner = SegmentScanner(
-      bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
-      baseSequence: baseSequence, isLast: isLast, start: start)
-    while let event = scanner.next() {
+    func handle(_ event: SegmentScanner.Event, lastSequence: UInt64) throws(LogStoreError) {
       switch event {
       case .record(let record, let offset):
         state.report.scannedRecords += 1
@@ -250,10 +252,24 @@ struct Recovery {
         } else {
           state.keys.applySoon(record, at: location)
         }
-        maxSequence = max(maxSequence, scanner.lastSequence)
+        maxSequence = max(maxSequence, lastSequence)
       case .damaged(let offset, _, let reason):
         try damage(candidate, offset: offset, reason: reason, into: &state)
       }
+    }
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
+      baseSequence: baseSequence, isLast: isLast, start: start)
+    if candidate.size - start >= Self.pipelineThreshold {
+      // A large segment: checksums are checked on a second thread meanwhile.
+      let pipeline = ScanPipeline(scanner)
+      defer { pipeline.finish() }
+      while let chunk = pipeline.next() {
+        for item in chunk { try handle(item.event, lastSequence: item.lastSequence) }
+      }
+      scanner = pipeline.finish()
+    } else {
+      while let event = scanner.next() { try handle(event, lastSequence: scanner.lastSequence) }
     }
     state.keys.applyPending()
 

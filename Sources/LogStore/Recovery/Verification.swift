@@ -170,6 +170,8 @@ struct Verifier {
     return report
   }
 
+  /// The bytes of the file `name`, read rather than mapped: the store may be open elsewhere,
+  /// and a writer that shortens a file under a mapping would make reading it crash.
   private func readFile(_ name: String) throws(LogStoreError) -> [UInt8] {
     let handle = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
     defer { handle.close() }
@@ -177,7 +179,8 @@ struct Verifier {
     let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
       try handle.read(into: buffer, at: 0)
     }
-    return Array(bytes[..<read])
+    if read < bytes.count { bytes.removeSubrange(read...) }
+    return bytes
   }
 
   /// Checks a hint file and every entry of it against the record it points at.
