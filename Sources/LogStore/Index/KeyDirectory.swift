@@ -35,7 +35,14 @@ final class KeyDirectory {
 
   /// The table named by UTF-8 bytes, if it exists.
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
-    if let lastTable, name.elementsEqual(lastTableName) { return lastTable }
+    if let lastTable, name.count == lastTableName.count,
+      name.count == 0
+        || lastTableName.withUnsafeBytes({
+          memcmpBytes($0.baseAddress!, name.baseAddress!, name.count)
+        })
+    {
+      return lastTable
+    }
     let table = tables[String(decoding: name, as: UTF8.self)]
     if let table {
       lastTableName = Array(name)
