@@ -38,6 +38,9 @@ final class TableIndex {
   @exclusivity(unchecked) private var arenaGarbage = 0
 
   private static let arenaEntryHeader = 6
+  private static let removalGroup = 16
+  /// Folds in slots loaded ahead of use, so that the loads are not optimized away.
+  @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let minimumCapacity = 16
 
   init() {
@@ -195,6 +198,19 @@ final class TableIndex {
       removeEverything()
       return before
     }
+    // Matching keys are removed in groups: the slots of a group are loaded together first,
+    // so that their cache misses overlap (as in KeyDirectory.applySoon).
+    var group: [(reference: UInt32, hash: UInt64)] = []
+    group.reserveCapacity(Self.removalGroup)
+    func removeGroup() {
+      var loaded: UInt32 = 0
+      for member in group { loaded ^= warm(hash: member.hash) }
+      warmed ^= loaded
+      for member in group {
+        removeSlot(at: slotIndex(of: member.reference, hash: member.hash), squeeze: false)
+      }
+      group.removeAll(keepingCapacity: true)
+    }
     var position = 0
     let end = arenaUsed
     while position < end {
@@ -204,10 +220,12 @@ final class TableIndex {
       if entry.loadUnaligned(as: UInt32.self) != Self.removedEntry
         && Self.hasPrefix(key, prefix)
       {
-        removeSlot(at: slotIndex(of: UInt32(position), hash: KeyHash.hash(key)), squeeze: false)
+        group.append((UInt32(position), KeyHash.hash(key)))
+        if group.count == Self.removalGroup { removeGroup() }
       }
       position += Self.arenaEntryHeader + keyCount
     }
+    removeGroup()
     squeezeArenaIfWasteful()
     return before - count
   }
