@@ -235,23 +235,57 @@ public final class LogStore: Sendable {
   }
 
   /// Every key of `table` with its value and timestamp, sorted by key bytes.
+  ///
+  /// For a large table, ``forEachEntry(in:_:)`` visits the same entries without holding them
+  /// all in memory at once.
   public func entries(in table: String) throws(LogStoreError) -> [Entry] {
+    var entries: [Entry] = []
+    try forEachEntry(in: table) { key, value, timestamp in
+      entries.append(Entry(key: Array(key), value: Array(value), timestamp: timestamp))
+      return true
+    }
+    return entries
+  }
+
+  /// Calls `body` with every key of `table`, its value and its timestamp, in the order of the
+  /// keys' bytes, until `body` returns false.
+  ///
+  /// The key and value are borrowed, not copied: they are valid only during the call, and
+  /// `body` copies what it keeps. Values are read one at a time, so visiting a table needs
+  /// memory for its keys but not for all its values. The entries are those of the moment the
+  /// call starts; writes made meanwhile (by `body` or other threads) do not change them. A
+  /// value whose record fails its checksum ends the visit with
+  /// ``LogStoreError/Code/corrupted``.
+  public func forEachEntry(
+    in table: String,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
+      -> Bool
+  ) throws(LogStoreError) {
     // Under the read lock, only the keys are copied (into one buffer) with their locations
     // and segments; sorting and reading the values happen after it, from segments held open
     // by reference (a segment removed by compaction meanwhile stays mapped until released).
     var keyBytes: [UInt8] = []
-    var items: [(keyStart: Int, keyCount: Int, location: RecordLocation, segment: SegmentFile)] = []
+    var items: [SortItem] = []
+    var segments: [SegmentFile] = []
     try engine.readIndex { keys throws(LogStoreError) in
       guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
       items.reserveCapacity(index.count)
       var failure: LogStoreError?
       index.forEachKey { key, location in
-        guard let segment = engine.segment(location.segment) else {
-          failure = LogStoreError(
-            .corrupted, "segment \(location.segment) is missing from \(engine.directory)")
-          return
+        // A store has few segments: find this one's place in the list, or add it.
+        var segmentIndex = segments.lastIndex { $0.number == location.segment }
+        if segmentIndex == nil {
+          guard let segment = engine.segment(location.segment) else {
+            failure = LogStoreError(
+              .corrupted, "segment \(location.segment) is missing from \(engine.directory)")
+            return
+          }
+          segments.append(segment)
+          segmentIndex = segments.count - 1
         }
-        items.append((keyBytes.count, key.count, location, segment))
+        items.append(
+          SortItem(
+            key: key, keyStart: keyBytes.count, location: location, segment: segmentIndex!))
         keyBytes.append(contentsOf: key)
       }
       if let failure { throw failure }
@@ -259,6 +293,8 @@ public final class LogStore: Sendable {
     keyBytes.withUnsafeBufferPointer { buffer in
       let base = buffer.baseAddress
       items.sort { a, b in
+        if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
+        if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
         let common = min(a.keyCount, b.keyCount)
         if common > 0 {
           let order = memcmp(base! + a.keyStart, base! + b.keyStart, common)
@@ -267,17 +303,16 @@ public final class LogStore: Sendable {
         return a.keyCount < b.keyCount
       }
     }
-    var entries: [Entry] = []
-    entries.reserveCapacity(items.count)
-    for item in items {
-      let record = try engine.record(at: item.location, in: item.segment)
-      entries.append(
-        Entry(
-          key: Array(keyBytes[item.keyStart..<item.keyStart + item.keyCount]),
-          value: Array(record.value), timestamp: Timestamp(microsecondsSince1970: record.timestamp))
-      )
+    try keyBytes.withBytes { keys throws(LogStoreError) in
+      for item in items {
+        let record = try engine.record(at: item.location, in: segments[item.segment])
+        let key = UnsafeRawBufferPointer(
+          rebasing: keys[item.keyStart..<item.keyStart + item.keyCount])
+        guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
+          return
+        }
+      }
     }
-    return entries
   }
 
   /// Every key of `table`, sorted by their bytes.
@@ -332,5 +367,38 @@ func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
       }
       return a.count < b.count
     }
+  }
+}
+
+/// A key of ``LogStore/entries(in:)`` being sorted: where its bytes are, its first 16 bytes as
+/// two big-endian numbers (zero-padded), and where its record is.
+///
+/// Comparing the numbers orders nearly all keys without reading their bytes: when they
+/// differ, the keys differ at the same place, or the shorter key ended there and is a
+/// prefix of the other, which sorts first either way. Only keys whose first 16 bytes (as
+/// padded) are equal are compared byte by byte.
+private struct SortItem {
+  var prefix: (high: UInt64, low: UInt64)
+  var keyStart: Int
+  var keyCount: Int
+  var location: RecordLocation
+  /// An index into the list of segments the items' records are in.
+  var segment: Int
+
+  init(key: UnsafeRawBufferPointer, keyStart: Int, location: RecordLocation, segment: Int) {
+    var high: UInt64 = 0
+    var low: UInt64 = 0
+    for (position, byte) in key.prefix(16).enumerated() {
+      if position < 8 {
+        high |= UInt64(byte) << (56 - 8 * position)
+      } else {
+        low |= UInt64(byte) << (56 - 8 * (position - 8))
+      }
+    }
+    prefix = (high, low)
+    self.keyStart = keyStart
+    keyCount = key.count
+    self.location = location
+    self.segment = segment
   }
 }

@@ -26,4 +26,73 @@ struct LogStoreBasicsTests {
     #expect(try reopened.tableNames() == ["t"])
     try reopened.close()
   }
+
+  @Test(
+    "entries and keys come sorted by their bytes: zero bytes, 0xFF, prefixes of each other, keys equal in their first 16 bytes, across segments"
+  )
+  func entriesSortedByBytes() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(
+      path: directory.appending("store"), options: .init(maxSegmentSize: 4 << 10))
+    try store.createTable("t")
+    var keys: Set<[UInt8]> = [
+      [0], [0, 0], [0, 1], [1], [0xFF], [0xFF, 0], [0xFF, 0xFF], [0x7F], [0x80],
+      Array("a".utf8), Array("a\u{0}".utf8), Array("ab".utf8),
+      Array("0123456789abcdef".utf8), Array("0123456789abcdef\u{0}".utf8),
+      Array("0123456789abcdefA".utf8), Array("0123456789abcdeg".utf8),
+      Array("0123456789abcde".utf8), Array("0123456789abcdefAB".utf8),
+    ]
+    var generator = SplitMix64(seed: 5)
+    while keys.count < 600 {
+      // Short random keys over a few byte values, so that prefixes and ties are common.
+      let length = Int(generator.next() % 20) + 1
+      keys.insert((0..<length).map { _ in [0, 1, 0x41, 0xFE, 0xFF][Int(generator.next() % 5)] })
+    }
+    for key in keys { try store.put(key, forKey: key, in: "t") }
+    let expected = keys.sorted { $0.lexicographicallyPrecedes($1) }
+    #expect(try store.statistics().segments > 1)
+    #expect(try store.entries(in: "t").map(\.key) == expected)
+    #expect(try store.entries(in: "t").allSatisfy { $0.key == $0.value })
+    #expect(try store.keys(in: "t") == expected)
+    try store.close()
+  }
+
+  @Test(
+    "forEachEntry visits the entries of the moment it starts, in key order, and stops when asked; writes made meanwhile do not change them"
+  )
+  func forEachEntryVisitsASnapshot() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(path: directory.appending("store"))
+    try store.createTable("t")
+    for number in (0..<100).reversed() {
+      try store.put("value \(number)".bytes, forKey: "key \(1_000 + number)".bytes, in: "t")
+    }
+    let expected = try store.entries(in: "t")
+    #expect(expected.count == 100 && expected.first?.key == "key 1000".bytes)
+
+    var visited: [LogStore.Entry] = []
+    try store.forEachEntry(in: "t") { key, value, timestamp in
+      visited.append(LogStore.Entry(key: Array(key), value: Array(value), timestamp: timestamp))
+      // Changes made during the visit, by the visitor itself.
+      try? store.put("changed".bytes, forKey: "key 1099".bytes, in: "t")
+      try? store.delete(key: "key 1050".bytes, in: "t")
+      try? store.put("new".bytes, forKey: "key 1000a".bytes, in: "t")
+      return true
+    }
+    #expect(visited == expected)
+    #expect(try store.value(forKey: "key 1099".bytes, in: "t") == "changed".bytes)
+    #expect(try store.count(in: "t") == 100)
+
+    var firstTen: [[UInt8]] = []
+    try store.forEachEntry(in: "t") { key, _, _ in
+      firstTen.append(Array(key))
+      return firstTen.count < 10
+    }
+    #expect(firstTen == Array(try store.keys(in: "t").prefix(10)))
+
+    #expect(throws: LogStoreError.self) {
+      try store.forEachEntry(in: "missing") { _, _, _ in true }
+    }
+    try store.close()
+  }
 }
