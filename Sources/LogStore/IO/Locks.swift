@@ -162,6 +162,12 @@ final class BackgroundThread: @unchecked Sendable {
   }
 
   func start() {
+    let started = tryStart()
+    precondition(started, "pthread_create failed")
+  }
+
+  /// Starts the thread; false if the system would not create one (`body` then never runs).
+  func tryStart() -> Bool {
     let context = Unmanaged.passRetained(self).toOpaque()
     #if canImport(Darwin)
       var handle: pthread_t?
@@ -175,8 +181,12 @@ final class BackgroundThread: @unchecked Sendable {
         thread.body()
         return nil
       }, context)
-    precondition(result == 0, "pthread_create failed: \(result)")
+    guard result == 0 else {
+      Unmanaged<BackgroundThread>.fromOpaque(context).release()
+      return false
+    }
     thread = handle
+    return true
   }
 
   /// Waits for the thread to finish.

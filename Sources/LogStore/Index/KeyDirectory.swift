@@ -107,9 +107,9 @@ final class KeyDirectory {
   /// A put's key lands at a random slot of a table that is far larger than the cache, so each
   /// insert waits for memory. Here puts are kept back until a few have been read; then the
   /// slots they will probe first are all loaded at once, so that the waits overlap instead of
-  /// following one another, and only then are they inserted. Every other kind of record applies the
-  /// puts before it first, so the order of changes is the log's. The puts' keys must stay
-  /// readable until ``applyPending()``; call it before anything reads the index.
+  /// following one another, and only then are they inserted. Every other kind of record
+  /// applies the puts before it first, so the order of changes is the log's. The puts' keys
+  /// must stay readable until ``applyPending()``; call it before anything reads the index.
   func applySoon(_ record: Record, at location: RecordLocation) {
     guard record.kind == .put else {
       applyPending()

@@ -260,9 +260,8 @@ struct Recovery {
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
       baseSequence: baseSequence, isLast: isLast, start: start)
-    if candidate.size - start >= Self.pipelineThreshold {
+    if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
       // A large segment: checksums are checked on a second thread meanwhile.
-      let pipeline = ScanPipeline(scanner)
       defer { pipeline.finish() }
       while let chunk = pipeline.next() {
         for item in chunk { try handle(item.event, lastSequence: item.lastSequence) }

@@ -28,12 +28,13 @@ final class ScanPipeline: @unchecked Sendable {
   private var stopped = false
   private var thread: BackgroundThread?
 
-  /// Starts scanning with `scanner` on a new thread.
-  init(_ scanner: SegmentScanner) {
+  /// Starts scanning with `scanner` on a new thread; nil if no thread can be started (the
+  /// caller then scans on its own).
+  init?(_ scanner: SegmentScanner) {
     self.scanner = scanner
     let thread = BackgroundThread { [self] in scan() }
+    guard thread.tryStart() else { return nil }
     self.thread = thread
-    thread.start()
   }
 
   private func scan() {
