@@ -228,21 +228,45 @@ public final class KeyValueStore: Sendable {
   }
 
   /// Every item of the table, sorted by id (by the ids' UTF-8 bytes).
+  ///
+  /// For a large table, ``forEachItem(in:_:)`` visits the same items without holding them
+  /// all in memory at once.
   public func allItems(in table: String) throws(KeyValueStoreError) -> [KeyValueItem] {
-    let entries = try bridge { () throws(LogStoreError) in try engine.entries(in: table) }
     var items: [KeyValueItem] = []
-    items.reserveCapacity(entries.count)
-    for entry in entries {
-      let id = String(decoding: entry.key, as: UTF8.self)
-      let parsed = entry.value.withUnsafeBytes { bytes in
-        Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
-      }
-      items.append(
-        KeyValueItem(
-          id: id, object: try Self.storedValue(parsed, id: id, table: table),
-          createdTime: Self.date(entry.timestamp)))
+    try forEachItem(in: table) { item in
+      items.append(item)
+      return true
     }
     return items
+  }
+
+  /// Calls `body` with every item of the table, sorted by id (by the ids' UTF-8 bytes), until
+  /// it returns false.
+  ///
+  /// Values are read and parsed one at a time, so visiting a table needs memory for its ids
+  /// but not for all its values. The items are those of the moment the call starts: writes
+  /// made meanwhile, by `body` or other threads, do not change what it visits.
+  ///
+  /// - Throws: `.tableNotFound`; `.corrupted` when a value fails its checksum or is not JSON
+  ///   (the visit ends there).
+  public func forEachItem(in table: String, _ body: (KeyValueItem) -> Bool)
+    throws(KeyValueStoreError)
+  {
+    var failure: KeyValueStoreError?
+    try bridge { () throws(LogStoreError) in
+      try engine.forEachEntry(in: table) { key, value, timestamp in
+        let id = String(decoding: key, as: UTF8.self)
+        let parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(value) }
+        do throws(KeyValueStoreError) {
+          let object = try Self.storedValue(parsed, id: id, table: table)
+          return body(KeyValueItem(id: id, object: object, createdTime: Self.date(timestamp)))
+        } catch {
+          failure = error
+          return false
+        }
+      }
+    }
+    if let failure { throw failure }
   }
 
   /// The number of items in the table.

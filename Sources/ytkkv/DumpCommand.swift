@@ -31,19 +31,31 @@ struct DumpCommand: Command {
     defer { try? store.close() }
     let tables = try table.map { [$0] } ?? store.tableNames()
     for table in tables {
-      let entries = try store.engine.entries(in: table)
       let tableJSON = try JSONWriter.bytes(.string(table))
-      if entries.isEmpty {
-        output.print("{\"table\":" + String(decoding: tableJSON, as: UTF8.self) + "}")
+      // One entry in memory at a time: a store may be larger than the memory of the machine
+      // dumping it.
+      var visited = 0
+      var failure: (any Error)?
+      try store.engine.forEachEntry(in: table) { key, value, timestamp in
+        visited += 1
+        do {
+          var line = Array("{\"table\":".utf8) + tableJSON
+          line += Array(",\"id\":".utf8)
+          line += try JSONWriter.bytes(.string(String(decoding: key, as: UTF8.self)))
+          line += Array(",\"value\":".utf8)
+          line.append(contentsOf: value)
+          line += Array(",\"createdTime\":".utf8)
+          line += Array(Formatting.seconds(timestamp).utf8) + [UInt8(ascii: "}")]
+          output.print(String(decoding: line, as: UTF8.self))
+          return true
+        } catch {
+          failure = error
+          return false
+        }
       }
-      for entry in entries {
-        var line = Array("{\"table\":".utf8) + tableJSON
-        line += Array(",\"id\":".utf8)
-        line += try JSONWriter.bytes(.string(String(decoding: entry.key, as: UTF8.self)))
-        line += Array(",\"value\":".utf8) + entry.value
-        line += Array(",\"createdTime\":".utf8)
-        line += Array(Formatting.seconds(entry.timestamp).utf8) + [UInt8(ascii: "}")]
-        output.print(String(decoding: line, as: UTF8.self))
+      if let failure { throw failure }
+      if visited == 0 {
+        output.print("{\"table\":" + String(decoding: tableJSON, as: UTF8.self) + "}")
       }
     }
     return .success

@@ -129,6 +129,48 @@ struct KeyValueStoreValuesTests {
     #expect(try store.count(in: table) == 0)
   }
 
+  @Test(
+    "forEachItem visits the items allItems returns, in order, stops when asked, and does not see writes made during the visit"
+  )
+  func forEachItemVisits() throws {
+    for number in 0..<50 {
+      try store.put(["n": .int(Int64(number))], id: "id\(100 + number)", into: table)
+    }
+    let all = try store.allItems(in: table)
+    var visited: [KeyValueItem] = []
+    try store.forEachItem(in: table) { item in
+      visited.append(item)
+      try? store.put(["changed": true], id: "id100", into: table)
+      try? store.delete(id: "id149", from: table)
+      return true
+    }
+    #expect(visited == all)
+    #expect(try store.item(id: "id100", from: table)?.object == ["changed": true])
+    var first: [String] = []
+    try store.forEachItem(in: table) { item in
+      first.append(item.id)
+      return first.count < 3
+    }
+    #expect(first == ["id100", "id101", "id102"])
+    #expect(throws: KeyValueStoreError.self) { try store.forEachItem(in: "nowhere") { _ in true } }
+  }
+
+  @Test("a stored value that is not JSON ends forEachItem and allItems with .corrupted")
+  func forEachItemNotJSON() throws {
+    try store.put(["n": 1], id: "a", into: table)
+    try store.engine.put(Array("not json".utf8), forKey: Array("b".utf8), in: table)
+    var seen: [String] = []
+    let error = #expect(throws: KeyValueStoreError.self) {
+      try store.forEachItem(in: table) { item in
+        seen.append(item.id)
+        return true
+      }
+    }
+    #expect(error?.code == .corrupted)
+    #expect(seen == ["a"])
+    #expect(throws: KeyValueStoreError.self) { try store.allItems(in: table) }
+  }
+
   // MARK: Integers
 
   @Test(
