@@ -88,6 +88,13 @@ func markdownReport(
           + compactionStalls.map { String(format: "%.2f ms", $0) }.joined(separator: ", ")
           + String(format: " (median %.2f ms).", compactionStalls.median))
     }
+    if result.workload.name == "put-sync-4", !groupCommitRatios.isEmpty {
+      lines.append("")
+      lines.append(
+        "This store, 4 writers over 1 writer run just before: "
+          + groupCommitRatios.map { String(format: "%.2f×", $0) }.joined(separator: ", ")
+          + String(format: " (median %.2f×).", groupCommitRatios.median))
+    }
     if result.workload.name == "disk", !diskOverLiveBytes.isEmpty {
       lines.append("")
       lines.append(
@@ -147,6 +154,7 @@ func jsonReport(
     "compactionStallsMilliseconds": compactionStalls,
     "residentBytesPerKey": memoryResident.mapValues(\.median),
     "diskOverOwnLiveBytes": diskOverLiveBytes,
+    "groupCommitRatios": groupCommitRatios,
     "targets": targets.map { ["target": $0.description, "measured": $0.measured, "met": $0.met] },
   ]
   let data = try JSONSerialization.data(
@@ -221,13 +229,12 @@ func evaluateTargets(_ results: [WorkloadResult]) -> [Target] {
       Target(
         description: "put with fsync: ≥ 0.8× write+fdatasync", measured: ratio(hardware),
         met: (hardware ?? 0) >= 0.8))
-    if let four = result("put-sync-4"), let one = sync.median(.logStore),
-      let many = four.median(.logStore)
-    {
+    if result("put-sync-4") != nil, !groupCommitRatios.isEmpty {
+      let paired = groupCommitRatios.median
       targets.append(
         Target(
-          description: "put with fsync: 4 writers ≥ 2.5× one writer", measured: ratio(many / one),
-          met: many / one >= 2.5))
+          description: "put with fsync: 4 writers ≥ 2.5× one writer (paired runs)",
+          measured: ratio(paired), met: paired >= 2.5))
     }
   }
   if let reopen = result("reopen") {
