@@ -81,26 +81,25 @@ func markdownReport(
       lines.append("")
       lines.append(note)
     }
-    if result.workload.name == "compaction", !compactionStalls.isEmpty {
+    // The extra measurements some workloads take of this store, each run and their median.
+    func appendSeries(_ label: String, _ values: [Double], format: String) {
+      guard !values.isEmpty else { return }
       lines.append("")
       lines.append(
-        "Longest stall of a concurrent put during compaction: "
-          + compactionStalls.map { String(format: "%.2f ms", $0) }.joined(separator: ", ")
-          + String(format: " (median %.2f ms).", compactionStalls.median))
+        label + ": " + values.map { String(format: format, $0) }.joined(separator: ", ")
+          + " (median " + String(format: format, values.median) + ").")
     }
-    if result.workload.name == "put-sync-4", !groupCommitRatios.isEmpty {
-      lines.append("")
-      lines.append(
-        "This store, 4 writers over 1 writer run just before: "
-          + groupCommitRatios.map { String(format: "%.2f×", $0) }.joined(separator: ", ")
-          + String(format: " (median %.2f×).", groupCommitRatios.median))
-    }
-    if result.workload.name == "disk", !diskOverLiveBytes.isEmpty {
-      lines.append("")
-      lines.append(
-        "This store's disk bytes over its own live bytes: "
-          + diskOverLiveBytes.map { String(format: "%.2f×", $0) }.joined(separator: ", ")
-          + String(format: " (median %.2f×).", diskOverLiveBytes.median))
+    switch result.workload.name {
+    case "compaction":
+      appendSeries(
+        "Longest stall of a concurrent put during compaction", compactionStalls, format: "%.2f ms")
+    case "put-sync-4":
+      appendSeries(
+        "This store, 4 writers over 1 writer run just before", groupCommitRatios, format: "%.2f×")
+    case "disk":
+      appendSeries(
+        "This store's disk bytes over its own live bytes", diskOverLiveBytes, format: "%.2f×")
+    default: break
     }
     if result.workload.name == "memory", !memoryResident.isEmpty {
       lines.append("")
