@@ -97,8 +97,6 @@ final class KeyDirectory {
     [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] = []
   /// The table of every pending put (a put into another table applies them first).
   @exclusivity(unchecked) private var pendingTable: TableIndex?
-  /// Folds in the slots loaded ahead, so that the loads are not optimized away.
-  @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let pendingLimit = 16
 
   /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
@@ -128,10 +126,7 @@ final class KeyDirectory {
   /// Applies the puts ``applySoon(_:at:)`` has kept back.
   func applyPending() {
     guard let table = pendingTable, !pendingPuts.isEmpty else { return }
-    var loaded: UInt32 = 0
-    for put in pendingPuts { loaded ^= table.warm(hash: put.hash) }
-    warmed ^= loaded
-    for put in pendingPuts { table.upsert(put.key, hash: put.hash, location: put.location) }
+    table.upsertAll(pendingPuts)
     pendingPuts.removeAll(keepingCapacity: true)
     pendingTable = nil
   }

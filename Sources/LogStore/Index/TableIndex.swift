@@ -119,11 +119,14 @@ final class TableIndex {
       segment: slot.segment, offset: slot.offset, length: recordLength(slot.keyReference))
   }
 
-  /// Loads the slot where the probe for `hash` starts, so that an insert soon after finds it
-  /// in the cache; the caller keeps the result somewhere so that the load is not dropped.
+  /// Loads the slots where the probes for `hashes` start, all at once, so that their cache
+  /// misses overlap and the lookups or inserts that follow find them in the cache.
   @inline(__always)
-  func warm(hash: UInt64) -> UInt32 {
-    slots[Int(Self.slotHash(hash)) & mask].hash
+  private func warm<S: Sequence>(_ hashes: S) where S.Element == UInt64 {
+    var loaded: UInt32 = 0
+    for hash in hashes { loaded ^= slots[Int(Self.slotHash(hash)) & mask].hash }
+    // Kept, so that the loads are not optimized away.
+    warmed ^= loaded
   }
 
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
@@ -132,6 +135,15 @@ final class TableIndex {
   }
 
   // MARK: Changes
+
+  /// Points each key at its location, in order, as ``upsert(_:hash:location:)`` one by one
+  /// would: for a group of keys read together (recovery), whose slots are loaded first.
+  func upsertAll(
+    _ puts: [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)]
+  ) {
+    warm(puts.lazy.map(\.hash))
+    for put in puts { upsert(put.key, hash: put.hash, location: put.location) }
+  }
 
   /// Points `key` at `location`; returns where it pointed before, if anywhere.
   @discardableResult
@@ -203,9 +215,7 @@ final class TableIndex {
     var group: [(reference: UInt32, hash: UInt64)] = []
     group.reserveCapacity(Self.removalGroup)
     func removeGroup() {
-      var loaded: UInt32 = 0
-      for member in group { loaded ^= warm(hash: member.hash) }
-      warmed ^= loaded
+      warm(group.lazy.map(\.hash))
       for member in group {
         removeSlot(at: slotIndex(of: member.reference, hash: member.hash), squeeze: false)
       }
