@@ -39,6 +39,13 @@ final class StoreEngine: @unchecked Sendable {
   @exclusivity(unchecked) var hintSizes: [UInt32: Int]
   @exclusivity(unchecked) var nextSequence: UInt64
   @exclusivity(unchecked) var nextFileNumber: UInt32
+  /// The segments the manifest on disk lists; nil when unknown (a publish failed midway).
+  var publishedSegments: [UInt32]?
+  /// The generation of the last manifest written or read.
+  var manifestGeneration: UInt64
+  /// Inputs of a compaction whose outputs have replaced them in the manifest, until they are
+  /// dropped from `segments`.
+  var retiredSegments: Set<UInt32> = []
   /// Changes waiting for a group commit (`SyncPolicy.always`); the first one leads.
   var commitQueue: [CommitTicket] = []
   /// The threads of the last two commit groups, and how long the last sync took: a new leader
@@ -85,6 +92,8 @@ final class StoreEngine: @unchecked Sendable {
       state.segments[writer.file.number] = writer.file
       state.writer = writer
     }
+    publishedSegments = state.manifest?.segments
+    manifestGeneration = state.manifest?.generation ?? 0
     keys = state.keys
     segments = state.segments
     segmentList = Array(state.segments.values)
@@ -95,7 +104,32 @@ final class StoreEngine: @unchecked Sendable {
     nextSequence = state.nextSequence
     nextFileNumber = state.nextFileNumber
     openReport = state.report
+    if !options.readOnly {
+      try writeLock.withLock { () throws(LogStoreError) in
+        try publishManifest(liveSegmentNumbers())
+      }
+    }
     startBackgroundThreads()
+  }
+
+  // MARK: The manifest
+
+  /// The segments the manifest should list: every open segment but the retired inputs of a
+  /// compaction. Call with `writeLock` held.
+  func liveSegmentNumbers() -> [UInt32] {
+    segments.keys.filter { !retiredSegments.contains($0) }.sorted()
+  }
+
+  /// Replaces the manifest with one listing `numbers`, unless it lists them already. Call
+  /// with `writeLock` held, before anything is written to a segment it adds and before any
+  /// segment it drops is deleted (the invariants in Format/Manifest.swift).
+  func publishManifest(_ numbers: [UInt32]) throws(LogStoreError) {
+    guard publishedSegments != numbers else { return }
+    manifestGeneration += 1
+    publishedSegments = nil
+    try Manifest(segments: numbers, generation: manifestGeneration).publish(
+      directory: directory, fileSystem: fileSystem)
+    publishedSegments = numbers
   }
 
   /// Creates segment `number` with its header, reserving its first chunk of disk, mapped
@@ -108,7 +142,7 @@ final class StoreEngine: @unchecked Sendable {
     let handle = try fileSystem.openFile(path, mode: .createOrOpen)
     do {
       try handle.truncate(to: 0)
-      let initial = min(capacity, SegmentHeader.size + SegmentWriter.allocationChunk)
+      let initial = min(capacity, SegmentHeader.size + SegmentWriter.firstAllocation)
       try handle.allocate(upTo: initial)
       let mapping = try handle.map(length: capacity, writable: true)
       let header = SegmentHeader(
@@ -322,12 +356,17 @@ final class StoreEngine: @unchecked Sendable {
     // must be on stable storage before the next one is created.
     try old.seal()
     let number = nextFileNumber
+    // Numbers are never reused, not even that of a segment whose start failed.
+    nextFileNumber += 1
     let fresh = try Self.createSegment(
       directory: directory, number: number, baseSequence: nextSequence,
       capacity: max(options.maxSegmentSize, SegmentHeader.size + length),
       fileSystem: fileSystem)
-    nextFileNumber += 1
-    sealedSizes[old.file.number] = old.used
+    // Listed before anything is written to it. If that fails, the old segment stays active
+    // (sealing only synced it) and the new file is left unused: a reader may already have
+    // been told of it, so it is not removed; the next open treats it as an empty segment.
+    try publishManifest(liveSegmentNumbers() + [number])
+    sealedSizes[old.file.number] = old.allocated
     indexLock.withWriteLock { segments[number] = fresh.file }
     writer = fresh
     return fresh
@@ -441,7 +480,8 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
-  /// Bytes of segment and hint files, without space reserved past the active segment's end.
+  /// Bytes of segment and hint files, without space reserved past the active segment's end
+  /// (sealed segments keep theirs: a file is never cut while a reader may have it mapped).
   /// Call with `writeLock` held.
   var diskBytes: Int {
     sealedSizes.values.reduce(0, +) + (writer?.used ?? 0) + hintSizes.values.reduce(0, +)
@@ -480,9 +520,10 @@ final class StoreEngine: @unchecked Sendable {
     defer { writeLock.unlock() }
     var failure: LogStoreError?
     if let writer {
+      // Synced, not cut to its end: a reader may have the file mapped (docs/CONCURRENCY.md).
+      // The next writer appends after the last record.
       do {
         try writer.synchronize()
-        try writer.file.handle.truncate(to: writer.used)
       } catch {
         failure = error
       }

@@ -18,7 +18,7 @@ struct RecoveryTests {
     }
     try store.close()
     let segment = try #require(try segmentFiles(in: path).last)
-    let lastStart = try fileBytes(segment).count
+    let lastStart = try recordBytes(segment).count
     let again = try LogStore(path: path)
     try again.put(Array("value \(count - 1)".utf8), forKey: Array("k\(count - 1)".utf8), in: "t")
     try again.close()
@@ -71,7 +71,7 @@ struct RecoveryTests {
     for number in 0..<count { try store.put(value, forKey: key(number), in: "t") }
     try store.close()
     let segment = try #require(try segmentFiles(in: path).last)
-    var bytes = try fileBytes(segment)
+    var bytes = try recordBytes(segment)
     #expect(bytes.count > Recovery.pipelineThreshold * 2)
 
     // Damage one record's key deep inside the segment, far past the first chunk of events,
@@ -114,7 +114,7 @@ struct RecoveryTests {
   func tornTailAtEveryOffset() throws {
     let directory = TemporaryDirectory()
     let (path, segment, lastStart) = try storeWithRecords(directory, count: 5)
-    let original = try fileBytes(segment)
+    let original = try recordBytes(segment)
     #expect(lastStart < original.count)
     for cut in lastStart...original.count {
       try writeFile(segment, Array(original[..<cut]))

@@ -17,6 +17,15 @@ func fileBytes(_ path: String) throws -> [UInt8] {
   Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
+/// A closed segment's bytes up to the end of its last record, without the zeros of the space
+/// reserved past it (a segment file is never cut shorter, so it keeps them). The test stores
+/// that use it have values that never end in a zero byte.
+func recordBytes(_ path: String) throws -> [UInt8] {
+  var bytes = try fileBytes(path)
+  while bytes.last == 0 { bytes.removeLast() }
+  return bytes
+}
+
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
   try Data(bytes).write(to: URL(fileURLWithPath: path))
 }

@@ -121,7 +121,7 @@ struct VerifyCommandTests {
     #expect(
       result.outputLines == [
         "note: \(segment) at offset \(torn.offset): torn tail of \(torn.remaining) bytes "
-          + "left by a crash; cut off at the next open",
+          + "left by a crash; cleared at the next open",
         "OK (1 segments, 9 records, 0 hint files)",
       ])
 

@@ -181,11 +181,13 @@ extension StoreEngine {
       let firstOutput = nextFileNumber
       let nextActive = firstOutput + outputLimit
       try active.seal()
+      nextFileNumber = nextActive + 1
       let fresh = try Self.createSegment(
         directory: directory, number: nextActive, baseSequence: nextSequence,
         capacity: options.maxSegmentSize, fileSystem: fileSystem)
-      nextFileNumber = nextActive + 1
-      sealedSizes[active.file.number] = active.used
+      // As in `rotate`: listed before it is written to; on failure the old segment stays.
+      try publishManifest(liveSegmentNumbers() + [nextActive])
+      sealedSizes[active.file.number] = active.allocated
       indexLock.withWriteLock { segments[nextActive] = fresh.file }
       writer = fresh
       compactionRunning = true
@@ -346,9 +348,20 @@ extension StoreEngine {
           number: output.number, path: output.finalPath, salt: output.salt,
           header: output.header, handle: output.handle, mapping: mapping))
     }
+    let inputNumbers = Set(plan.inputs.map(\.number))
+    // The manifest switches to the outputs now; the inputs are deleted only once it has. If
+    // it cannot be replaced, the inputs stay on disk (readers may still be told of them) and
+    // the next open removes them: the compaction has happened either way.
+    var manifestFailure: LogStoreError?
     writeLock.withLock {
       indexLock.withWriteLock {
         for file in files { segments[file.number] = file }
+      }
+      retiredSegments = inputNumbers
+      do throws(LogStoreError) {
+        try publishManifest(liveSegmentNumbers())
+      } catch {
+        manifestFailure = error
       }
     }
     // Relocate in steps so that readers and writers wait only briefly at a time.
@@ -374,7 +387,6 @@ extension StoreEngine {
       }
       start = end
     }
-    let inputNumbers = Set(plan.inputs.map(\.number))
     writeLock.withLock {
       indexLock.withWriteLock {
         // A key still pointing into an input is one whose record sat in damage met while
@@ -393,6 +405,7 @@ extension StoreEngine {
         damagedRecords += lost.count
         for number in inputNumbers { segments[number] = nil }
       }
+      retiredSegments = []
       for number in inputNumbers {
         sealedSizes[number] = nil
         hintSizes[number] = nil
@@ -404,6 +417,7 @@ extension StoreEngine {
       compactionRunning = false
       writeLock.broadcast()
     }
+    if let manifestFailure { throw manifestFailure }
     for number in inputNumbers.sorted() {
       try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
       try fileSystem.removeFile(directory + "/" + StoreFileName.hint(number))

@@ -141,6 +141,14 @@ func monotonicNanoseconds() -> Int {
   return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
 }
 
+/// Suspends the calling thread for about `microseconds`.
+func pauseThread(microseconds: Int) {
+  var interval = timespec(
+    tv_sec: microseconds / 1_000_000, tv_nsec: microseconds % 1_000_000 * 1000)
+  var left = timespec()
+  while nanosleep(&interval, &left) != 0 && errno == EINTR { interval = left }
+}
+
 /// An identifier of the calling thread, for telling writers apart.
 func currentThreadID() -> UInt {
   #if canImport(Darwin)

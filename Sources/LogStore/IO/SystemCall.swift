@@ -48,3 +48,9 @@ enum SystemCall {
     return String(cString: text)
   }
 }
+
+extension LogStoreError {
+  /// Whether the failing call found no file at its path (`ENOENT`): for a reader beside a
+  /// writer, a file the writer removed after the reader learned its name.
+  package var isMissingFile: Bool { systemError == ENOENT }
+}

@@ -12,6 +12,8 @@ struct RecoveredState {
   var hintSizes: [UInt32: Int] = [:]
   /// How the index was rebuilt: records decoded from segments, entries read from hints.
   var report = OpenReport()
+  /// The manifest on disk once the open is done (a writer may have replaced it).
+  var manifest: Manifest?
 }
 
 /// How opening a store rebuilt its index, for tests and `ytkkv stats`.
@@ -61,18 +63,32 @@ struct Recovery {
 
   func run() throws(LogStoreError) -> RecoveredState {
     var state = RecoveredState()
-    var changedDirectory = false
+    let live = writable ? try takeOver(&state) : try openSnapshot()
+    var maxSequence: UInt64 = 0
+    for (position, candidate) in live.enumerated() {
+      try replay(
+        candidate, isLast: position == live.count - 1, into: &state, maxSequence: &maxSequence)
+    }
+    state.nextSequence = maxSequence + 1
+    if let writer = state.writer, let base = writer.file.header?.baseSequence {
+      state.nextSequence = max(state.nextSequence, base)
+    }
+    return state
+  }
+
+  /// The segments a writer takes over: every segment file, less what rules 1 and 2 remove,
+  /// and less a last segment whose creation was cut short. Removes those files (a writer holds
+  /// the lock: the directory is its own) after publishing a manifest that no longer lists
+  /// them, so a reader never learns the name of a file about to go.
+  private func takeOver(_ state: inout RecoveredState) throws(LogStoreError) -> [Candidate] {
     var segmentNumbers: [UInt32] = []
     var hintNumbers: Set<UInt32> = []
+    var temporaries: [String] = []
     for name in try fileSystem.contentsOfDirectory(directory) {
       switch StoreFileName.classify(name) {
       case .segment(let number): segmentNumbers.append(number)
       case .hint(let number): hintNumbers.insert(number)
-      case .temporary:
-        if writable {
-          try fileSystem.removeFile(path(name))
-          changedDirectory = true
-        }
+      case .temporary: temporaries.append(name)
       case .other: break
       }
     }
@@ -83,36 +99,87 @@ struct Recovery {
     for number in segmentNumbers.sorted() {
       candidates.append(try openCandidate(number))
     }
-    let obsolete = obsoleteSegments(candidates)
-    if writable {
-      for number in obsolete {
-        try fileSystem.removeFile(path(StoreFileName.segment(number)))
-        try fileSystem.removeFile(path(StoreFileName.hint(number)))
-        changedDirectory = true
-      }
+    var removed = obsoleteSegments(candidates)
+    candidates.removeAll { removed.contains($0.number) }
+    if let last = candidates.last, try wasCutShort(last) {
+      removed.insert(last.number)
+      candidates.removeLast()
     }
-    candidates.removeAll { obsolete.contains($0.number) }
-    for number in hintNumbers where !candidates.contains(where: { $0.number == number }) {
-      // A hint whose segment is gone (removed by a compaction that finished).
-      if writable {
-        try fileSystem.removeFile(path(StoreFileName.hint(number)))
-        changedDirectory = true
-      }
+    for number in removed {
+      hintNumbers.remove(number)
     }
-    if changedDirectory { try fileSystem.synchronizeDirectory(directory) }
+    let strayHints = hintNumbers.filter { number in
+      !candidates.contains { $0.number == number }
+    }
 
-    var maxSequence: UInt64 = 0
-    for (position, candidate) in candidates.enumerated() {
-      let isLast = position == candidates.count - 1
-      try replay(
-        candidate, isLast: isLast, hasHint: hintNumbers.contains(candidate.number),
-        into: &state, maxSequence: &maxSequence)
+    let previous = try Manifest.read(directory: directory, fileSystem: fileSystem)
+    state.manifest = previous
+    let live = candidates.map(\.number)
+    if !removed.isEmpty && previous?.segments != live {
+      let manifest = Manifest(segments: live, generation: (previous?.generation ?? 0) + 1)
+      try manifest.publish(directory: directory, fileSystem: fileSystem)
+      state.manifest = manifest
     }
-    state.nextSequence = maxSequence + 1
-    if let writer = state.writer, let base = writer.file.header?.baseSequence {
-      state.nextSequence = max(state.nextSequence, base)
+    for number in removed.sorted() {
+      try fileSystem.removeFile(path(StoreFileName.segment(number)))
+      try fileSystem.removeFile(path(StoreFileName.hint(number)))
     }
-    return state
+    for number in strayHints {
+      // A hint whose segment is gone (removed by a compaction that finished).
+      try fileSystem.removeFile(path(StoreFileName.hint(number)))
+    }
+    for name in temporaries {
+      try fileSystem.removeFile(path(name))
+    }
+    if !removed.isEmpty || !strayHints.isEmpty || !temporaries.isEmpty {
+      try fileSystem.synchronizeDirectory(directory)
+    }
+    return candidates
+  }
+
+  /// How many times a read-only open starts again when a segment it was told of is gone (a
+  /// writer removed it meanwhile). Each time it reads the manifest anew, and the manifest
+  /// lists only files that exist, so one retry is enough unless the writer finishes another
+  /// compaction in between.
+  static let snapshotAttempts = 100
+
+  /// The segments of the store as one consistent set, opened, for a read-only open beside a
+  /// writer that may be rotating, compacting and deleting files meanwhile.
+  ///
+  /// The set comes from the manifest (or, in a store without one, from the directory listing),
+  /// and every file in it is opened before anything is read: once open, a file stays readable
+  /// even if the writer deletes it. If one is already gone, the writer has published a newer
+  /// manifest; the open starts again from it.
+  private func openSnapshot() throws(LogStoreError) -> [Candidate] {
+    var attempt = 1
+    while true {
+      var candidates: [Candidate] = []
+      do {
+        let numbers: [UInt32]
+        if let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem) {
+          numbers = manifest.segments
+        } else {
+          numbers = try fileSystem.contentsOfDirectory(directory).compactMap { name in
+            if case .segment(let number) = StoreFileName.classify(name) { return number }
+            return nil
+          }.sorted()
+        }
+        for number in numbers {
+          candidates.append(try openCandidate(number))
+        }
+      } catch where error.isMissingFile && attempt < Self.snapshotAttempts {
+        for candidate in candidates { candidate.handle.close() }
+        attempt += 1
+        continue
+      }
+      // Without a manifest the listing may hold what a writer's open would remove.
+      let obsolete = obsoleteSegments(candidates)
+      candidates.removeAll { obsolete.contains($0.number) }
+      if let last = candidates.last, try wasCutShort(last) {
+        candidates.removeLast()
+      }
+      return candidates
+    }
   }
 
   private func openCandidate(_ number: UInt32) throws(LogStoreError) -> Candidate {
@@ -174,19 +241,9 @@ struct Recovery {
   }
 
   private func replay(
-    _ candidate: Candidate, isLast: Bool, hasHint: Bool, into state: inout RecoveredState,
+    _ candidate: Candidate, isLast: Bool, into state: inout RecoveredState,
     maxSequence: inout UInt64
   ) throws(LogStoreError) {
-    if isLast, case .failure(let failure) = candidate.header,
-      failure == .incomplete || failure.isDamage, try holdsNoRecords(candidate)
-    {
-      // The last segment's creation was cut short by a crash before its header reached the
-      // disk (a missing or torn header, and nothing after it): no record can have been
-      // acknowledged in it, so removing it loses nothing.
-      candidate.handle.close()
-      if writable { try fileSystem.removeFile(candidate.path) }
-      return
-    }
     let header: SegmentHeader?
     var salt: UInt32 = 0
     switch candidate.header {
@@ -233,7 +290,7 @@ struct Recovery {
 
     var start = SegmentHeader.size
     var baseSequence = header?.baseSequence ?? 0
-    if hasHint, let header, !becomesWriter,
+    if let header, !becomesWriter,
       let covered = try replayHint(
         of: candidate, header: header, into: &state, maxSequence: &maxSequence)
     {
@@ -257,9 +314,11 @@ struct Recovery {
         try damage(candidate, offset: offset, reason: reason, into: &state)
       }
     }
+    // A reader's last segment is the one a writer may be appending to right now.
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
-      baseSequence: baseSequence, isLast: isLast, start: start)
+      baseSequence: baseSequence, isLast: isLast, start: start,
+      mayBeBeingWritten: isLast && !writable && SegmentScanner.storesMayBeSeenOutOfOrder)
     if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
       // A large segment: checksums are checked on a second thread meanwhile.
       defer { pipeline.finish() }
@@ -275,14 +334,18 @@ struct Recovery {
     var size = candidate.size
     if isLast && scanner.end < candidate.size {
       // Past the end of the data there is a torn tail or space reserved ahead of the writes:
-      // neither is part of the store. A writer cuts it so that new records follow the last
-      // good one directly; a read-only open just does not count it.
-      if writable { try candidate.handle.truncate(to: scanner.end) }
+      // neither is part of the store. A writer zeroes a torn tail, so that new records follow
+      // the last good one and nothing of the old tail can be read after them; it never cuts
+      // the file, since a reader may have it mapped (docs/CONCURRENCY.md). A read-only open
+      // just does not count it.
+      if writable && scanner.foundTornTail {
+        try zero(candidate.handle, from: scanner.end, to: candidate.size)
+      }
       size = scanner.end
     }
     if becomesWriter {
       state.writer = SegmentWriter(
-        file: file, capacity: capacity, used: size, allocated: size, durable: size)
+        file: file, capacity: capacity, used: size, allocated: candidate.size, durable: size)
     } else {
       state.sealedSizes[candidate.number] = size
     }
@@ -322,6 +385,28 @@ struct Recovery {
       state.report.hintEntries += contents.entries.count
       state.report.hintedSegments += 1
       return contents.coveredLength
+    }
+  }
+
+  /// Whether `candidate`, the last segment, is one whose creation a crash cut short before
+  /// its header reached the disk (a missing or torn header, and nothing after it): no record
+  /// can have been acknowledged in it, so leaving it out loses nothing.
+  private func wasCutShort(_ candidate: Candidate) throws(LogStoreError) -> Bool {
+    guard case .failure(let failure) = candidate.header, failure == .incomplete || failure.isDamage
+    else { return false }
+    return try holdsNoRecords(candidate)
+  }
+
+  /// Writes zeros over the bytes of `handle` in `start..<end`.
+  private func zero(_ handle: any FileHandle, from start: Int, to end: Int) throws(LogStoreError) {
+    let zeros = [UInt8](repeating: 0, count: min(end - start, 64 << 10))
+    var offset = start
+    while offset < end {
+      let count = min(zeros.count, end - offset)
+      try zeros.withBytes { bytes throws(LogStoreError) in
+        try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+      }
+      offset += count
     }
   }
 

@@ -30,9 +30,10 @@ public struct VerificationReport: Sendable {
 }
 
 extension LogStore {
-  /// Checks every record of every segment and every hint file of the store at `path`, without
-  /// opening it and without changing anything: it works while another process has the store
-  /// open.
+  /// Checks every record of every segment, every hint file and the manifest of the store at
+  /// `path`, without opening it and without changing anything: it works while another process
+  /// has the store open and writes to it. What that writer is doing (a record being written,
+  /// a compaction's files coming and going) is never reported as damage.
   ///
   /// - Throws: ``LogStoreError/Code/storeNotFound`` when there is no store at `path`;
   ///   ``LogStoreError/Code/io`` when a file cannot be read.
@@ -53,17 +54,39 @@ struct Verifier {
   let directory: String
   let fileSystem: any FileSystem
 
+  /// How many times verification starts again when a file it listed is gone (a writer beside
+  /// it removed it).
+  static let attempts = 20
+
   func run() throws(LogStoreError) -> VerificationReport {
     guard fileSystem.directoryExists(directory) else {
       throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
     }
+    var attempt = 1
+    while true {
+      do {
+        if let report = try verifyOnce(finalAttempt: attempt == Self.attempts) { return report }
+      } catch where error.isMissingFile && attempt < Self.attempts {
+      }
+      attempt += 1
+    }
+  }
+
+  /// One pass over the store's files; nil when the store changed under it in a way that makes
+  /// its findings unreliable (then it is run again).
+  private func verifyOnce(finalAttempt: Bool) throws(LogStoreError) -> VerificationReport? {
     var report = VerificationReport()
+    let manifest = try checkManifest(into: &report)
     var segments: [UInt32] = []
     var hints: [UInt32] = []
     for name in try fileSystem.contentsOfDirectory(directory) {
       switch StoreFileName.classify(name) {
       case .segment(let number): segments.append(number)
       case .hint(let number): hints.append(number)
+      case .temporary where name == Manifest.temporaryName:
+        report.notes.append(
+          VerificationFinding(
+            file: name, message: "unfinished replacement of the manifest; removed at the next open"))
       case .temporary:
         report.notes.append(
           VerificationFinding(
@@ -72,6 +95,17 @@ struct Verifier {
       }
     }
     segments.sort()
+    if let manifest {
+      for number in manifest.segments where !segments.contains(number) {
+        // The writer may have replaced the manifest and removed this file since both were
+        // read: look again, unless this is the last try.
+        if !finalAttempt { return nil }
+        report.problems.append(
+          VerificationFinding(
+            file: Manifest.fileName,
+            message: "lists \(StoreFileName.segment(number)), which is not in the store"))
+      }
+    }
     var salts: [UInt32: UInt32] = [:]
     var outputGroups: [UInt32: (count: UInt32, seen: Set<UInt32>)] = [:]
     for (position, number) in segments.enumerated() {
@@ -122,32 +156,23 @@ struct Verifier {
           }
         }
       }
-      bytes.withUnsafeBytes { buffer in
-        var scanner = SegmentScanner(
-          bytes: buffer, salt: salt, baseSequence: baseSequence,
-          isLast: position == segments.count - 1)
-        while let event = scanner.next() {
-          switch event {
-          case .record(let record, _):
-            report.records += 1
-            if record.kind == .batch {
-              report.records +=
-                (try? RecordCodec.validateMembers(of: record, salt: salt, verify: false)) ?? 0
-            }
-          case .damaged(let offset, let length, let reason):
-            report.problems.append(
-              VerificationFinding(
-                file: name, offset: offset, message: "\(reason) (\(length) bytes skipped)"))
-          }
-        }
-        if scanner.foundTornTail {
-          report.notes.append(
-            VerificationFinding(
-              file: name, offset: scanner.end,
-              message: "torn tail of \(buffer.count - scanner.end) bytes left by a crash; "
-                + "cut off at the next open"))
-        }
+      let isLast = position == segments.count - 1
+      var scan = Self.scan(bytes, file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
+      // The last segment may be the one a writer is appending to: a record being copied can
+      // look damaged for a moment. Damage there is read again until two reads agree.
+      var wait = 10_000
+      while isLast && !scan.problems.isEmpty && wait <= 160_000 {
+        pauseThread(microseconds: wait)
+        wait *= 2
+        let again = Self.scan(
+          try readFile(name), file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
+        let settled = again.problems == scan.problems
+        scan = again
+        if settled { break }
       }
+      report.records += scan.records
+      report.problems += scan.problems
+      report.notes += scan.notes
     }
     for (firstOutput, group) in outputGroups where group.seen.count != Int(group.count) {
       report.notes.append(
@@ -168,6 +193,73 @@ struct Verifier {
       try checkHint(number, segmentSalt: salts[number], into: &report)
     }
     return report
+  }
+
+  /// What scanning one segment's bytes found.
+  private struct SegmentScan {
+    var records = 0
+    var problems: [VerificationFinding] = []
+    var notes: [VerificationFinding] = []
+  }
+
+  private static func scan(
+    _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64, isLast: Bool
+  ) -> SegmentScan {
+    var result = SegmentScan()
+    bytes.withUnsafeBytes { buffer in
+      var scanner = SegmentScanner(
+        bytes: buffer, salt: salt, baseSequence: baseSequence, isLast: isLast)
+      while let event = scanner.next() {
+        switch event {
+        case .record(let record, _):
+          result.records += 1
+          if record.kind == .batch {
+            result.records +=
+              (try? RecordCodec.validateMembers(of: record, salt: salt, verify: false)) ?? 0
+          }
+        case .damaged(let offset, let length, let reason):
+          result.problems.append(
+            VerificationFinding(
+              file: name, offset: offset, message: "\(reason) (\(length) bytes skipped)"))
+        }
+      }
+      if scanner.foundTornTail {
+        result.notes.append(
+          VerificationFinding(
+            file: name, offset: scanner.end,
+            message: "torn tail of \(buffer.count - scanner.end) bytes left by a crash; "
+              + "cleared at the next open"))
+      }
+    }
+    return result
+  }
+
+  /// The manifest's findings: damage is a problem (read-only opens then use the directory
+  /// listing); a store without one (written by an earlier version) gets a note.
+  private func checkManifest(into report: inout VerificationReport) throws(LogStoreError)
+    -> Manifest?
+  {
+    let bytes: [UInt8]
+    do {
+      bytes = try readFile(Manifest.fileName)
+    } catch where error.isMissingFile {
+      report.notes.append(
+        VerificationFinding(
+          file: Manifest.fileName,
+          message: "missing; the next writer's open writes it (read-only opens beside a writer "
+            + "need it)"))
+      return nil
+    }
+    do throws(Manifest.Invalid) {
+      return try bytes.withBytes { buffer throws(Manifest.Invalid) in try Manifest.decode(buffer) }
+    } catch {
+      report.problems.append(
+        VerificationFinding(
+          file: Manifest.fileName,
+          message: "\(error.reason); read-only opens use the directory listing until the next "
+            + "writer's open replaces it"))
+      return nil
+    }
   }
 
   /// The bytes of the file `name`, read rather than mapped: the store may be open elsewhere,

@@ -77,10 +77,14 @@ final class SegmentFile: Sendable {
 
 /// Appends records to the active segment through its writable mapping.
 ///
-/// Disk space is reserved ahead of the writes in chunks (`allocate`), so a full disk shows up
-/// as a ``LogStoreError/Code/diskFull`` error from ``append(count:_:)``, never as a `SIGBUS`
-/// from touching an unbacked page. Guarded by the store's write lock.
+/// Disk space is reserved ahead of the writes (`allocate`), so a full disk shows up as a
+/// ``LogStoreError/Code/diskFull`` error from ``append(count:_:)``, never as a `SIGBUS` from
+/// touching an unbacked page. The reservation starts small and doubles up to 1 MiB at a time,
+/// so that a small store does not keep a large reserve: files are never cut shorter (a reader
+/// may have them mapped), so what is reserved stays part of the file.
+/// Guarded by the store's write lock.
 final class SegmentWriter {
+  static let firstAllocation = 64 << 10
   static let allocationChunk = 1 << 20
 
   let file: SegmentFile
@@ -117,7 +121,8 @@ final class SegmentWriter {
   {
     precondition(fits(count), "record does not fit the segment")
     if used + count > allocated {
-      let target = min(capacity, max(used + count, allocated + Self.allocationChunk))
+      let step = min(max(allocated, Self.firstAllocation), Self.allocationChunk)
+      let target = min(capacity, max(used + count, allocated + step))
       try file.handle.allocate(upTo: target)
       allocated = target
     }
@@ -171,11 +176,11 @@ final class SegmentWriter {
     return used
   }
 
-  /// Syncs the data and cuts the file to its end: the segment is sealed and will not change.
+  /// Syncs the data: the segment is sealed and will not change. The file keeps its length,
+  /// zeros past the last record included: a reader beside the writer may have mapped all of
+  /// it, and touching a mapped page past the end of a file kills a process with `SIGBUS`.
   func seal() throws(LogStoreError) {
     try synchronize()
-    try file.handle.truncate(to: used)
-    allocated = used
     file.mapping.release(offset: released, count: used - released)
     released = used
   }

@@ -18,6 +18,8 @@ package struct SegmentScanner {
   let bytes: UnsafeRawBufferPointer
   let salt: UInt32
   let isLast: Bool
+  /// A writer may be appending to these bytes right now (see `init`).
+  let mayBeBeingWritten: Bool
   private(set) var offset: Int
   /// The last sequence number the good records so far take (a batch, one per member).
   package private(set) var lastSequence: UInt64
@@ -36,13 +38,22 @@ package struct SegmentScanner {
   ///   - baseSequence: the segment's first sequence number; records must not be below it.
   ///   - isLast: whether this is the last segment, the only one that may have a torn tail.
   ///   - start: where to start, when a hint file has covered the bytes before it.
+  ///   - mayBeBeingWritten: the bytes are a live mapping of the segment a writer may be
+  ///     appending to right now. A record still being copied looks like a torn tail, which
+  ///     is fine: the view ends before it. But on a processor that orders stores weakly, the
+  ///     records of one group commit may become visible out of order, so a good record can
+  ///     follow one still being copied. A bad record followed by a good one is therefore
+  ///     looked at again for a while before it is taken for damage: a write in progress
+  ///     completes within microseconds; damage stays. (Only needed where
+  ///     ``storesMayBeSeenOutOfOrder``.)
   package init(
     bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool,
-    start: Int = SegmentHeader.size
+    start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false
   ) {
     self.bytes = bytes
     self.salt = salt
     self.isLast = isLast
+    self.mayBeBeingWritten = mayBeBeingWritten
     self.offset = min(start, bytes.count)
     self.end = offset
     self.lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
@@ -63,6 +74,7 @@ package struct SegmentScanner {
     case .failure(let reason):
       let damageStart = offset
       if let resume = resynchronize(after: damageStart) {
+        if mayBeBeingWritten && settles(at: damageStart) { return next() }
         offset = resume
         end = resume
         return .damaged(offset: damageStart, length: resume - damageStart, reason: reason)
@@ -102,6 +114,30 @@ package struct SegmentScanner {
     } catch {
       return .failure(error.message)
     }
+  }
+
+  /// Whether another thread may see a thread's stores to memory in another order than they
+  /// were made: on ARM, yes; x86 keeps stores in order (TSO), so there a bad record followed
+  /// by a good one is damage, never a write in progress, and `mayBeBeingWritten` need not
+  /// wait for it.
+  package static let storesMayBeSeenOutOfOrder: Bool = {
+    #if arch(x86_64) || arch(i386)
+      return false
+    #else
+      return true
+    #endif
+  }()
+
+  /// Whether the record at `position` checks after waiting for it a little (about 30 ms at
+  /// most, in growing steps).
+  private func settles(at position: Int) -> Bool {
+    var wait = 1000
+    while wait <= 16_000 {
+      pauseThread(microseconds: wait)
+      if case .success = check(at: position) { return true }
+      wait *= 2
+    }
+    return false
   }
 
   /// The offset of the next good record after `position`, if any.
