@@ -119,6 +119,13 @@ struct CrashPointTests {
     fileSystem.crash(atCall: call, mode: mode, tearing: tearing)
     let acknowledged = CrashWorkload.run(on: fileSystem, sync: sync)
     let image = try #require(fileSystem.crashImage, "call \(call) was never reached")
+    // A read-only open first, as an app extension might make before the app opens the store
+    // again: it trusts the manifest the crash left, and must see a prefix too.
+    var readOnly = CrashWorkload.options(SimulatedFileSystem(files: image), sync: sync)
+    readOnly.readOnly = true
+    let reader = try LogStore(path: CrashWorkload.path, options: readOnly)
+    let readState = try StoreModel.reading(reader)
+    try reader.close()
     let state = try reopen(image, sync: sync)
     // A process crash keeps everything handed to the OS; a power loss keeps what was synced,
     // which with `.always` is every acknowledged write.
@@ -128,6 +135,10 @@ struct CrashPointTests {
     #expect(
       matches,
       "crash at call \(call) (\(mode), tear \(String(describing: tearing)), \(sync)): \(acknowledged) acknowledged; got \(state)"
+    )
+    #expect(
+      range.contains { CrashWorkload.states[$0] == readState },
+      "read-only open after a crash at call \(call) (\(mode), tear \(String(describing: tearing)), \(sync)): \(acknowledged) acknowledged; got \(readState)"
     )
     points += 1
   }

@@ -1,6 +1,6 @@
 import LogStore
 
-/// Fuzz target: any bytes, read as the body of a segment and as a hint file.
+/// Fuzz target: any bytes, read as the body of a segment, as a hint file and as a manifest.
 ///
 /// Decoding must never trap; whatever the scanner accepts must decode again at the same
 /// offset with the same length; damaged regions and records must tile the bytes in order.
@@ -41,4 +41,8 @@ package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
   // As a hint file of a segment as long as the input.
   _ = try? HintFile.decode(body, fileNumber: 1, salt: salt, segmentLength: body.count)
   _ = try? SegmentHeader.decode(body)
+  // As a manifest: whatever decodes must encode to the same bytes.
+  if let manifest = try? Manifest.decode(body) {
+    precondition(manifest.encoded().elementsEqual(body), "a manifest must encode as it decoded")
+  }
 }

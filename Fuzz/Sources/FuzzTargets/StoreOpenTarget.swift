@@ -6,7 +6,7 @@ import LogStoreTesting
 ///
 /// Input layout: repeated `[kind: 1 byte][length: 2 bytes, little-endian][contents]`, where
 /// kind bit 0 chooses a segment (`.log`) or hint (`.hint`) file and the file number is
-/// `1 + (kind >> 1) % 4`. Opening and reading must never trap, and nothing read may fail its
+/// `1 + (kind >> 1) % 4`; kind 255 is the manifest instead. Opening and reading must never trap, and nothing read may fail its
 /// checksum silently: every value the store returns must come from a record that verifies.
 package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
   var files: [String: [UInt8]] = [:]
@@ -17,7 +17,9 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     position += 3
     let end = min(data.count, position + length)
     let number = UInt32(1 + (kind >> 1) % 4)
-    let name = kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
+    let name =
+      kind == 255
+      ? Manifest.fileName : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
     files["/store/" + name] = Array(data[position..<end])
     position = end
   }

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+/// The scanner of a segment a writer may be appending to (`mayBeBeingWritten`), as a
+/// read-only open beside a writer uses it where stores may be seen out of order (ARM). On this
+/// processor the open never waits (stores are seen in order), so the waiting is driven here.
+@Suite("Segment scanner beside a writer")
+struct SegmentScannerTests {
+  static let salt: UInt32 = 0x5EED_1234
+
+  /// A segment's bytes: a zeroed header and one put per value, sequences from 1; and where
+  /// each record starts.
+  static func segment(values: [String]) -> (bytes: [UInt8], offsets: [Int]) {
+    var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
+    var offsets: [Int] = []
+    for (index, value) in values.enumerated() {
+      let table = Array("t".utf8)
+      let key = Array("k\(index)".utf8)
+      let value = Array(value.utf8)
+      var record = [UInt8](
+        repeating: 0, count: RecordLayout.length(table: 1, key: key.count, value: value.count))
+      table.withUnsafeBytes { table in
+        key.withUnsafeBytes { key in
+          value.withUnsafeBytes { value in
+            record.withUnsafeMutableBytes { destination in
+              RecordCodec.encode(
+                kind: .put, sequence: UInt64(index + 1), timestamp: 0, table: table, key: key,
+                value: value, salt: salt, into: destination)
+            }
+          }
+        }
+      }
+      offsets.append(bytes.count)
+      bytes += record
+    }
+    return (bytes, offsets)
+  }
+
+  static func events(
+    _ buffer: UnsafeRawBufferPointer, mayBeBeingWritten: Bool
+  ) -> (records: Int, damaged: Int) {
+    var scanner = SegmentScanner(
+      bytes: buffer, salt: salt, baseSequence: 1, isLast: true,
+      mayBeBeingWritten: mayBeBeingWritten)
+    var result = (records: 0, damaged: 0)
+    while let event = scanner.next() {
+      switch event {
+      case .record: result.records += 1
+      case .damaged: result.damaged += 1
+      }
+    }
+    return result
+  }
+
+  @Test(
+    "a record still being copied while the one after it is already visible is waited for, not taken for damage"
+  )
+  func recordCompletesWhileWaited() async throws {
+    let (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
+    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+    defer { memory.deallocate() }
+    memory.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+    // The second record is half copied: its last bytes are still zero, the third is whole.
+    let end = offsets[2]
+    for offset in (end - 4)..<end { memory[offset] = 0 }
+    let original = Array(bytes[(end - 4)..<end])
+    let finisher = Thread { [address = UInt(bitPattern: memory.baseAddress!)] in
+      usleep(3_000)
+      let base = UnsafeMutableRawPointer(bitPattern: address)!
+      for (index, byte) in original.enumerated() {
+        base.storeBytes(of: byte, toByteOffset: end - 4 + index, as: UInt8.self)
+      }
+    }
+    finisher.start()
+    let seen = Self.events(UnsafeRawBufferPointer(memory), mayBeBeingWritten: true)
+    #expect(seen.records == 3)
+    #expect(seen.damaged == 0)
+  }
+
+  @Test("damage that stays is counted after the wait, and the records after it are kept")
+  func damageStays() throws {
+    var (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
+    bytes[offsets[1] + RecordLayout.headerSize + 2] ^= 0x40
+    let started = Date()
+    let seen = bytes.withUnsafeBytes { Self.events($0, mayBeBeingWritten: true) }
+    #expect(seen.records == 2)
+    #expect(seen.damaged == 1)
+    // About 30 ms of looking again, never unbounded.
+    #expect(Date().timeIntervalSince(started) < 5)
+  }
+
+  @Test("a torn tail (nothing good after it) ends the view at once, as for any last segment")
+  func tornTailNeedsNoWait() throws {
+    let (bytes, offsets) = Self.segment(values: ["first", "second"])
+    let torn = Array(bytes[..<(offsets[1] + 10)]) + [UInt8](repeating: 0, count: 200)
+    let seen = torn.withUnsafeBytes { Self.events($0, mayBeBeingWritten: true) }
+    #expect(seen.records == 1)
+    #expect(seen.damaged == 0)
+  }
+}
