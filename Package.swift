@@ -19,6 +19,8 @@ let package = Package(
     .target(name: "LogStoreTesting", dependencies: ["LogStore"]),
     // A writer process the kill tests start and kill (Tests/LogStoreTests/ProcessKillTests).
     .executableTarget(name: "ytkkv-kill-writer", dependencies: ["LogStore", "LogStoreTesting"]),
+    // The writer and readers the readers-beside-a-writer tests start (ReadersBesideWriterTests).
+    .executableTarget(name: "ytkkv-rounds", dependencies: ["LogStore", "LogStoreTesting"]),
     // Fuzzing (Fuzz/README.md): the targets' bodies, and one libFuzzer executable for all of
     // them (FUZZ_TARGET chooses). Built normally, the executable replays the files it is given.
     .target(
@@ -29,14 +31,16 @@ let package = Package(
     // The command-line tool.
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
     .testTarget(
-      name: "LogStoreTests", dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer"]),
+      name: "LogStoreTests",
+      dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer", "ytkkv-rounds"]),
     .testTarget(
       name: "YTKKeyValueStoreTests",
       dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // Runs the built `ytkkv` binary: one file per subcommand.
     .testTarget(
-      name: "ytkkvTests", dependencies: ["ytkkv", "YTKKeyValueStore", "LogStoreTesting"]),
+      name: "ytkkvTests",
+      dependencies: ["ytkkv", "ytkkv-rounds", "YTKKeyValueStore", "LogStoreTesting"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -602,12 +602,12 @@ package struct SeededGenerator: RandomNumberGenerator, Sendable {
 
 /// A value behind a pthread mutex, with `Mutex`'s closure API. (Not `Mutex` itself: the thread
 /// sanitizer understands pthread mutexes, not the futex behind `Mutex` on Linux.)
-final class Guarded<Value>: @unchecked Sendable {
+package final class Guarded<Value>: @unchecked Sendable {
   // `value` is only touched inside `withLock`, under `mutex`.
   private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private var value: Value
 
-  init(_ value: Value) {
+  package init(_ value: Value) {
     self.value = value
     pthread_mutex_init(mutex, nil)
   }
@@ -617,7 +617,7 @@ final class Guarded<Value>: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)

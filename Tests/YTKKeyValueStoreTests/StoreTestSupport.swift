@@ -108,21 +108,6 @@ struct SplitMix64: RandomNumberGenerator {
 
 // MARK: - Threads
 
-/// Runs `body(index)` on `count` new OS threads at once and waits for all of them.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let group = DispatchGroup()
-  for index in 0..<count {
-    group.enter()
-    let thread = Thread {
-      body(index)
-      group.leave()
-    }
-    thread.stackSize = 4 << 20
-    thread.start()
-  }
-  group.wait()
-}
-
 /// A value shared between threads, behind a lock. (`NSLock` rather than `Mutex`: the thread
 /// sanitizer understands pthread mutexes, not the futex behind `Mutex` on Linux.)
 final class Locked<Value: Sendable>: @unchecked Sendable {

@@ -4,7 +4,10 @@ import YTKKeyValueStore
 
 /// What a run of the built `ytkkv` printed and returned.
 struct ToolResult {
+  /// The exit status, or the number of the signal that ended the process.
   var status: Int32
+  /// Whether the process exited or was killed by a signal.
+  var reason: Process.TerminationReason = .exit
   var standardOutput: String
   var standardError: String
 }
@@ -42,7 +45,7 @@ enum Tool {
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return ToolResult(
-      status: process.terminationStatus,
+      status: process.terminationStatus, reason: process.terminationReason,
       standardOutput: String(decoding: outputData, as: UTF8.self),
       standardError: String(decoding: errorData, as: UTF8.self))
   }
