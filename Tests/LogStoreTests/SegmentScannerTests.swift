@@ -43,7 +43,7 @@ struct SegmentScannerTests {
   ) -> (records: Int, damaged: Int) {
     var scanner = SegmentScanner(
       bytes: buffer, salt: salt, baseSequence: 1, isLast: true,
-      mayBeBeingWritten: mayBeBeingWritten)
+      mayBeBeingWritten: mayBeBeingWritten, waitsForReorderedStores: true)
     var result = (records: 0, damaged: 0)
     while let event = scanner.next() {
       switch event {
@@ -61,7 +61,7 @@ struct SegmentScannerTests {
     let (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
     let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
     defer { memory.deallocate() }
-    memory.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+    bytes.withUnsafeBytes { memory.copyMemory(from: $0) }
     // The second record is half copied: its last bytes are still zero, the third is whole.
     let end = offsets[2]
     for offset in (end - 4)..<end { memory[offset] = 0 }

@@ -318,7 +318,7 @@ struct Recovery {
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
       baseSequence: baseSequence, isLast: isLast, start: start,
-      mayBeBeingWritten: isLast && !writable && SegmentScanner.storesMayBeSeenOutOfOrder)
+      mayBeBeingWritten: isLast && !writable)
     if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
       // A large segment: checksums are checked on a second thread meanwhile.
       defer { pipeline.finish() }

@@ -20,6 +20,8 @@ package struct SegmentScanner {
   let isLast: Bool
   /// A writer may be appending to these bytes right now (see `init`).
   let mayBeBeingWritten: Bool
+  /// How long a bad record followed by a good one is waited for (see `init`).
+  let waitsForReorderedStores: Bool
   private(set) var offset: Int
   /// The last sequence number the good records so far take (a batch, one per member).
   package private(set) var lastSequence: UInt64
@@ -40,20 +42,24 @@ package struct SegmentScanner {
   ///   - start: where to start, when a hint file has covered the bytes before it.
   ///   - mayBeBeingWritten: the bytes are a live mapping of the segment a writer may be
   ///     appending to right now. A record still being copied looks like a torn tail, which
-  ///     is fine: the view ends before it. But on a processor that orders stores weakly, the
-  ///     records of one group commit may become visible out of order, so a good record can
-  ///     follow one still being copied. A bad record followed by a good one is therefore
-  ///     looked at again for a while before it is taken for damage: a write in progress
-  ///     completes within microseconds; damage stays. (Only needed where
-  ///     ``storesMayBeSeenOutOfOrder``.)
+  ///     is fine: the view ends before it. But while the scanner looks past it for a good
+  ///     record, the writer goes on: by the time one is found, the record that looked bad
+  ///     may be complete. So a bad record followed by a good one is looked at again before it
+  ///     is taken for damage; damage stays bad.
+  ///   - waitsForReorderedStores: on a processor that may show a thread's stores to another
+  ///     out of order, the records of one group commit can become visible out of order too:
+  ///     there the bad record is looked at again for up to about 30 ms, in growing steps (a
+  ///     record is copied within microseconds). Defaults to ``storesMayBeSeenOutOfOrder``.
   package init(
     bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool,
-    start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false
+    start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false,
+    waitsForReorderedStores: Bool = SegmentScanner.storesMayBeSeenOutOfOrder
   ) {
     self.bytes = bytes
     self.salt = salt
     self.isLast = isLast
     self.mayBeBeingWritten = mayBeBeingWritten
+    self.waitsForReorderedStores = waitsForReorderedStores
     self.offset = min(start, bytes.count)
     self.end = offset
     self.lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
@@ -117,9 +123,8 @@ package struct SegmentScanner {
   }
 
   /// Whether another thread may see a thread's stores to memory in another order than they
-  /// were made: on ARM, yes; x86 keeps stores in order (TSO), so there a bad record followed
-  /// by a good one is damage, never a write in progress, and `mayBeBeingWritten` need not
-  /// wait for it.
+  /// were made: on ARM, yes; x86 keeps stores in order (TSO), so there, once a good record is
+  /// seen after a bad one, the bad one is complete too if it ever will be.
   package static let storesMayBeSeenOutOfOrder: Bool = {
     #if arch(x86_64) || arch(i386)
       return false
@@ -128,9 +133,10 @@ package struct SegmentScanner {
     #endif
   }()
 
-  /// Whether the record at `position` checks after waiting for it a little (about 30 ms at
-  /// most, in growing steps).
+  /// Whether the record at `position` checks when looked at again (see `init`).
   private func settles(at position: Int) -> Bool {
+    if case .success = check(at: position) { return true }
+    guard waitsForReorderedStores else { return false }
     var wait = 1000
     while wait <= 16_000 {
       pauseThread(microseconds: wait)
