@@ -99,7 +99,9 @@ public struct StoreStatistics: Sendable, Equatable, Hashable {
   /// Encoded bytes of the records those keys point at.
   public var liveBytes: Int
   /// Bytes of the store's segment and hint files, not counting space reserved ahead of the
-  /// active segment's end (at most 1 MiB, released when the store is closed).
+  /// active segment's last record (at most 1 MiB). Sealed segments keep their reserved space
+  /// (zeros, at most 1 MiB each) until compaction replaces them: a file is never cut shorter
+  /// while a reader may have it mapped.
   public var diskBytes: Int
   /// Segment files.
   public var segments: Int
