@@ -105,6 +105,19 @@ struct CrashPointTests {
     return state
   }
 
+  /// What a read-only open of the image a crash left sees.
+  private func readOnlyState(_ image: [String: [UInt8]], sync: SyncPolicy) throws -> StoreModel {
+    let fileSystem = SimulatedFileSystem(files: image)
+    // A crash before the store's directory was made: nothing was written yet.
+    guard fileSystem.directoryExists(CrashWorkload.path) else { return StoreModel() }
+    var options = CrashWorkload.options(fileSystem, sync: sync)
+    options.readOnly = true
+    let reader = try LogStore(path: CrashWorkload.path, options: options)
+    let state = try StoreModel.reading(reader)
+    try reader.close()
+    return state
+  }
+
   /// Which prefixes of the workload a crash image may hold.
   private func allowed(acknowledged: Int, mustKeepAcknowledged: Bool) -> ClosedRange<Int> {
     let upper = min(acknowledged + 1, CrashWorkload.operations.count)
@@ -121,11 +134,7 @@ struct CrashPointTests {
     let image = try #require(fileSystem.crashImage, "call \(call) was never reached")
     // A read-only open first, as an app extension might make before the app opens the store
     // again: it trusts the manifest the crash left, and must see a prefix too.
-    var readOnly = CrashWorkload.options(SimulatedFileSystem(files: image), sync: sync)
-    readOnly.readOnly = true
-    let reader = try LogStore(path: CrashWorkload.path, options: readOnly)
-    let readState = try StoreModel.reading(reader)
-    try reader.close()
+    let readState = try readOnlyState(image, sync: sync)
     let state = try reopen(image, sync: sync)
     // A process crash keeps everything handed to the OS; a power loss keeps what was synced,
     // which with `.always` is every acknowledged write.

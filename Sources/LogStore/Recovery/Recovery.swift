@@ -146,17 +146,25 @@ struct Recovery {
   /// The segments of the store as one consistent set, opened, for a read-only open beside a
   /// writer that may be rotating, compacting and deleting files meanwhile.
   ///
-  /// The set comes from the manifest (or, in a store without one, from the directory listing),
-  /// and every file in it is opened before anything is read: once open, a file stays readable
-  /// even if the writer deletes it. If one is already gone, the writer has published a newer
-  /// manifest; the open starts again from it.
+  /// The set comes from the manifest, and every file in it is opened before anything is read:
+  /// once open, a file stays readable even if the writer deletes it. If one is already gone,
+  /// the writer has published a newer manifest, and the open starts again from it. A store
+  /// without a usable manifest (written by an earlier version, or damaged) is read from the
+  /// directory listing; so is one whose manifest names a missing file and stays the same
+  /// when read again (no writer replaced it: the file was lost).
   private func openSnapshot() throws(LogStoreError) -> [Candidate] {
     var attempt = 1
+    var previous: Manifest?
+    var trustsManifest = true
     while true {
       var candidates: [Candidate] = []
+      var manifest: Manifest?
       do {
+        if trustsManifest {
+          manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
+        }
         let numbers: [UInt32]
-        if let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem) {
+        if let manifest {
           numbers = manifest.segments
         } else {
           numbers = try fileSystem.contentsOfDirectory(directory).compactMap { name in
@@ -169,14 +177,21 @@ struct Recovery {
         }
       } catch where error.isMissingFile && attempt < Self.snapshotAttempts {
         for candidate in candidates { candidate.handle.close() }
+        if let manifest, manifest == previous { trustsManifest = false }
+        previous = manifest
         attempt += 1
         continue
       }
       // Without a manifest the listing may hold what a writer's open would remove.
       let obsolete = obsoleteSegments(candidates)
       candidates.removeAll { obsolete.contains($0.number) }
-      if let last = candidates.last, try wasCutShort(last) {
-        candidates.removeLast()
+      if let last = candidates.last {
+        // A last segment whose header was not there yet when it was opened is one a writer is
+        // creating (in a store the manifest does not describe yet): nothing in it was
+        // acknowledged then, so this snapshot does not include it, whatever it holds by now.
+        var notThereYet = false
+        if case .failure(.incomplete) = last.header { notThereYet = true }
+        if try notThereYet || wasCutShort(last) { candidates.removeLast() }
       }
       return candidates
     }
