@@ -29,6 +29,11 @@ import Synchronization
 ///
 /// Writes through a mapping are calls too (they can be crash points and torn, but never fail:
 /// a real `memcpy` cannot). Thread-safe: one lock guards all state.
+///
+/// Two more controls let a test run a read-only open beside a writer on the same file system:
+/// ``callHook`` runs test code just before every operation, and ``mappingViolations`` lists
+/// every time a file was cut shorter than a live read-only mapping of it, which on a real
+/// system kills a reader touching those bytes with `SIGBUS`.
 package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   // `@unchecked Sendable`: every stored property is guarded by `lock`, and the file contents
   // behind mappings are shared memory whose use the engine orders itself.
@@ -65,7 +70,16 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var size = 0
     var durable: [UInt8] = []
     var pending: [Change] = []
-    var mappings = 0
+    /// The live mappings of this file, by the number the file system gave each.
+    var mappings: [Int: MappingShape] = [:]
+    /// Storage the file outgrew while it was mapped, freed with the file: a mapping's bytes
+    /// are the new storage from then on, but a pointer taken from it before stays valid.
+    var retired: [UnsafeMutableRawPointer] = []
+
+    struct MappingShape {
+      var length: Int
+      var writable: Bool
+    }
 
     enum Change {
       case write(offset: Int, bytes: [UInt8])
@@ -81,18 +95,20 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       durable = contents
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+      storage.deallocate()
+      for old in retired { old.deallocate() }
+    }
 
     var contents: [UInt8] { Array(UnsafeRawBufferPointer(start: storage, count: size)) }
 
     func reserve(_ needed: Int) {
       guard needed > capacity else { return }
-      precondition(mappings == 0, "a mapped simulated file cannot grow past its mapping")
       let bigger = max(needed, capacity * 2)
       let fresh = UnsafeMutableRawPointer.allocate(byteCount: bigger, alignment: 16)
       fresh.initializeMemory(as: UInt8.self, repeating: 0, count: bigger)
       fresh.copyMemory(from: storage, byteCount: size)
-      storage.deallocate()
+      if mappings.isEmpty { storage.deallocate() } else { retired.append(storage) }
       storage = fresh
       capacity = bigger
     }
@@ -167,6 +183,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var crashMode: CrashMode = .process
     var image: [String: [UInt8]]?
     var log: [Call] = []
+    var hook: CallHook?
+    var mappingViolations: [String] = []
+    var mappingsMade = 0
   }
 
   /// One call, as recorded in ``log``.
@@ -176,6 +195,26 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// Bytes written, for writes.
     package var count: Int
   }
+
+  /// An operation about to reach the file system, as ``callHook`` sees it.
+  package struct UpcomingCall: Sendable, Equatable, CustomStringConvertible {
+    /// The call's number: its place in ``log``, and ``calls`` once it is made. Nil for
+    /// operations that are not counted calls, `stat` (``directoryExists(_:)``), `close`,
+    /// `madvise` (``FileMapping/release(offset:count:)``) and `unlock`; and for every call
+    /// after a crash.
+    package var number: Int?
+    package var operation: String
+    package var path: String
+    /// Bytes written, for writes through a mapping.
+    package var count: Int
+
+    package var description: String {
+      "\(number.map { "call \($0)" } ?? "uncounted") \(operation) \(path)"
+    }
+  }
+
+  /// Test code run before an operation; see ``callHook``.
+  package typealias CallHook = @Sendable (UpcomingCall) -> Void
 
   private let state = Guarded(State())
 
@@ -240,18 +279,55 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     state.withLock { state in state.files.mapValues(\.contents) }
   }
 
+  /// Called just before every operation on this file system, its files and its mappings:
+  /// every counted call (writes through a mapping included) and the uncounted ones listed at
+  /// ``UpcomingCall/number``. It runs on the calling thread, outside the file system's lock,
+  /// so it may itself use the file system, for instance to open the same store read-only at
+  /// that moment; its own operations reach the hook too (a test tells them apart itself, with
+  /// a flag it sets while its code runs). A call is numbered before its hook runs, so the
+  /// calls the hook makes come after it in ``log`` though they happen first (a crash point
+  /// freezes the file system when the call numbered so *enters*). Nil (the default) calls
+  /// nothing.
+  package var callHook: CallHook? {
+    get { state.withLock { $0.hook } }
+    set { state.withLock { $0.hook = newValue } }
+  }
+
+  /// Every time a file was cut (`ftruncate`) below bytes that a live read-only mapping of it
+  /// could touch: the path, the old and new sizes and the mapping's length. On a real system,
+  /// a reader touching a page of the mapping wholly past the new end dies of `SIGBUS`. Writable
+  /// mappings do not count: the writer maps its active segment past the file's end on purpose
+  /// and never touches what it cut.
+  package var mappingViolations: [String] { state.withLock { $0.mappingViolations } }
+
   // MARK: Calls
 
-  /// Counts a call and decides its fate: go ahead, fail with an injected error, or fail
-  /// because the file system has crashed.
+  /// Starts an operation: a counted one gets its number and its entry in ``log`` (none after
+  /// a crash), then the hook runs, if any. Returns the number, for `enter`. Call without the
+  /// lock held.
+  @discardableResult
+  fileprivate func announce(
+    _ operation: StaticString, _ path: String, counted: Bool = true, count: Int = 0
+  ) -> Int? {
+    let (hook, number) = state.withLock { state -> (CallHook?, Int?) in
+      guard counted, state.image == nil else { return (state.hook, nil) }
+      state.calls += 1
+      state.log.append(Call(operation: "\(operation)", path: path, count: count))
+      return (state.hook, state.calls)
+    }
+    hook?(UpcomingCall(number: number, operation: "\(operation)", path: path, count: count))
+    return number
+  }
+
+  /// Decides the fate of call `number` (from `announce`): go ahead, fail with an injected
+  /// error, or fail because the file system has crashed. Returns the number.
+  @discardableResult
   private func enter(
-    _ state: inout State, _ operation: StaticString, _ path: String, canFail: Bool = true,
-    tornWrite: (Node, Int, [UInt8])? = nil
-  ) throws(LogStoreError) {
-    if state.image != nil { throw Self.crashed(operation, path) }
-    state.calls += 1
-    state.log.append(Call(operation: "\(operation)", path: path, count: tornWrite?.2.count ?? 0))
-    if let crashAt = state.crashAt, state.calls >= crashAt {
+    _ state: inout State, _ number: Int?, _ operation: StaticString, _ path: String,
+    canFail: Bool = true, tornWrite: (Node, Int, [UInt8])? = nil
+  ) throws(LogStoreError) -> Int {
+    guard state.image == nil, let number else { throw Self.crashed(operation, path) }
+    if let crashAt = state.crashAt, number >= crashAt {
       // A crash in the middle of a write through a mapping keeps its first bytes.
       if let (node, offset, bytes) = tornWrite, let tear = state.crashTear {
         node.pending.append(.write(offset: offset, bytes: Array(bytes.prefix(tear))))
@@ -262,15 +338,16 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       }
       throw Self.crashed(operation, path)
     }
-    guard canFail else { return }
+    guard canFail else { return number }
     if let fault = state.activeFault {
       throw Self.failure(operation, path, fault.errorNumber)
     }
-    if let index = state.faults.firstIndex(where: { $0.call == state.calls }) {
+    if let index = state.faults.firstIndex(where: { $0.call == number }) {
       let fault = state.faults.remove(at: index)
       if fault.persistent { state.activeFault = fault }
       throw Self.failure(operation, path, fault.errorNumber)
     }
+    return number
   }
 
   private static func crashed(_ operation: StaticString, _ path: String) -> LogStoreError {
@@ -328,8 +405,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   package func openFile(_ path: String, mode: FileOpenMode) throws(LogStoreError)
     -> any FileHandle
   {
-    try state.withLock { state throws(LogStoreError) -> any FileHandle in
-      try enter(&state, "open", path)
+    let number = announce("open", path)
+    return try state.withLock { state throws(LogStoreError) -> any FileHandle in
+      try enter(&state, number, "open", path)
       if let node = state.files[path] {
         return SimulatedHandle(fileSystem: self, node: node, path: path, writable: mode.writable)
       }
@@ -349,8 +427,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func createDirectory(_ path: String) throws(LogStoreError) {
+    let number = announce("mkdir", path)
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, "mkdir", path)
+      try enter(&state, number, "mkdir", path)
       var directory = path
       while directory != "/" && !directory.isEmpty {
         state.directories.insert(directory)
@@ -360,19 +439,22 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func directoryExists(_ path: String) -> Bool {
-    state.withLock { $0.directories.contains(path) }
+    announce("stat", path, counted: false)
+    return state.withLock { $0.directories.contains(path) }
   }
 
   package func contentsOfDirectory(_ path: String) throws(LogStoreError) -> [String] {
-    try state.withLock { state throws(LogStoreError) -> [String] in
-      try enter(&state, "opendir", path)
+    let number = announce("opendir", path)
+    return try state.withLock { state throws(LogStoreError) -> [String] in
+      try enter(&state, number, "opendir", path)
       return state.files.keys.filter { parent(of: $0) == path }.map { name(of: $0) }.sorted()
     }
   }
 
   package func removeFile(_ path: String) throws(LogStoreError) {
+    let number = announce("unlink", path)
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, "unlink", path)
+      try enter(&state, number, "unlink", path)
       if state.files.removeValue(forKey: path) != nil {
         state.pendingNamespace.append(.unlink(path))
       }
@@ -380,8 +462,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func renameFile(_ source: String, to destination: String) throws(LogStoreError) {
+    let number = announce("rename", source)
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, "rename", source)
+      try enter(&state, number, "rename", source)
       guard let node = state.files.removeValue(forKey: source) else {
         throw LogStoreError(
           .io, "rename failed for \(source): No such file or directory", systemError: ENOENT)
@@ -392,8 +475,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func synchronizeDirectory(_ path: String) throws(LogStoreError) {
+    let number = announce("fsync", path)
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, "fsync", path)
+      try enter(&state, number, "fsync", path)
       // All of the store lives in one directory, so a directory sync makes every change
       // durable in order.
       var durable = state.durableFiles
@@ -412,8 +496,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func lockFile(_ path: String) throws(LogStoreError) -> any FileLock {
-    try state.withLock { state throws(LogStoreError) -> any FileLock in
-      try enter(&state, "flock", path)
+    let number = announce("flock", path)
+    return try state.withLock { state throws(LogStoreError) -> any FileLock in
+      try enter(&state, number, "flock", path)
       guard !state.locks.contains(path) else {
         throw LogStoreError(.locked, "the store is locked by another process: \(path) is held")
       }
@@ -428,6 +513,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   fileprivate func unlock(_ path: String) {
+    announce("unlock", path, counted: false)
     state.withLock { _ = $0.locks.remove(path) }
   }
 
@@ -437,9 +523,42 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     _ operation: StaticString, _ path: String, canFail: Bool = true,
     _ body: () throws(LogStoreError) -> R
   ) throws(LogStoreError) -> R {
-    try state.withLock { state throws(LogStoreError) -> R in
-      try enter(&state, operation, path, canFail: canFail)
+    let number = announce(operation, path)
+    return try state.withLock { state throws(LogStoreError) -> R in
+      try enter(&state, number, operation, path, canFail: canFail)
       return try body()
+    }
+  }
+
+  /// `ftruncate`: sets the size, and records a violation for every read-only mapping that
+  /// could touch bytes the cut removes.
+  fileprivate func truncate(_ node: Node, path: String, to size: Int) throws(LogStoreError) {
+    let number = announce("ftruncate", path)
+    try state.withLock { state throws(LogStoreError) in
+      let call = try enter(&state, number, "ftruncate", path)
+      for mapping in node.mappings.values.sorted(by: { $0.length < $1.length })
+      where !mapping.writable && size < min(node.size, mapping.length) {
+        state.mappingViolations.append(
+          "call \(call): ftruncate cut \(path) from \(node.size) to \(size) bytes "
+            + "under a read-only mapping of \(mapping.length) bytes")
+      }
+      node.resize(size)
+    }
+  }
+
+  /// `mmap`: a mapping of `length` bytes of `node`, remembered until it is unmapped.
+  fileprivate func map(_ node: Node, path: String, length: Int, writable: Bool)
+    throws(LogStoreError) -> any FileMapping
+  {
+    let number = announce("mmap", path)
+    return try state.withLock { state throws(LogStoreError) -> any FileMapping in
+      try enter(&state, number, "mmap", path)
+      node.reserve(length)
+      state.mappingsMade += 1
+      let number = state.mappingsMade
+      node.mappings[number] = Node.MappingShape(length: length, writable: writable)
+      return SimulatedMapping(
+        fileSystem: self, node: node, number: number, path: path, length: length)
     }
   }
 
@@ -448,12 +567,14 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     _ node: Node, path: String, offset: Int, count: Int,
     _ body: (UnsafeMutableRawBufferPointer) -> Void
   ) {
+    let number = announce("mapped write", path, count: count)
     state.withLock { state in
       let region = UnsafeMutableRawBufferPointer(start: node.storage + offset, count: count)
       body(region)
       let bytes = Array(UnsafeRawBufferPointer(region))
       do {
-        try enter(&state, "mapped write", path, canFail: false, tornWrite: (node, offset, bytes))
+        try enter(
+          &state, number, "mapped write", path, canFail: false, tornWrite: (node, offset, bytes))
       } catch {
         return  // crashed: the bytes are in memory but not in the image
       }
@@ -526,7 +647,7 @@ private final class SimulatedHandle: FileHandle, @unchecked Sendable {
   }
 
   func truncate(to size: Int) throws(LogStoreError) {
-    try fileSystem.perform("ftruncate", path) { () throws(LogStoreError) in node.resize(size) }
+    try fileSystem.truncate(node, path: path, to: size)
   }
 
   func allocate(upTo size: Int) throws(LogStoreError) {
@@ -540,32 +661,36 @@ private final class SimulatedHandle: FileHandle, @unchecked Sendable {
   }
 
   func map(length: Int, writable: Bool) throws(LogStoreError) -> any FileMapping {
-    try fileSystem.perform("mmap", path) { () throws(LogStoreError) -> any FileMapping in
-      node.reserve(length)
-      node.mappings += 1
-      return SimulatedMapping(fileSystem: fileSystem, node: node, path: path, length: length)
-    }
+    try fileSystem.map(node, path: path, length: length, writable: writable)
   }
 
-  func close() {}
+  func close() { fileSystem.announce("close", path, counted: false) }
 }
 
 private final class SimulatedMapping: FileMapping, @unchecked Sendable {
   // Immutable references; see SimulatedFileSystem.
   let fileSystem: SimulatedFileSystem
   let node: SimulatedFileSystem.Node
+  /// The key of this mapping in `node.mappings`.
+  let number: Int
   let path: String
   let length: Int
 
-  init(fileSystem: SimulatedFileSystem, node: SimulatedFileSystem.Node, path: String, length: Int) {
+  init(
+    fileSystem: SimulatedFileSystem, node: SimulatedFileSystem.Node, number: Int, path: String,
+    length: Int
+  ) {
     self.fileSystem = fileSystem
     self.node = node
+    self.number = number
     self.path = path
     self.length = length
   }
 
-  deinit { fileSystem.releaseMapping(node) }
+  deinit { fileSystem.releaseMapping(node, number: number) }
 
+  /// The file's storage now: it moves only when the file grows past it while mapped, which
+  /// the engine's threads (or a test's, which take turns) order against their reads.
   var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: node.storage, count: length) }
 
   func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) {
@@ -577,13 +702,15 @@ private final class SimulatedMapping: FileMapping, @unchecked Sendable {
     try fileSystem.perform("msync", path) { () throws(LogStoreError) in node.synchronize() }
   }
 
-  /// Memory is not simulated: nothing to hand back.
-  func release(offset: Int, count: Int) {}
+  /// Memory is not simulated: nothing to hand back, but the hook hears of it.
+  func release(offset: Int, count: Int) {
+    fileSystem.announce("madvise", path, counted: false)
+  }
 }
 
 extension SimulatedFileSystem {
-  fileprivate func releaseMapping(_ node: Node) {
-    state.withLock { _ in node.mappings -= 1 }
+  fileprivate func releaseMapping(_ node: Node, number: Int) {
+    state.withLock { _ in _ = node.mappings.removeValue(forKey: number) }
   }
 }
 
