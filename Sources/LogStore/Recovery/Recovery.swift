@@ -191,7 +191,8 @@ struct Recovery {
         // acknowledged then, so this snapshot does not include it, whatever it holds by now.
         var notThereYet = false
         if case .failure(.incomplete) = last.header { notThereYet = true }
-        if try notThereYet || wasCutShort(last) { candidates.removeLast() }
+        if !notThereYet { notThereYet = try wasCutShort(last) }
+        if notThereYet { candidates.removeLast() }
       }
       return candidates
     }
