@@ -28,19 +28,6 @@ let options = LogStore.Options(
   maxSegmentSize: compacting ? 64 << 10 : 1 << 20)
 var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
 
-/// Writes `text` to a file descriptor in full, or exits.
-func emit(_ text: String, to descriptor: Int32) {
-  let line = Array(text.utf8)
-  line.withUnsafeBytes { bytes in
-    var done = 0
-    while done < bytes.count {
-      let count = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-      if count <= 0 { exit(3) }
-      done += count
-    }
-  }
-}
-
 do {
   let store = try LogStore(path: arguments[1], options: options)
   var number = 0

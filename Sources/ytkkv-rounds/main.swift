@@ -27,19 +27,6 @@ let usage =
   "usage: ytkkv-rounds write PATH --seconds S [--ids N] [--segment BYTES]\n"
   + "       ytkkv-rounds read PATH --seconds S [--ids N]\n"
 
-/// Writes `text` to a file descriptor in full, or exits.
-func emit(_ text: String, to descriptor: Int32) {
-  let bytes = Array(text.utf8)
-  bytes.withUnsafeBytes { buffer in
-    var done = 0
-    while done < buffer.count {
-      let count = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-      if count <= 0 { exit(3) }
-      done += count
-    }
-  }
-}
-
 func usageError(_ message: String) -> Never {
   emit("ytkkv-rounds: \(message)\n" + usage, to: 2)
   exit(64)

@@ -19,7 +19,8 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     let number = UInt32(1 + (kind >> 1) % 4)
     let name =
       kind == 255
-      ? Manifest.fileName : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
+      ? Manifest.fileName
+      : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
     files["/store/" + name] = Array(data[position..<end])
     position = end
   }

@@ -8,7 +8,7 @@ extension Manifest {
     let handle: any FileHandle
     do {
       handle = try fileSystem.openFile(directory + "/" + fileName, mode: .readOnly)
-    } catch where error.isMissingFile {
+    } catch  where error.isMissingFile {
       return nil
     }
     defer { handle.close() }

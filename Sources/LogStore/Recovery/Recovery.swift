@@ -175,7 +175,7 @@ struct Recovery {
         for number in numbers {
           candidates.append(try openCandidate(number))
         }
-      } catch where error.isMissingFile && attempt < Self.snapshotAttempts {
+      } catch  where error.isMissingFile && attempt < Self.snapshotAttempts {
         for candidate in candidates { candidate.handle.close() }
         if let manifest, manifest == previous { trustsManifest = false }
         previous = manifest

@@ -66,7 +66,8 @@ struct Verifier {
     while true {
       do {
         if let report = try verifyOnce(finalAttempt: attempt == Self.attempts) { return report }
-      } catch where error.isMissingFile && attempt < Self.attempts {
+      } catch  where error.isMissingFile && attempt < Self.attempts {
+        // A file listed a moment ago is gone: the writer moved on. Look again.
       }
       attempt += 1
     }
@@ -86,7 +87,8 @@ struct Verifier {
       case .temporary where name == Manifest.temporaryName:
         report.notes.append(
           VerificationFinding(
-            file: name, message: "unfinished replacement of the manifest; removed at the next open"))
+            file: name, message: "unfinished replacement of the manifest; removed at the next open")
+        )
       case .temporary:
         report.notes.append(
           VerificationFinding(
@@ -157,7 +159,8 @@ struct Verifier {
         }
       }
       let isLast = position == segments.count - 1
-      var scan = Self.scan(bytes, file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
+      var scan = Self.scan(
+        bytes, file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
       // The last segment may be the one a writer is appending to: a record being copied can
       // look damaged for a moment. Damage there is read again until two reads agree.
       var wait = 10_000
@@ -242,7 +245,7 @@ struct Verifier {
     let bytes: [UInt8]
     do {
       bytes = try readFile(Manifest.fileName)
-    } catch where error.isMissingFile {
+    } catch  where error.isMissingFile {
       report.notes.append(
         VerificationFinding(
           file: Manifest.fileName,
