@@ -25,7 +25,9 @@
 /// A `LogStore` is safe to use from any number of threads. Readers do not wait for each other
 /// and wait for writers only while an index entry changes. One process at a time may open a
 /// store for writing; another gets ``LogStoreError/Code/locked``. A store opened with
-/// ``Options/readOnly`` takes no lock and sees the data as it was when it was opened.
+/// ``Options/readOnly`` takes no lock and may be opened beside a writer in another process or
+/// this one: it sees a snapshot, the state after some prefix of the writer's operations, fixed
+/// while it opens (docs/CONCURRENCY.md, rule 8).
 ///
 /// Every method throws ``LogStoreError``; after ``close()`` every method throws
 /// ``LogStoreError/Code/closed``.

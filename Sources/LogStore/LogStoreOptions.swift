@@ -38,7 +38,9 @@ extension LogStore {
     /// When writes reach stable storage. Default ``SyncPolicy/never``.
     public var sync: SyncPolicy
     /// Open without taking the store's lock; every write throws
-    /// ``LogStoreError/Code/readOnly``. Nothing on disk is changed, not even a torn tail.
+    /// ``LogStoreError/Code/readOnly``. Nothing on disk is changed, not even a torn tail. Safe
+    /// beside a writer: the store is a snapshot, the state after some prefix of the writer's
+    /// operations, fixed while it opens (docs/CONCURRENCY.md, rule 8).
     public var readOnly: Bool
     /// What to do with damaged records at open. Default ``CorruptionPolicy/salvage``.
     public var corruption: CorruptionPolicy

@@ -13,7 +13,10 @@ public struct StoreOptions: Sendable, Equatable {
   /// device losing power. `.always` syncs every write (concurrent writers share syncs);
   /// `.interval(milliseconds:)` syncs in the background at most that often.
   public var sync: SyncPolicy
-  /// Open without the store's lock; every write throws `.readOnly`. Default `false`.
+  /// Open without the store's lock; every write throws `.readOnly`. Default `false`. Safe
+  /// beside a writer in another process (an app extension beside its app): the store is a
+  /// snapshot, the state after some prefix of the writer's operations, fixed while it opens;
+  /// open it again to see later writes.
   public var readOnly: Bool
   /// What opening does with damaged records. Default `.salvage`: skip and count them
   /// (`statistics().damagedRecords`). `.fail` throws `.corrupted` naming file and offset.
