@@ -161,12 +161,13 @@ struct Verifier {
       let isLast = position == segments.count - 1
       var scan = Self.scan(
         bytes, file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
-      // The last segment may be the one a writer is appending to: a record being copied can
-      // look damaged for a moment. Damage there is read again until two reads agree.
-      var wait = 10_000
+      // The last segment may be the one a writer is appending to: a record read while it
+      // was being copied looks damaged if the next one was complete by the time it was read.
+      // Damage there is read again (at once, then after growing pauses) until two reads agree.
+      var wait = 0
       while isLast && !scan.problems.isEmpty && wait <= 160_000 {
-        pauseThread(microseconds: wait)
-        wait *= 2
+        if wait > 0 { pauseThread(microseconds: wait) }
+        wait = max(10_000, wait * 2)
         let again = Self.scan(
           try readFile(name), file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
         let settled = again.problems == scan.problems
