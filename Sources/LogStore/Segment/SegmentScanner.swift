@@ -79,6 +79,12 @@ package struct SegmentScanner {
       return event
     case .failure(let reason):
       let damageStart = offset
+      // Zeros to the end are space reserved ahead of the writes (every segment keeps its
+      // reserve): the clean end, found without looking for a record in them byte by byte.
+      if isZero(from: damageStart) {
+        finished = true
+        return nil
+      }
       if let resume = resynchronize(after: damageStart) {
         if mayBeBeingWritten && settles(at: damageStart) { return next() }
         offset = resume
@@ -86,7 +92,6 @@ package struct SegmentScanner {
         return .damaged(offset: damageStart, length: resume - damageStart, reason: reason)
       }
       finished = true
-      if isZero(from: damageStart) { return nil }
       if isLast {
         foundTornTail = true
         return nil
@@ -169,7 +174,12 @@ package struct SegmentScanner {
   }
 
   private func isZero(from position: Int) -> Bool {
+    guard position < bytes.count, let base = bytes.baseAddress else { return true }
     var index = position
+    while index + 8 <= bytes.count {
+      if base.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { return false }
+      index += 8
+    }
     while index < bytes.count {
       if bytes[index] != 0 { return false }
       index += 1
