@@ -1,4 +1,8 @@
-import FoundationEssentials
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// One stored item: its id, its value, and when it was last put.
 public struct KeyValueItem: Sendable, Hashable {

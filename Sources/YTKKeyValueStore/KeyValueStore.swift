@@ -1,5 +1,10 @@
-import FoundationEssentials
 import LogStore
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// A store of tables of JSON values by id: the API of YTKKeyValueStore, on a log-structured
 /// engine of checksummed, append-only segment files instead of SQLite.

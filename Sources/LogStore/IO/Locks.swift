@@ -174,21 +174,27 @@ final class BackgroundThread: @unchecked Sendable {
     precondition(started, "pthread_create failed")
   }
 
+  /// The new thread's entry: takes back the reference `tryStart` passed and runs `body`.
+  private static func run(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let context else { return nil }
+    Unmanaged<BackgroundThread>.fromOpaque(context).takeRetainedValue().body()
+    return nil
+  }
+
   /// Starts the thread; false if the system would not create one (`body` then never runs).
   func tryStart() -> Bool {
     let context = Unmanaged.passRetained(self).toOpaque()
+    // The handle, and the entry's parameter, are optional in one C library's declaration and
+    // not in the other's.
     #if canImport(Darwin)
       var handle: pthread_t?
+      typealias Context = UnsafeMutableRawPointer
     #else
       var handle = pthread_t()
+      typealias Context = UnsafeMutableRawPointer?
     #endif
     let result = pthread_create(
-      &handle, nil,
-      { context in
-        let thread = Unmanaged<BackgroundThread>.fromOpaque(context!).takeRetainedValue()
-        thread.body()
-        return nil
-      }, context)
+      &handle, nil, { (context: Context) in BackgroundThread.run(context) }, context)
     guard result == 0 else {
       Unmanaged<BackgroundThread>.fromOpaque(context).release()
       return false

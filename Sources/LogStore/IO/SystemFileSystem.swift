@@ -51,10 +51,10 @@ package struct SystemFileSystem: FileSystem {
     defer { closedir(directory) }
     var names: [String] = []
     while let entry = readdir(directory) {
+      // `d_name` is a fixed array of characters (256 on Linux, 1,024 on Darwin), NUL-terminated.
+      let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
       let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-        tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple)) {
-          String(cString: $0)
-        }
+        tuple.withMemoryRebound(to: CChar.self, capacity: capacity) { String(cString: $0) }
       }
       if name != "." && name != ".." { names.append(name) }
     }
