@@ -30,16 +30,19 @@ package struct OpenReport: Sendable, Equatable {
 /// replaying every segment in order into a fresh ``KeyDirectory``.
 ///
 /// The rules, also in docs/FORMAT.md:
-/// 1. Files ending in `.tmp` are unfinished compaction output: removed.
+/// 1. Files ending in `.tmp` are unfinished compaction output (or manifest): removed.
 /// 2. Segments written by compaction name how many outputs the compaction wrote. If all of
 ///    a compaction's outputs are present, it finished: every segment numbered below its
 ///    first output is one of its inputs and is removed. If some are missing, it did not
 ///    finish: its outputs are removed and its inputs kept.
 /// 3. The remaining segments are replayed in number order, each through its hint file when a
 ///    valid one exists, otherwise by scanning its records.
-/// 4. Only the last segment can have a torn tail; it is cut off. Damage anywhere else follows
-///    the corruption policy.
-/// A read-only open applies the same rules but changes nothing on disk.
+/// 4. Only the last segment can have a torn tail; it is zeroed (never cut: a reader may have
+///    the file mapped). Damage anywhere else follows the corruption policy.
+/// A writer works from the directory listing (it holds the lock) and publishes the manifest
+/// of what it keeps before removing anything. A read-only open changes nothing on disk: it
+/// takes its segments from the manifest (`openSnapshot`), since a writer may be changing the
+/// directory meanwhile, and applies rules 3 and 4 to them.
 struct Recovery {
   let directory: String
   let options: LogStore.Options
