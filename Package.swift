@@ -11,7 +11,7 @@ let package = Package(
   ],
   dependencies: [],
   targets: [
-    // The engine: bytes in, bytes out. Standard library, Synchronization and the C library only.
+    // The engine: bytes in, bytes out. Standard library and the C library only.
     .target(name: "LogStore"),
     // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
     .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),

@@ -71,7 +71,8 @@ extension LogStore {
     }
 
     static let minimumSegmentSize = 4 << 10
-    static let maximumSegmentSize = 2 << 30
+    /// 2 GiB (record offsets are 32-bit), or as much as `Int` holds where it is 32 bits wide.
+    static let maximumSegmentSize = Int(truncatingIfNeeded: min(Int64(2) << 30, Int64(Int.max)))
 
     func validated() throws(LogStoreError) -> Options {
       guard (Self.minimumSegmentSize...Self.maximumSegmentSize).contains(maxSegmentSize) else {

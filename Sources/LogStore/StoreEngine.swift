@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The engine behind ``LogStore``: all state and the locking discipline live here.
 ///
 /// Locking rules (also in docs/CONCURRENCY.md):
@@ -51,7 +49,7 @@ final class StoreEngine: @unchecked Sendable {
   /// The threads of the last two commit groups, and how long the last sync took: a new leader
   /// waits a little for those writers to queue again (see `gatherGroup`).
   var recentCommitters: [Set<UInt>] = [[], []]
-  var lastSyncNanoseconds = 0
+  var lastSyncNanoseconds: Int64 = 0
   /// A thread is syncing the active segment without holding `writeLock`; nobody may seal,
   /// replace or close it meanwhile.
   var syncInFlight = false
@@ -62,7 +60,7 @@ final class StoreEngine: @unchecked Sendable {
   /// Compaction state; see Compaction/.
   var compactionRunning = false
   /// Set by `close()` so that a compaction in progress stops early; read without locks.
-  let stopRequested = Atomic<Bool>(false)
+  let stopRequested = OnceFlag()
   var compactionRequested = false
   /// Why the last automatic compaction failed, for `waitForCompaction()` to report.
   var automaticCompactionError: LogStoreError?
@@ -457,7 +455,7 @@ final class StoreEngine: @unchecked Sendable {
       while commitQueue.count < expected {
         let left = deadline - monotonicNanoseconds()
         if left <= 0 { break }
-        writeLock.wait(for: commitQueue[0].wakeup, nanoseconds: left)
+        writeLock.wait(for: commitQueue[0].wakeup, nanoseconds: Int(left))
       }
     }
     let group = commitQueue
@@ -507,7 +505,7 @@ final class StoreEngine: @unchecked Sendable {
     }
     waitForLog()
     closing = true
-    stopRequested.store(true, ordering: .relaxed)
+    stopRequested.set()
     writeLock.broadcast()
     while compactionRunning { writeLock.wait() }
     let threads = backgroundThreads

@@ -1,5 +1,4 @@
 import LogStore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -597,7 +596,7 @@ private final class SimulatedLock: FileLock, @unchecked Sendable {
   // Immutable after init; `released` is only touched under the file system's lock via unlock.
   let fileSystem: SimulatedFileSystem
   let path: String
-  private let released = Atomic<Bool>(false)
+  private let released = OnceFlag()
 
   init(fileSystem: SimulatedFileSystem, path: String) {
     self.fileSystem = fileSystem
@@ -605,7 +604,7 @@ private final class SimulatedLock: FileLock, @unchecked Sendable {
   }
 
   func unlock() {
-    if !released.exchange(true, ordering: .acquiringAndReleasing) { fileSystem.unlock(path) }
+    if released.set() { fileSystem.unlock(path) }
   }
 
   deinit { unlock() }

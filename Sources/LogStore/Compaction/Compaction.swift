@@ -282,7 +282,7 @@ extension StoreEngine {
         bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), salt: input.salt,
         baseSequence: input.header?.baseSequence ?? 0, isLast: false)
       while let event = scanner.next() {
-        if stopRequested.load(ordering: .relaxed) { throw closedError() }
+        if stopRequested.isSet { throw closedError() }
         guard case .record(let record, let offset) = event else {
           plan.damageSeen += 1
           continue

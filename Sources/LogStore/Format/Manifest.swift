@@ -77,8 +77,10 @@ package struct Manifest: Equatable, Sendable {
     guard version == Self.version else {
       throw Invalid(reason: "format version \(version), newer than this library reads")
     }
-    let count = Int(loadLittleEndian(UInt32.self, base + 12))
-    guard count == (end - headerSize) / 4, (end - headerSize) % 4 == 0 else {
+    // `Int(exactly:)`: where `Int` is 32 bits wide, a count above `Int32.max` must not trap.
+    guard let count = Int(exactly: loadLittleEndian(UInt32.self, base + 12)),
+      count == (end - headerSize) / 4, (end - headerSize) % 4 == 0
+    else {
       throw Invalid(reason: "the segment count does not match the file's length")
     }
     var segments: [UInt32] = []

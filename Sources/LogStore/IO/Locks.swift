@@ -134,11 +134,43 @@ final class Wakeup: @unchecked Sendable {
   func signal() { pthread_cond_signal(condition) }
 }
 
+/// A flag any thread may set, once, and read at any time: what `Atomic<Bool>` did here,
+/// without the Synchronization module, which needs macOS 15 and iOS 18.
+package final class OnceFlag: @unchecked Sendable {
+  // `value` is only touched under `mutex`.
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+  private var value = false
+
+  package init() { pthread_mutex_init(mutex, nil) }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  /// Sets the flag; true if this call set it, false if it was set already.
+  @discardableResult
+  package func set() -> Bool {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    if value { return false }
+    value = true
+    return true
+  }
+
+  package var isSet: Bool {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return value
+  }
+}
+
 /// Nanoseconds of a monotonic clock, for measuring short durations.
-func monotonicNanoseconds() -> Int {
+/// 64-bit wide everywhere: a 32-bit `Int` of nanoseconds overflows after two seconds.
+func monotonicNanoseconds() -> Int64 {
   var now = timespec()
   clock_gettime(CLOCK_MONOTONIC, &now)
-  return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
+  return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
 
 /// Suspends the calling thread for about `microseconds`.

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -122,12 +120,12 @@ private func closeDescriptor(_ fd: Int32) -> Int32 {
 /// A lock held by keeping a `flock`ed descriptor open.
 final class SystemFileLock: FileLock {
   private let fd: Int32
-  private let released = Atomic<Bool>(false)
+  private let released = OnceFlag()
 
   init(fd: Int32) { self.fd = fd }
 
   func unlock() {
-    if !released.exchange(true, ordering: .acquiringAndReleasing) {
+    if released.set() {
       _ = closeDescriptor(fd)
     }
   }
@@ -141,7 +139,7 @@ final class SystemFileLock: FileLock {
 final class SystemFileHandle: FileHandle {
   let fd: Int32
   let path: String
-  private let isClosed = Atomic<Bool>(false)
+  private let isClosed = OnceFlag()
 
   init(fd: Int32, path: String) {
     self.fd = fd
@@ -228,7 +226,7 @@ final class SystemFileHandle: FileHandle {
   }
 
   func close() {
-    if !isClosed.exchange(true, ordering: .acquiringAndReleasing) {
+    if isClosed.set() {
       _ = closeDescriptor(fd)
     }
   }

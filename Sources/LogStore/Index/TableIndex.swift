@@ -104,7 +104,8 @@ final class TableIndex {
   /// The slot holding `key`, or the empty slot where it would go (negative: `-1 - index`).
   @inline(__always)
   private func probe(_ key: UnsafeRawBufferPointer, _ hash: UInt32) -> Int {
-    var index = Int(hash) & mask
+    // Truncating: where `Int` is 32 bits wide, a hash above `Int32.max` must not trap.
+    var index = Int(truncatingIfNeeded: hash) & mask
     while true {
       let slot = slots[index]
       if slot.hash == 0 { return -1 - index }
