@@ -34,6 +34,10 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
     public static let diskFull = Code("diskFull")
     /// There is no store at the path (only for read-only opens, which never create one).
     public static let storeNotFound = Code("storeNotFound")
+    /// The system refused access to a file (`EACCES`, `EPERM`): its permissions, a sandbox,
+    /// or on Apple platforms data protection while the device is locked. Not damage: the
+    /// same call can succeed once access is back.
+    public static let permissionDenied = Code("permissionDenied")
   }
 
   /// What kind of failure this is.

@@ -29,6 +29,11 @@ import LogStore
 /// Writes through a mapping are calls too (they can be crash points and torn, but never fail:
 /// a real `memcpy` cannot). Thread-safe: one lock guards all state.
 ///
+/// Syncs follow one of two ``Platform``s: on Linux every sync makes data durable (`msync`,
+/// `fdatasync`, `fsync`); on Darwin only a full sync does (`F_FULLFSYNC`, which the system
+/// file system issues for ``SyncStrength/durable`` and for directories), while an ordered
+/// sync (`F_BARRIERFSYNC`) leaves the data as exposed to a power loss as if it were not synced.
+///
 /// Two more controls let a test run a read-only open beside a writer on the same file system:
 /// ``callHook`` runs test code just before every operation, and ``mappingViolations`` lists
 /// every time a file was cut shorter than a live read-only mapping of it, which on a real
@@ -44,6 +49,17 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// What was synced, plus seeded random prefixes of what was not.
     case power(seed: UInt64)
   }
+
+  /// Whose sync rules the file system follows.
+  package enum Platform: Sendable, Equatable, CaseIterable {
+    /// Every sync is durable.
+    case linux
+    /// Only a full sync is durable; a barrier is not.
+    case darwin
+  }
+
+  /// Whose sync rules this file system follows.
+  package let platform: Platform
 
   /// An error to inject into calls.
   package struct Fault: Sendable, Equatable {
@@ -217,8 +233,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
   private let state = Guarded(State())
 
-  /// A file system holding `files` (full paths to contents), all durable.
-  package init(files: [String: [UInt8]] = [:]) {
+  /// A file system holding `files` (full paths to contents), all durable, whose syncs follow
+  /// `platform`'s rules.
+  package init(files: [String: [UInt8]] = [:], platform: Platform = .linux) {
+    self.platform = platform
     state.withLock { state in
       for (path, contents) in files {
         let node = Node(contents: contents)
@@ -357,9 +375,13 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     -> LogStoreError
   {
     let text = String(cString: strerror(number))
-    return LogStoreError(
-      number == ENOSPC || number == EDQUOT ? .diskFull : .io,
-      "\(operation) failed for \(path): \(text)", systemError: number)
+    let code: LogStoreError.Code =
+      switch number {
+      case ENOSPC, EDQUOT: .diskFull
+      case EACCES, EPERM: .permissionDenied
+      default: .io
+      }
+    return LogStoreError(code, "\(operation) failed for \(path): \(text)", systemError: number)
   }
 
   private static func buildImage(_ state: inout State, mode: CrashMode) -> [String: [UInt8]] {
@@ -474,9 +496,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   package func synchronizeDirectory(_ path: String) throws(LogStoreError) {
-    let number = announce("fsync", path)
+    let operation: StaticString = platform == .darwin ? "F_FULLFSYNC" : "fsync"
+    let number = announce(operation, path)
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, number, "fsync", path)
+      try enter(&state, number, operation, path)
       // All of the store lives in one directory, so a directory sync makes every change
       // durable in order.
       var durable = state.durableFiles
@@ -517,6 +540,25 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   // MARK: Handle operations
+
+  /// A sync of `node` (through its descriptor, or a mapping's `msync` first): durable unless
+  /// this is Darwin and the sync only a barrier.
+  fileprivate func synchronize(
+    _ node: Node, path: String, mapped: Bool, _ strength: SyncStrength
+  ) throws(LogStoreError) {
+    let operation: StaticString =
+      switch (platform, strength, mapped) {
+      case (.linux, _, false): "fdatasync"
+      case (.linux, _, true): "msync"
+      case (.darwin, .durable, false): "F_FULLFSYNC"
+      case (.darwin, .durable, true): "msync, F_FULLFSYNC"
+      case (.darwin, .ordered, false): "F_BARRIERFSYNC"
+      case (.darwin, .ordered, true): "msync, F_BARRIERFSYNC"
+      }
+    try perform(operation, path) { () throws(LogStoreError) in
+      if platform == .linux || strength == .durable { node.synchronize() }
+    }
+  }
 
   fileprivate func perform<R>(
     _ operation: StaticString, _ path: String, canFail: Bool = true,
@@ -655,8 +697,8 @@ private final class SimulatedHandle: FileHandle, @unchecked Sendable {
     }
   }
 
-  func synchronize() throws(LogStoreError) {
-    try fileSystem.perform("fdatasync", path) { () throws(LogStoreError) in node.synchronize() }
+  func synchronize(_ strength: SyncStrength) throws(LogStoreError) {
+    try fileSystem.synchronize(node, path: path, mapped: false, strength)
   }
 
   func map(length: Int, writable: Bool) throws(LogStoreError) -> any FileMapping {
@@ -697,8 +739,8 @@ private final class SimulatedMapping: FileMapping, @unchecked Sendable {
     fileSystem.mappedWrite(node, path: path, offset: offset, count: count, body)
   }
 
-  func synchronize(offset: Int, count: Int) throws(LogStoreError) {
-    try fileSystem.perform("msync", path) { () throws(LogStoreError) in node.synchronize() }
+  func synchronize(offset: Int, count: Int, _ strength: SyncStrength) throws(LogStoreError) {
+    try fileSystem.synchronize(node, path: path, mapped: true, strength)
   }
 
   /// Memory is not simulated: nothing to hand back, but the hook hears of it.

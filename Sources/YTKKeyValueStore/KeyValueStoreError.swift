@@ -44,6 +44,10 @@ public struct KeyValueStoreError: Error, CustomStringConvertible, Sendable, Equa
     public static let diskFull = Code(LogStoreError.Code.diskFull.name)
     /// A read-only open found no store at the path.
     public static let storeNotFound = Code(LogStoreError.Code.storeNotFound.name)
+    /// The system refused access to a file (`EACCES`, `EPERM`): permissions, a sandbox, or
+    /// on Apple platforms protected data that is unavailable while the device is locked
+    /// (``StoreOptions/fileProtection``). Retry once access is back; nothing is damaged.
+    public static let permissionDenied = Code(LogStoreError.Code.permissionDenied.name)
   }
 
   /// What kind of failure this is.

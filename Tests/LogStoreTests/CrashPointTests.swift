@@ -88,8 +88,10 @@ enum CrashWorkload {
 struct CrashPointTests {
   /// Opens the image a crash left and returns what it holds; then checks the store still
   /// takes writes and reopens.
-  private func reopen(_ image: [String: [UInt8]], sync: SyncPolicy) throws -> StoreModel {
-    let fileSystem = SimulatedFileSystem(files: image)
+  private func reopen(
+    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform
+  ) throws -> StoreModel {
+    let fileSystem = SimulatedFileSystem(files: image, platform: platform)
     let store = try LogStore(
       path: CrashWorkload.path, options: CrashWorkload.options(fileSystem, sync: sync))
     let state = try StoreModel.reading(store)
@@ -106,8 +108,10 @@ struct CrashPointTests {
   }
 
   /// What a read-only open of the image a crash left sees.
-  private func readOnlyState(_ image: [String: [UInt8]], sync: SyncPolicy) throws -> StoreModel {
-    let fileSystem = SimulatedFileSystem(files: image)
+  private func readOnlyState(
+    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform
+  ) throws -> StoreModel {
+    let fileSystem = SimulatedFileSystem(files: image, platform: platform)
     // A crash before the store's directory was made: nothing was written yet.
     guard fileSystem.directoryExists(CrashWorkload.path) else { return StoreModel() }
     var options = CrashWorkload.options(fileSystem, sync: sync)
@@ -126,16 +130,16 @@ struct CrashPointTests {
 
   private func check(
     crashAt call: Int, mode: SimulatedFileSystem.CrashMode, tearing: Int? = nil,
-    sync: SyncPolicy, points: inout Int
+    sync: SyncPolicy, platform: SimulatedFileSystem.Platform, points: inout Int
   ) throws {
-    let fileSystem = SimulatedFileSystem()
+    let fileSystem = SimulatedFileSystem(platform: platform)
     fileSystem.crash(atCall: call, mode: mode, tearing: tearing)
     let acknowledged = CrashWorkload.run(on: fileSystem, sync: sync)
     let image = try #require(fileSystem.crashImage, "call \(call) was never reached")
     // A read-only open first, as an app extension might make before the app opens the store
     // again: it trusts the manifest the crash left, and must see a prefix too.
-    let readState = try readOnlyState(image, sync: sync)
-    let state = try reopen(image, sync: sync)
+    let readState = try readOnlyState(image, sync: sync, platform: platform)
+    let state = try reopen(image, sync: sync, platform: platform)
     // A process crash keeps everything handed to the OS; a power loss keeps what was synced,
     // which with `.always` is every acknowledged write.
     let keepsAcknowledged = mode == .process || sync == .always
@@ -153,9 +157,12 @@ struct CrashPointTests {
   }
 
   /// Every call of the workload, and for writes through a mapping every byte, under a process
-  /// crash; every call under three different power losses.
-  private func crashEverywhere(sync: SyncPolicy) throws -> Int {
-    let reference = SimulatedFileSystem()
+  /// crash; every call under three different power losses. On `platform`'s sync rules: on
+  /// Darwin only a full sync (`F_FULLFSYNC`) makes data survive a power loss.
+  private func crashEverywhere(sync: SyncPolicy, platform: SimulatedFileSystem.Platform) throws
+    -> Int
+  {
+    let reference = SimulatedFileSystem(platform: platform)
     #expect(CrashWorkload.run(on: reference, sync: sync) == CrashWorkload.operations.count)
     let log = reference.log
     let finished = try LogStore(
@@ -164,30 +171,38 @@ struct CrashPointTests {
     var points = 0
     for (index, call) in log.enumerated() {
       let number = index + 1
-      try check(crashAt: number, mode: .process, sync: sync, points: &points)
+      try check(crashAt: number, mode: .process, sync: sync, platform: platform, points: &points)
       for seed: UInt64 in [1, 2, 3] {
-        try check(crashAt: number, mode: .power(seed: seed), sync: sync, points: &points)
+        try check(
+          crashAt: number, mode: .power(seed: seed), sync: sync, platform: platform, points: &points
+        )
       }
       if call.operation == "mapped write" {
         for tear in 0..<call.count {
-          try check(crashAt: number, mode: .process, tearing: tear, sync: sync, points: &points)
+          try check(
+            crashAt: number, mode: .process, tearing: tear, sync: sync, platform: platform,
+            points: &points)
         }
       }
     }
     return points
   }
 
-  @Test("a crash at any call or byte leaves a prefix of the acknowledged writes (sync never)")
-  func crashPointsNever() throws {
-    let points = try crashEverywhere(sync: .never)
+  @Test(
+    "a crash at any call or byte leaves a prefix of the acknowledged writes (sync never)",
+    arguments: SimulatedFileSystem.Platform.allCases)
+  func crashPointsNever(platform: SimulatedFileSystem.Platform) throws {
+    let points = try crashEverywhere(sync: .never, platform: platform)
     #expect(points > 1000)
-    print("crash points checked, sync never: \(points)")
+    print("crash points checked, sync never, \(platform) sync rules: \(points)")
   }
 
-  @Test("a crash at any call or byte keeps every acknowledged write (sync always)")
-  func crashPointsAlways() throws {
-    let points = try crashEverywhere(sync: .always)
+  @Test(
+    "a crash at any call or byte keeps every acknowledged write (sync always)",
+    arguments: SimulatedFileSystem.Platform.allCases)
+  func crashPointsAlways(platform: SimulatedFileSystem.Platform) throws {
+    let points = try crashEverywhere(sync: .always, platform: platform)
     #expect(points > 1000)
-    print("crash points checked, sync always: \(points)")
+    print("crash points checked, sync always, \(platform) sync rules: \(points)")
   }
 }

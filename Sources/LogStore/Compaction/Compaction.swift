@@ -213,7 +213,7 @@ extension StoreEngine {
     guard let (active, range) = target else { return }
     var failure: LogStoreError?
     do {
-      try active.synchronize(range)
+      try active.synchronize(range, .durable)
     } catch {
       failure = error
     }

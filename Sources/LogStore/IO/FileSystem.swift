@@ -20,12 +20,27 @@ package protocol FileSystem: Sendable {
   /// Renames `source` to `destination`, replacing any file there, atomically.
   func renameFile(_ source: String, to destination: String) throws(LogStoreError)
   /// Makes the directory's entries (files created, renamed, removed) durable: `fsync` on the
-  /// directory.
+  /// directory on Linux, `F_FULLFSYNC` on Darwin.
   func synchronizeDirectory(_ path: String) throws(LogStoreError)
   /// Takes an exclusive, non-blocking lock on the file at `path` (creating it), held until the
   /// returned lock is released. Throws ``LogStoreError/Code/locked`` when another open file
   /// description holds it, in this process or another.
   func lockFile(_ path: String) throws(LogStoreError) -> any FileLock
+}
+
+/// What a sync promises once it returns.
+///
+/// On Linux both are `fdatasync` (or `msync` for a mapping), which puts the data on stable
+/// storage. On Darwin, `fsync` and `msync` only hand the data to the drive, which may keep it
+/// in a volatile cache; the two strengths are the two ways to go further.
+package enum SyncStrength: Sendable, Equatable {
+  /// On stable storage: it survives a power loss. Darwin: `F_FULLFSYNC`, which also empties
+  /// the drive's cache (milliseconds on a phone's flash).
+  case durable
+  /// Ordered: after a power loss, nothing written to the file after the sync is there without
+  /// everything the sync covered, but the newest data may be lost. Darwin: `F_BARRIERFSYNC`
+  /// (an I/O barrier, no cache flush). Linux has no weaker call: the same as `durable`.
+  case ordered
 }
 
 /// How ``FileSystem/openFile(_:mode:)`` opens a file.
@@ -59,10 +74,13 @@ package protocol FileHandle: AnyObject, Sendable {
   /// Sets the file's size, cutting it or extending it with zeros.
   func truncate(to size: Int) throws(LogStoreError)
   /// Reserves disk blocks so that the file is at least `size` bytes long and writes below
-  /// `size` through a mapping cannot fail for lack of space (`posix_fallocate`).
+  /// `size` through a mapping cannot fail for lack of space (`posix_fallocate` on Linux,
+  /// `F_PREALLOCATE` on Darwin; where the file system cannot reserve, zeros are written, so a
+  /// full disk is still an error here and never a `SIGBUS` later).
   func allocate(upTo size: Int) throws(LogStoreError)
-  /// Makes the file's data (and the size needed to read it) durable: `fdatasync`.
-  func synchronize() throws(LogStoreError)
+  /// Makes the file's data (and the size needed to read it) durable or ordered (see
+  /// ``SyncStrength``): `fdatasync` on Linux, `F_FULLFSYNC` or `F_BARRIERFSYNC` on Darwin.
+  func synchronize(_ strength: SyncStrength) throws(LogStoreError)
   /// Maps the first `length` bytes of the file (shared). `length` may exceed the file's
   /// size; only bytes below the size may be touched.
   func map(length: Int, writable: Bool) throws(LogStoreError) -> any FileMapping
@@ -78,8 +96,10 @@ package protocol FileMapping: AnyObject, Sendable {
   var bytes: UnsafeRawBufferPointer { get }
   /// Lets `body` fill `count` bytes at `offset`; the only way the engine writes to a mapping.
   func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
-  /// Makes the bytes in the range durable (`msync` with `MS_SYNC`).
-  func synchronize(offset: Int, count: Int) throws(LogStoreError)
+  /// Makes the bytes in the range durable or ordered (see ``SyncStrength``): `msync` with
+  /// `MS_SYNC`, which is enough on Linux; on Darwin followed by the file's `F_FULLFSYNC` or
+  /// `F_BARRIERFSYNC`.
+  func synchronize(offset: Int, count: Int, _ strength: SyncStrength) throws(LogStoreError)
   /// Lets the operating system take the range's pages out of this process's memory; they stay
   /// in the file (and its cache) and come back when read. An optimization only: it may do
   /// nothing.

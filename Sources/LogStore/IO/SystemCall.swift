@@ -10,7 +10,8 @@
 ///
 /// Every call that can be interrupted by a signal is retried on `EINTR`; every failure
 /// becomes a ``LogStoreError`` whose message names the operation and the path, with
-/// `ENOSPC`/`EDQUOT` reported as ``LogStoreError/Code/diskFull`` and everything else as
+/// `ENOSPC`/`EDQUOT` reported as ``LogStoreError/Code/diskFull``, `EACCES`/`EPERM` as
+/// ``LogStoreError/Code/permissionDenied``, and everything else as
 /// ``LogStoreError/Code/io``.
 enum SystemCall {
   /// The calling thread's current `errno`.
@@ -36,6 +37,7 @@ enum SystemCall {
     let kind: LogStoreError.Code =
       switch code {
       case ENOSPC, EDQUOT: .diskFull
+      case EACCES, EPERM: .permissionDenied
       default: .io
       }
     return LogStoreError(
@@ -48,6 +50,42 @@ enum SystemCall {
     return String(cString: text)
   }
 }
+
+#if canImport(Darwin)
+  extension SystemCall {
+    /// Darwin's syncs: `fsync` hands the data to the drive, which may keep it in a volatile
+    /// cache; `F_FULLFSYNC` also empties that cache (what makes data survive a power loss),
+    /// and `F_BARRIERFSYNC` orders it before later writes without emptying it. A file system
+    /// that does not support the call (`ENOTSUP`, `ENOTTY`, `EINVAL`: some network and FAT
+    /// volumes, and systems older than the barrier) gets the next strongest: the barrier falls
+    /// back to the full sync, the full sync to `fsync`. Every other failure is an error.
+    static func flush(_ fd: Int32, _ path: String, _ strength: SyncStrength) throws(LogStoreError) {
+      if strength == .ordered,
+        try fileControlSync(fd, F_BARRIERFSYNC, "fcntl(F_BARRIERFSYNC)", path)
+      {
+        return
+      }
+      if try fileControlSync(fd, F_FULLFSYNC, "fcntl(F_FULLFSYNC)", path) { return }
+      _ = try retrying("fsync", path) { fsync(fd) }
+    }
+
+    /// `fcntl(fd, command)` for a sync command: true when done, false when the file system
+    /// does not support it.
+    private static func fileControlSync(
+      _ fd: Int32, _ command: Int32, _ operation: StaticString, _ path: String
+    ) throws(LogStoreError) -> Bool {
+      while true {
+        if fcntl(fd, command) != -1 { return true }
+        let code = errno
+        switch code {
+        case EINTR: continue
+        case ENOTSUP, EOPNOTSUPP, ENOTTY, EINVAL: return false
+        default: throw error(operation, path, code)
+        }
+      }
+    }
+  }
+#endif
 
 extension LogStoreError {
   /// Whether the failing call found no file at its path (`ENOENT`): for a reader beside a

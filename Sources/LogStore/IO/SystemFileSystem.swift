@@ -73,7 +73,11 @@ package struct SystemFileSystem: FileSystem {
   package func synchronizeDirectory(_ path: String) throws(LogStoreError) {
     let fd = try SystemCall.retrying("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
     defer { _ = closeDescriptor(fd) }
-    _ = try SystemCall.retrying("fsync", path) { fsync(fd) }
+    #if canImport(Darwin)
+      try SystemCall.flush(fd, path, .durable)
+    #else
+      _ = try SystemCall.retrying("fsync", path) { fsync(fd) }
+    #endif
   }
 
   package func lockFile(_ path: String) throws(LogStoreError) -> any FileLock {
@@ -186,29 +190,53 @@ final class SystemFileHandle: FileHandle {
     #if canImport(Darwin)
       let current = try self.size()
       guard size > current else { return }
+      // Blocks from the physical end of the file (past any reserved before), then the size.
       var request = fstore_t(
         fst_flags: UInt32(F_ALLOCATEALL), fst_posmode: F_PEOFPOSMODE, fst_offset: 0,
         fst_length: off_t(size - current), fst_bytesalloc: 0)
-      _ = try SystemCall.retrying("fcntl(F_PREALLOCATE)", path) {
-        fcntl(fd, F_PREALLOCATE, &request)
+      while fcntl(fd, F_PREALLOCATE, &request) == -1 {
+        let code = errno
+        if code == EINTR { continue }
+        // exFAT, SMB, NFS and others cannot reserve: write the zeros instead.
+        if code == ENOTSUP || code == EOPNOTSUPP || code == EINVAL {
+          return try fillWithZeros(from: current, to: size)
+        }
+        throw SystemCall.error("fcntl(F_PREALLOCATE)", path, code)
       }
       try truncate(to: size)
     #else
-      // posix_fallocate returns the error instead of setting errno.
+      // posix_fallocate returns the error instead of setting errno. glibc writes zeros itself
+      // where the file system cannot reserve; musl reports EOPNOTSUPP, and so do we then.
       while true {
         let result = posix_fallocate(fd, 0, off_t(size))
         if result == 0 { return }
         if result == EINTR { continue }
+        if result == EOPNOTSUPP || result == EINVAL {
+          return try fillWithZeros(from: try self.size(), to: size)
+        }
         throw SystemCall.error("posix_fallocate", path, result)
       }
     #endif
   }
 
-  func synchronize() throws(LogStoreError) {
+  /// Extends the file to `size` by writing zeros from `start` (its current size), so every
+  /// block is really on the disk: a full disk fails here, with `ENOSPC`.
+  func fillWithZeros(from start: Int, to size: Int) throws(LogStoreError) {
+    guard size > start else { return }
+    let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+    defer { chunk.deallocate() }
+    chunk.initializeMemory(as: UInt8.self, repeating: 0)
+    var offset = start
+    while offset < size {
+      let count = min(chunk.count, size - offset)
+      try write(UnsafeRawBufferPointer(rebasing: chunk[..<count]), at: offset)
+      offset += count
+    }
+  }
+
+  func synchronize(_ strength: SyncStrength) throws(LogStoreError) {
     #if canImport(Darwin)
-      // fsync on Darwin does not flush the drive's cache; F_FULLFSYNC does.
-      if fcntl(fd, F_FULLFSYNC) == 0 { return }
-      _ = try SystemCall.retrying("fsync", path) { fsync(fd) }
+      try SystemCall.flush(fd, path, strength)
     #else
       _ = try SystemCall.retrying("fdatasync", path) { fdatasync(fd) }
     #endif
@@ -222,7 +250,7 @@ final class SystemFileHandle: FileHandle {
     else {
       throw SystemCall.error("mmap", path, errno)
     }
-    return SystemFileMapping(address: address, length: length, path: path)
+    return SystemFileMapping(address: address, length: length, file: self)
   }
 
   func close() {
@@ -240,12 +268,14 @@ final class SystemFileHandle: FileHandle {
 final class SystemFileMapping: FileMapping, @unchecked Sendable {
   private let address: UnsafeMutableRawPointer
   private let length: Int
-  private let path: String
+  /// The mapped file: its descriptor is what Darwin's full sync needs. The engine closes a
+  /// file only with its last mapping (``SegmentFile``).
+  private let file: SystemFileHandle
 
-  init(address: UnsafeMutableRawPointer, length: Int, path: String) {
+  init(address: UnsafeMutableRawPointer, length: Int, file: SystemFileHandle) {
     self.address = address
     self.length = length
-    self.path = path
+    self.file = file
   }
 
   deinit { munmap(address, length) }
@@ -254,7 +284,7 @@ final class SystemFileMapping: FileMapping, @unchecked Sendable {
 
   @inline(__always)
   func write(at offset: Int, count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) {
-    precondition(offset >= 0 && count >= 0 && offset + count <= length)
+    precondition(offset >= 0 && count >= 0 && offset <= length && count <= length - offset)
     body(UnsafeMutableRawBufferPointer(start: address + offset, count: count))
   }
 
@@ -270,12 +300,16 @@ final class SystemFileMapping: FileMapping, @unchecked Sendable {
     #endif
   }
 
-  func synchronize(offset: Int, count: Int) throws(LogStoreError) {
+  func synchronize(offset: Int, count: Int, _ strength: SyncStrength) throws(LogStoreError) {
     guard count > 0 else { return }
     let page = Int(sysconf(Int32(_SC_PAGESIZE)))
     let start = offset / page * page
-    _ = try SystemCall.retrying("msync", path) {
+    _ = try SystemCall.retrying("msync", file.path) {
       msync(address + start, offset + count - start, MS_SYNC)
     }
+    #if canImport(Darwin)
+      // msync hands the pages to the drive; only F_FULLFSYNC empties its cache.
+      try SystemCall.flush(file.fd, file.path, strength)
+    #endif
   }
 }

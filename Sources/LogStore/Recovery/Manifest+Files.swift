@@ -33,7 +33,7 @@ extension Manifest {
     do {
       try handle.truncate(to: 0)
       try encoded().withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
-      try handle.synchronize()
+      try handle.synchronize(.durable)
       handle.close()
       try fileSystem.renameFile(temporary, to: directory + "/" + Self.fileName)
       try fileSystem.synchronizeDirectory(directory)

@@ -80,13 +80,13 @@ final class SegmentBuilder {
     try header.encoded().withBytes { bytes throws(LogStoreError) in
       try handle.write(bytes, at: 0)
     }
-    try handle.synchronize()
+    try handle.synchronize(.durable)
     let hintBytes = hint.encoded(fileNumber: number, salt: header.salt, coveredLength: size)
     let hintHandle = try fileSystem.openFile(hintTemporaryPath, mode: .createOrOpen)
     defer { hintHandle.close() }
     try hintHandle.truncate(to: 0)
     try hintBytes.withBytes { bytes throws(LogStoreError) in try hintHandle.write(bytes, at: 0) }
-    try hintHandle.synchronize()
+    try hintHandle.synchronize(.durable)
     hintSize = hintBytes.count
   }
 }

@@ -140,10 +140,17 @@ final class SegmentWriter {
   /// The range written but not yet known durable, for a sync outside the write lock.
   var unsynchronized: Range<Int> { durable..<used }
 
-  /// Makes `range` durable.
-  func synchronize(_ range: Range<Int>) throws(LogStoreError) {
+  /// The range written since the last durable or ordered sync, for the interval thread.
+  var unordered: Range<Int> { max(durable, ordered)..<used }
+
+  /// End of the data an ordered sync (``SyncStrength/ordered``) has covered: not durable on
+  /// Darwin, where it is only a barrier, so it never counts as durable.
+  @exclusivity(unchecked) private(set) var ordered = 0
+
+  /// Makes `range` durable, or only ordered.
+  func synchronize(_ range: Range<Int>, _ strength: SyncStrength) throws(LogStoreError) {
     guard !range.isEmpty else { return }
-    try file.mapping.synchronize(offset: range.lowerBound, count: range.count)
+    try file.mapping.synchronize(offset: range.lowerBound, count: range.count, strength)
   }
 
   /// Records that everything below `end` is durable.
@@ -151,9 +158,14 @@ final class SegmentWriter {
     durable = max(durable, min(end, used))
   }
 
+  /// Records that everything below `end` is ordered.
+  func markOrdered(upTo end: Int) {
+    ordered = max(ordered, min(end, used))
+  }
+
   func synchronize() throws(LogStoreError) {
     let range = unsynchronized
-    try synchronize(range)
+    try synchronize(range, .durable)
     markDurable(upTo: range.upperBound)
   }
 
@@ -171,7 +183,8 @@ final class SegmentWriter {
         $0.initializeMemory(as: UInt8.self, repeating: 0)
       }
       used = keep
-      try? file.mapping.synchronize(offset: keep, count: count)
+      ordered = min(ordered, keep)
+      try? file.mapping.synchronize(offset: keep, count: count, .durable)
     }
     return used
   }

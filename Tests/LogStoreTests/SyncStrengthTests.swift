@@ -1,0 +1,174 @@
+import Testing
+
+@testable import LogStore
+@testable import LogStoreTesting
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What each sync policy asks of the file system, under Linux's rules and Darwin's (where
+/// `fsync` and `msync` leave data in the drive's cache and only `F_FULLFSYNC` empties it).
+/// The crash-point suite runs on both; these tests look at the calls and at power losses
+/// directly.
+@Suite("Sync strength")
+struct SyncStrengthTests {
+  private static let path = "/store"
+
+  private func options(
+    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy, readOnly: Bool = false
+  ) -> LogStore.Options {
+    var options = LogStore.Options(
+      sync: sync, readOnly: readOnly, compaction: .manual, maxSegmentSize: 64 << 10)
+    options.fileSystem = fileSystem
+    return options
+  }
+
+  /// How many of 32 different power losses now keep `key` with `value`.
+  private func survivingPowerLosses(
+    _ fileSystem: SimulatedFileSystem, key: String, value: String
+  ) throws -> Int {
+    var kept = 0
+    for seed: UInt64 in 0..<32 {
+      let image = fileSystem.image(.power(seed: seed))
+      let copy = SimulatedFileSystem(files: image, platform: fileSystem.platform)
+      guard copy.directoryExists(Self.path) else { continue }
+      let store = try LogStore(path: Self.path, options: options(copy, sync: .never))
+      defer { try? store.close() }
+      guard try store.tableNames().contains("t") else { continue }
+      if try store.value(forKey: key.bytes, in: "t") == value.bytes { kept += 1 }
+    }
+    return kept
+  }
+
+  /// Waits until the file system's log holds a call named `operation` on a segment.
+  private func waitForSegmentCall(_ fileSystem: SimulatedFileSystem, _ operation: String) throws {
+    for _ in 0..<5_000 {
+      if fileSystem.log.contains(where: { $0.operation == operation && $0.path.hasSuffix(".log") })
+      {
+        return
+      }
+      pauseThread(microseconds: 1_000)
+    }
+    Issue.record("no \(operation) on a segment within 5 s")
+  }
+
+  @Test("sync always: every commit is a full sync on Darwin, and survives any power loss")
+  func alwaysIsFull() throws {
+    for platform in SimulatedFileSystem.Platform.allCases {
+      let fileSystem = SimulatedFileSystem(platform: platform)
+      let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
+      try store.createTable("t")
+      let before = fileSystem.log.count
+      try store.put("v".bytes, forKey: "k".bytes, in: "t")
+      let syncs = fileSystem.log[before...].map(\.operation).filter { $0 != "mapped write" }
+      #expect(syncs == [platform == .darwin ? "msync, F_FULLFSYNC" : "msync"], "\(platform)")
+      #expect(try survivingPowerLosses(fileSystem, key: "k", value: "v") == 32, "\(platform)")
+      try store.close()
+    }
+  }
+
+  @Test("sync interval on Darwin: a barrier, which a power loss may undo; sync() makes it durable")
+  func intervalIsBarrierOnDarwin() throws {
+    let fileSystem = SimulatedFileSystem(platform: .darwin)
+    let store = try LogStore(
+      path: Self.path, options: options(fileSystem, sync: .interval(milliseconds: 1)))
+    defer { try? store.close() }
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    try waitForSegmentCall(fileSystem, "msync, F_BARRIERFSYNC")
+    #expect(!fileSystem.log.contains { $0.operation == "msync, F_FULLFSYNC" })
+    // Some power losses lose the put: a barrier orders, it does not make durable.
+    #expect(try survivingPowerLosses(fileSystem, key: "k", value: "v") < 32)
+    // `sync()` must not count the barrier as durable: it syncs again, fully.
+    try store.sync()
+    #expect(fileSystem.log.contains { $0.operation == "msync, F_FULLFSYNC" })
+    #expect(try survivingPowerLosses(fileSystem, key: "k", value: "v") == 32)
+  }
+
+  @Test("sync interval on Linux: the background fdatasync is durable")
+  func intervalIsDurableOnLinux() throws {
+    let fileSystem = SimulatedFileSystem(platform: .linux)
+    let store = try LogStore(
+      path: Self.path, options: options(fileSystem, sync: .interval(milliseconds: 1)))
+    defer { try? store.close() }
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    // The table's creation and the put are one sync apart at most: wait for the put's.
+    try waitForSegmentCall(fileSystem, "msync")
+    for _ in 0..<5_000 {
+      if try survivingPowerLosses(fileSystem, key: "k", value: "v") == 32 { return }
+      pauseThread(microseconds: 1_000)
+    }
+    Issue.record("the put never survived every power loss")
+  }
+
+  @Test("close() after interval syncs leaves everything durable, on both platforms")
+  func closeIsFull() throws {
+    for platform in SimulatedFileSystem.Platform.allCases {
+      let fileSystem = SimulatedFileSystem(platform: platform)
+      let store = try LogStore(
+        path: Self.path, options: options(fileSystem, sync: .interval(milliseconds: 1)))
+      try store.createTable("t")
+      for index in 0..<50 {
+        try store.put("v\(index)".bytes, forKey: "k\(index)".bytes, in: "t")
+      }
+      try store.close()
+      #expect(try survivingPowerLosses(fileSystem, key: "k49", value: "v49") == 32, "\(platform)")
+    }
+  }
+}
+
+/// Access refused by the system (Apple's data protection while the device is locked, a
+/// sandbox, permissions) is its own error, never taken for damage, and loses nothing.
+@Suite("Permission denied")
+struct PermissionDeniedTests {
+  @Test(
+    "EACCES/EPERM at any call of an open, a write or a read-only open is permissionDenied; the store is intact after",
+    arguments: [EACCES, EPERM])
+  func refusedAccess(errorNumber: Int32) throws {
+    let path = "/store"
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(sync: .always, compaction: .manual, maxSegmentSize: 64 << 10)
+    options.fileSystem = fileSystem
+    do {
+      let store = try LogStore(path: path, options: options)
+      try store.createTable("t")
+      try store.put("v".bytes, forKey: "k".bytes, in: "t")
+      try store.close()
+    }
+    var readOnly = options
+    readOnly.readOnly = true
+    for (label, opts) in [("writer", options), ("reader", readOnly)] {
+      let start = fileSystem.calls
+      // Count the calls of a clean open, then refuse each in turn.
+      let clean = try LogStore(path: path, options: opts)
+      if label == "writer" { try clean.put("w".bytes, forKey: "k2".bytes, in: "t") }
+      try clean.close()
+      let span = fileSystem.calls - start
+      var refused = 0
+      for offset in 1...span {
+        fileSystem.inject(
+          .init(call: fileSystem.calls + offset, errorNumber: errorNumber, persistent: true))
+        do {
+          let store = try LogStore(path: path, options: opts)
+          if label == "writer" { try store.put("w".bytes, forKey: "k2".bytes, in: "t") }
+          try store.close()
+        } catch {
+          refused += 1
+          #expect(error.code == .permissionDenied, "\(label), call \(offset): \(error)")
+        }
+        fileSystem.clearFaults()
+      }
+      #expect(refused > span / 2, "\(label): \(refused) of \(span) refusals reached the caller")
+      let store = try LogStore(path: path, options: readOnly)
+      #expect(try store.value(forKey: "k".bytes, in: "t") == "v".bytes, "\(label)")
+      #expect(try store.statistics().damagedRecords == 0, "\(label)")
+      try store.close()
+    }
+  }
+}
