@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
   name: "YTKKeyValueStore",
-  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  // The lowest systems the code needs (docs/PLATFORMS.md; kept by .ci/platform-lint).
+  platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
   products: [
     .library(name: "LogStore", targets: ["LogStore"]),
     .library(name: "YTKKeyValueStore", targets: ["YTKKeyValueStore"]),

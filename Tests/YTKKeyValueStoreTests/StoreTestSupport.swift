@@ -3,7 +3,6 @@
 
 import Foundation
 @_exported import LogStoreTesting
-import Synchronization
 import Testing
 import YTKKeyValueStore
 
@@ -125,11 +124,11 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 
 /// A counter shared between threads.
 final class SharedCounter: Sendable {
-  private let count = Atomic<Int>(0)
+  private let count = Locked(0)
 
-  func increment() { count.add(1, ordering: .sequentiallyConsistent) }
+  func increment() { count.withLock { $0 += 1 } }
 
-  var value: Int { count.load(ordering: .sequentiallyConsistent) }
+  var value: Int { count.value }
 }
 
 // MARK: - The ytkkv executable

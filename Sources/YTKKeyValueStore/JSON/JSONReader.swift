@@ -394,12 +394,17 @@ private struct Parser {
 
   /// Makes a String of `content`, the decoded UTF-8 of a string, or nil if it is not valid
   /// UTF-8. Only raw input bytes can be invalid (escapes always decode to valid UTF-8), so
-  /// `content` needs validating only if the input had non-ASCII bytes.
+  /// `content` needs validating only if the input had non-ASCII bytes. (Validated here rather
+  /// than with `String(validating:as:)`, which needs macOS 15 / iOS 18.)
   func makeString(_ content: UnsafeBufferPointer<UInt8>, sawNonASCII: Bool) -> String? {
-    if !sawNonASCII {
-      return String(decoding: content, as: UTF8.self)
+    if sawNonASCII {
+      var index = 0
+      while index < content.count {
+        guard let length = Self.wellFormedUTF8Length(in: content, at: index) else { return nil }
+        index += length
+      }
     }
-    return String(validating: content, as: UTF8.self)
+    return String(decoding: content, as: UTF8.self)
   }
 
   /// The error for a string whose text, starting at `start`, is not valid UTF-8.
@@ -408,44 +413,51 @@ private struct Parser {
   }
 
   /// The offset of the first byte of the first ill-formed UTF-8 sequence in the string text
-  /// from `start` to its closing quote, following the well-formed table of Unicode 3.9.
+  /// from `start` to its closing quote.
   func firstInvalidUTF8(from start: Int) -> Int? {
     var index = start
     while index < input.count, input[index] != JSONByte.quote {
-      let lead = input[index]
       if input[index] == JSONByte.backslash {
         index += 2
         continue
       }
-      let length: Int
-      var secondRange: ClosedRange<UInt8> = 0x80...0xBF
-      switch lead {
-      case 0x00...0x7F: length = 1
-      case 0xC2...0xDF: length = 2
-      case 0xE0:
-        length = 3
-        secondRange = 0xA0...0xBF
-      case 0xE1...0xEC, 0xEE...0xEF: length = 3
-      case 0xED:
-        length = 3
-        secondRange = 0x80...0x9F
-      case 0xF0:
-        length = 4
-        secondRange = 0x90...0xBF
-      case 0xF1...0xF3: length = 4
-      case 0xF4:
-        length = 4
-        secondRange = 0x80...0x8F
-      default: return index
-      }
-      for offset in 1..<length {
-        guard index + offset < input.count else { return index }
-        let range = offset == 1 ? secondRange : 0x80...0xBF
-        guard range.contains(input[index + offset]) else { return index }
-      }
+      guard let length = Self.wellFormedUTF8Length(in: input, at: index) else { return index }
       index += length
     }
     return nil
+  }
+
+  /// The length of the well-formed UTF-8 sequence at `index` of `bytes`, following the table
+  /// of well-formed byte sequences in Unicode 3.9; nil if it is ill-formed or cut short.
+  @inline(__always)
+  static func wellFormedUTF8Length(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+    let length: Int
+    var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+    switch bytes[index] {
+    case 0x00...0x7F: return 1
+    case 0xC2...0xDF: length = 2
+    case 0xE0:
+      length = 3
+      secondRange = 0xA0...0xBF
+    case 0xE1...0xEC, 0xEE...0xEF: length = 3
+    case 0xED:
+      length = 3
+      secondRange = 0x80...0x9F
+    case 0xF0:
+      length = 4
+      secondRange = 0x90...0xBF
+    case 0xF1...0xF3: length = 4
+    case 0xF4:
+      length = 4
+      secondRange = 0x80...0x8F
+    default: return nil
+    }
+    guard length <= bytes.count - index else { return nil }
+    guard secondRange.contains(bytes[index + 1]) else { return nil }
+    for offset in 2..<length where !(0x80...0xBF).contains(bytes[index + offset]) {
+      return nil
+    }
+    return length
   }
 
   // MARK: Numbers
