@@ -42,8 +42,10 @@ public final class KeyValueStore: Sendable {
   ///
   /// - Throws: `.locked` if another process has it open for writing; `.storeNotFound` for a
   ///   read-only open of a missing store; `.corrupted` (with `corruption: .fail`) for damage;
-  ///   `.io` if its files cannot be read or created.
+  ///   `.permissionDenied` if the system refuses access (permissions, a sandbox, or protected
+  ///   data while the device is locked); `.io` if its files cannot be read or created.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
+    if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
     engine = try bridge { () throws(LogStoreError) in
       try LogStore(path: path, options: options.engineOptions)
     }

@@ -30,11 +30,19 @@ public struct StoreOptions: Sendable, Equatable {
   public var maxSegmentSize: Int
   /// Check each value's checksum when it is read, not only at open. Default `true`.
   public var verifyChecksumsOnRead: Bool
+  /// The data-protection class of the store's directory and files on iOS, iPadOS, tvOS,
+  /// watchOS and visionOS. Default `.completeUntilFirstUserAuthentication`, the system's own
+  /// default for app data: the store works in the background once the device has been
+  /// unlocked after starting. A writer's open sets it on the directory and the files there;
+  /// files created later inherit it. Ignored by read-only opens, on macOS and off Apple
+  /// platforms. See docs/PLATFORMS.md before choosing `.complete`.
+  public var fileProtection: FileProtection
 
   public init(
     sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
     compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
-    verifyChecksumsOnRead: Bool = true
+    verifyChecksumsOnRead: Bool = true,
+    fileProtection: FileProtection = .completeUntilFirstUserAuthentication
   ) {
     self.sync = sync
     self.readOnly = readOnly
@@ -42,6 +50,7 @@ public struct StoreOptions: Sendable, Equatable {
     self.compaction = compaction
     self.maxSegmentSize = maxSegmentSize
     self.verifyChecksumsOnRead = verifyChecksumsOnRead
+    self.fileProtection = fileProtection
   }
 
   var engineOptions: LogStore.Options {

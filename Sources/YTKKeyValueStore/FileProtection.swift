@@ -1,0 +1,68 @@
+#if canImport(Darwin)
+  import Foundation
+#endif
+
+/// The Apple data-protection class of a store's files: when the system can decrypt them.
+/// Set with ``StoreOptions/fileProtection``; ignored on macOS and off Apple platforms.
+public enum FileProtection: Sendable, Equatable {
+  /// Always readable.
+  case none
+  /// Readable only while the device is unlocked (and for about ten seconds after it locks).
+  /// A store kept open across a lock is not readable then: close it when protected data
+  /// becomes unavailable (docs/PLATFORMS.md).
+  case complete
+  /// Files already open stay usable while the device is locked, and new files can be
+  /// created; files not open cannot be opened until it is unlocked.
+  case completeUnlessOpen
+  /// Readable from the first unlock after the device starts until it shuts down. The
+  /// default, and the system's default for app data: a store stays usable in the background.
+  case completeUntilFirstUserAuthentication
+}
+
+extension FileProtection {
+  /// Gives the store's directory this class, creating the directory if needed, and every
+  /// file already in it; files created later in the directory inherit it from there. Only
+  /// where the system has data protection; a no-op elsewhere.
+  func apply(toStoreAt path: String) throws(KeyValueStoreError) {
+    #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
+      let manager = FileManager.default
+      let attributes: [FileAttributeKey: Any] = [.protectionKey: type]
+      do {
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+          try manager.setAttributes(attributes, ofItemAtPath: path)
+          for name in try manager.contentsOfDirectory(atPath: path) {
+            try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)
+          }
+        } else {
+          try manager.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: attributes)
+        }
+      } catch {
+        throw Self.storeError(error, path: path)
+      }
+    #endif
+  }
+
+  #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
+    private var type: FileProtectionType {
+      switch self {
+      case .none: .none
+      case .complete: .complete
+      case .completeUnlessOpen: .completeUnlessOpen
+      case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
+      }
+    }
+
+    /// A file manager's failure as the store reports it: refusals as `.permissionDenied`.
+    private static func storeError(_ error: any Error, path: String) -> KeyValueStoreError {
+      let message = "cannot set the data protection of \(path): \(error.localizedDescription)"
+      if let cocoa = error as? CocoaError,
+        cocoa.code == .fileReadNoPermission || cocoa.code == .fileWriteNoPermission
+      {
+        return KeyValueStoreError(.permissionDenied, message)
+      }
+      return KeyValueStoreError(.io, message)
+    }
+  #endif
+}
