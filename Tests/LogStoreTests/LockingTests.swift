@@ -48,4 +48,33 @@ struct LockingTests {
     }
     #expect(error?.code == .storeNotFound)
   }
+
+  /// iOS kills a suspended app (0xdead10cc) that holds a file lock in a shared (App Group)
+  /// container: extensions open read-only, which must take no lock at all, and an app closes
+  /// its store before suspension, which must release the lock at once.
+  @Test(
+    "a read-only open takes no lock; close releases the writer's lock, with background threads and a reader open"
+  )
+  func locksForSuspension() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(
+      sync: .interval(milliseconds: 5), compaction: .automatic, maxSegmentSize: 64 << 10)
+    options.fileSystem = fileSystem
+    let writer = try LogStore(path: "/group/store", options: options)
+    try writer.createTable("t")
+    try writer.put(Array("v".utf8), forKey: Array("k".utf8), in: "t")
+    var readOnly = options
+    readOnly.readOnly = true
+    let before = fileSystem.log.count
+    let reader = try LogStore(path: "/group/store", options: readOnly)
+    #expect(try reader.value(forKey: Array("k".utf8), in: "t") == Array("v".utf8))
+    #expect(
+      !fileSystem.log[before...].contains { $0.operation == "flock" },
+      "a read-only open took a lock")
+    try writer.close()
+    // The lock is free: another writer gets it at once (the simulated lock never waits).
+    let next = try LogStore(path: "/group/store", options: options)
+    try next.close()
+    try reader.close()
+  }
 }
