@@ -1,0 +1,77 @@
+#if os(Linux)
+  import Foundation
+  import Testing
+
+  @testable import LogStore
+
+  /// Every segment of an open store stays mapped, so the address space a store takes grows
+  /// with it; on iOS address space is limited (docs/PLATFORMS.md). These tests measure what a
+  /// writer and a reader map, from the kernel's list of the process's mappings.
+  @Suite("Address space", .serialized)
+  struct AddressSpaceTests {
+    /// Bytes of this process's mappings of files in `directory`, from /proc/self/maps.
+    private func mappedBytes(under directory: String) throws -> Int {
+      let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+      var total = 0
+      for line in maps.split(separator: "\n") where line.hasSuffix(".log") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 6, fields[5].hasPrefix(directory + "/") else { continue }
+        let bounds = fields[0].split(separator: "-").compactMap { Int($0, radix: 16) }
+        total += bounds[1] - bounds[0]
+      }
+      return total
+    }
+
+    private func fileBytes(under directory: String, suffix: String) throws -> Int {
+      try FileManager.default.contentsOfDirectory(atPath: directory)
+        .filter { $0.hasSuffix(suffix) }
+        .map { name in
+          let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+          return (attributes[.size] as? Int) ?? 0
+        }
+        .reduce(0, +)
+    }
+
+    private func pages(_ bytes: Int) -> Int {
+      let page = 4096
+      return (bytes + page - 1) / page * page
+    }
+
+    @Test("a writer maps its segments' sizes plus one segment of room; a reader, the sizes")
+    func mappedAgainstStoreSize() throws {
+      let directory = TemporaryDirectory()
+      let path = directory.appending("store")
+      let segment = 2 << 20
+      let store = try LogStore(
+        path: path, options: .init(compaction: .manual, maxSegmentSize: segment))
+      try store.createTable("t")
+      let value = [UInt8](repeating: 0x61, count: 1000)
+      for index in 0..<20_000 {  // about 20 MB, ten segments
+        try store.put(value, forKey: Array("key\(index % 10_000)".utf8), in: "t")
+      }
+      let statistics = try store.statistics()
+      let segmentBytes = try fileBytes(under: path, suffix: ".log")
+      let writerMapped = try mappedBytes(under: path)
+      // The active segment is mapped at its full capacity, the others at their sizes.
+      #expect(writerMapped <= pages(segmentBytes) + segment + 4096 * statistics.segments)
+      #expect(writerMapped >= segmentBytes)
+
+      let reader = try LogStore(path: path, options: .init(readOnly: true))
+      let bothMapped = try mappedBytes(under: path)
+      let readerMapped = bothMapped - writerMapped
+      #expect(readerMapped <= pages(segmentBytes) + 4096 * statistics.segments)
+      try reader.close()
+
+      try store.compact()
+      let compactedMapped = try mappedBytes(under: path)
+      let compactedBytes = try fileBytes(under: path, suffix: ".log")
+      #expect(compactedMapped <= pages(compactedBytes) + segment + 4096 * 16)
+      print(
+        "address space: \(statistics.liveBytes) live bytes, \(segmentBytes) segment bytes; "
+          + "writer maps \(writerMapped), a reader \(readerMapped); "
+          + "after compaction \(compactedBytes) segment bytes, writer maps \(compactedMapped)")
+      try store.close()
+      #expect(try mappedBytes(under: path) == 0, "close left mappings behind")
+    }
+  }
+#endif
