@@ -47,8 +47,9 @@ extension LogStore {
     /// When to compact. Default ``CompactionPolicy/automatic``.
     public var compaction: CompactionPolicy
     /// A segment is sealed and a new one started once the next record would take it past
-    /// this many bytes. Default 64 MiB; at least 4 KiB, at most 2 GiB. A single record larger
-    /// than this gets a segment of its own.
+    /// this many bytes. Default 64 MiB; at least 4 KiB, at most 2 GiB (1 GiB on watchOS's
+    /// arm64_32, where `Int` is 32 bits). A single record larger than this gets a segment
+    /// of its own.
     public var maxSegmentSize: Int
     /// Check each record's checksum when it is read, not only when the store is opened.
     /// Default `true`.
@@ -71,14 +72,18 @@ extension LogStore {
     }
 
     static let minimumSegmentSize = 4 << 10
-    /// 2 GiB (record offsets are 32-bit), or as much as `Int` holds where it is 32 bits wide.
-    static let maximumSegmentSize = Int(truncatingIfNeeded: min(Int64(2) << 30, Int64(Int.max)))
+    /// 2 GiB (record offsets are 32-bit); 1 GiB where `Int` is 32 bits (watchOS's arm64_32),
+    /// so that a segment's size plus a record's (at most 256 MiB) never overflows, and a
+    /// mapping of it can fit in the address space.
+    static let maximumSegmentSize =
+      Int.bitWidth == 32 ? 1 << 30 : Int(truncatingIfNeeded: Int64(2) << 30)
 
     func validated() throws(LogStoreError) -> Options {
       guard (Self.minimumSegmentSize...Self.maximumSegmentSize).contains(maxSegmentSize) else {
         throw LogStoreError(
           .invalidArgument,
-          "maxSegmentSize must be between 4 KiB and 2 GiB, not \(maxSegmentSize) bytes")
+          "maxSegmentSize must be between 4 KiB and \(Self.maximumSegmentSize >> 30) GiB, "
+            + "not \(maxSegmentSize) bytes")
       }
       if case .interval(let milliseconds) = sync, milliseconds <= 0 {
         throw LogStoreError(

@@ -26,8 +26,12 @@ enum Mutation {
     }
   }
 
+  /// The bytes of the batch's members, or any number over the batch limit once the sum
+  /// passes it: the sum stops there, so that it cannot overflow where `Int` is 32 bits (each
+  /// member is already checked to be under 65 MiB).
   private static func membersLength(_ batch: WriteBatch) -> Int {
-    batch.operations.reduce(0) { total, operation in
+    var total = 0
+    for operation in batch.operations {
       let key: Int
       let value: Int
       switch operation {
@@ -35,8 +39,10 @@ enum Mutation {
       case .delete(_, let k), .deletePrefix(_, let k): (key, value) = (k.count, 0)
       case .createTable, .clearTable, .dropTable: (key, value) = (0, 0)
       }
-      return total + RecordLayout.length(table: operation.table.utf8.count, key: key, value: value)
+      total += RecordLayout.length(table: operation.table.utf8.count, key: key, value: value)
+      if total > RecordLayout.maxBatchCount { break }
     }
+    return total
   }
 
   /// Checks sizes and names before anything is locked or written.

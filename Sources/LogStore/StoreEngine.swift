@@ -455,7 +455,7 @@ final class StoreEngine: @unchecked Sendable {
       while commitQueue.count < expected {
         let left = deadline - monotonicNanoseconds()
         if left <= 0 { break }
-        writeLock.wait(for: commitQueue[0].wakeup, nanoseconds: Int(left))
+        writeLock.wait(for: commitQueue[0].wakeup, nanoseconds: left)
       }
     }
     let group = commitQueue

@@ -26,7 +26,7 @@ public struct StoreOptions: Sendable, Equatable {
   /// `.manual` leaves it to ``KeyValueStore/compact()``.
   public var compaction: CompactionPolicy
   /// A segment file is sealed and a new one started past this many bytes. Default 64 MiB,
-  /// between 4 KiB and 2 GiB.
+  /// between 4 KiB and 2 GiB (1 GiB where `Int` is 32 bits: watchOS on arm64_32).
   public var maxSegmentSize: Int
   /// Check each value's checksum when it is read, not only at open. Default `true`.
   public var verifyChecksumsOnRead: Bool

@@ -10,13 +10,20 @@ import LogStore
 
 /// Text forms shared by the commands.
 enum Formatting {
-  /// `2015-11-20T06:07:41.250000Z`: a timestamp as ISO 8601 in UTC, to the microsecond.
+  /// `2015-11-20T06:07:41.250000Z`: a timestamp as ISO 8601 in UTC, to the microsecond; one
+  /// the C library's time cannot hold (a damaged record's, or past 2038 where `time_t` is 32
+  /// bits) as seconds since 1970.
   static func iso8601(_ timestamp: Timestamp) -> String {
     let micros = timestamp.microsecondsSince1970
-    var seconds = time_t(micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000)
-    let fraction = micros - Int64(seconds) * 1_000_000
+    var (whole, fraction) = micros.quotientAndRemainder(dividingBy: 1_000_000)
+    if fraction < 0 {
+      whole -= 1
+      fraction += 1_000_000
+    }
     var parts = tm()
-    gmtime_r(&seconds, &parts)
+    guard var seconds = time_t(exactly: whole), gmtime_r(&seconds, &parts) != nil else {
+      return seconds(timestamp) + " s since 1970"
+    }
     func pad(_ value: Int32, _ width: Int) -> String {
       let digits = String(value)
       return String(repeating: "0", count: max(0, width - digits.count)) + digits

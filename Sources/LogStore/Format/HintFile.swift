@@ -123,7 +123,7 @@ package enum HintFile {
     guard loadLittleEndian(UInt32.self, base + 12) == fileNumber,
       loadLittleEndian(UInt32.self, base + 16) == salt
     else { throw Invalid(reason: "describes another segment") }
-    let count = Int(loadLittleEndian(UInt32.self, base + 20))
+    let count = loadLittleEndian(UInt32.self, base + 20)
     let covered = loadLittleEndian(UInt64.self, base + 24)
     let entriesLength = loadLittleEndian(UInt64.self, base + 32)
     guard covered <= UInt64(segmentLength), covered >= UInt64(SegmentHeader.size) else {
@@ -137,7 +137,7 @@ package enum HintFile {
     else { throw Invalid(reason: "entries checksum mismatch") }
 
     var entries: [Entry] = []
-    entries.reserveCapacity(min(count, entryBytes.count / entryHeaderSize))
+    entries.reserveCapacity(min(Int(clamping: count), entryBytes.count / entryHeaderSize))
     var position = 0
     var lastSequence: UInt64 = 0
     while position < entryBytes.count {
@@ -151,12 +151,17 @@ package enum HintFile {
       guard size <= entryBytes.count - position,
         let kind = RecordKind(rawValue: entry.load(as: UInt8.self)), kind != .batch
       else { throw Invalid(reason: "malformed entry") }
-      let offset = Int(loadLittleEndian(UInt32.self, entry + 4))
-      let length = Int(loadLittleEndian(UInt32.self, entry + 8))
+      // Checked in 64 bits before they become Ints: where Int is 32 bits a damaged offset
+      // or length must be refused, not trap.
+      let rawOffset = loadLittleEndian(UInt32.self, entry + 4)
+      let rawLength = loadLittleEndian(UInt32.self, entry + 8)
       let sequence = loadLittleEndian(UInt64.self, entry + 12)
-      guard offset >= SegmentHeader.size, length >= RecordLayout.headerSize,
-        offset + length <= Int(covered), sequence > lastSequence
+      guard rawOffset >= SegmentHeader.size, rawLength >= RecordLayout.headerSize,
+        UInt64(rawOffset) + UInt64(rawLength) <= covered, sequence > lastSequence,
+        sequence < RecordLayout.sequenceLimit
       else { throw Invalid(reason: "entry points outside the segment") }
+      let offset = Int(rawOffset)  // below `covered`, which is below the segment's length
+      let length = Int(rawLength)
       lastSequence = sequence
       let tableStart = position + entryHeaderSize
       entries.append(

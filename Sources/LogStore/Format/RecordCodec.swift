@@ -160,10 +160,16 @@ package enum RecordCodec {
       kind: kind,
       tableCount: Int(base.load(fromByteOffset: RecordLayout.tableCountOffset, as: UInt8.self)),
       keyCount: Int(loadLittleEndian(UInt16.self, base + RecordLayout.keyCountOffset)),
-      valueCount: Int(loadLittleEndian(UInt32.self, base + RecordLayout.valueCountOffset)),
+      // Clamped: a damaged length of 2^31 or more must fail the checks below, not trap
+      // where Int is 32 bits.
+      valueCount: Int(
+        clamping: loadLittleEndian(UInt32.self, base + RecordLayout.valueCountOffset)),
       sequence: loadLittleEndian(UInt64.self, base + RecordLayout.sequenceOffset),
       timestamp: Int64(
         bitPattern: loadLittleEndian(UInt64.self, base + RecordLayout.timestampOffset)))
+    guard header.sequence < RecordLayout.sequenceLimit else {
+      throw .damaged("sequence number out of range")
+    }
     switch kind {
     case .batch:
       guard !member, header.tableCount == 0, header.keyCount == 0,

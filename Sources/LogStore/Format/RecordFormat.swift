@@ -40,6 +40,10 @@ enum RecordLayout {
   static let maxValueCount = 64 << 20
   /// The largest batch, in bytes of encoded members (256 MiB).
   static let maxBatchCount = 256 << 20
+  /// Sequence numbers stay below 2^62: a store would take centuries to get there, and a
+  /// damaged or crafted number above it is refused as damage instead of overflowing the next
+  /// one the writer hands out.
+  static let sequenceLimit: UInt64 = 1 << 62
 
   /// The encoded length of a record with these field sizes.
   @inline(__always)

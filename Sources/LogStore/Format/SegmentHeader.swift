@@ -96,9 +96,13 @@ package struct SegmentHeader: Equatable, Sendable {
         outputIndex: loadLittleEndian(UInt32.self, base + 24),
         outputCount: loadLittleEndian(UInt32.self, base + 28))
     }
+    let baseSequence = loadLittleEndian(UInt64.self, base + 32)
+    guard baseSequence < RecordLayout.sequenceLimit else {
+      throw .damaged("base sequence number out of range")
+    }
     return SegmentHeader(
       version: version, fileNumber: loadLittleEndian(UInt32.self, base + 12),
-      salt: loadLittleEndian(UInt32.self, base + 16),
-      baseSequence: loadLittleEndian(UInt64.self, base + 32), compaction: compaction)
+      salt: loadLittleEndian(UInt32.self, base + 16), baseSequence: baseSequence,
+      compaction: compaction)
   }
 }

@@ -85,28 +85,33 @@ final class ConditionLock: @unchecked Sendable {
   func wait(for wakeup: Wakeup) { pthread_cond_wait(wakeup.condition, mutex) }
 
   /// ``wait(for:)`` for at most `nanoseconds`.
-  func wait(for wakeup: Wakeup, nanoseconds: Int) {
+  func wait(for wakeup: Wakeup, nanoseconds: Int64) {
     var deadline = Self.deadline(after: nanoseconds)
     pthread_cond_timedwait(wakeup.condition, mutex, &deadline)
   }
 
-  private static func deadline(after nanoseconds: Int) -> timespec {
+  /// The wall-clock time `nanoseconds` from now, as `pthread_cond_timedwait` takes it. In
+  /// 64 bits: `Int` and `time_t` are 32 bits on watchOS's arm64_32, where a second is
+  /// already half of `Int32.max` nanoseconds.
+  private static func deadline(after nanoseconds: Int64) -> timespec {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    let total = Int(now.tv_nsec) + nanoseconds
+    let (seconds, fraction) = max(0, nanoseconds).quotientAndRemainder(dividingBy: 1_000_000_000)
+    let total = Int64(now.tv_nsec) + fraction
     var deadline = timespec()
-    deadline.tv_sec = now.tv_sec + total / 1_000_000_000
-    deadline.tv_nsec = total % 1_000_000_000
+    deadline.tv_sec = time_t(clamping: Int64(now.tv_sec) + seconds + total / 1_000_000_000)
+    deadline.tv_nsec = Int(total % 1_000_000_000)
     return deadline
   }
 
   /// Waits for ``broadcast()`` or until `milliseconds` pass; the caller must hold the lock.
   func wait(milliseconds: Int) {
-    wait(nanoseconds: milliseconds * 1_000_000)
+    let (nanoseconds, overflow) = Int64(milliseconds).multipliedReportingOverflow(by: 1_000_000)
+    wait(nanoseconds: overflow ? .max : nanoseconds)
   }
 
   /// Waits for ``broadcast()`` or until `nanoseconds` pass; the caller must hold the lock.
-  func wait(nanoseconds: Int) {
+  func wait(nanoseconds: Int64) {
     var deadline = Self.deadline(after: nanoseconds)
     pthread_cond_timedwait(condition, mutex, &deadline)
   }

@@ -155,7 +155,13 @@ final class SystemFileHandle: FileHandle {
   func size() throws(LogStoreError) -> Int {
     var info = stat()
     _ = try SystemCall.retrying("fstat", path) { fstat(fd, &info) }
-    return Int(info.st_size)
+    // off_t is 64 bits everywhere; Int is 32 on watchOS's arm64_32 (and 32-bit Linux).
+    guard let size = Int(exactly: info.st_size) else {
+      throw LogStoreError(
+        .io, "\(path) is \(info.st_size) bytes, more than this platform can address",
+        systemError: EOVERFLOW)
+    }
+    return size
   }
 
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(LogStoreError)

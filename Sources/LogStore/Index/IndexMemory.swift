@@ -52,12 +52,16 @@ enum IndexMemory {
       let mapped = mmap(
         nil, length + hugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
       guard let mapped, mapped != MAP_FAILED else { return nil }
-      let address = Int(bitPattern: mapped)
-      let aligned = (address + hugePage - 1) / hugePage * hugePage
-      let before = aligned - address
+      // Unsigned: on 32-bit Linux an address can be above Int.max.
+      let address = UInt(bitPattern: mapped)
+      let page = UInt(hugePage)
+      let aligned = (address &+ page &- 1) & ~(page &- 1)
+      let before = Int(aligned &- address)
       if before > 0 { munmap(mapped, before) }
       let after = hugePage - before
-      if after > 0 { munmap(UnsafeMutableRawPointer(bitPattern: aligned + length), after) }
+      if after > 0 {
+        munmap(UnsafeMutableRawPointer(bitPattern: aligned &+ UInt(length)), after)
+      }
       let region = UnsafeMutableRawPointer(bitPattern: aligned)!
       _ = madvise(region, length, MADV_HUGEPAGE)
       return region

@@ -125,7 +125,7 @@ final class TableIndex {
   @inline(__always)
   private func warm<S: Sequence>(_ hashes: S) where S.Element == UInt64 {
     var loaded: UInt32 = 0
-    for hash in hashes { loaded ^= slots[Int(Self.slotHash(hash)) & mask].hash }
+    for hash in hashes { loaded ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash }
     // Kept, so that the loads are not optimized away.
     warmed ^= loaded
   }
@@ -272,7 +272,7 @@ final class TableIndex {
   /// The slot holding the key stored at arena offset `reference`.
   private func slotIndex(of reference: UInt32, hash: UInt64) -> Int {
     let slotHash = Self.slotHash(hash)
-    var index = Int(slotHash) & mask
+    var index = Int(truncatingIfNeeded: slotHash) & mask
     while slots[index].hash != slotHash || slots[index].keyReference != reference {
       precondition(slots[index].hash != 0, "an arena entry without a slot")
       index = (index + 1) & mask
@@ -301,7 +301,7 @@ final class TableIndex {
     var hole = index
     var next = (hole + 1) & mask
     while slots[next].hash != 0 {
-      let ideal = Int(slots[next].hash) & mask
+      let ideal = Int(truncatingIfNeeded: slots[next].hash) & mask
       // The entry at `next` may fill the hole if the hole lies on its probe path, that is,
       // between its ideal slot and `next` (cyclically).
       if (next &- ideal) & mask >= (next &- hole) & mask {
@@ -353,7 +353,7 @@ final class TableIndex {
     for index in 0..<oldCapacity {
       let slot = oldSlots[index]
       guard slot.hash != 0 else { continue }
-      var position = Int(slot.hash) & mask
+      var position = Int(truncatingIfNeeded: slot.hash) & mask
       while slots[position].hash != 0 { position = (position + 1) & mask }
       slots[position] = slot
     }
@@ -377,7 +377,7 @@ final class TableIndex {
   }
 
   private func resizeArena(_ capacity: Int) {
-    precondition(capacity <= Int(UInt32.max), "a table's keys exceed 4 GiB of memory")
+    precondition(capacity <= UInt32.max, "a table's keys exceed 4 GiB of memory")
     let bigger = IndexMemory.allocateZeroed(byteCount: capacity)
     bigger.copyMemory(from: arena, byteCount: arenaUsed)
     IndexMemory.deallocate(arena, byteCount: arenaCapacity)

@@ -96,7 +96,7 @@ struct Recovery {
       }
     }
     let highest = max(segmentNumbers.max() ?? 0, hintNumbers.max() ?? 0)
-    state.nextFileNumber = highest == UInt32.max ? highest : highest + 1
+    state.nextFileNumber = highest + 1  // below 2^31 + 1: names above are not ours
 
     var candidates: [Candidate] = []
     for number in segmentNumbers.sorted() {
@@ -230,7 +230,7 @@ struct Recovery {
       entry.members.append(candidate.number)
       outputs[mark.firstOutput] = entry
     }
-    let finished = outputs.filter { $0.value.seen.count == Int($0.value.count) }
+    let finished = outputs.filter { $0.value.seen.count == $0.value.count }
     let newestFinished = finished.keys.max() ?? 0
     var obsolete = Set<UInt32>()
     for candidate in candidates where candidate.number < newestFinished {
@@ -379,7 +379,10 @@ struct Recovery {
     let hintPath = path(StoreFileName.hint(candidate.number))
     guard let handle = try? fileSystem.openFile(hintPath, mode: .readOnly) else { return nil }
     defer { handle.close() }
-    var bytes = [UInt8](repeating: 0, count: (try? handle.size()) ?? 0)
+    // A valid hint file is never longer than its segment (each entry is no longer than the
+    // record it describes): a longer one is not read into memory.
+    guard let size = try? handle.size(), size <= candidate.size else { return nil }
+    var bytes = [UInt8](repeating: 0, count: size)
     let read = try? bytes.withMutableBytes { buffer throws(LogStoreError) in
       try handle.read(into: buffer, at: 0)
     }

@@ -178,14 +178,13 @@ struct Verifier {
       report.problems += scan.problems
       report.notes += scan.notes
     }
-    for (firstOutput, group) in outputGroups where group.seen.count != Int(group.count) {
+    for (firstOutput, group) in outputGroups where group.seen.count != group.count {
       report.notes.append(
         VerificationFinding(
           file: StoreFileName.segment(firstOutput),
           message: "output of an unfinished compaction; removed at the next open"))
     }
-    if let finished = outputGroups.filter({ $0.value.seen.count == Int($0.value.count) }).keys.max()
-    {
+    if let finished = outputGroups.filter({ $0.value.seen.count == $0.value.count }).keys.max() {
       for number in segments where number < finished {
         report.notes.append(
           VerificationFinding(

@@ -4,6 +4,8 @@
 package enum StoreFileName {
   static let lock = "LOCK"
   static let temporarySuffix = ".tmp"
+  /// File numbers are below this.
+  static let maximumNumber: UInt32 = 1 << 31
 
   package static func segment(_ number: UInt32) -> String { padded(number) + ".log" }
   package static func hint(_ number: UInt32) -> String { padded(number) + ".hint" }
@@ -26,8 +28,10 @@ package enum StoreFileName {
     for (suffix, make) in [(".log", Kind.segment), (".hint", Kind.hint)] {
       guard name.hasSuffix(suffix) else { continue }
       let digits = name.dropLast(suffix.count)
+      // Numbers stay below 2^31 (a store would need billions of segments to get there), so
+      // that the next number never overflows; a file named above that is not the store's.
       guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-        let number = UInt32(digits)
+        let number = UInt32(digits), number < maximumNumber
       else { return .other }
       return make(number)
     }
