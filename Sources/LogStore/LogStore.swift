@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// An embedded, log-structured key-value store: named tables of byte keys to byte values.
 ///
 /// Every change is appended to a segment file as a checksummed record; an in-memory hash
@@ -299,7 +291,7 @@ public final class LogStore: Sendable {
         if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
         let common = min(a.keyCount, b.keyCount)
         if common > 0 {
-          let order = memcmp(base! + a.keyStart, base! + b.keyStart, common)
+          let order = compareBytes(base! + a.keyStart, base! + b.keyStart, common)
           if order != 0 { return order < 0 }
         }
         return a.keyCount < b.keyCount
@@ -364,7 +356,7 @@ func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     b.withUnsafeBufferPointer { b in
       let common = min(a.count, b.count)
       if common > 0 {
-        let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+        let order = compareBytes(a.baseAddress!, b.baseAddress!, common)
         if order != 0 { return order < 0 }
       }
       return a.count < b.count

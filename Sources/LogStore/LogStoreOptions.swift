@@ -141,10 +141,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
   /// The wall-clock time now (`CLOCK_REALTIME`).
   public static func now() -> Timestamp {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Timestamp(
-      microsecondsSince1970: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+    Timestamp(microsecondsSince1970: wallClockMicroseconds())
   }
 
   public static func < (a: Timestamp, b: Timestamp) -> Bool {
@@ -153,11 +150,3 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
   public var description: String { "\(microsecondsSince1970)µs since 1970" }
 }
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif

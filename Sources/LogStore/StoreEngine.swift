@@ -191,7 +191,7 @@ final class StoreEngine: @unchecked Sendable {
       guard let location = index.find(key, hash: hash) else { return nil }
       let record = try readRecord(at: location)
       guard record.key.count == key.count,
-        key.count == 0 || memcmpBytes(record.key.baseAddress!, key.baseAddress!, key.count)
+        key.count == 0 || bytesEqual(record.key.baseAddress!, key.baseAddress!, key.count)
       else {
         throw LogStoreError(
           .corrupted, "the index of table \"\(table)\" points at a record of another key")

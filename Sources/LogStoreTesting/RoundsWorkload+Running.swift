@@ -82,7 +82,7 @@ extension RoundsWorkload {
   ///   already (a reader could not tell its rounds from the new ones); any error of the
   ///   store.
   package func write(
-    to store: LogStore, until deadline: ContinuousClock.Instant,
+    to store: LogStore, until deadline: Deadline,
     roundFinished: (RoundsProgress) -> Void = { _ in }
   ) throws(LogStoreError) -> RoundsProgress {
     guard try !store.tableExists(Self.table) else {
@@ -93,7 +93,7 @@ extension RoundsWorkload {
     try creation.apply(to: store)
     var progress = RoundsProgress()
     progress.operations = 1
-    while ContinuousClock.now < deadline {
+    while !deadline.hasPassed {
       let round = progress.rounds + 1
       for operation in operations(round: round) {
         try operation.apply(to: store)
@@ -113,10 +113,10 @@ extension RoundsWorkload {
   /// checking the state (and every fourth time also listing the table). A missing store or
   /// table is waited for only until the table has been seen once: after that, either is a
   /// problem.
-  package func read(path: String, until deadline: ContinuousClock.Instant) -> RoundsReadReport {
+  package func read(path: String, until deadline: Deadline) -> RoundsReadReport {
     var report = RoundsReadReport()
     var tableSeen = false
-    while ContinuousClock.now < deadline {
+    while !deadline.hasPassed {
       // Listing costs as much as reading every id: most opens skip it, so that there are
       // more opens, where a reader meets the writer's files changing.
       let listing = report.opens % 4 == 3

@@ -482,6 +482,18 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
   }
 
+  package func removeDirectory(_ path: String) throws(LogStoreError) {
+    let number = announce("rmdir", path)
+    try state.withLock { state throws(LogStoreError) in
+      try enter(&state, number, "rmdir", path)
+      guard !state.files.keys.contains(where: { parent(of: $0) == path }) else {
+        throw LogStoreError(
+          .io, "rmdir failed for \(path): Directory not empty", systemError: ENOTEMPTY)
+      }
+      state.directories.remove(path)
+    }
+  }
+
   package func renameFile(_ source: String, to destination: String) throws(LogStoreError) {
     let number = announce("rename", source)
     try state.withLock { state throws(LogStoreError) in

@@ -23,9 +23,13 @@ package final class TemporaryDirectory {
 /// package's usual build directories. Nil if it is nowhere.
 package func builtExecutable(named name: String) -> URL? {
   var directories: [String] = []
-  if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-    directories.append((executable as NSString).deletingLastPathComponent)
-  }
+  #if os(Linux)
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(
+      atPath: "/proc/self/exe")
+    {
+      directories.append((executable as NSString).deletingLastPathComponent)
+    }
+  #endif
   let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
   directories.append(argument0.deletingLastPathComponent().path)
   for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {

@@ -18,3 +18,15 @@ package func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Voi
   }
   group.wait()
 }
+
+/// A moment some seconds from now, on a clock that only goes forward (the system's uptime;
+/// not `ContinuousClock`, which needs macOS 13 / iOS 16).
+package struct Deadline: Sendable {
+  private let uptime: TimeInterval
+
+  package init(secondsFromNow seconds: Double) {
+    uptime = ProcessInfo.processInfo.systemUptime + seconds
+  }
+
+  package var hasPassed: Bool { ProcessInfo.processInfo.systemUptime >= uptime }
+}

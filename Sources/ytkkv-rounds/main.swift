@@ -56,7 +56,7 @@ let (mode, path, options) = parse(Array(CommandLine.arguments.dropFirst()))
 let ids = options["--ids"] ?? 2_000
 guard ids <= 100_000 else { usageError("--ids is at most 100000") }
 let workload = RoundsWorkload(ids: ids)
-let deadline = ContinuousClock.now + .seconds(options["--seconds"]!)
+let deadline = Deadline(secondsFromNow: Double(options["--seconds"]!))
 
 switch mode {
 case "write":

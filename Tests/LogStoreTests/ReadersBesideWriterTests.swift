@@ -93,7 +93,7 @@ struct ReadersBesideWriterTests {
     let workload = RoundsWorkload(ids: 500)
     let store = try LogStore(
       path: path, options: RoundsWorkload.writerOptions(segmentSize: 64 << 10))
-    let deadline = ContinuousClock.now + .seconds(3)
+    let deadline = Deadline(secondsFromNow: 3)
     let written = Guarded(Result<RoundsProgress, LogStoreError>.success(RoundsProgress()))
     let report = Guarded(RoundsReadReport())
     runOnThreads(3) { thread in

@@ -254,7 +254,8 @@ struct JSONCodecTests {
     for string in strings {
       for value: JSONValue in [.string(string), [.string(string)], [string: .string(string)]] {
         let bytes = try JSONWriter.bytes(value)
-        #expect(String(validating: bytes, as: UTF8.self) != nil)
+        // Valid UTF-8: decoding replaces nothing, so the bytes come back.
+        #expect(Array(String(decoding: bytes, as: UTF8.self).utf8) == bytes)
         let back = try JSONReader.parse(bytes)
         #expect(back == value)
         // String equality is canonical equivalence; writing again proves the bytes are kept.

@@ -30,8 +30,13 @@ struct RecoverCommandTests {
     // The damaged store is kept, untouched, at PATH.damaged-<time>.
     let kept = try Self.leftovers(scratch, "damaged.db")
     try #require(kept.count == 1, "\(kept)")
+    // damaged.db.damaged-YYYYMMDDTHHMMSSZ
+    let stamp = Array(kept[0].utf8.dropFirst("damaged.db.damaged-".count))
+    #expect(kept[0].hasPrefix("damaged.db.damaged-"), "\(kept)")
     #expect(
-      try #/damaged\.db\.damaged-[0-9]{8}T[0-9]{6}Z/#.wholeMatch(in: kept[0]) != nil, "\(kept)")
+      stamp.count == 16 && stamp[8] == UInt8(ascii: "T") && stamp[15] == UInt8(ascii: "Z")
+        && (stamp[0..<8] + stamp[9..<15]).allSatisfy { (0x30...0x39).contains($0) },
+      "\(kept)")
     #expect(lines[2] == "the damaged store is kept at \(scratch.appending(kept[0]))")
     let keptVerify = try Tool.run(["verify", scratch.appending(kept[0])])
     #expect(keptVerify.status == 1)

@@ -17,6 +17,8 @@ package protocol FileSystem: Sendable {
   func contentsOfDirectory(_ path: String) throws(LogStoreError) -> [String]
   /// Removes the file at `path`; a missing file is not an error.
   func removeFile(_ path: String) throws(LogStoreError)
+  /// Removes the empty directory at `path`; a missing one is not an error.
+  func removeDirectory(_ path: String) throws(LogStoreError)
   /// Renames `source` to `destination`, replacing any file there, atomically.
   func renameFile(_ source: String, to destination: String) throws(LogStoreError)
   /// Makes the directory's entries (files created, renamed, removed) durable: `fsync` on the

@@ -66,6 +66,13 @@ package struct SystemFileSystem: FileSystem {
     }
   }
 
+  package func removeDirectory(_ path: String) throws(LogStoreError) {
+    if rmdir(path) != 0 {
+      let code = errno
+      if code != ENOENT { throw SystemCall.error("rmdir", path, code) }
+    }
+  }
+
   package func renameFile(_ source: String, to destination: String) throws(LogStoreError) {
     _ = try SystemCall.retrying("rename", source) { rename(source, destination) }
   }

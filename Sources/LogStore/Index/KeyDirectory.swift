@@ -38,7 +38,7 @@ final class KeyDirectory {
     if let lastTable, name.count == lastTableName.count,
       name.count == 0
         || lastTableName.withUnsafeBytes({
-          memcmpBytes($0.baseAddress!, name.baseAddress!, name.count)
+          bytesEqual($0.baseAddress!, name.baseAddress!, name.count)
         })
     {
       return lastTable
@@ -171,7 +171,7 @@ final class KeyDirectory {
     }
     for entry in entries where entry.kind == .put {
       if let current = run, current.name.count == entry.table.count,
-        memcmpBytes(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
+        bytesEqual(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
       {
         run!.count += 1
         run!.keyBytes += entry.key.count

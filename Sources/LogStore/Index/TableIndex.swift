@@ -98,7 +98,7 @@ final class TableIndex {
   private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     guard a.count == b.count else { return false }
     guard a.count > 0 else { return true }
-    return memcmpBytes(a.baseAddress!, b.baseAddress!, a.count)
+    return bytesEqual(a.baseAddress!, b.baseAddress!, a.count)
   }
 
   /// The slot holding `key`, or the empty slot where it would go (negative: `-1 - index`).
@@ -405,17 +405,4 @@ final class TableIndex {
     arenaUsed = used
     arenaGarbage = 0
   }
-}
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
-@inline(__always)
-func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
-  memcmp(a, b, count) == 0
 }

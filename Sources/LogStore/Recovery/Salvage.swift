@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// What ``LogStore/recover(path:)`` saved and lost.
 public struct SalvageReport: Sendable, Equatable {
   /// Tables in the new store.
@@ -99,15 +91,13 @@ extension LogStore {
 
   /// Now as `20261129T123456Z`, for file names.
   private static func fileNameTime() -> String {
-    var seconds = time(nil)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
+    let now = CalendarTime.utcNow()
+    func pad(_ value: Int, _ width: Int) -> String {
       let digits = String(value)
       return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
-    return "\(pad(parts.tm_year + 1900, 4))\(pad(parts.tm_mon + 1, 2))\(pad(parts.tm_mday, 2))"
-      + "T\(pad(parts.tm_hour, 2))\(pad(parts.tm_min, 2))\(pad(parts.tm_sec, 2))Z"
+    return "\(pad(now.year, 4))\(pad(now.month, 2))\(pad(now.day, 2))"
+      + "T\(pad(now.hour, 2))\(pad(now.minute, 2))\(pad(now.second, 2))Z"
   }
 
   /// Removes a store directory this code created, and the files in it.
@@ -117,6 +107,6 @@ extension LogStore {
     for name in try fileSystem.contentsOfDirectory(path) {
       try fileSystem.removeFile(path + "/" + name)
     }
-    rmdir(path)
+    try fileSystem.removeDirectory(path)
   }
 }
