@@ -83,6 +83,7 @@ final class StoreEngine: @unchecked Sendable {
     }
     var state = try Recovery(directory: directory, options: options).run()
     if !options.readOnly && state.writer == nil {
+      try Self.checkFileNumbers(from: state.nextFileNumber, count: 1, directory: directory)
       let writer = try Self.createSegment(
         directory: directory, number: state.nextFileNumber, baseSequence: state.nextSequence,
         capacity: options.maxSegmentSize, fileSystem: fileSystem)
@@ -128,6 +129,21 @@ final class StoreEngine: @unchecked Sendable {
     try Manifest(segments: numbers, generation: manifestGeneration).publish(
       directory: directory, fileSystem: fileSystem)
     publishedSegments = numbers
+  }
+
+  /// Throws unless `count` file numbers from `first` are below the highest a store uses
+  /// (2^31: a store would need billions of segments to get there; only a file named so by
+  /// hand or by damage brings it close).
+  static func checkFileNumbers(from first: UInt32, count: UInt32, directory: String)
+    throws(LogStoreError)
+  {
+    guard first < StoreFileName.maximumNumber, count <= StoreFileName.maximumNumber - first
+    else {
+      throw LogStoreError(
+        .corrupted,
+        "the file numbers of \(directory) are used up (the next would be \(first)): "
+          + "a file there has a number no store reaches; `ytkkv recover` rebuilds the store")
+    }
   }
 
   /// Creates segment `number` with its header, reserving its first chunk of disk, mapped
@@ -353,6 +369,7 @@ final class StoreEngine: @unchecked Sendable {
     // Seal first: once a newer segment exists, recovery treats this one as complete, so it
     // must be on stable storage before the next one is created.
     try old.seal()
+    try Self.checkFileNumbers(from: nextFileNumber, count: 1, directory: directory)
     let number = nextFileNumber
     // Numbers are never reused, not even that of a segment whose start failed.
     nextFileNumber += 1

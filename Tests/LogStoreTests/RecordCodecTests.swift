@@ -126,6 +126,29 @@ struct RecordCodecTests {
     #expect((try? decodeRecord(encodeRecord(.createTable, key: "", value: "")).get()) != nil)
   }
 
+  @Test("a sequence number of 2^62 or more is damage, even with a good checksum")
+  func sequenceLimit() throws {
+    let highest = RecordLayout.sequenceLimit - 1
+    #expect(try decodeRecord(encodeRecord(sequence: highest)).get().sequence == highest)
+    for sequence in [RecordLayout.sequenceLimit, UInt64.max - 1, UInt64.max] {
+      #expect(throws: RecordDecodingError.self) {
+        try decodeRecord(encodeRecord(sequence: sequence)).get()
+      }
+    }
+  }
+
+  @Test("a value length of 2^31 or more is refused, not converted (32-bit Int)")
+  func hugeValueLength() {
+    for length: UInt32 in [0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF] {
+      var bytes = encodeRecord()
+      withUnsafeBytes(of: length.littleEndian) {
+        bytes.replaceSubrange(
+          RecordLayout.valueCountOffset..<RecordLayout.valueCountOffset + 4, with: $0)
+      }
+      #expect(throws: RecordDecodingError.self) { try decodeRecord(bytes).get() }
+    }
+  }
+
   @Test("random bytes never decode and never trap")
   func randomBytes() {
     var generator = SplitMix64(seed: 42)

@@ -178,6 +178,8 @@ extension StoreEngine {
       // Outputs are closed when the next record does not fit, so any two neighbours hold more
       // than one segment's worth: this many numbers are always enough.
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
+      try Self.checkFileNumbers(
+        from: nextFileNumber, count: outputLimit + 1, directory: directory)
       let firstOutput = nextFileNumber
       let nextActive = firstOutput + outputLimit
       try active.seal()
