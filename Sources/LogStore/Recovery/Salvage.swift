@@ -53,18 +53,22 @@ extension LogStore {
       for table in try old.tableNames() {
         try new.createTable(table)
         report.tables += 1
+        // Batches of up to 1,000 items or 8 MiB (a batch holds at most 256 MiB).
         var batch = WriteBatch()
+        var batchBytes = 0
         for key in try old.keys(in: table) {
           guard let entry = try? old.entry(forKey: key, in: table) else {
             report.unreadableItems += 1
             continue
           }
-          batch.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
-          report.items += 1
-          if batch.count >= 1000 {
+          if batch.count >= 1000 || batchBytes + entry.value.count > 8 << 20 {
             try new.write(batch)
             batch = WriteBatch()
+            batchBytes = 0
           }
+          batch.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
+          batchBytes += key.count + entry.value.count
+          report.items += 1
         }
         try new.write(batch)
       }
