@@ -28,8 +28,7 @@ extension FileProtection {
       let manager = FileManager.default
       let attributes: [FileAttributeKey: Any] = [.protectionKey: type]
       do {
-        var isDirectory: ObjCBool = false
-        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+        if manager.fileExists(atPath: path) {
           try manager.setAttributes(attributes, ofItemAtPath: path)
           for name in try manager.contentsOfDirectory(atPath: path) {
             try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)
