@@ -61,9 +61,13 @@ struct LoadCommand: Command {
     let loader = BatchLoader(store: store)
     if let ytkTable {
       try loader.createTable(ytkTable)
-      let rows = try JSONReader.parse(readStandardInput())
+      let input = try readStandardInput()
+      // sqlite3 -json prints nothing at all for a table without rows.
+      let isEmpty = input.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+      let rows = isEmpty ? .array([]) : try JSONReader.parse(input)
       guard case .array(let elements) = rows else {
-        throw CommandFailure("expected a JSON array of rows, as sqlite3 -json prints")
+        throw CommandFailure(
+          "expected a JSON array of rows, as `sqlite3 -json DB 'SELECT * FROM TABLE'` prints")
       }
       for (index, row) in elements.enumerated() {
         try loader.add(try Self.ytkRow(row, number: index + 1, table: ytkTable))

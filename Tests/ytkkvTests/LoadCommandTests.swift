@@ -244,6 +244,23 @@ struct LoadCommandTests {
     #expect(notRows.standardError.contains("expected a JSON array of rows"))
   }
 
+  @Test(
+    "--ytk-table: an empty table (sqlite3 -json prints nothing for one) loads as an empty table")
+  func ytkEmptyTable() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = scratch.appending("migrated.db")
+    for input in ["", "\n", "[]"] {
+      let result = try Tool.run(
+        ["load", path, "--ytk-table", "empty_table"], input: Self.data(input))
+      #expect(result.status == 0, "\(input.debugDescription): \(result.standardError)")
+      #expect(result.standardOutput == "loaded 0 items into 1 table\n")
+    }
+    let store = try KeyValueStore(path: path, options: StoreOptions(readOnly: true))
+    #expect(try store.tableNames() == ["empty_table"])
+    #expect(try store.allItems(in: "empty_table").isEmpty)
+    try store.close()
+  }
+
   @Test("missing or extra arguments and unknown options are usage errors (64)")
   func badArguments() throws {
     let scratch = TemporaryDirectory("ytkkv-tests")

@@ -142,7 +142,7 @@ final class TableIndex {
   func upsertAll(
     _ puts: [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)]
   ) {
-    warm(puts.lazy.map(\.hash))
+    warm(puts.lazy.map { $0.hash })
     for put in puts { upsert(put.key, hash: put.hash, location: put.location) }
   }
 
@@ -216,7 +216,7 @@ final class TableIndex {
     var group: [(reference: UInt32, hash: UInt64)] = []
     group.reserveCapacity(Self.removalGroup)
     func removeGroup() {
-      warm(group.lazy.map(\.hash))
+      warm(group.lazy.map { $0.hash })
       for member in group {
         removeSlot(at: slotIndex(of: member.reference, hash: member.hash), squeeze: false)
       }
