@@ -32,7 +32,7 @@ struct Check32 {
   static func main() {
     let seed = check32_seed()
     print(
-      "check-32bit: wasm32, Int is \(Int.bitWidth) bits, pointers \(MemoryLayout<Int>.size * 8) "
+      "check-32bit: wasm32, Int is \(Int.bitWidth) bits, pointers \(MemoryLayout<UnsafeRawPointer>.size * 8) "
         + "bits; seed \(seed) (KeyHash seed \(KeyHash.seed))")
     var failed: [String] = []
     var checks = 0
