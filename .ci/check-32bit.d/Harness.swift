@@ -76,12 +76,14 @@ struct Checker {
     rng = SplitMix(seed: seed ^ nameHash)
   }
 
-  mutating func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: UInt = #line)
-  {
+  mutating func expect(
+    _ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID,
+    line: UInt = #line
+  ) {
     checks += 1
     if condition { return }
     failures += 1
-    if failures <= 12 { print("FAIL [\(scenario)] Harness line \(line): \(message())") }
+    if failures <= 12 { print("FAIL [\(scenario)] \(file):\(line): \(message())") }
     if failures == 12 { print("FAIL [\(scenario)] (further failures not shown)") }
   }
 }
