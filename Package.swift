@@ -8,6 +8,7 @@ let package = Package(
   products: [
     .library(name: "LogStore", targets: ["LogStore"]),
     .library(name: "YTKKeyValueStore", targets: ["YTKKeyValueStore"]),
+    .library(name: "SQLiteReader", targets: ["SQLiteReader"]),
     .executable(name: "ytkkv", targets: ["ytkkv"]),
   ],
   dependencies: [],
@@ -16,6 +17,10 @@ let package = Package(
     .target(name: "LogStore"),
     // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
     .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),
+    // A read-only reader of SQLite database files (with their WAL or hot journal), for the
+    // migration from YTKKeyValueStore's SQLite files. Standard library only: the caller
+    // supplies the bytes.
+    .target(name: "SQLiteReader", exclude: ["README.md"]),
     // Test support: an in-memory file system that simulates crashes and injects I/O errors.
     .target(name: "LogStoreTesting", dependencies: ["LogStore"]),
     // A writer process the kill tests start and kill (Tests/LogStoreTests/ProcessKillTests).
@@ -38,6 +43,8 @@ let package = Package(
       name: "YTKKeyValueStoreTests",
       dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+    // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
+    .testTarget(name: "SQLiteReaderTests", dependencies: ["SQLiteReader"], exclude: ["Fixtures"]),
     // Runs the built `ytkkv` binary: one file per subcommand.
     .testTarget(
       name: "ytkkvTests",
