@@ -573,10 +573,9 @@ final class StoreEngine: @unchecked Sendable {
   /// The loop of the `SyncPolicy.interval` thread: sync what was written, then sleep.
   ///
   /// An ordered sync, not a durable one: on Darwin `F_BARRIERFSYNC`, which keeps a power loss
-  /// from leaving newer records without older ones but does not empty the drive's cache (the
-  /// milliseconds of `F_FULLFSYNC` on every interval would cost what the policy is there to
-  /// save). On Linux it is `fdatasync`, as durable as `.always`. `sync()`, `close()` and
-  /// compaction still make everything durable.
+  /// from leaving newer records without older ones but does not empty the drive's whole cache,
+  /// as `F_FULLFSYNC` would on every interval (docs/PLATFORMS.md). On Linux it is `msync`, as
+  /// durable as `.always`. `sync()`, `close()` and compaction still make everything durable.
   private func runIntervalSync(every milliseconds: Int) {
     writeLock.lock()
     defer { writeLock.unlock() }

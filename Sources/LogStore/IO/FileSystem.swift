@@ -37,7 +37,7 @@ package protocol FileSystem: Sendable {
 /// in a volatile cache; the two strengths are the two ways to go further.
 package enum SyncStrength: Sendable, Equatable {
   /// On stable storage: it survives a power loss. Darwin: `F_FULLFSYNC`, which also empties
-  /// the drive's cache (milliseconds on a phone's flash).
+  /// the drive's whole cache, the costliest of the syncs.
   case durable
   /// Ordered: after a power loss, nothing written to the file after the sync is there without
   /// everything the sync covered, but the newest data may be lost. Darwin: `F_BARRIERFSYNC`
