@@ -3,10 +3,14 @@ public enum SyncPolicy: Sendable, Equatable, Hashable {
   /// Every write is handed to the operating system before the call returns: it survives the
   /// process crashing, not the machine losing power. The default.
   case never
-  /// Every write is on stable storage (`fdatasync`) before the call returns. Writers that
-  /// arrive while a sync is in flight share the next one (group commit).
+  /// Every write is on stable storage before the call returns (`msync`; on Apple platforms
+  /// also `F_FULLFSYNC`). Writers that arrive while a sync is in flight share the next one
+  /// (group commit).
   case always
-  /// A background thread syncs what was written at most every `milliseconds`.
+  /// A background thread syncs what was written at most every `milliseconds`: durably on
+  /// Linux; on Apple platforms with an ordering barrier (`F_BARRIERFSYNC`), so a power loss
+  /// keeps a prefix of the writes but may lose more than the last interval. `sync()` and
+  /// `close()` flush fully. See docs/PLATFORMS.md.
   case interval(milliseconds: Int)
 }
 

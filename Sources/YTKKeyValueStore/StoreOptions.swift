@@ -11,7 +11,8 @@ public struct StoreOptions: Sendable, Equatable {
   /// When writes reach stable storage. Default `.never`: each write is handed to the
   /// operating system before the call returns, which survives the app crashing but not the
   /// device losing power. `.always` syncs every write (concurrent writers share syncs);
-  /// `.interval(milliseconds:)` syncs in the background at most that often.
+  /// `.interval(milliseconds:)` syncs in the background at most that often (on Apple
+  /// platforms with an ordering barrier, not a full flush: docs/PLATFORMS.md).
   public var sync: SyncPolicy
   /// Open without the store's lock; every write throws `.readOnly`. Default `false`. Safe
   /// beside a writer in another process (an app extension beside its app): the store is a
