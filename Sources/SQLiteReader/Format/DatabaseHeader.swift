@@ -109,7 +109,8 @@ public struct SQLiteHeader: Sendable, Equatable {
     freelistPageCount = bytes.bigEndianUInt32(at: 36)
     schemaCookie = bytes.bigEndianUInt32(at: 40)
     schemaFormat = bytes.bigEndianUInt32(at: 44)
-    guard schemaFormat <= 4 else {
+    // SQLite looks at the low byte only.
+    guard schemaFormat & 0xFF <= 4 else {
       throw SQLiteReaderError.unsupported(
         file, "header: schema format \(schemaFormat) is newer than any this reader knows (1-4)")
     }

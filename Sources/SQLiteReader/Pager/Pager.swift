@@ -105,11 +105,14 @@ final class Pager {
 
     var recovery = SQLiteRecovery()
     var replaced: [UInt32: Sources.Location] = [:]
+    // The database's size in pages as the WAL's last commit or the journal gives it.
     var available: UInt64?
+    var availableFrom = "the file holds"
     var pageSize = filePageSize
     if let journal, let hot = try RollbackJournal.read(journal, databasePageSize: filePageSize) {
       pageSize = hot.pageSize
       available = UInt64(hot.originalPageCount)
+      availableFrom = "the journal gives its size before the transaction as"
       for (page, offset) in hot.pages { replaced[page] = .journal(offset) }
       recovery.journalRolledBack = true
       recovery.journalPagesRestored = hot.pages.count
@@ -120,7 +123,10 @@ final class Pager {
           wal.name, "the WAL's pages are \(log.pageSize) bytes, the journal's \(pageSize ?? 0)")
       }
       pageSize = log.pageSize
-      if let count = log.databasePageCount { available = UInt64(count) }
+      if let count = log.databasePageCount {
+        available = UInt64(count)
+        availableFrom = "the WAL's last commit gives"
+      }
       for (page, offset) in log.pages { replaced[page] = .wal(offset) }
       recovery.walCommittedFrames = log.committedFrames
       recovery.walIgnoredFrames = log.ignoredFrames
@@ -158,7 +164,7 @@ final class Pager {
       guard header.databaseSizeInPages <= pageCount else {
         throw SQLiteReaderError.corrupted(
           name,
-          "header: the database has \(header.databaseSizeInPages) pages, but the file holds "
+          "header: the database has \(header.databaseSizeInPages) pages, but \(availableFrom) "
             + "\(pageCount)")
       }
       pageCount = header.databaseSizeInPages

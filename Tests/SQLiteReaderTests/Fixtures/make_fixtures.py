@@ -4,6 +4,8 @@
     make_fixtures.py OUT_DIR                 # every fixture, and OUT_DIR/manifest.json
     make_fixtures.py OUT_DIR --large ROWS    # only large.db: one YTK table of ROWS rows
     make_fixtures.py --small PATH            # small.db (committed), made again
+    make_fixtures.py --dump DIR              # DIR/answers.json: what SQLite reads from each
+                                             # DIR/*.db, or its error (damaged copies)
 
 The tests run this at test time into a temporary directory (Tests/SQLiteReaderTests/
 FixtureSet.swift), so every run compares the reader with the SQLite that is installed, and
@@ -78,11 +80,15 @@ def encode(value):
     return {"blob": bytes(value).hex()}
 
 
+def text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
 def refusal(con, name, sql):
     if sql.upper().startswith("CREATE VIRTUAL TABLE"):
         return "virtual table"
     for row in con.execute("PRAGMA table_list"):
-        if row[1] == name and row[4]:
+        if text(row[1]) == name and row[4]:
             return "WITHOUT ROWID"
     for row in con.execute(f"PRAGMA table_xinfo({quote(name)})"):
         if row[6] == 2:
@@ -108,6 +114,53 @@ def dump(path):
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
     con.close()
     return {"tables": tables}
+
+
+def dump_each(directory):
+    """What SQLite reads from every DIR/*.db, opened as immutable (so nothing is written and
+    no sidecar is looked at), or the error it gives; into DIR/answers.json. Text that is not
+    UTF-8 is given as {"textBytes": HEX}. An answer equal to that of DIR/original.db, if there
+    is one, is written as {"same": true}."""
+    class Text(bytes):
+        """Text as SQLite gives it, before decoding (BLOBs come as plain bytes)."""
+
+    def encode_raw(value):
+        if isinstance(value, Text):
+            try:
+                return {"text": value.decode("utf-8")}
+            except UnicodeDecodeError:
+                return {"textBytes": value.hex()}
+        return encode(value)
+
+    def read(path):
+        try:
+            con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            con.text_factory = Text
+            tables = []
+            for table, sql in con.execute(
+                    "SELECT name, sql FROM sqlite_schema WHERE type = 'table' ORDER BY _rowid_"):
+                table, sql = table.decode("utf-8"), sql.decode("utf-8")
+                reason = refusal(con, table, sql)
+                if reason:
+                    tables.append({"name": table, "refused": reason})
+                    continue
+                cursor = con.execute(f"SELECT _rowid_, * FROM {quote(table)} ORDER BY _rowid_")
+                rows = [[row[0], [encode_raw(v) for v in row[1:]]] for row in cursor]
+                tables.append({"name": table, "columns": [d[0] for d in cursor.description[1:]],
+                               "rows": rows})
+            con.close()
+            return {"tables": tables}
+        except Exception as error:  # SQLite's refusal, in whatever form it takes
+            return {"error": str(error)}
+
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".db"))
+    reference = read(os.path.join(directory, "original.db")) if "original.db" in names else None
+    answers = {}
+    for name in names:
+        answer = read(os.path.join(directory, name))
+        answers[name] = {"same": True} if answer == reference else answer
+    with open(os.path.join(directory, "answers.json"), "w") as f:
+        json.dump(answers, f)
 
 
 def dump_copy(files):
@@ -691,6 +744,9 @@ def make_large(out, rows):
 def main(argv):
     if len(argv) == 3 and argv[1] == "--small":
         make_small(argv[2])
+        return
+    if len(argv) == 3 and argv[1] == "--dump":
+        dump_each(argv[2])
         return
     if len(argv) < 2:
         sys.exit(__doc__)
