@@ -2,6 +2,14 @@
   import Foundation
   import Testing
 
+  #if canImport(Glibc)
+    import Glibc
+  #elseif canImport(Musl)
+    import Musl
+  #elseif canImport(Darwin)
+    import Darwin
+  #endif
+
   @testable import LogStore
 
   /// Every segment of an open store stays mapped, so the address space a store takes grows
@@ -9,9 +17,21 @@
   /// writer and a reader map, from the kernel's list of the process's mappings.
   @Suite("Address space", .serialized)
   struct AddressSpaceTests {
+    /// /proc/self/maps in one `read`: the kernel lists the mappings of one moment only within
+    /// a single read, and the other tests of this process map and unmap files meanwhile.
+    private func processMappings() throws -> String {
+      let fd = open("/proc/self/maps", O_RDONLY)
+      try #require(fd >= 0)
+      defer { close(fd) }
+      var buffer = [UInt8](repeating: 0, count: 16 << 20)
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+      try #require(count > 0 && count < buffer.count, "read \(count) bytes of /proc/self/maps")
+      return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+
     /// Bytes of this process's mappings of files in `directory`, from /proc/self/maps.
     private func mappedBytes(under directory: String) throws -> Int {
-      let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+      let maps = try processMappings()
       var total = 0
       for line in maps.split(separator: "\n") where line.hasSuffix(".log") {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
