@@ -237,12 +237,12 @@ final class Pager {
       }
       try read(trunk, into: buffer)
       let bytes = buffer.bytes
-      let leaves = Int(bytes.bigEndianUInt32(at: 4))
-      guard leaves <= usableSize / 4 - 2 else {
+      let leaves = bytes.bigEndianUInt32(at: 4)
+      guard leaves <= UInt32(usableSize / 4 - 2) else {
         throw SQLiteReaderError.corrupted(
           name, page: trunk, "the freelist trunk page lists \(leaves) leaves, more than fit")
       }
-      for index in 0..<leaves {
+      for index in 0..<Int(leaves) {
         let leaf = bytes.bigEndianUInt32(at: 8 + 4 * index)
         found += 1
         guard leaf >= 2, leaf <= pageCount, leaf != lockBytePage, free.insert(leaf) else {

@@ -43,8 +43,9 @@ struct RollbackJournal {
     let header = ByteBuffer(capacity: headerSize)
     try source.read(into: header.prepare(count: headerSize), at: 0)
     guard header.bytes[0] != 0, header.bytes.prefix(8).elementsEqual(magic) else { return nil }
-    let sectorSize = Int(header.bytes.bigEndianUInt32(at: 20))
-    var pageSize = Int(header.bytes.bigEndianUInt32(at: 24))
+    // Clamped so that a field past Int's range (where Int is 32 bits) fails the checks below.
+    let sectorSize = Int(clamping: header.bytes.bigEndianUInt32(at: 20))
+    var pageSize = Int(clamping: header.bytes.bigEndianUInt32(at: 24))
     if pageSize == 0, let databasePageSize { pageSize = databasePageSize }
     guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
       throw SQLiteReaderError.corrupted(

@@ -45,7 +45,8 @@ struct WriteAheadLog {
         source.name,
         "WAL format version \(version) is not \(formatVersion), the one SQLite 3 writes")
     }
-    let pageSize = Int(bytes.bigEndianUInt32(at: 8))
+    // Clamped so that a field past Int's range (where Int is 32 bits) fails the check below.
+    let pageSize = Int(clamping: bytes.bigEndianUInt32(at: 8))
     guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return nil }
     var checksum = WALChecksum()
     checksum.add(UnsafeRawBufferPointer(rebasing: bytes[0..<24]), bigEndian: bigEndian)
