@@ -109,23 +109,24 @@ public final class SQLiteRowCursor {
   private func nextChild() throws -> UInt32? {
     while var level = levels.last {
       let bytes = level.buffer.bytes
+      let cell = level.nextChild
       let child: UInt32
-      let what: String
-      if level.nextChild < level.tree.cellCount {
+      if cell < level.tree.cellCount {
         let offset = try level.tree.cellOffset(
-          level.nextChild, in: bytes, number: level.page, usableSize: pager.usableSize, file: name)
+          cell, in: bytes, number: level.page, usableSize: pager.usableSize, file: name)
         child = bytes.bigEndianUInt32(at: offset)
-        what = "cell \(level.nextChild)'s child"
-      } else if level.nextChild == level.tree.cellCount {
+      } else if cell == level.tree.cellCount {
         child = level.tree.rightChild
-        what = "the right-most child"
       } else {
         spareBuffers.append(levels.removeLast().buffer)
         continue
       }
       level.nextChild += 1
       levels[levels.count - 1] = level
-      try pager.checkTablePage(child, from: level.page, what, visited: &visited)
+      try pager.checkTablePage(
+        child, from: level.page,
+        cell < level.tree.cellCount ? "cell \(cell)'s child" : "the right-most child",
+        visited: &visited)
       return child
     }
     return nil
@@ -215,16 +216,17 @@ public final class SQLiteRowCursor {
     overflow.append(local)
     var page = first
     var from = leafPage
-    var what = "cell \(cell)'s first overflow page"
     while UInt64(overflow.count) < total {
-      try pager.checkTablePage(page, from: from, what, visited: &visited)
+      try pager.checkTablePage(
+        page, from: from,
+        from == leafPage ? "cell \(cell)'s first overflow page" : "the next overflow page",
+        visited: &visited)
       try pager.read(page, into: overflowPage)
       let bytes = overflowPage.bytes
       let take = Int(min(perPage, total - UInt64(overflow.count)))
       overflow.append(UnsafeRawBufferPointer(rebasing: bytes[4..<4 + take]))
       from = page
       page = bytes.bigEndianUInt32(at: 0)
-      what = "the next overflow page"
       if page == 0, UInt64(overflow.count) < total {
         throw SQLiteReaderError.corrupted(
           name, page: from,

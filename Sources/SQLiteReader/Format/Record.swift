@@ -13,15 +13,17 @@ struct RecordLayout {
   /// varints, and change): the bound keeps a damaged size from making a long loop.
   static let maximumHeaderSize: UInt64 = 98307
 
+  /// The serial type and body offset of each field: the first ``count`` entries (the arrays
+  /// keep the entries of longer records read before, so that they are not reallocated).
   private(set) var serialTypes: [UInt64] = []
   private(set) var offsets: [Int] = []
-  var count: Int { serialTypes.count }
+  /// The number of fields in the record.
+  private(set) var count = 0
 
   /// Reads the header of the record in `payload`; nil when it is whole, else what is wrong.
   /// Every field's body lies inside the payload, and the bodies fill it exactly.
   mutating func read(_ payload: UnsafeRawBufferPointer) -> String? {
-    serialTypes.removeAll(keepingCapacity: true)
-    offsets.removeAll(keepingCapacity: true)
+    count = 0
     guard let (headerSize, sizeLength) = payload.varint(at: 0, end: payload.count) else {
       return "the record's header size is cut off"
     }
@@ -33,16 +35,22 @@ struct RecordLayout {
     var body = headerEnd
     while position < headerEnd {
       guard let (serialType, length) = payload.varint(at: position, end: headerEnd) else {
-        return "serial type \(serialTypes.count) of the record runs past its header"
+        return "serial type \(count) of the record runs past its header"
       }
       position += length
       let size = Self.bodySize(of: serialType)
       guard size <= UInt64(payload.count - body) else {
-        return "field \(serialTypes.count) of the record (serial type \(serialType)) runs past "
+        return "field \(count) of the record (serial type \(serialType)) runs past "
           + "its \(payload.count) bytes"
       }
-      serialTypes.append(serialType)
-      offsets.append(body)
+      if count < serialTypes.count {
+        serialTypes[count] = serialType
+        offsets[count] = body
+      } else {
+        serialTypes.append(serialType)
+        offsets.append(body)
+      }
+      count += 1
       body += Int(size)
     }
     guard body == payload.count else {
