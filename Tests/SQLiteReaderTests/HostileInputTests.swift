@@ -316,4 +316,64 @@ struct HostileInputTests {
       _ = try openDatabase(leaves)
     }
   }
+
+  @Test("every byte of a WAL or a hot journal flipped, every length cut: read or refused")
+  func damagedSidecars() throws {
+    let (original, changed, again) = try SidecarTests.databases()
+    var wal = WALWriter()
+    wal.frame(3, SidecarTests.page(3, of: changed), commit: 10)
+    wal.frame(3, SidecarTests.page(3, of: again), commit: 0)
+    var journal = JournalWriter()
+    journal.header(records: 2, originalPages: 10)
+    journal.record(1, SidecarTests.page(1, of: original))
+    journal.record(3, SidecarTests.page(3, of: original))
+    let before = "key 0,key 1,key 2"
+    let after = "key 0,kez 1,key 2"
+    func read(_ file: [UInt8], wal: [UInt8]? = nil, journal: [UInt8]? = nil) -> String {
+      do {
+        return try SidecarTests.ids(file, wal: wal, journal: journal).joined(separator: ",")
+      } catch is SQLiteReaderError {
+        return "refused"
+      } catch {
+        Issue.record("not an SQLiteReaderError: \(error)")
+        return "?"
+      }
+    }
+    // The WAL's checksums cover every byte: damage ends the WAL before the damaged frame, or
+    // its header, so the file reads as it was before the commit or after it. Only another
+    // format version (bytes 4-7) is refused, as SQLite refuses it.
+    for position in wal.bytes.indices {
+      var damaged = wal.bytes
+      damaged[position] ^= 0x5A
+      let outcome = read(original, wal: damaged)
+      let expected = (4..<8).contains(position) ? ["refused"] : [before, after]
+      #expect(expected.contains(outcome), "WAL byte \(position): \(outcome)")
+    }
+    for length in 0..<wal.bytes.count {
+      let outcome = read(original, wal: Array(wal.bytes[0..<length]))
+      #expect([before, after].contains(outcome), "WAL cut to \(length): \(outcome)")
+    }
+    // A journal record's checksum samples every 200th byte of the page: other damage to a
+    // page image is played back as it is, in SQLite as here. Damage elsewhere reads as the
+    // file before or after the rollback, or is refused; a damaged original size (bytes 16-19)
+    // may cut the database anywhere.
+    let sampled = Set(stride(from: SidecarTests.pageSize - 200, to: 0, by: -200))
+    for position in journal.bytes.indices {
+      var damaged = journal.bytes
+      damaged[position] ^= 0x5A
+      let outcome = read(changed, journal: damaged)
+      let record = (position - 512) % (SidecarTests.pageSize + 8) - 4
+      let unsampledPageByte =
+        position >= 512 && record >= 0 && record < SidecarTests.pageSize
+        && !sampled.contains(record)
+      if !unsampledPageByte && !(16..<20).contains(position) {
+        #expect(
+          [before, after, "refused"].contains(outcome), "journal byte \(position): \(outcome)")
+      }
+    }
+    for length in 0..<journal.bytes.count {
+      let outcome = read(changed, journal: Array(journal.bytes[0..<length]))
+      #expect([before, after, "refused"].contains(outcome), "journal cut to \(length): \(outcome)")
+    }
+  }
 }
