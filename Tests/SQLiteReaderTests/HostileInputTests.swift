@@ -187,6 +187,16 @@ struct HostileInputTests {
     }
   }
 
+  @Test("a stale database size in the header (SQLite before 3.7.0) gives way to the file's")
+  func staleDatabaseSize() throws {
+    var bytes = try Self.small()
+    bytes.putBigEndian(99, at: 28)
+    bytes.putBigEndian(bytes.bigEndian(at: 24) &+ 1, at: 92)  // version-valid-for: stale
+    let database = try openDatabase(bytes)
+    #expect(database.pageCount == 10)
+    #expect(try database.everyRow() == (try readEverything(try Self.small())))
+  }
+
   @Test("a database size in the header beyond the file is refused")
   func sizeBeyondTheFile() throws {
     var bytes = try Self.small()

@@ -271,7 +271,8 @@ public final class SQLiteRowCursor {
 
   /// Calls `body` with the UTF-8 bytes of value `column` of the current row if it is text,
   /// without making a `String` (UTF-16 text is converted into a reused buffer); returns nil
-  /// without calling `body` if the value is not text. The bytes are valid only inside `body`.
+  /// without calling `body` if the value is not text. The bytes are valid only inside `body`,
+  /// which must not move the cursor. UTF-8 text comes exactly as stored, ill-formed or not.
   public func withUTF8Text<Result>(
     at column: Int, _ body: (UnsafeRawBufferPointer) throws -> Result
   ) throws -> Result? {
