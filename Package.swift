@@ -16,7 +16,7 @@ let package = Package(
     // The engine: bytes in, bytes out. Standard library and the C library only.
     .target(name: "LogStore"),
     // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
-    .target(name: "YTKKeyValueStore", dependencies: ["LogStore"]),
+    .target(name: "YTKKeyValueStore", dependencies: ["LogStore", "SQLiteReader"]),
     // A read-only reader of SQLite database files (with their WAL or hot journal), for the
     // migration from YTKKeyValueStore's SQLite files. Standard library only: the caller
     // supplies the bytes.

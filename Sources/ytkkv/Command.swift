@@ -62,6 +62,8 @@ struct CommandFailure: Error, CustomStringConvertible {
 struct ParsedArguments {
   var positional: [String] = []
   var options: [String: String] = [:]
+  /// Every value of each option, in order, for options that may be given more than once.
+  var repeated: [String: [String]] = [:]
   var flags: Set<String> = []
 
   /// Parses `arguments` for `command`; `--` ends the options.
@@ -82,6 +84,7 @@ struct ParsedArguments {
           throw UsageError("\(argument) needs a value")
         }
         options[argument] = arguments[index]
+        repeated[argument, default: []].append(arguments[index])
         index += 1
       } else {
         throw UsageError("unknown option \(argument)")

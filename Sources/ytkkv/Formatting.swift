@@ -49,34 +49,6 @@ enum Formatting {
     return "\(sign)\(seconds).\(digits)"
   }
 
-  /// Reads seconds since 1970 written in decimal (`"1448000061.25"`, `-1.5`, `1e9`) as a
-  /// timestamp, exactly to the microsecond where the text has no more digits than that.
-  static func timestamp(seconds text: String) -> Timestamp? {
-    var trimmed = Substring(text)
-    while trimmed.first == " " { trimmed.removeFirst() }
-    while trimmed.last == " " { trimmed.removeLast() }
-    let negative = trimmed.hasPrefix("-")
-    let body = negative ? trimmed.dropFirst() : trimmed
-    let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-    guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
-      parts.count == 1 || (parts[1].allSatisfy { $0.isASCII && $0.isNumber } && !parts[1].isEmpty)
-    else {
-      // Exponents and other forms: through Double, rounded to the microsecond.
-      guard let value = Double(trimmed), value.isFinite, abs(value) < 9e12 else { return nil }
-      return Timestamp(microsecondsSince1970: Int64((value * 1_000_000).rounded()))
-    }
-    guard let seconds = Int64(whole), seconds < 9_000_000_000_000 else { return nil }
-    var micros: Int64 = 0
-    if parts.count == 2 {
-      let digits = parts[1]
-      let kept = digits.prefix(6)
-      micros = Int64(kept + String(repeating: "0", count: 6 - kept.count))!
-      if let next = digits.dropFirst(6).first, next >= "5" { micros += 1 }
-    }
-    let total = seconds * 1_000_000 + micros
-    return Timestamp(microsecondsSince1970: negative ? -total : total)
-  }
-
   /// A byte count for people: `1.5 MiB`.
   static func bytes(_ count: Int) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"]

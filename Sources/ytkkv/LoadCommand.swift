@@ -158,9 +158,9 @@ struct LoadCommand: Command {
   /// Seconds since 1970 given as a JSON number or as text (SQLite keeps YTK's as text).
   static func timestamp(_ value: JSONValue) -> Timestamp? {
     switch value {
-    case .int(let seconds): Formatting.timestamp(seconds: String(seconds))
-    case .double(let seconds): Formatting.timestamp(seconds: String(seconds))
-    case .string(let text): Formatting.timestamp(seconds: text)
+    case .int(let seconds): YTKTime.timestamp(seconds: String(seconds))
+    case .double(let seconds): YTKTime.timestamp(seconds: String(seconds))
+    case .string(let text): YTKTime.timestamp(seconds: text)
     default: nil
     }
   }

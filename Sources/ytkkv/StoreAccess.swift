@@ -23,6 +23,20 @@ enum StoreAccess {
     return try KeyValueStore(path: path, options: StoreOptions(readOnly: true))
   }
 
+  /// Removes the store at `path` if it holds nothing: its files, then its directory (a store
+  /// a command created before failing). Best effort.
+  static func removeEmptyStore(_ path: String) {
+    let fileSystem = SystemFileSystem()
+    guard let store = try? KeyValueStore(path: path, options: StoreOptions(readOnly: true)),
+      (try? store.tableNames().isEmpty) == true
+    else { return }
+    try? store.close()
+    for name in (try? fileSystem.contentsOfDirectory(path)) ?? [] {
+      try? fileSystem.removeFile(path + "/" + name)
+    }
+    try? fileSystem.removeDirectory(path)
+  }
+
   /// Opens for writing; with `create`, a missing store is created.
   static func openForWriting(_ path: String, create: Bool = false) throws -> KeyValueStore {
     guard create || storeExists(path) else { throw missing(path) }

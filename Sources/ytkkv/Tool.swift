@@ -19,6 +19,7 @@ enum Tool {
       DeleteCommand.self,
       DumpCommand.self,
       LoadCommand.self,
+      ImportCommand.self,
       StatsCommand.self,
       VerifyCommand.self,
       CompactCommand.self,

@@ -1,0 +1,361 @@
+import LogStore
+import SQLiteReader
+
+/// What ``KeyValueStore/importYTKDatabase(at:tables:)`` did.
+public struct YTKImportReport: Sendable {
+  /// The tables imported (created if missing), sorted.
+  public var tables: [String]
+  /// The items stored.
+  public var items: Int
+  /// The rows left out, each with its table, its id, and why.
+  public var rejected: [(table: String, id: String, reason: String)]
+
+  public init(
+    tables: [String] = [], items: Int = 0,
+    rejected: [(table: String, id: String, reason: String)] = []
+  ) {
+    self.tables = tables
+    self.items = items
+    self.rejected = rejected
+  }
+}
+
+extension KeyValueStore {
+  /// Imports the tables of an old YTKKeyValueStore SQLite database: every table whose columns
+  /// are YTKKeyValueStore's (`id`, `json`, `createdTime`), or only `tables`. The file is read
+  /// in pure Swift, without SQLite, and never written; a `-wal` or hot `-journal` beside it is
+  /// honoured, so the rows are those SQLite would return (docs/MIGRATION.md).
+  ///
+  /// Each row becomes an item of the table of the same name (created if missing), with its
+  /// id, its JSON value in the stored form, and its `createdTime` (seconds since 1970, kept
+  /// to the microsecond). An item with the same id is replaced. A row whose `json` is not JSON
+  /// (or whose id is not text, or too long) is left out and listed in the report.
+  ///
+  /// ```swift
+  /// let report = try store.importYTKDatabase(at: oldPath)
+  /// print("\(report.items) items in \(report.tables.count) tables")
+  /// for row in report.rejected { print("left out \(row.table)/\(row.id): \(row.reason)") }
+  /// ```
+  ///
+  /// The whole file is read before anything is written, so a file that cannot be read (not
+  /// SQLite, damaged, truncated) imports nothing. A store error while writing (a full disk)
+  /// removes the tables the import created; tables that existed keep what was written.
+  ///
+  /// - Throws: `.io` when the file cannot be opened or read; `.corrupted` when it is not an
+  ///   SQLite database or is damaged (the message names the file and the page); `.tableNotFound`
+  ///   for a name in `tables` the file does not have; `.invalidArgument` for one without
+  ///   YTKKeyValueStore's columns, or a table name the store does not allow; `.readOnly`.
+  @discardableResult
+  public func importYTKDatabase(at path: String, tables: [String]? = nil)
+    throws(KeyValueStoreError) -> YTKImportReport
+  {
+    try importYTKDatabase(at: path, tables: tables, progress: nil)
+  }
+
+  /// ``importYTKDatabase(at:tables:)``, calling `progress` with the rows read so far and
+  /// how many the file's tables hold, every 10,000 rows and at the end of each pass.
+  package func importYTKDatabase(
+    at path: String, tables names: [String]?,
+    progress: ((_ rows: Int, _ total: Int) -> Void)?
+  ) throws(KeyValueStoreError) -> YTKImportReport {
+    let source = try YTKSource(path: path)
+    defer { source.close() }
+    let database: SQLiteDatabase
+    do {
+      database = try source.open()
+    } catch {
+      throw source.storeError(error)
+    }
+    let chosen = try source.chosenTables(of: database, named: names)
+    for table in chosen { try checkTableName(table.name) }
+
+    // First pass: read every row, so that a damaged file imports nothing.
+    var total = 0
+    do {
+      for table in chosen {
+        let cursor = try database.cursor(over: table.table)
+        while try cursor.next() {
+          for column in [table.id, table.json, table.createdTime] {
+            _ = try cursor.withUTF8Text(at: column) { $0.count }
+          }
+          total += 1
+          if total % 10_000 == 0 { progress?(total, 0) }
+        }
+      }
+    } catch {
+      throw source.storeError(error)
+    }
+
+    var report = YTKImportReport(tables: chosen.map(\.name).sorted())
+    let existing = try Set(tableNames())
+    var loader = YTKBatchLoader(store: self)
+    var done = 0
+    do {
+      for table in chosen {
+        if !existing.contains(table.name) { loader.createTable(table.name) }
+        let cursor = try database.cursor(over: table.table)
+        while try cursor.next() {
+          switch try YTKRow.read(cursor, table) {
+          case .item(let id, let value, let createdTime):
+            try loader.put(value, id: id, table: table.name, createdTime: createdTime)
+            report.items += 1
+          case .rejected(let id, let reason):
+            report.rejected.append((table.name, id, reason))
+          }
+          done += 1
+          if done % 10_000 == 0 { progress?(done, total) }
+        }
+        try loader.flush()
+      }
+    } catch let error as KeyValueStoreError {
+      removeCreatedTables(chosen.map(\.name), existing: existing)
+      throw error
+    } catch {
+      removeCreatedTables(chosen.map(\.name), existing: existing)
+      throw source.storeError(error)
+    }
+    progress?(done, total)
+    return report
+  }
+
+  private func checkTableName(_ name: String) throws(KeyValueStoreError) {
+    let bytes = Array(name.utf8)
+    guard !bytes.isEmpty, bytes.count <= 255, !bytes.contains(0) else {
+      throw KeyValueStoreError(
+        .invalidArgument,
+        "the table \"\(Self.shown(name))\" of the SQLite file has a name this store does not "
+          + "allow (1 to 255 bytes of UTF-8 without NUL)")
+    }
+  }
+
+  /// After a failed import: drops the tables it created (best effort; the store's own error
+  /// is the one reported).
+  private func removeCreatedTables(_ names: [String], existing: Set<String>) {
+    for name in names where !existing.contains(name) {
+      try? dropTable(name)
+    }
+  }
+}
+
+/// A table of the SQLite file with YTKKeyValueStore's columns, and where they are.
+struct YTKTable {
+  var table: SQLiteTable
+  var id: Int
+  var json: Int
+  var createdTime: Int
+  var name: String { table.name }
+
+  init?(_ table: SQLiteTable) {
+    guard table.isReadable, let id = table.columnIndex(named: "id"),
+      let json = table.columnIndex(named: "json"),
+      let createdTime = table.columnIndex(named: "createdTime")
+    else { return nil }
+    self.table = table
+    self.id = id
+    self.json = json
+    self.createdTime = createdTime
+  }
+}
+
+/// One row of a YTK table, as an item or as a rejection.
+enum YTKRow {
+  case item(id: String, value: [UInt8], createdTime: Timestamp?)
+  case rejected(id: String, reason: String)
+
+  static func read(_ cursor: SQLiteRowCursor, _ table: YTKTable) throws -> YTKRow {
+    guard case .text(let id) = try cursor.value(at: table.id) else {
+      let shown = describe(try cursor.value(at: table.id))
+      return .rejected(id: shown, reason: "the id is \(shown), not text")
+    }
+    let parsed: Result<[UInt8], JSONCodecError>? = try cursor.withUTF8Text(at: table.json) {
+      text in
+      Result { () throws(JSONCodecError) -> [UInt8] in
+        try JSONWriter.bytes(try JSONReader.parse(text))
+      }
+    }
+    let value: [UInt8]
+    switch parsed {
+    case nil:
+      return .rejected(
+        id: id, reason: "the json column is \(describe(try cursor.value(at: table.json))), not text"
+      )
+    case .failure(let error)?:
+      return .rejected(id: id, reason: "the json column is not JSON: \(error.message)")
+    case .success(let bytes)?:
+      value = bytes
+    }
+    do {
+      try LogStore.validate(table: table.name, key: Array(id.utf8), value: value)
+    } catch {
+      return .rejected(id: id, reason: error.message)
+    }
+    let createdTime: Timestamp?
+    switch try cursor.value(at: table.createdTime) {
+    case .null: createdTime = nil
+    case .text(let text): createdTime = YTKTime.timestamp(seconds: text)
+    case .integer(let seconds): createdTime = YTKTime.timestamp(seconds: String(seconds))
+    case .real(let seconds): createdTime = YTKTime.timestamp(seconds: "\(seconds)")
+    case .blob: createdTime = nil
+    }
+    return .item(id: id, value: value, createdTime: createdTime)
+  }
+
+  private static func describe(_ value: SQLiteValue) -> String {
+    switch value {
+    case .null: "NULL"
+    case .integer(let number): "the integer \(number)"
+    case .real(let number): "the real \(number)"
+    case .text(let text): "\"\(text)\""
+    case .blob(let bytes): "a blob of \(bytes.count) bytes"
+    }
+  }
+}
+
+/// YTKKeyValueStore's `createdTime`: an `NSDate` bound through FMDB, which SQLite keeps as
+/// the text of seconds since 1970 (`"1448000061.25"`).
+package enum YTKTime {
+  /// Seconds since 1970 as decimal text, to the microsecond (rounded half up); exponents and
+  /// other forms through `Double`. Nil for text that is not a number, or is out of range.
+  package static func timestamp(seconds text: String) -> Timestamp? {
+    var trimmed = Substring(text)
+    while trimmed.first == " " { trimmed.removeFirst() }
+    while trimmed.last == " " { trimmed.removeLast() }
+    let negative = trimmed.hasPrefix("-")
+    let body = negative ? trimmed.dropFirst() : trimmed
+    let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
+      parts.count == 1 || (parts[1].allSatisfy { $0.isASCII && $0.isNumber } && !parts[1].isEmpty)
+    else {
+      guard let value = Double(trimmed), value.isFinite, abs(value) < 9e12 else { return nil }
+      return Timestamp(microsecondsSince1970: Int64((value * 1_000_000).rounded()))
+    }
+    guard let seconds = Int64(whole), seconds < 9_000_000_000_000 else { return nil }
+    var micros: Int64 = 0
+    if parts.count == 2 {
+      let digits = parts[1]
+      let kept = digits.prefix(6)
+      micros = Int64(kept + String(repeating: "0", count: 6 - kept.count)) ?? 0
+      if let next = digits.dropFirst(6).first, next >= "5" { micros += 1 }
+    }
+    let total = seconds * 1_000_000 + micros
+    return Timestamp(microsecondsSince1970: negative ? -total : total)
+  }
+}
+
+/// Groups puts into atomic batches of up to 1,000 items or 8 MiB.
+struct YTKBatchLoader {
+  let store: KeyValueStore
+  private var batch = WriteBatch()
+  private var bytes = 0
+
+  init(store: KeyValueStore) { self.store = store }
+
+  mutating func createTable(_ name: String) {
+    batch.createTable(name)
+  }
+
+  mutating func put(_ value: [UInt8], id: String, table: String, createdTime: Timestamp?)
+    throws(KeyValueStoreError)
+  {
+    let key = Array(id.utf8)
+    if batch.count >= 1000 || bytes + key.count + value.count > 8 << 20 { try flush() }
+    batch.put(value, forKey: key, in: table, timestamp: createdTime)
+    bytes += key.count + value.count
+  }
+
+  mutating func flush() throws(KeyValueStoreError) {
+    guard batch.count > 0 else { return }
+    let full = batch
+    try bridge { () throws(LogStoreError) in try store.engine.write(full) }
+    batch = WriteBatch()
+    bytes = 0
+  }
+}
+
+/// The SQLite file and what lies beside it, opened read-only through the engine's file
+/// system (the store's one place for system calls).
+final class YTKSource {
+  let path: String
+  private let fileSystem = SystemFileSystem()
+  private var handles: [any FileHandle] = []
+
+  init(path: String) throws(KeyValueStoreError) {
+    self.path = path
+  }
+
+  /// Opens the file, and its `-wal` and `-journal` when they exist, as the reader's sources.
+  func open() throws -> SQLiteDatabase {
+    let file = try source(path, required: true)!
+    return try SQLiteDatabase(
+      file: file, wal: try source(path + "-wal", required: false),
+      journal: try source(path + "-journal", required: false))
+  }
+
+  private func source(_ path: String, required: Bool) throws(LogStoreError) -> FileSource? {
+    let handle: any FileHandle
+    do {
+      handle = try fileSystem.openFile(path, mode: .readOnly)
+    } catch {
+      if !required && error.isMissingFile { return nil }
+      throw error
+    }
+    handles.append(handle)
+    return FileSource(handle: handle, size: UInt64(try handle.size()))
+  }
+
+  func close() {
+    for handle in handles { handle.close() }
+  }
+
+  /// The tables to import: the ones named (each must exist and have YTK's columns), or every
+  /// table with YTK's columns.
+  func chosenTables(of database: SQLiteDatabase, named names: [String]?)
+    throws(KeyValueStoreError) -> [YTKTable]
+  {
+    guard let names else { return database.tables.compactMap(YTKTable.init) }
+    var chosen: [YTKTable] = []
+    for name in names where !chosen.contains(where: { $0.name == name }) {
+      guard let table = database.tables.first(where: { $0.name == name }) else {
+        throw KeyValueStoreError(.tableNotFound, "\(path) has no table named \"\(name)\"")
+      }
+      guard let ytk = YTKTable(table) else {
+        throw KeyValueStoreError(
+          .invalidArgument,
+          "table \"\(name)\" of \(path) is not a YTKKeyValueStore table "
+            + (table.unsupportedReason
+              ?? "(it has no id, json and createdTime columns)"))
+      }
+      chosen.append(ytk)
+    }
+    return chosen
+  }
+
+  /// A failure while reading, as the store reports it.
+  func storeError(_ error: any Error) -> KeyValueStoreError {
+    switch error {
+    case let error as KeyValueStoreError: return error
+    case let error as LogStoreError: return KeyValueStoreError(error)
+    case let error as SQLiteReaderError:
+      return KeyValueStoreError(
+        error.code == .unsupported ? .invalidArgument : .corrupted, error.description)
+    default: return KeyValueStoreError(.io, "reading \(path): \(error)")
+    }
+  }
+}
+
+/// An open file as the SQLite reader reads it.
+struct FileSource: SQLiteByteSource {
+  let handle: any FileHandle
+  let size: UInt64
+  var name: String { handle.path }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+    guard let start = Int(exactly: offset) else {
+      throw LogStoreError(.io, "\(name): offset \(offset) is beyond what this platform reads")
+    }
+    let count = try handle.read(into: buffer, at: start)
+    guard count == buffer.count else {
+      throw LogStoreError(.io, "\(name) ended at \(start + count) while being read")
+    }
+  }
+}
