@@ -99,6 +99,10 @@ func markdownReport(
     case "disk":
       appendSeries(
         "This store's disk bytes over its own live bytes", diskOverLiveBytes, format: "%.2f×")
+    case "import":
+      appendSeries(
+        "Import time over sqlite3 -json time, per round", importOverSQLite3(result),
+        format: "%.2f×")
     default: break
     }
     if result.workload.name == "memory", !memoryResident.isEmpty {
@@ -154,6 +158,8 @@ func jsonReport(
     "residentBytesPerKey": memoryResident.mapValues(\.median),
     "diskOverOwnLiveBytes": diskOverLiveBytes,
     "groupCommitRatios": groupCommitRatios,
+    "importOverSQLite3": results.first { $0.workload.name == "import" }.map(importOverSQLite3)
+      ?? [],
     "targets": targets.map { ["target": $0.description, "measured": $0.measured, "met": $0.met] },
   ]
   let data = try JSONSerialization.data(
@@ -270,6 +276,16 @@ func evaluateTargets(_ results: [WorkloadResult]) -> [Target] {
       Target(
         description: "YTK API put/get of a dictionary: ≥ 10× SQLite-WAL", measured: ratio(sqlite),
         met: (sqlite ?? 0) >= 10))
+  }
+  if let importing = result("import") {
+    let ours = importing.median(.ytkImport)
+    let theirs = importing.median(.sqlite3JSON)
+    let over = ours.flatMap { ours in theirs.map { ours / $0 } }
+    targets.append(
+      Target(
+        description: "import of a YTK table: ≤ 1× the time of sqlite3 -json (import / sqlite3)",
+        measured: over.map { String(format: "%.2f×", $0) } ?? "n/a (no sqlite3)",
+        met: (over ?? .infinity) <= 1))
   }
   return targets
 }

@@ -378,6 +378,7 @@ let allWorkloads: [Workload] = [
       "Disk blocks allocated after closing, over the bytes of the live keys and values (13 + 104 per key). This store's records add a 28-byte header and the table name to each, so its own measure is disk over `statistics().liveBytes`, printed below."
   ),
   compactionWorkload,
+  importWorkload,
 ]
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against

@@ -16,12 +16,13 @@ let usage = """
     --engines a,b,…         only these engines (this store always runs)
     --repetitions N         runs of each workload per engine (default 3; medians reported)
     --keys N                keys of the main workloads (default 200000)
-    --large-keys N          keys of the large fill, reopen and memory workloads (default 1000000)
+    --large-keys N          keys of the large fill, reopen and memory workloads, rows of the
+                            import (default 1000000)
     --json                  print JSON instead of markdown
     --help                  this text
 
   Workloads: \(allWorkloads.map(\.name).joined(separator: ", "))
-  Engines: \((EngineKind.all + [.ytkAPI, .logStoreRead]).map(\.name).joined(separator: ", "))
+  Engines: \((EngineKind.all + [.ytkAPI, .logStoreRead, .ytkImport, .sqlite3JSON]).map(\.name).joined(separator: ", "))
   Scratch directories go under $BENCH_DIR (default: the system's temporary directory).
   """
 
