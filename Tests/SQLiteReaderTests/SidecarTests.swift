@@ -317,6 +317,48 @@ struct SidecarTests {
     #expect(try Self.ids(grown, journal: journal.bytes) == Self.original)
   }
 
+  /// Seen while writing the `sqlite` fuzz target, confirmed with its harness
+  /// (Fuzz/Regressions/sqlite/far-journal-page): a journal record of page 4,294,966,784 once
+  /// made every walk allocate a 512 MiB set of visited pages, and let a payload claim as many
+  /// bytes as that many pages hold.
+  @Test("a WAL or journal page numbered far past the file costs what the files hold")
+  func farPage() throws {
+    let (original, changed, _) = try Self.databases()
+    // Page 1 whose header size does not count (version-valid-for is not the change counter),
+    // so the sidecar's size of 0xffffff00 pages stands.
+    var first = Self.page(1, of: original)
+    first.putBigEndian(first.bigEndian(at: 24) &+ 1, at: 92)
+    let far: UInt32 = 0xFFFF_FE00
+    var journal = JournalWriter()
+    journal.header(records: 3, originalPages: 0xFFFF_FF00)
+    journal.record(1, first)
+    journal.record(far, Self.page(3, of: changed))
+    journal.record(3, Self.page(3, of: original))
+    var wal = WALWriter()
+    wal.frame(1, first, commit: 0)
+    wal.frame(far, Self.page(3, of: changed), commit: 0)
+    wal.frame(3, Self.page(3, of: original), commit: 0xFFFF_FF00)
+    // The row of page 10 with an overflow chain, claiming a payload of 0x7fff0000 bytes: more
+    // than the 11 pages the files hold.
+    var claims = changed
+    let cell = Int(claims.bigEndian(at: 9 * Self.pageSize + 8) >> 16)
+    let at = 9 * Self.pageSize + cell
+    claims.replaceSubrange(at..<at + 6, with: [0x87, 0xFF, 0xFC, 0x80, 0x00, 31])
+    for (name, sidecar) in [("journal", journal.bytes), ("WAL", wal.bytes)] {
+      let isJournal = name == "journal"
+      let database = try openDatabase(
+        changed, wal: isJournal ? nil : sidecar, journal: isJournal ? sidecar : nil)
+      #expect(database.pageCount == 0xFFFF_FF00, "\(name)")
+      #expect(
+        try Self.ids(changed, wal: isJournal ? nil : sidecar, journal: isJournal ? sidecar : nil)
+          == Self.original, "\(name)")
+      expectReaderError(.corrupted, containing: "is larger than the database") {
+        _ = try readEverything(
+          claims, wal: isJournal ? nil : sidecar, journal: isJournal ? sidecar : nil)
+      }
+    }
+  }
+
   @Test("a journal of a multi-database transaction, or with absurd sizes, is refused")
   func refusedJournals() throws {
     let (original, changed, _) = try Self.databases()

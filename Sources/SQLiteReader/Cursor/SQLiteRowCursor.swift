@@ -67,7 +67,7 @@ public final class SQLiteRowCursor {
     self.pager = pager
     self.table = table
     encoding = pager.header?.textEncoding ?? .utf8
-    visited = PageSet(limit: pager.readableLimit)
+    visited = pager.pageSet()
     leaf = ByteBuffer(capacity: pager.pageSize)
     overflow = ByteBuffer(capacity: pager.pageSize)
     overflowPage = ByteBuffer(capacity: pager.pageSize)
@@ -205,7 +205,7 @@ public final class SQLiteRowCursor {
     let perPage = UInt64(pager.usableSize - 4)
     // Never allocate for more than the database's pages could hold.
     guard total <= Self.maximumPayload,
-      total - UInt64(local.count) <= UInt64(pager.readableLimit) * perPage
+      total - UInt64(local.count) <= UInt64(pager.readablePages) * perPage
     else {
       throw SQLiteReaderError.corrupted(
         name, page: leafPage, "cell \(cell)'s payload of \(total) bytes is larger than the database"

@@ -67,6 +67,13 @@ final class Pager {
   let pageCount: UInt32
   /// The largest page number the files hold, up to ``pageCount``: bounds every ``PageSet``.
   let readableLimit: UInt32
+  /// The pages the database file holds whole, up to ``pageCount``. Pages above are only in
+  /// the WAL or the journal, which can give them any number: ``pageSet()`` keeps those one by
+  /// one, so that a set's size follows the files' sizes, not a page number read from them.
+  let filePageLimit: UInt32
+  /// How many pages the files hold: those up to ``filePageLimit``, and those above it that
+  /// the WAL or the journal holds.
+  let readablePages: UInt32
   let lockBytePage: UInt32
   let recovery: SQLiteRecovery
   private(set) var freePages = PageSet(limit: 0)
@@ -88,6 +95,7 @@ final class Pager {
       // SQLite reads an empty file as an empty database, and ignores what is beside it.
       sources = Sources(file: file, pageSize: 512)
       (header, pageSize, usableSize, pageCount, readableLimit) = (nil, 512, 512, 0, 0)
+      (filePageLimit, readablePages) = (0, 0)
       (lockBytePage, recovery) = (Self.lockBytePage(pageSize: 512), SQLiteRecovery())
       return
     }
@@ -147,6 +155,7 @@ final class Pager {
     guard pagesSeen > 0 else {
       // A hot journal of the transaction that made the database: rolled back, it is empty.
       (header, usableSize, pageCount, readableLimit) = (nil, pageSize, 0, 0)
+      (filePageLimit, readablePages) = (0, 0)
       return
     }
 
@@ -172,10 +181,17 @@ final class Pager {
     self.header = header
     usableSize = header.usableSize
     self.pageCount = pageCount
-    let largestReplaced = replaced.keys.filter { $0 <= pageCount }.max() ?? 0
-    let filePages = UInt32(clamping: file.size / UInt64(pageSize))
-    readableLimit = min(pageCount, max(filePages, largestReplaced))
+    let filePages = min(pageCount, UInt32(clamping: file.size / UInt64(pageSize)))
+    let beyondFile = replaced.keys.filter { $0 > filePages && $0 <= pageCount }
+    filePageLimit = filePages
+    readableLimit = max(filePages, beyondFile.max() ?? 0)
+    readablePages = filePages + UInt32(beyondFile.count)
     freePages = try readFreelist(header, buffer: page)
+  }
+
+  /// An empty set of pages of this database.
+  func pageSet() -> PageSet {
+    PageSet(limit: readableLimit, denseLimit: filePageLimit)
   }
 
   /// Reads page `number` (1 to ``pageCount``) into `buffer`, whole.
@@ -220,7 +236,7 @@ final class Pager {
   /// numbers (4 each)) from the header's first trunk, as many pages in all as the header
   /// counts.
   private func readFreelist(_ header: SQLiteHeader, buffer: ByteBuffer) throws -> PageSet {
-    var free = PageSet(limit: readableLimit)
+    var free = pageSet()
     let expected = UInt64(header.freelistPageCount)
     var found: UInt64 = 0
     var trunk = header.firstFreelistTrunkPage
