@@ -30,7 +30,8 @@ let package = Package(
     // Fuzzing (Fuzz/README.md): the targets' bodies, and one libFuzzer executable for all of
     // them (FUZZ_TARGET chooses). Built normally, the executable replays the files it is given.
     .target(
-      name: "FuzzTargets", dependencies: ["LogStore", "LogStoreTesting", "YTKKeyValueStore"],
+      name: "FuzzTargets",
+      dependencies: ["LogStore", "LogStoreTesting", "SQLiteReader", "YTKKeyValueStore"],
       path: "Fuzz/Sources/FuzzTargets"),
     .executableTarget(
       name: "fuzz-ytkkv", dependencies: ["FuzzTargets"], path: "Fuzz/Sources/fuzz-ytkkv"),

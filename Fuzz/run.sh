@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 scratch=${FUZZ_SCRATCH_PATH:-.build/fuzz}
 artifacts=.build/fuzz-artifacts
-targets=(record-decoding store-open json differential)
+targets=(record-decoding store-open json differential sqlite)
 mkdir -p "$artifacts"
 
 echo "== building fuzz-ytkkv with libFuzzer and AddressSanitizer"

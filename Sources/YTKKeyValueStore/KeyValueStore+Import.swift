@@ -138,14 +138,15 @@ extension KeyValueStore {
 }
 
 /// A table of the SQLite file with YTKKeyValueStore's columns, and where they are.
-struct YTKTable {
-  var table: SQLiteTable
-  var id: Int
-  var json: Int
-  var createdTime: Int
-  var name: String { table.name }
+/// (`package`: the `sqlite` fuzz target converts rows as the import does.)
+package struct YTKTable {
+  package var table: SQLiteTable
+  package var id: Int
+  package var json: Int
+  package var createdTime: Int
+  package var name: String { table.name }
 
-  init?(_ table: SQLiteTable) {
+  package init?(_ table: SQLiteTable) {
     guard table.isReadable, let id = table.columnIndex(named: "id"),
       let json = table.columnIndex(named: "json"),
       let createdTime = table.columnIndex(named: "createdTime")
@@ -158,11 +159,11 @@ struct YTKTable {
 }
 
 /// One row of a YTK table, as an item or as a rejection.
-enum YTKRow {
+package enum YTKRow {
   case item(id: String, value: [UInt8], createdTime: Timestamp?)
   case rejected(id: String, reason: String)
 
-  static func read(_ cursor: SQLiteRowCursor, _ table: YTKTable) throws -> YTKRow {
+  package static func read(_ cursor: SQLiteRowCursor, _ table: YTKTable) throws -> YTKRow {
     guard case .text(let id) = try cursor.value(at: table.id) else {
       let shown = describe(try cursor.value(at: table.id))
       return .rejected(id: shown, reason: "the id is \(shown), not text")

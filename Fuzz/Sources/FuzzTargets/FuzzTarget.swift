@@ -4,6 +4,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
   case storeOpen = "store-open"
   case json
   case differential
+  case sqlite
 
   /// Runs the target on one input.
   package func run(_ input: UnsafeRawBufferPointer) {
@@ -12,6 +13,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case .storeOpen: fuzzStoreOpen(input)
     case .json: fuzzJSON(input)
     case .differential: fuzzDifferential(input)
+    case .sqlite: fuzzSQLite(input)
     }
   }
 }

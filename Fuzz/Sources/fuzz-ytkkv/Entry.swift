@@ -1,7 +1,8 @@
 import FuzzTargets
 
 // The libFuzzer executable of every fuzz target; the environment variable FUZZ_TARGET names
-// the one to run (record-decoding, store-open, json, differential). See Fuzz/README.md.
+// the one to run (record-decoding, store-open, json, differential, sqlite). See
+// Fuzz/README.md.
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
