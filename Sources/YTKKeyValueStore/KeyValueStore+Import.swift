@@ -88,16 +88,17 @@ extension KeyValueStore {
 
     var report = YTKImportReport(tables: chosen.map(\.name).sorted())
     let existing = try Set(tableNames())
-    var loader = YTKBatchLoader(store: self)
+    var writer = BatchWriter(store: engine)
     var done = 0
     do {
       for table in chosen {
-        if !existing.contains(table.name) { loader.createTable(table.name) }
+        if !existing.contains(table.name) { writer.createTable(table.name) }
         let cursor = try database.cursor(over: table.table)
         while try cursor.next() {
           switch try YTKRow.read(cursor, table) {
           case .item(let id, let value, let createdTime):
-            try loader.put(value, id: id, table: table.name, createdTime: createdTime)
+            try writer.put(
+              value, forKey: Array(id.utf8), in: table.name, timestamp: createdTime)
             report.items += 1
           case .rejected(let id, let reason):
             report.rejected.append((table.name, id, reason))
@@ -105,11 +106,8 @@ extension KeyValueStore {
           done += 1
           if done % 10_000 == 0 { progress?(done, total) }
         }
-        try loader.flush()
+        try writer.flush()
       }
-    } catch let error as KeyValueStoreError {
-      removeCreatedTables(chosen.map(\.name), existing: existing)
-      throw error
     } catch {
       removeCreatedTables(chosen.map(\.name), existing: existing)
       throw source.storeError(error)
@@ -290,36 +288,6 @@ package enum YTKTime {
     guard seconds < 9_000_000_000_000 else { return nil }
     let total = seconds * 1_000_000 + micros
     return Timestamp(microsecondsSince1970: negative ? -total : total)
-  }
-}
-
-/// Groups puts into atomic batches of up to 1,000 items or 8 MiB.
-struct YTKBatchLoader {
-  let store: KeyValueStore
-  private var batch = WriteBatch()
-  private var bytes = 0
-
-  init(store: KeyValueStore) { self.store = store }
-
-  mutating func createTable(_ name: String) {
-    batch.createTable(name)
-  }
-
-  mutating func put(_ value: [UInt8], id: String, table: String, createdTime: Timestamp?)
-    throws(KeyValueStoreError)
-  {
-    let key = Array(id.utf8)
-    if batch.count >= 1000 || bytes + key.count + value.count > 8 << 20 { try flush() }
-    batch.put(value, forKey: key, in: table, timestamp: createdTime)
-    bytes += key.count + value.count
-  }
-
-  mutating func flush() throws(KeyValueStoreError) {
-    guard batch.count > 0 else { return }
-    let full = batch
-    try bridge { () throws(LogStoreError) in try store.engine.write(full) }
-    batch = WriteBatch()
-    bytes = 0
   }
 }
 

@@ -175,38 +175,33 @@ struct LoadCommand: Command {
 /// Groups items into atomic batches, creating tables first where needed.
 final class BatchLoader {
   let store: KeyValueStore
-  private var batch = WriteBatch()
-  private var batchBytes = 0
+  private var writer: BatchWriter
   private(set) var items = 0
   private(set) var tables: Set<String> = []
   private var existing: Set<String> = []
 
-  static let maxItems = 1000
-  static let maxBytes = 8 << 20
-
-  init(store: KeyValueStore) { self.store = store }
+  init(store: KeyValueStore) {
+    self.store = store
+    writer = BatchWriter(store: store.engine)
+  }
 
   func createTable(_ name: String) throws {
     tables.insert(name)
     if existing.contains(name) { return }
-    if try !store.tableExists(name) { batch.createTable(name) }
+    if try !store.tableExists(name) { writer.createTable(name) }
     existing.insert(name)
   }
 
   func add(_ item: LoadCommand.Item) throws {
     try createTable(item.table)
     guard let id = item.id else { return }
-    batch.put(item.value, forKey: Array(id.utf8), in: item.table, timestamp: item.createdTime)
+    try writer.put(
+      item.value, forKey: Array(id.utf8), in: item.table, timestamp: item.createdTime)
     items += 1
-    batchBytes += item.value.count + id.utf8.count
-    if batch.count >= Self.maxItems || batchBytes >= Self.maxBytes { try flush() }
   }
 
   func flush() throws {
-    guard !batch.isEmpty else { return }
-    try store.engine.write(batch)
-    batch = WriteBatch()
-    batchBytes = 0
+    try writer.flush()
   }
 }
 

@@ -54,23 +54,16 @@ extension LogStore {
         try new.createTable(table)
         report.tables += 1
         // Batches of up to 1,000 items or 8 MiB (a batch holds at most 256 MiB).
-        var batch = WriteBatch()
-        var batchBytes = 0
+        var writer = BatchWriter(store: new)
         for key in try old.keys(in: table) {
           guard let entry = try? old.entry(forKey: key, in: table) else {
             report.unreadableItems += 1
             continue
           }
-          if batch.count >= 1000 || batchBytes + entry.value.count > 8 << 20 {
-            try new.write(batch)
-            batch = WriteBatch()
-            batchBytes = 0
-          }
-          batch.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
-          batchBytes += key.count + entry.value.count
+          try writer.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
           report.items += 1
         }
-        try new.write(batch)
+        try writer.flush()
       }
       try new.close()
     } catch {
