@@ -17,16 +17,23 @@
   /// writer and a reader map, from the kernel's list of the process's mappings.
   @Suite("Address space", .serialized)
   struct AddressSpaceTests {
-    /// /proc/self/maps in one `read`: the kernel lists the mappings of one moment only within
-    /// a single read, and the other tests of this process map and unmap files meanwhile.
+    /// /proc/self/maps, read to its end. The kernel hands it out a page or so per `read` and
+    /// resumes each read at the address where the last one stopped, so mappings that do not
+    /// change meanwhile (this test's store is idle while it is measured) are each listed once,
+    /// whatever the other tests of this process map and unmap between reads.
     private func processMappings() throws -> String {
       let fd = open("/proc/self/maps", O_RDONLY)
       try #require(fd >= 0)
       defer { close(fd) }
-      var buffer = [UInt8](repeating: 0, count: 16 << 20)
-      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-      try #require(count > 0 && count < buffer.count, "read \(count) bytes of /proc/self/maps")
-      return String(decoding: buffer.prefix(count), as: UTF8.self)
+      var contents: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 1 << 16)
+      while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        try #require(count >= 0, "read of /proc/self/maps failed: errno \(errno)")
+        if count == 0 { break }
+        contents += buffer.prefix(count)
+      }
+      return String(decoding: contents, as: UTF8.self)
     }
 
     /// Bytes of this process's mappings of files in `directory`, from /proc/self/maps.
