@@ -188,12 +188,12 @@ package enum JSONWriter {
       offset: 0)
   }
 
-  private static func appendLiteral(_ literal: StaticString, into output: inout [UInt8]) {
+  static func appendLiteral(_ literal: StaticString, into output: inout [UInt8]) {
     output.append(
       contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
   }
 
-  private static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
+  static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
     if value < 0 { output.append(JSONByte.minus) }
     // `magnitude` is a UInt64, so Int64.min needs no special case.
     var remaining = value.magnitude
@@ -211,7 +211,7 @@ package enum JSONWriter {
     }
   }
 
-  private static func appendDouble(
+  static func appendDouble(
     _ value: Double, lenient: Bool, into output: inout [UInt8]
   ) throws(JSONCodecError) {
     guard value.isFinite else {
@@ -266,7 +266,7 @@ package enum JSONWriter {
     appendInteger(Int64(decimal.exponent.magnitude), into: &output)
   }
 
-  private static func appendString(_ string: String, into output: inout [UInt8]) {
+  static func appendString(_ string: String, into output: inout [UInt8]) {
     output.append(JSONByte.quote)
     let wasContiguous: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
       appendEscaped(utf8, into: &output)
@@ -282,7 +282,7 @@ package enum JSONWriter {
 
   /// Appends `utf8` with the escapes the format requires, copying the unescaped runs in bulk.
   /// A Swift string's UTF-8 is always valid, so the output is too.
-  private static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8])
+  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8])
   {
     var runStart = 0
     for index in 0..<utf8.count {
@@ -316,7 +316,7 @@ package enum JSONWriter {
   ///
   /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
   /// byte order the format promises, so the bytes are compared directly.
-  private static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
+  static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
     let result = lhs.utf8.withContiguousStorageIfAvailable { lhsBytes in
       rhs.utf8.withContiguousStorageIfAvailable { rhsBytes in
         let common = min(lhsBytes.count, rhsBytes.count)
