@@ -54,3 +54,44 @@ extension JSONValue: CustomStringConvertible {
     String(decoding: JSONWriter.describingBytes(self), as: UTF8.self)
   }
 }
+
+extension JSONValue {
+  /// Reads JSON text (UTF-8), exactly as the store reads its values: RFC 8259 and nothing
+  /// more, arrays and objects nested at most 512 deep, a repeated object key keeping its last
+  /// value. Integer syntax that fits `Int64` reads as ``int(_:)``, other numbers as
+  /// ``double(_:)``.
+  ///
+  /// ```swift
+  /// let user = try JSONValue(parsing: #"{"name":"tangqiao","age":30}"#)
+  /// print(user["age"]!)  // 30
+  /// ```
+  ///
+  /// - Throws: `.invalidArgument`, naming what was expected and the byte offset where it was
+  ///   not found.
+  public init(parsing text: String) throws(KeyValueStoreError) {
+    var text = text
+    let result = text.withUTF8 { utf8 in
+      Result { () throws(KeyValueStoreError) in try JSONValue(parsing: UnsafeRawBufferPointer(utf8))
+      }
+    }
+    self = try result.get()
+  }
+
+  /// Reads JSON text from UTF-8 bytes; see ``init(parsing:)-(String)``.
+  public init(parsing utf8: [UInt8]) throws(KeyValueStoreError) {
+    let result = utf8.withUnsafeBytes { bytes in
+      Result { () throws(KeyValueStoreError) in try JSONValue(parsing: bytes) }
+    }
+    self = try result.get()
+  }
+
+  /// Reads JSON text from UTF-8 bytes in memory the caller owns (a memory-mapped file, a C
+  /// library's buffer); see ``init(parsing:)-(String)``. The bytes are not kept.
+  public init(parsing utf8: UnsafeRawBufferPointer) throws(KeyValueStoreError) {
+    do {
+      self = try JSONReader.parse(utf8)
+    } catch {
+      throw KeyValueStoreError(.invalidArgument, "the text is not JSON: " + error.message)
+    }
+  }
+}

@@ -287,5 +287,5 @@ func evaluateTargets(_ results: [WorkloadResult]) -> [Target] {
         measured: over.map { String(format: "%.2f×", $0) } ?? "n/a (no sqlite3)",
         met: (over ?? .infinity) <= 1))
   }
-  return targets
+  return targets + jsonTargets(results)
 }

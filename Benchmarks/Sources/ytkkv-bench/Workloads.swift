@@ -150,236 +150,241 @@ func thousands(_ count: Int) -> String {
   return String(count)
 }
 
-let allWorkloads: [Workload] = [
-  fill(name: "fill", count: \.keys),
-  fill(name: "fill-large", count: \.largeKeys),
-  Workload(
-    name: "overwrite", title: { "random overwrite of \(thousands($0.keys)) keys" },
-    unit: .operationsPerSecond,
-    engines: peersRead,
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.keys, label: "overwrite")
-    },
-    measure: { engine, scratch, configuration in
-      let keys = shuffled(Dataset.keys(configuration.keys), seed: 1)
-      return try withStore(engine, scratch!) { store in
-        Double(keys.count) / (try timed { for key in keys { try store.put(key, Dataset.value) } })
-      }
-    }),
-  Workload(
-    name: "get", title: { "random get of \(thousands($0.keys)) keys, all present" },
-    unit: .operationsPerSecond, engines: peersRead,
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.keys, label: "get")
-    },
-    measure: { engine, scratch, configuration in
-      let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
-      return try withStore(engine, scratch!) { store in
-        var found = 0
-        let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
-        guard found == keys.count else {
-          throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
-        }
-        return Double(keys.count) / seconds
-      }
-    }),
-  Workload(
-    name: "get-missing", title: { "random get of \(thousands($0.keys)) missing keys" },
-    unit: .operationsPerSecond,
-    engines: peersStore,
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.keys, label: "miss")
-    },
-    measure: { engine, scratch, configuration in
-      let keys = Dataset.missingKeys(configuration.keys)
-      return try withStore(engine, scratch!) { store in
-        var found = 0
-        let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
-        guard found == 0 else { throw BenchmarkError("\(engine) found missing keys") }
-        return Double(keys.count) / seconds
-      }
-    }),
-  Workload(
-    name: "put-sync", title: { "\(thousands($0.durablePuts)) puts with fsync, 1 writer" },
-    unit: .operationsPerSecond,
-    engines: peersDurable,
-    measure: { engine, _, configuration in
-      let scratch = Scratch("put-sync")
-      defer { scratch.clean() }
-      let keys = Dataset.keys(configuration.durablePuts)
-      let store = try engine.make(scratch.path, true)
-      defer { try? store.close() }
-      return Double(keys.count)
-        / (try timed { for key in keys { try store.put(key, Dataset.value) } })
-    }),
-  Workload(
-    name: "put-sync-4", title: { "\(thousands($0.durablePuts)) puts with fsync, 4 writers" },
-    unit: .operationsPerSecond,
-    engines: peersDurable,
-    measure: { engine, _, configuration in
-      let scratch = Scratch("put-sync-4")
-      defer { scratch.clean() }
-      let perWriter = configuration.durablePuts / 4
-      let store = try engine.make(scratch.path, true)
-      defer { try? store.close() }
-      // For the group-commit target, this store also runs the same puts from one writer
-      // right before, on the same store: the disk's latency drifts from minute to minute
-      // here, and a ratio of two runs side by side is steadier than one of two workloads
-      // run minutes apart.
-      var oneWriter: Double?
-      if engine == .logStore {
-        let keys = Dataset.keys(perWriter * 4, offset: configuration.durablePuts)
-        oneWriter =
+let allWorkloads: [Workload] =
+  [
+    fill(name: "fill", count: \.keys),
+    fill(name: "fill-large", count: \.largeKeys),
+    Workload(
+      name: "overwrite", title: { "random overwrite of \(thousands($0.keys)) keys" },
+      unit: .operationsPerSecond,
+      engines: peersRead,
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.keys, label: "overwrite")
+      },
+      measure: { engine, scratch, configuration in
+        let keys = shuffled(Dataset.keys(configuration.keys), seed: 1)
+        return try withStore(engine, scratch!) { store in
           Double(keys.count) / (try timed { for key in keys { try store.put(key, Dataset.value) } })
-      }
-      let shared = UncheckedBox(store)
-      let failures = Counter()
-      let seconds = timed {
-        onThreads(4) { writer in
-          for key in Dataset.keys(perWriter, offset: writer * perWriter) {
-            do { try shared.value.put(key, Dataset.value) } catch { failures.add() }
+        }
+      }),
+    Workload(
+      name: "get", title: { "random get of \(thousands($0.keys)) keys, all present" },
+      unit: .operationsPerSecond, engines: peersRead,
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.keys, label: "get")
+      },
+      measure: { engine, scratch, configuration in
+        let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
+        return try withStore(engine, scratch!) { store in
+          var found = 0
+          let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
+          guard found == keys.count else {
+            throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
+          }
+          return Double(keys.count) / seconds
+        }
+      }),
+    Workload(
+      name: "get-missing", title: { "random get of \(thousands($0.keys)) missing keys" },
+      unit: .operationsPerSecond,
+      engines: peersStore,
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.keys, label: "miss")
+      },
+      measure: { engine, scratch, configuration in
+        let keys = Dataset.missingKeys(configuration.keys)
+        return try withStore(engine, scratch!) { store in
+          var found = 0
+          let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
+          guard found == 0 else { throw BenchmarkError("\(engine) found missing keys") }
+          return Double(keys.count) / seconds
+        }
+      }),
+    Workload(
+      name: "put-sync", title: { "\(thousands($0.durablePuts)) puts with fsync, 1 writer" },
+      unit: .operationsPerSecond,
+      engines: peersDurable,
+      measure: { engine, _, configuration in
+        let scratch = Scratch("put-sync")
+        defer { scratch.clean() }
+        let keys = Dataset.keys(configuration.durablePuts)
+        let store = try engine.make(scratch.path, true)
+        defer { try? store.close() }
+        return Double(keys.count)
+          / (try timed { for key in keys { try store.put(key, Dataset.value) } })
+      }),
+    Workload(
+      name: "put-sync-4", title: { "\(thousands($0.durablePuts)) puts with fsync, 4 writers" },
+      unit: .operationsPerSecond,
+      engines: peersDurable,
+      measure: { engine, _, configuration in
+        let scratch = Scratch("put-sync-4")
+        defer { scratch.clean() }
+        let perWriter = configuration.durablePuts / 4
+        let store = try engine.make(scratch.path, true)
+        defer { try? store.close() }
+        // For the group-commit target, this store also runs the same puts from one writer
+        // right before, on the same store: the disk's latency drifts from minute to minute
+        // here, and a ratio of two runs side by side is steadier than one of two workloads
+        // run minutes apart.
+        var oneWriter: Double?
+        if engine == .logStore {
+          let keys = Dataset.keys(perWriter * 4, offset: configuration.durablePuts)
+          oneWriter =
+            Double(keys.count)
+            / (try timed { for key in keys { try store.put(key, Dataset.value) } })
+        }
+        let shared = UncheckedBox(store)
+        let failures = Counter()
+        let seconds = timed {
+          onThreads(4) { writer in
+            for key in Dataset.keys(perWriter, offset: writer * perWriter) {
+              do { try shared.value.put(key, Dataset.value) } catch { failures.add() }
+            }
           }
         }
-      }
-      guard failures.value == 0 else {
-        throw BenchmarkError("\(engine): \(failures.value) puts failed")
-      }
-      let fourWriters = Double(perWriter * 4) / seconds
-      if let oneWriter { groupCommitRatios.append(fourWriters / oneWriter) }
-      return fourWriters
-    },
-    note:
-      "For this store, each run also times the same number of puts from one writer just before, on the same store; the ratios of the pairs are printed below."
-  ),
-  Workload(
-    name: "reopen",
-    title: { "close and reopen of a \(thousands($0.largeKeys))-key store just written" },
-    unit: .milliseconds, engines: peersStore + [.hardware, .logStoreRead],
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.largeKeys, label: "reopen")
-    },
-    measure: { engine, scratch, configuration in
-      // As just after a fill: the last writes are recent (in LevelDB's log, in our active
-      // segment). Then the timed part: close, open, and read one key (ready to serve).
-      let path = scratch!.path
-      var store = try engine.make(path, false)
-      let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
-        configuration.largeKeys / 10)
-      for key in recent { try store.put(key, Dataset.value) }
-      var open = true
-      let seconds = try timed {
+        guard failures.value == 0 else {
+          throw BenchmarkError("\(engine): \(failures.value) puts failed")
+        }
+        let fourWriters = Double(perWriter * 4) / seconds
+        if let oneWriter { groupCommitRatios.append(fourWriters / oneWriter) }
+        return fourWriters
+      },
+      note:
+        "For this store, each run also times the same number of puts from one writer just before, on the same store; the ratios of the pairs are printed below."
+    ),
+    Workload(
+      name: "reopen",
+      title: { "close and reopen of a \(thousands($0.largeKeys))-key store just written" },
+      unit: .milliseconds, engines: peersStore + [.hardware, .logStoreRead],
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.largeKeys, label: "reopen")
+      },
+      measure: { engine, scratch, configuration in
+        // As just after a fill: the last writes are recent (in LevelDB's log, in our active
+        // segment). Then the timed part: close, open, and read one key (ready to serve).
+        let path = scratch!.path
+        var store = try engine.make(path, false)
+        let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
+          configuration.largeKeys / 10)
+        for key in recent { try store.put(key, Dataset.value) }
+        var open = true
+        let seconds = try timed {
+          try store.close()
+          open = false
+          switch engine {
+          case .logStoreRead:
+            guard try readEveryByte(of: path) > configuration.largeKeys * Dataset.value.count
+            else { throw BenchmarkError("\(engine) read less than the values' bytes") }
+          default:
+            store = try engine.make(path, false)
+            open = true
+            // The hardware limit of an open that looks at its data: read the file once.
+            if engine == .hardware { _ = try store.scan() }
+            guard try store.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
+              throw BenchmarkError("\(engine) lost keys on reopen")
+            }
+          }
+        }
+        if open { try store.close() }
+        return seconds * 1000
+      },
+      note: """
+        Before each timed run, 10% of the keys are overwritten; the time covers close, open and \
+        one get. The last two rows are floors, not stores: `hardware` closes and reopens its \
+        file of bare records and reads it once; `logstore-read` reads every byte of this \
+        store's files once, checking nothing. An open that checks every record, as this \
+        store's does (a damaged record is found and counted, or refused, when the store \
+        opens), costs at least `logstore-read`.
+        """
+    ),
+    Workload(
+      name: "delete-prefix", title: { "delete 10% of \(thousands($0.keys)) keys by prefix" },
+      unit: .milliseconds,
+      engines: peersStore + [.sqliteYTK],
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.keys, label: "prefix")
+      },
+      measure: { engine, scratch, configuration in
+        let copy = try scratch!.copy("prefix-run")
+        defer { copy.clean() }
+        // 10% of the keys, user_00000000 … user_000(n/10 - 1), by prefixes of 1,000 or 10,000.
+        let tenth = configuration.keys / 10
+        let width = tenth % 10_000 == 0 ? 10_000 : 1_000
+        let prefixes = (0..<(tenth / width)).map { block -> [UInt8] in
+          let digits = width == 10_000 ? 4 : 5
+          let text = String(block)
+          return Array(("user_" + String(repeating: "0", count: digits - text.count) + text).utf8)
+        }
+        return try withStore(engine, copy) { store in
+          let seconds = try timed { for prefix in prefixes { try store.deletePrefix(prefix) } }
+          guard try store.get(Dataset.key(0)) == nil, try store.get(Dataset.key(tenth)) != nil
+          else {
+            throw BenchmarkError("\(engine) deleted the wrong keys")
+          }
+          return seconds * 1000
+        }
+      },
+      note: "Each engine deletes user_0000… and user_0001… (SQLite with YTK's `LIKE ?` statement)."),
+    Workload(
+      name: "scan", title: { "read all items of a \(thousands($0.keys))-key table" },
+      unit: .milliseconds,
+      engines: peersRead,
+      prepare: { engine, configuration in
+        try filledStore(engine, count: configuration.keys, label: "scan")
+      },
+      measure: { engine, scratch, configuration in
+        try withStore(engine, scratch!) { store in
+          var count = 0
+          let seconds = try timed { count = try store.scan() }
+          guard count == configuration.keys else {
+            throw BenchmarkError("\(engine) read \(count) items")
+          }
+          return seconds * 1000
+        }
+      }),
+    ytkAPIWorkload,
+    Workload(
+      name: "memory", title: { "memory per key, filling \(thousands($0.largeKeys)) keys" },
+      unit: .bytesPerKey,
+      engines: peersStore,
+      measure: { engine, _, configuration in
+        try memoryInChild(engine, keys: configuration.largeKeys).anonymous
+      },
+      note:
+        "Growth of the process's anonymous (heap) memory, measured in a fresh process per engine; see PERFORMANCE.md for resident memory including mapped files."
+    ),
+    Workload(
+      name: "disk",
+      title: {
+        "disk after \($0.overwriteRounds) rounds of overwriting \(thousands($0.keys)) keys"
+      },
+      unit: .diskRatio,
+      engines: peersStore,
+      measure: { engine, _, configuration in
+        let scratch = Scratch("disk")
+        defer { scratch.clean() }
+        let keys = Dataset.keys(configuration.keys)
+        let store = try engine.make(scratch.path, false)
+        for _ in 0..<configuration.overwriteRounds {
+          for key in keys { try store.put(key, Dataset.value) }
+        }
+        // This store compacts in the background; measure it once compaction has caught up, as
+        // LevelDB and RocksDB finish their running compaction when closed.
+        try (store as? LogStoreEngine)?.store.waitForCompaction()
+        let ourLiveBytes = try (store as? LogStoreEngine)?.store.statistics().liveBytes
         try store.close()
-        open = false
-        switch engine {
-        case .logStoreRead:
-          guard try readEveryByte(of: path) > configuration.largeKeys * Dataset.value.count
-          else { throw BenchmarkError("\(engine) read less than the values' bytes") }
-        default:
-          store = try engine.make(path, false)
-          open = true
-          // The hardware limit of an open that looks at its data: read the file once.
-          if engine == .hardware { _ = try store.scan() }
-          guard try store.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
-            throw BenchmarkError("\(engine) lost keys on reopen")
-          }
-        }
-      }
-      if open { try store.close() }
-      return seconds * 1000
-    },
-    note: """
-      Before each timed run, 10% of the keys are overwritten; the time covers close, open and \
-      one get. The last two rows are floors, not stores: `hardware` closes and reopens its \
-      file of bare records and reads it once; `logstore-read` reads every byte of this \
-      store's files once, checking nothing. An open that checks every record, as this \
-      store's does (a damaged record is found and counted, or refused, when the store \
-      opens), costs at least `logstore-read`.
-      """
-  ),
-  Workload(
-    name: "delete-prefix", title: { "delete 10% of \(thousands($0.keys)) keys by prefix" },
-    unit: .milliseconds,
-    engines: peersStore + [.sqliteYTK],
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.keys, label: "prefix")
-    },
-    measure: { engine, scratch, configuration in
-      let copy = try scratch!.copy("prefix-run")
-      defer { copy.clean() }
-      // 10% of the keys, user_00000000 … user_000(n/10 - 1), by prefixes of 1,000 or 10,000.
-      let tenth = configuration.keys / 10
-      let width = tenth % 10_000 == 0 ? 10_000 : 1_000
-      let prefixes = (0..<(tenth / width)).map { block -> [UInt8] in
-        let digits = width == 10_000 ? 4 : 5
-        let text = String(block)
-        return Array(("user_" + String(repeating: "0", count: digits - text.count) + text).utf8)
-      }
-      return try withStore(engine, copy) { store in
-        let seconds = try timed { for prefix in prefixes { try store.deletePrefix(prefix) } }
-        guard try store.get(Dataset.key(0)) == nil, try store.get(Dataset.key(tenth)) != nil else {
-          throw BenchmarkError("\(engine) deleted the wrong keys")
-        }
-        return seconds * 1000
-      }
-    },
-    note: "Each engine deletes user_0000… and user_0001… (SQLite with YTK's `LIKE ?` statement)."),
-  Workload(
-    name: "scan", title: { "read all items of a \(thousands($0.keys))-key table" },
-    unit: .milliseconds,
-    engines: peersRead,
-    prepare: { engine, configuration in
-      try filledStore(engine, count: configuration.keys, label: "scan")
-    },
-    measure: { engine, scratch, configuration in
-      try withStore(engine, scratch!) { store in
-        var count = 0
-        let seconds = try timed { count = try store.scan() }
-        guard count == configuration.keys else {
-          throw BenchmarkError("\(engine) read \(count) items")
-        }
-        return seconds * 1000
-      }
-    }),
-  ytkAPIWorkload,
-  Workload(
-    name: "memory", title: { "memory per key, filling \(thousands($0.largeKeys)) keys" },
-    unit: .bytesPerKey,
-    engines: peersStore,
-    measure: { engine, _, configuration in
-      try memoryInChild(engine, keys: configuration.largeKeys).anonymous
-    },
-    note:
-      "Growth of the process's anonymous (heap) memory, measured in a fresh process per engine; see PERFORMANCE.md for resident memory including mapped files."
-  ),
-  Workload(
-    name: "disk",
-    title: { "disk after \($0.overwriteRounds) rounds of overwriting \(thousands($0.keys)) keys" },
-    unit: .diskRatio,
-    engines: peersStore,
-    measure: { engine, _, configuration in
-      let scratch = Scratch("disk")
-      defer { scratch.clean() }
-      let keys = Dataset.keys(configuration.keys)
-      let store = try engine.make(scratch.path, false)
-      for _ in 0..<configuration.overwriteRounds {
-        for key in keys { try store.put(key, Dataset.value) }
-      }
-      // This store compacts in the background; measure it once compaction has caught up, as
-      // LevelDB and RocksDB finish their running compaction when closed.
-      try (store as? LogStoreEngine)?.store.waitForCompaction()
-      let ourLiveBytes = try (store as? LogStoreEngine)?.store.statistics().liveBytes
-      try store.close()
-      let disk = Double(directorySize(scratch.path).allocated)
-      if let ourLiveBytes { diskOverLiveBytes.append(disk / Double(ourLiveBytes)) }
-      let live = Double(configuration.keys * (13 + Dataset.value.count))
-      return disk / live
-    },
-    note:
-      "Disk blocks allocated after closing, over the bytes of the live keys and values (13 + 104 per key). This store's records add a 28-byte header and the table name to each, so its own measure is disk over `statistics().liveBytes`, printed below."
-  ),
-  compactionWorkload,
-  importWorkload,
-]
+        let disk = Double(directorySize(scratch.path).allocated)
+        if let ourLiveBytes { diskOverLiveBytes.append(disk / Double(ourLiveBytes)) }
+        let live = Double(configuration.keys * (13 + Dataset.value.count))
+        return disk / live
+      },
+      note:
+        "Disk blocks allocated after closing, over the bytes of the live keys and values (13 + 104 per key). This store's records add a 28-byte header and the table name to each, so its own measure is disk over `statistics().liveBytes`, printed below."
+    ),
+    compactionWorkload,
+    importWorkload,
+  ] + jsonWorkloads
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
 /// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).

@@ -86,6 +86,19 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
     return count
   }
 
+  /// Calls `body` with every value in key order, in place (no copy).
+  func forEach(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    let iterator = leveldb_create_iterator(database, readOptions)
+    defer { leveldb_iter_destroy(iterator) }
+    leveldb_iter_seek_to_first(iterator)
+    while leveldb_iter_valid(iterator) != 0 {
+      var length = 0
+      let value = leveldb_iter_value(iterator, &length)
+      try body(UnsafeRawBufferPointer(start: value, count: length))
+      leveldb_iter_next(iterator)
+    }
+  }
+
   func close() throws {
     leveldb_close(database)
     leveldb_readoptions_destroy(readOptions)
