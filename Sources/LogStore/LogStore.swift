@@ -166,6 +166,16 @@ public final class LogStore: Sendable {
     }?.get()
   }
 
+  /// ``withValue(forKey:in:_:)`` without a generic result, for callers in other modules: a
+  /// generic call from outside this module runs unspecialized and looks up its result types'
+  /// metadata at run time on every call. Returns whether the key has a value (and `body` ran).
+  package func visitValue(
+    forKey key: UnsafeRawBufferPointer, in table: String,
+    _ body: (UnsafeRawBufferPointer, Timestamp) -> Void
+  ) throws(LogStoreError) -> Bool {
+    try withValue(forKey: key, in: table, body) != nil
+  }
+
   /// Checks a table name, key and value against the limits a put enforces, without writing:
   /// for tools that want to report a bad item where they found it.
   public static func validate(table: String, key: [UInt8], value: [UInt8]) throws(LogStoreError) {

@@ -103,12 +103,12 @@ public final class KeyValueStore: Sendable {
 
   /// Stores a string, as YTKKeyValueStore did: `["s"]`.
   public func put(string: String, id: String, into table: String) throws(KeyValueStoreError) {
-    try put(.array([.string(string)]), id: id, into: table)
+    try putEncoded(JSONWriter.output(wrapping: string), id: id, into: table)
   }
 
   /// Stores an integer, as YTKKeyValueStore did: `[n]`.
   public func put(number: Int, id: String, into table: String) throws(KeyValueStoreError) {
-    try put(.array([.int(Int64(number))]), id: id, into: table)
+    try putEncoded(JSONWriter.output(wrapping: Int64(number)), id: id, into: table)
   }
 
   /// Stores a double, as YTKKeyValueStore did: `[n]`. It reads back bit for bit.
@@ -136,21 +136,36 @@ public final class KeyValueStore: Sendable {
   func putEncoded(
     _ json: [UInt8], id: String, into table: String, createdTime: Timestamp? = nil
   ) throws(KeyValueStoreError) {
+    try json.withBytes { bytes throws(KeyValueStoreError) in
+      try putEncoded(bytes: bytes, id: id, into: table, createdTime: createdTime)
+    }
+  }
+
+  /// Puts the text a writer made, from the writer's own memory (no copy into an array).
+  func putEncoded(_ json: borrowing JSONOutput, id: String, into table: String)
+    throws(KeyValueStoreError)
+  {
+    try json.withBytes { bytes throws(KeyValueStoreError) in
+      try putEncoded(bytes: bytes, id: id, into: table, createdTime: nil)
+    }
+  }
+
+  private func putEncoded(
+    bytes json: UnsafeRawBufferPointer, id: String, into table: String, createdTime: Timestamp?
+  ) throws(KeyValueStoreError) {
     try Self.checkID(id)
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try json.withBytes { value throws(LogStoreError) in
-          try engine.put(key: key, value: value, table: table, timestamp: createdTime)
-        }
+        try engine.put(key: key, value: json, table: table, timestamp: createdTime)
       }
     }
   }
 
   static func encode(_ object: JSONValue, id: String, table: String)
-    throws(KeyValueStoreError) -> [UInt8]
+    throws(KeyValueStoreError) -> JSONOutput
   {
     do {
-      return try JSONWriter.bytes(object)
+      return try JSONWriter.output(object)
     } catch {
       throw KeyValueStoreError(
         .invalidArgument,
@@ -177,7 +192,12 @@ public final class KeyValueStore: Sendable {
 
   /// The value stored under `id`, or nil.
   public func object(id: String, from table: String) throws(KeyValueStoreError) -> JSONValue? {
-    try item(id: id, from: table)?.object
+    var parsed: Result<JSONValue, JSONCodecError>?
+    try visitStoredValue(id: id, in: table) { bytes, _ in
+      parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+    }
+    guard let parsed else { return nil }
+    return try Self.storedValue(parsed, id: id, table: table)
   }
 
   /// The string stored under `id` (by ``put(string:id:into:)``, or a bare JSON string), or
@@ -222,16 +242,29 @@ public final class KeyValueStore: Sendable {
 
   /// The item stored under `id`, with its created time, or nil.
   public func item(id: String, from table: String) throws(KeyValueStoreError) -> KeyValueItem? {
-    let found = try bridge { () throws(LogStoreError) in
+    var parsed: Result<JSONValue, JSONCodecError>?
+    var created = Timestamp(microsecondsSince1970: 0)
+    try visitStoredValue(id: id, in: table) { bytes, timestamp in
+      parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+      created = timestamp
+    }
+    guard let parsed else { return nil }
+    let object = try Self.storedValue(parsed, id: id, table: table)
+    return KeyValueItem(id: id, object: object, createdTime: Self.date(created))
+  }
+
+  /// Calls `body` with the stored bytes of `id` and their timestamp, borrowed from the store
+  /// for the call only (under the index's read lock: `body` must not call the store).
+  /// Returns whether the id has a value.
+  @discardableResult
+  func visitStoredValue(
+    id: String, in table: String, _ body: (UnsafeRawBufferPointer, Timestamp) -> Void
+  ) throws(KeyValueStoreError) -> Bool {
+    try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try engine.withValue(forKey: key, in: table) { bytes, timestamp in
-          (Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }, timestamp)
-        }
+        try engine.visitValue(forKey: key, in: table, body)
       }
     }
-    guard let (parsed, timestamp) = found else { return nil }
-    let object = try Self.storedValue(parsed, id: id, table: table)
-    return KeyValueItem(id: id, object: object, createdTime: Self.date(timestamp))
   }
 
   /// Every item of the table, sorted by id (by the ids' UTF-8 bytes).
@@ -283,11 +316,9 @@ public final class KeyValueStore: Sendable {
 
   /// The stored JSON text of `id`, as bytes.
   package func storedBytes(id: String, from table: String) throws(KeyValueStoreError) -> [UInt8]? {
-    try bridge { () throws(LogStoreError) in
-      try id.withUTF8Bytes { key throws(LogStoreError) in
-        try engine.withValue(forKey: key, in: table) { bytes, _ in Array(bytes) }
-      }
-    }
+    var stored: [UInt8]?
+    try visitStoredValue(id: id, in: table) { bytes, _ in stored = Array(bytes) }
+    return stored
   }
 
   private static func storedValue(

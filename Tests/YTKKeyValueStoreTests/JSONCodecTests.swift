@@ -95,6 +95,45 @@ struct JSONCodecTests {
     }
   }
 
+  @Test("escapes are found at every position of long strings, next to any other byte")
+  func escapesAtEveryPosition() throws {
+    // The writer looks for bytes to escape eight at a time: put each kind of byte at every
+    // offset of strings of every length up to 40, among ASCII, multi-byte UTF-8 and 0x7F.
+    let specials: [Character] = ["\u{0}", "\u{1F}", "\u{8}", "\"", "\\", "\u{7F}", " ", "!", "#", "]", "é", "中", "😀"]
+    let fillers: [Character] = ["a", "\u{7F}", "é", "~"]
+    func expected(_ string: String) -> String {
+      var text = "\""
+      for scalar in string.unicodeScalars {
+        switch scalar {
+        case "\"": text += #"\""#
+        case "\\": text += #"\\"#
+        case "\u{8}": text += #"\b"#
+        case "\u{C}": text += #"\f"#
+        case "\n": text += #"\n"#
+        case "\r": text += #"\r"#
+        case "\t": text += #"\t"#
+        case let scalar where scalar.value < 0x20:
+          let hex = String(scalar.value, radix: 16)
+          text += #"\u00"# + (hex.count == 1 ? "0" + hex : hex)
+        default: text.unicodeScalars.append(scalar)
+        }
+      }
+      return text + "\""
+    }
+    for length in 1...40 {
+      for filler in fillers {
+        for special in specials {
+          for position in 0..<length {
+            var characters = Array(repeating: filler, count: length)
+            characters[position] = special
+            let string = String(characters)
+            #expect(try text(of: .string(string)) == expected(string), "\(length) \(position)")
+          }
+        }
+      }
+    }
+  }
+
   @Test("object members are sorted by the UTF-8 bytes of their keys")
   func keyOrder() throws {
     let value: JSONValue = ["b": 1, "a": 2, "aa": 3, "B": 4, "": 5, "é": 6, "z": 7, "😀": 8]

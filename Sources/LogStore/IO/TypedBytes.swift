@@ -1,7 +1,11 @@
 /// Typed-throws versions of the standard library's `withUnsafe…` calls, which rethrow
 /// untyped errors: the engine's errors stay `LogStoreError` all the way out.
+///
+/// They are `@inlinable` so that a caller in another module (the JSON layer, the tool) gets
+/// them specialized for its types: called through the generic entry point, each call looks
+/// up `Result<R, E>`'s metadata at run time, which cost more than the engine's own get.
 extension Array where Element == UInt8 {
-  @inline(__always)
+  @inlinable @inline(__always)
   package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
     -> R
   {
@@ -10,7 +14,7 @@ extension Array where Element == UInt8 {
     return try result!.get()
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func withMutableBytes<R, E: Error>(
     _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R
   ) throws(E) -> R {
@@ -22,7 +26,7 @@ extension Array where Element == UInt8 {
 
 extension String {
   /// Calls `body` with the string's UTF-8 bytes, contiguous and borrowed.
-  @inline(__always)
+  @inlinable @inline(__always)
   package func withUTF8Bytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
     -> R
   {

@@ -35,28 +35,52 @@ package enum JSONWriter {
   ///
   /// On error, `output` may hold part of the text; discard it.
   package static func write(_ value: JSONValue, into output: inout [UInt8]) throws(JSONCodecError) {
-    try append(value, lenient: false, into: &output)
+    output += try bytes(value)
   }
 
   /// Returns the canonical compact JSON text of `value`.
   package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
-    var output: [UInt8] = []
-    output.reserveCapacity(estimatedSize(of: value))
-    try write(value, into: &output)
+    try output(value).bytes()
+  }
+
+  /// The canonical compact JSON text of `value`, in the writer's own memory: for a caller
+  /// that only needs to read it once (the store writes it to its log), without the copy into
+  /// an array.
+  static func output(_ value: JSONValue) throws(JSONCodecError) -> JSONOutput {
+    var output = JSONOutput(capacity: estimatedSize(of: value))
+    try append(value, lenient: false, into: &output)
+    return output
+  }
+
+  /// The canonical text of `[string]`: how YTKKeyValueStore stored a string, written without
+  /// building the array.
+  static func output(wrapping string: String) -> JSONOutput {
+    var output = JSONOutput(capacity: string.utf8.count + 4)
+    output.append(JSONByte.openBracket)
+    appendString(string, into: &output)
+    output.append(JSONByte.closeBracket)
+    return output
+  }
+
+  /// The canonical text of `[integer]`: how YTKKeyValueStore stored a number.
+  static func output(wrapping integer: Int64) -> JSONOutput {
+    var output = JSONOutput(capacity: 22)
+    output.append(JSONByte.openBracket)
+    appendInteger(integer, into: &output)
+    output.append(JSONByte.closeBracket)
     return output
   }
 
   /// The text for `JSONValue.description`: the canonical text, except that non-finite
   /// doubles appear as `nan`, `inf` and `-inf` and nesting is not limited.
   static func describingBytes(_ value: JSONValue) -> [UInt8] {
-    var output: [UInt8] = []
-    output.reserveCapacity(estimatedSize(of: value))
+    var output = JSONOutput(capacity: estimatedSize(of: value))
     do {
       try append(value, lenient: true, into: &output)
     } catch {
       // Unreachable: in lenient mode nothing throws.
     }
-    return output
+    return output.bytes()
   }
 
   /// A cheap guess at the size of the text from the top level alone, so that a typical value
@@ -91,14 +115,14 @@ package enum JSONWriter {
   /// opening of a container and the start of its first element. The inner loop then moves
   /// to the next element of the innermost open container, closing those that are done.
   private static func append(
-    _ value: JSONValue, lenient: Bool, into output: inout [UInt8]
+    _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
     var open: [OpenContainer] = []
     open.reserveCapacity(4)
-    // The indices of the open objects' members, in key order, innermost object last.
-    // Sorting indices, which are plain integers, is much cheaper than sorting (key, value)
-    // pairs, whose every move costs reference counting.
-    var order: [[String: JSONValue].Index] = []
+    // The open objects' members, in key order, innermost object last. Sorting indices with
+    // the keys' first bytes is much cheaper than sorting (key, value) pairs, whose every move
+    // costs reference counting, and most comparisons end at the first bytes.
+    var order: [MemberOrder] = []
     var current = value
     nextValue: while true {
       switch current {
@@ -130,20 +154,18 @@ package enum JSONWriter {
           order.reserveCapacity(start + members.count)
           var index = members.startIndex
           while index != members.endIndex {
-            order.append(index)
+            order.append(MemberOrder(members, index))
             members.formIndex(after: &index)
           }
           if members.count > 1 {
-            let keys = members.keys
             // Through a buffer pointer, because sorting `order[start...]` would copy it.
             order.withUnsafeMutableBufferPointer { all in
-              var run = UnsafeMutableBufferPointer(rebasing: all[start...])
-              run.sort { precedesInUTF8(keys[$0], keys[$1]) }
+              MemberOrder.sort(UnsafeMutableBufferPointer(rebasing: all[start...]), of: members)
             }
           }
           open.append(
             OpenContainer(members: members, isObject: true, next: start + 1, end: order.count))
-          let first = members[order[start]]
+          let first = members[order[start].index]
           appendString(first.key, into: &output)
           output.append(JSONByte.colon)
           current = first.value
@@ -160,7 +182,7 @@ package enum JSONWriter {
           open[top].next = next + 1
           output.append(JSONByte.comma)
           if open[top].isObject {
-            let member = open[top].members[order[next]]
+            let member = open[top].members[order[next].index]
             appendString(member.key, into: &output)
             output.append(JSONByte.colon)
             current = member.value
@@ -188,35 +210,73 @@ package enum JSONWriter {
       offset: 0)
   }
 
+  // The primitives on an array, for writers of the stored form elsewhere in the module.
+
   static func appendLiteral(_ literal: StaticString, into output: inout [UInt8]) {
     output.append(
       contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
   }
 
   static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
+    var text = JSONOutput(capacity: 20)
+    appendInteger(value, into: &text)
+    output += text.bytes()
+  }
+
+  static func appendDouble(_ value: Double, lenient: Bool, into output: inout [UInt8])
+    throws(JSONCodecError)
+  {
+    var text = JSONOutput(capacity: 32)
+    try appendDouble(value, lenient: lenient, into: &text)
+    output += text.bytes()
+  }
+
+  static func appendString(_ string: String, into output: inout [UInt8]) {
+    var text = JSONOutput(capacity: string.utf8.count + 2)
+    appendString(string, into: &text)
+    output += text.bytes()
+  }
+
+  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    var text = JSONOutput(capacity: utf8.count)
+    appendEscaped(utf8, into: &text)
+    output += text.bytes()
+  }
+
+  // The primitives on the writer's own output.
+
+  static func appendLiteral(_ literal: StaticString, into output: inout JSONOutput) {
+    output.append(
+      UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+  }
+
+  static func appendInteger(_ value: Int64, into output: inout JSONOutput) {
     if value < 0 { output.append(JSONByte.minus) }
     // `magnitude` is a UInt64, so Int64.min needs no special case.
     var remaining = value.magnitude
-    let start = output.count
-    repeat {
-      output.append(JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10))
-      remaining /= 10
-    } while remaining != 0
-    var low = start
-    var high = output.count - 1
-    while low < high {
-      output.swapAt(low, high)
-      low += 1
-      high -= 1
+    var digitCount = 1
+    var scale: UInt64 = 10
+    while digitCount < 20, remaining >= scale {
+      digitCount += 1
+      scale = scale &* 10
+    }
+    output.appendUninitialized(count: digitCount) { digits in
+      var index = digitCount
+      repeat {
+        index -= 1
+        digits[index] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10)
+        remaining /= 10
+      } while index > 0
     }
   }
 
   static func appendDouble(
-    _ value: Double, lenient: Bool, into output: inout [UInt8]
+    _ value: Double, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
     guard value.isFinite else {
       if lenient {
-        output.append(contentsOf: value.description.utf8)
+        var description = value.description
+        description.withUTF8 { output.append($0) }
         return
       }
       throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
@@ -235,7 +295,7 @@ package enum JSONWriter {
 
   /// Appends `decimal` positionally, with at least one digit on each side of the point:
   /// `2.0`, `123.456`, `0.00123`.
-  private static func appendPositional(_ decimal: ShortestDecimal, into output: inout [UInt8]) {
+  private static func appendPositional(_ decimal: ShortestDecimal, into output: inout JSONOutput) {
     var digits = decimal.digits()
     if decimal.exponent < 0 {
       appendLiteral("0.", into: &output)
@@ -253,7 +313,7 @@ package enum JSONWriter {
 
   /// Appends `decimal` in scientific notation, the point after the first digit (if there are
   /// more) and the exponent signed and at least two digits long: `1e+16`, `1.5e-10`.
-  private static func appendScientific(_ decimal: ShortestDecimal, into output: inout [UInt8]) {
+  private static func appendScientific(_ decimal: ShortestDecimal, into output: inout JSONOutput) {
     var digits = decimal.digits()
     if let first = digits.next() { output.append(first) }
     if decimal.digitCount > 1 {
@@ -266,32 +326,32 @@ package enum JSONWriter {
     appendInteger(Int64(decimal.exponent.magnitude), into: &output)
   }
 
-  static func appendString(_ string: String, into output: inout [UInt8]) {
+  static func appendString(_ string: String, into output: inout JSONOutput) {
     output.append(JSONByte.quote)
-    let wasContiguous: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+    // `withUTF8` borrows a native string's storage and copies a small (up to 15 bytes, kept
+    // inline) one to the stack; `utf8.withContiguousStorageIfAvailable` has no answer for the
+    // small ones, which are most keys.
+    var copy = string
+    copy.withUTF8 { utf8 in
       appendEscaped(utf8, into: &output)
-    }
-    if wasContiguous == nil {
-      var copy = string
-      copy.withUTF8 { utf8 in
-        appendEscaped(utf8, into: &output)
-      }
     }
     output.append(JSONByte.quote)
   }
 
   /// Appends `utf8` with the escapes the format requires, copying the unescaped runs in bulk.
   /// A Swift string's UTF-8 is always valid, so the output is too.
-  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8])
-  {
+  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout JSONOutput) {
     var runStart = 0
-    for index in 0..<utf8.count {
+    var index = 0
+    while true {
+      index = firstByteToEscape(in: utf8, from: index)
+      guard index < utf8.count else { break }
       let byte = utf8[index]
-      guard byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash else { continue }
       if runStart < index {
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+        output.append(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
       }
-      runStart = index + 1
+      index += 1
+      runStart = index
       output.append(JSONByte.backslash)
       switch byte {
       case JSONByte.quote: output.append(JSONByte.quote)
@@ -308,8 +368,41 @@ package enum JSONWriter {
       }
     }
     if runStart < utf8.count {
-      output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+      output.append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
+  }
+
+  /// The index of the first byte at or after `start` that must be escaped (below 0x20, `"`
+  /// or `\`), or `utf8.count` if there is none.
+  ///
+  /// Eight bytes at a time: for a word `x`, `(x - 0x01…01 * n) & ~x & 0x80…80` flags the bytes
+  /// below `n` (0x20 here, and 1 on `x` XOR a repeated byte to flag that byte). A borrow can
+  /// flag a byte wrongly only above one flagged rightly, so the lowest flag is always right.
+  @inline(__always)
+  static func firstByteToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    var index = start
+    if let base = utf8.baseAddress {
+      let ones: UInt64 = 0x0101_0101_0101_0101
+      let highs: UInt64 = 0x8080_8080_8080_8080
+      while utf8.count - index >= 8 {
+        let word = UInt64(
+          littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+        let quotes = word ^ (ones &* UInt64(JSONByte.quote))
+        let backslashes = word ^ (ones &* UInt64(JSONByte.backslash))
+        let flags =
+          ((word &- ones &* 0x20) & ~word
+            | (quotes &- ones) & ~quotes
+            | (backslashes &- ones) & ~backslashes) & highs
+        if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
+        index += 8
+      }
+    }
+    while index < utf8.count {
+      let byte = utf8[index]
+      if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash { return index }
+      index += 1
+    }
+    return index
   }
 
   /// Whether `lhs` sorts before `rhs` when both are compared as UTF-8 bytes.
@@ -317,8 +410,10 @@ package enum JSONWriter {
   /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
   /// byte order the format promises, so the bytes are compared directly.
   static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
-    let result = lhs.utf8.withContiguousStorageIfAvailable { lhsBytes in
-      rhs.utf8.withContiguousStorageIfAvailable { rhsBytes in
+    var lhs = lhs
+    var rhs = rhs
+    return lhs.withUTF8 { lhsBytes in
+      rhs.withUTF8 { rhsBytes in
         let common = min(lhsBytes.count, rhsBytes.count)
         for index in 0..<common where lhsBytes[index] != rhsBytes[index] {
           return lhsBytes[index] < rhsBytes[index]
@@ -326,8 +421,120 @@ package enum JSONWriter {
         return lhsBytes.count < rhsBytes.count
       }
     }
-    if case let precedes?? = result { return precedes }
-    return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+  }
+}
+
+/// An object member's place in the text: its index in the dictionary, and the first eight
+/// bytes of its key's UTF-8 (big-endian, zero-padded), which decide most comparisons alone.
+struct MemberOrder {
+  var prefix: UInt64
+  var index: [String: JSONValue].Index
+
+  init(_ members: [String: JSONValue], _ index: [String: JSONValue].Index) {
+    self.index = index
+    prefix = Self.prefix(of: members.keys[index])
+  }
+
+  /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
+  /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
+  static func prefix(of key: String) -> UInt64 {
+    var key = key
+    return key.withUTF8 { bytes in
+      var prefix: UInt64 = 0
+      for index in 0..<min(bytes.count, 8) {
+        prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(truncatingIfNeeded: index))
+      }
+      return prefix
+    }
+  }
+
+  /// Sorts `run` by the UTF-8 bytes of the keys. Insertion sort for the few members most
+  /// objects have, where it moves less than the standard library's sort.
+  static func sort(_ run: UnsafeMutableBufferPointer<MemberOrder>, of members: [String: JSONValue])
+  {
+    func precedes(_ a: MemberOrder, _ b: MemberOrder) -> Bool {
+      if a.prefix != b.prefix { return a.prefix < b.prefix }
+      return JSONWriter.precedesInUTF8(members.keys[a.index], members.keys[b.index])
+    }
+    guard run.count <= 16 else {
+      var run = run
+      run.sort(by: precedes)
+      return
+    }
+    for next in 1..<run.count {
+      let member = run[next]
+      var position = next
+      while position > 0, precedes(member, run[position - 1]) {
+        run[position] = run[position - 1]
+        position -= 1
+      }
+      run[position] = member
+    }
+  }
+}
+
+/// The bytes the writer appends to: memory it owns, grown by doubling, handed over as an
+/// array at the end. Appending a byte is a capacity check and a store, and a run of bytes one
+/// `memcpy`, without the uniqueness checks an array's append makes on every call.
+struct JSONOutput: ~Copyable {
+  private var base: UnsafeMutablePointer<UInt8>
+  private var capacity: Int
+  private(set) var count = 0
+
+  init(capacity: Int) {
+    self.capacity = max(capacity, 16)
+    base = .allocate(capacity: self.capacity)
+  }
+
+  deinit { base.deallocate() }
+
+  /// The bytes written, as an array (one copy).
+  consuming func bytes() -> [UInt8] {
+    Array(UnsafeBufferPointer(start: base, count: count))
+  }
+
+  /// Calls `body` with the bytes written, borrowed for the call.
+  borrowing func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R)
+    throws(E) -> R
+  {
+    try body(UnsafeRawBufferPointer(start: base, count: count))
+  }
+
+  @inline(__always)
+  mutating func append(_ byte: UInt8) {
+    if count == capacity { grow(toHold: 1) }
+    base[count] = byte
+    count += 1
+  }
+
+  @inline(__always)
+  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let source = bytes.baseAddress else { return }
+    if capacity - count < bytes.count { grow(toHold: bytes.count) }
+    (base + count).initialize(from: source, count: bytes.count)
+    count += bytes.count
+  }
+
+  /// Appends `length` bytes that `body` writes, given exactly that much room.
+  @inline(__always)
+  mutating func appendUninitialized(
+    count length: Int, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Void
+  ) {
+    if capacity - count < length { grow(toHold: length) }
+    body(UnsafeMutableBufferPointer(start: base + count, count: length))
+    count += length
+  }
+
+  /// Makes room for `extra` more bytes, at least doubling (without overflowing a 32-bit Int).
+  private mutating func grow(toHold extra: Int) {
+    let needed = count + extra
+    let doubled = capacity > Int.max / 2 ? Int.max : capacity * 2
+    let newCapacity = max(needed, doubled)
+    let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+    newBase.moveInitialize(from: base, count: count)
+    base.deallocate()
+    base = newBase
+    capacity = newCapacity
   }
 }
 
