@@ -99,7 +99,9 @@ struct JSONCodecTests {
   func escapesAtEveryPosition() throws {
     // The writer looks for bytes to escape eight at a time: put each kind of byte at every
     // offset of strings of every length up to 40, among ASCII, multi-byte UTF-8 and 0x7F.
-    let specials: [Character] = ["\u{0}", "\u{1F}", "\u{8}", "\"", "\\", "\u{7F}", " ", "!", "#", "]", "é", "中", "😀"]
+    let specials: [Character] = [
+      "\u{0}", "\u{1F}", "\u{8}", "\"", "\\", "\u{7F}", " ", "!", "#", "]", "é", "中", "😀",
+    ]
     let fillers: [Character] = ["a", "\u{7F}", "é", "~"]
     func expected(_ string: String) -> String {
       var text = "\""

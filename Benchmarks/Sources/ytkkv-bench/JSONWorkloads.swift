@@ -318,7 +318,7 @@ let jsonScanWorkload = Workload(
       let store = try LevelDBEngine(directory: scratch!.path, durable: false)
       defer { try? store.close() }
       seconds = try timed {
-        try store.forEach { value in
+        try store.forEachValue { value in
           if case .object(let object) = try JSONValue(parsing: value) { members += object.count }
           count += 1
         }

@@ -87,7 +87,7 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
   }
 
   /// Calls `body` with every value in key order, in place (no copy).
-  func forEach(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+  func forEachValue(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
     let iterator = leveldb_create_iterator(database, readOptions)
     defer { leveldb_iter_destroy(iterator) }
     leveldb_iter_seek_to_first(iterator)
