@@ -164,4 +164,30 @@ struct JSONValueTests {
   func descriptionReadsBack() throws {
     #expect(try JSONReader.parse(Array(user.description.utf8)) == user)
   }
+
+  @Test("JSONValue(parsing:) reads text, bytes and borrowed bytes as the store reads values")
+  func parsingInitializers() throws {
+    let text = #" {"tags":["ios","swift"],"id":1,"name":"tangqiao","score":97.5,"manager":null} "#
+    let expected: JSONValue = [
+      "id": 1, "name": "tangqiao", "score": 97.5, "tags": ["ios", "swift"], "manager": nil,
+    ]
+    #expect(try JSONValue(parsing: text) == expected)
+    #expect(try JSONValue(parsing: Array(text.utf8)) == expected)
+    let borrowed = try Array(text.utf8).withUnsafeBytes { try JSONValue(parsing: $0) }
+    #expect(borrowed == expected)
+    #expect(try JSONValue(parsing: user.description) == user)
+  }
+
+  @Test("JSONValue(parsing:) rejects what is not JSON with .invalidArgument and the offset")
+  func parsingRejects() {
+    for text in ["", "{", "[1,]", "nul", "{\"a\" 1}", "1 2", "\"\u{1}\""] {
+      do {
+        let value = try JSONValue(parsing: text)
+        Issue.record("\(text.debugDescription) parsed as \(value)")
+      } catch {
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("offset"), "\(error.message)")
+      }
+    }
+  }
 }
