@@ -1,9 +1,10 @@
+import YTKKeyValueStore
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import YTKKeyValueStore
 
 /// Fuzz target body: the Codable encoder against the path it replaces.
 ///
