@@ -395,11 +395,14 @@ struct StoredJSONEncoderTests {
 
   /// Prints the throughput of this encoder and of `JSONEncoder` alone on 100,000 profiles
   /// (medians of 5 rounds); set STORED_JSON_MEASURE=1 and build with -c release.
+  /// STORED_JSON_MEASURE_COUNT sets another number of profiles (fewer, under callgrind).
   @Test(
     "throughput against JSONEncoder (prints; STORED_JSON_MEASURE=1)",
     .enabled(if: ProcessInfo.processInfo.environment["STORED_JSON_MEASURE"] == "1"))
   func measure() throws {
-    let profiles = Profile.samples(count: 100_000)
+    let environment = ProcessInfo.processInfo.environment
+    let count = environment["STORED_JSON_MEASURE_COUNT"].flatMap { Int($0) } ?? 100_000
+    let profiles = Profile.samples(count: count)
     var ours: [Double] = []
     var theirs: [Double] = []
     var bytes = 0
@@ -416,9 +419,9 @@ struct StoredJSONEncoderTests {
     let theirMedian = theirs.sorted()[2]
     print(
       """
-      StoredJSONEncoder: \(Int(ourMedian * 1000)) ms per 100k (median of 5: \
+      StoredJSONEncoder: \(Int(ourMedian * 1000)) ms per \(count) (median of 5: \
       \(ours.map { Int($0 * 1000) }) ms)
-      JSONEncoder alone: \(Int(theirMedian * 1000)) ms per 100k (median of 5: \
+      JSONEncoder alone: \(Int(theirMedian * 1000)) ms per \(count) (median of 5: \
       \(theirs.map { Int($0 * 1000) }) ms)
       speed-up: \((theirMedian / ourMedian * 100).rounded() / 100)x (\(bytes) bytes)
       """)

@@ -33,10 +33,11 @@
 ///
 /// How it works: `Encodable` may write into a container after writing into its parent
 /// (containers are values the caller can keep), and object members must come out sorted,
-/// so the text cannot simply be streamed. Instead every scalar is formatted once into a
-/// byte arena as it arrives, and each container keeps a list of entries (key bytes and a
-/// value: a span of the arena or another container) in flat arrays of plain integers. When
-/// the top-level value is done, one pass copies the spans into the output in key order.
+/// so the text cannot simply be streamed. Instead each member is written once, as it
+/// arrives, into a byte arena as the text it will have in the output (`"key":value`), and
+/// each container keeps a list of entries (spans of the arena, and the containers nested
+/// in them) in flat arrays of plain integers. When the top-level value is done, one pass
+/// copies the spans into the output, objects' members in key order.
 package enum StoredJSONEncoder {
   /// Returns the canonical stored JSON text of `value`.
   ///
@@ -57,13 +58,20 @@ package enum StoredJSONEncoder {
         EncodingError.Context(
           codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
     }
-    do {
-      return try encoding.assemble(top)
-    } catch {
+    guard let bytes = encoding.assemble(top) else {
       throw EncodingError.invalidValue(
-        value, EncodingError.Context(codingPath: [], debugDescription: error.message))
+        value,
+        EncodingError.Context(
+          codingPath: [],
+          debugDescription:
+            "JSON arrays and objects cannot nest deeper than \(maximumDepth) levels"))
     }
+    return bytes
   }
+
+  /// The deepest nesting `JSONEncoder` writes: it refuses an array or object at level 512,
+  /// one level short of what the reader accepts.
+  static let maximumDepth = JSONReader.maximumDepth - 1
 }
 
 extension StoredJSONEncoder {
@@ -72,8 +80,7 @@ extension StoredJSONEncoder {
     enum Kind: UInt8 {
       /// Nothing was encoded.
       case none
-      /// Complete JSON text in `arena[start..<end]`: a scalar, or in an array a run of
-      /// elements with the commas between them.
+      /// Complete JSON text (a scalar) in `arena[start..<end]`.
       case text
       /// The array or object `containers[start]`.
       case container
@@ -90,31 +97,56 @@ extension StoredJSONEncoder {
     }
   }
 
-  /// A member of an object (its key's raw UTF-8 in `arena[keyStart..<keyEnd]`) or an
-  /// element of an array (no key), linked to the next one of the same container.
+  /// A member of an object or an element of an array, linked to the next one of the same
+  /// container.
+  ///
+  /// Its text, `arena[textStart..<textEnd]`, is copied to the output as it is: `"key":`
+  /// then, unless the value is a container, the value's text; for an element, the value's
+  /// text (for a run of scalars written together, such as an `[Int]`, all of them with the
+  /// commas between). The container, if any, follows the text.
   struct Entry {
+    /// The key's raw UTF-8, `arena[keyStart..<keyEnd]`, which orders the members (inside
+    /// the quotes of the text when the key needs no escapes).
     var keyStart: Int
     var keyEnd: Int
-    var value: Value
-    /// For an array, how many elements `value` is: more than one for a run of scalars
-    /// written together (an `[Int]`, say).
-    var elementCount = 1
+    var textStart: Int
+    /// Where the value's text starts: after `"key":`, or at `textStart` for an element.
+    var valueStart: Int
+    var textEnd: Int
+    /// The array or object after the text, or -1.
+    var container: Int
+    /// For an array, how many elements the entry is (0 for a run of none).
+    var elementCount: Int
     /// The next entry of the same container, in the order they were added; -1 at the end.
-    var next: Int = -1
+    var next = -1
   }
 
   /// A keyed (object) or unkeyed (array) container.
   struct Container {
     var isObject: Bool
+    /// Whether some key has a non-ASCII byte, so that keys must be compared as Swift
+    /// strings (canonical equivalence) rather than as bytes.
+    var hasNonASCIIKey = false
     /// The path node that gives the container's coding path.
     var pathNode: Int
     var first = -1
     var last = -1
-    /// Entries added, duplicates included: for an array its element count.
+    /// Entries added, duplicates included; for an array, its element count.
     var count = 0
-    /// Whether some key has a non-ASCII byte, so that keys must be compared as Swift
-    /// strings (canonical equivalence) rather than as bytes.
-    var hasNonASCIIKey = false
+
+    init(isObject: Bool, pathNode: Int) {
+      self.isObject = isObject
+      self.pathNode = pathNode
+    }
+  }
+
+  /// The key text of a member being written: `arena[textStart..<valueStart]` is `"key":`.
+  struct MemberKey {
+    var keyStart: Int
+    var keyEnd: Int
+    var textStart: Int
+    var valueStart: Int
+    var isASCII: Bool
   }
 
   /// Where one encoder's value goes, with the same three parts `JSONEncoder`'s encoders
@@ -128,6 +160,11 @@ extension StoredJSONEncoder {
     /// Tells a slot from a later one at the same stack position, so that an encoder kept
     /// past its value's end is caught rather than writing into another value.
     var serial: Int
+
+    init(pathNode: Int, serial: Int) {
+      self.pathNode = pathNode
+      self.serial = serial
+    }
 
     var value: Value {
       if object >= 0 { return .container(object) }
@@ -157,18 +194,33 @@ extension StoredJSONEncoder {
     var codingPath: [any CodingKey]
   }
 
+  /// A value of a type encoded specially that has no JSON form; the caller, which knows
+  /// where it was, makes the `EncodingError`.
+  struct InvalidValue: Error {
+    var value: any Sendable
+    var message: String
+    /// The element of an array that is invalid, if it is one.
+    var index: Int?
+  }
+
   /// The state of one `encode` call, shared by every encoder and container it hands out.
+  ///
+  /// The properties opt out of the runtime's exclusivity checks, which otherwise cost a
+  /// call into the runtime on every append (a class's stored properties are checked
+  /// dynamically). That is sound because no access overlaps another to the same property:
+  /// no method here calls out to user code (`encode(to:)`, a key's `stringValue`) while it
+  /// holds an `inout` access or a buffer pointer, and one encoding runs on one thread.
   final class Encoding {
-    /// Formatted scalars and raw keys, in the order they were encoded.
-    var arena: [UInt8] = []
-    var entries: [Entry] = []
-    var containers: [Container] = []
+    /// The members' and elements' text, in the order it was encoded, and keys' raw bytes.
+    @exclusivity(unchecked) var arena: [UInt8] = []
+    @exclusivity(unchecked) var entries: [Entry] = []
+    @exclusivity(unchecked) var containers: [Container] = []
     /// The values being encoded, outermost first; `value.encode(to:)` is running for each.
-    var slots: [Slot] = []
+    @exclusivity(unchecked) var slots: [Slot] = []
     /// The slots of super encoders; `SlotReference(index: -1 - i)` names `detached[i]`.
-    var detached: [Slot] = []
+    @exclusivity(unchecked) var detached: [Slot] = []
     /// The coding path steps of the values being encoded and of their containers.
-    var path: [PathNode] = []
+    @exclusivity(unchecked) var path: [PathNode] = []
     var nextSerial = 0
     var misuse: Misuse?
 
@@ -176,26 +228,30 @@ extension StoredJSONEncoder {
       arena.reserveCapacity(256)
       entries.reserveCapacity(16)
       containers.reserveCapacity(4)
-      slots.reserveCapacity(4)
     }
 
     // MARK: Values
 
     /// Encodes the top-level value into a fresh slot and returns what it encoded.
     func encodeTopLevel<T: Encodable>(_ value: T) throws -> Value {
-      if let special = try encodeSpecial(value, parent: -1, key: IndexKey?.none) {
-        return special
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: [])
       }
       return try encodeInNewSlot(value, pathNode: -1)
     }
 
-    /// Encodes a value nested in a container (`key` below `parent`): the text of a type
-    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes, `{}` if nothing.
-    func encodeNested<T: Encodable, Key: CodingKey>(
-      _ value: T, parent: Int, key: Key
+    /// Encodes a value nested in a container, under `key` below the path node `parent`:
+    /// the text of a type `JSONEncoder` treats specially, or whatever its `encode(to:)`
+    /// writes, `{}` if nothing.
+    func encodeNested<T: Encodable>(
+      _ value: T, parent: Int, key: some CodingKey
     ) throws -> Value {
-      if let special = try encodeSpecial(value, parent: parent, key: key) {
-        return special
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: parent) + [key])
       }
       let mark = path.count
       defer { path.removeLast(path.count - mark) }
@@ -203,10 +259,12 @@ extension StoredJSONEncoder {
       return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
     }
 
-    /// Encodes a value nested in an unkeyed container at `index`.
+    /// Encodes a value nested in an unkeyed container, as element `index`.
     func encodeElement<T: Encodable>(_ value: T, parent: Int, index: Int) throws -> Value {
-      if let special = try encodeSpecial(value, parent: parent, key: IndexKey(index)) {
-        return special
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: parent) + [IndexKey(index)])
       }
       let mark = path.count
       defer { path.removeLast(path.count - mark) }
@@ -216,8 +274,10 @@ extension StoredJSONEncoder {
 
     /// Encodes a value through a single-value container: at the same coding path.
     func encodeSingle<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
-      if let special = try encodeSpecial(value, parent: pathNode, key: IndexKey?.none) {
-        return special
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: pathNode))
       }
       let mark = path.count
       defer { path.removeLast(path.count - mark) }
@@ -230,8 +290,8 @@ extension StoredJSONEncoder {
       let index = slots.count
       slots.append(Slot(pathNode: pathNode, serial: serial))
       defer { slots.removeLast(slots.count - index) }
-      try value.encode(
-        to: ValueEncoder(encoding: self, slot: SlotReference(index: index, serial: serial)))
+      let reference = SlotReference(index: index, serial: serial)
+      try value.encode(to: ValueEncoder(encoding: self, slot: reference))
       return slots[index].value
     }
 
@@ -240,25 +300,39 @@ extension StoredJSONEncoder {
       value.kind == .none ? .container(newContainer(isObject: true, pathNode: -1)) : value
     }
 
-    /// The text of the types `JSONEncoder` encodes its own way rather than through their
-    /// `encode(to:)`, or nil for every other type. (This is where per-store date and data
-    /// strategies would choose their form.)
-    func encodeSpecial<T: Encodable, Key: CodingKey>(
-      _ value: T, parent: Int, key: Key?
-    ) throws -> Value? {
+    private func invalidValue(_ invalid: InvalidValue, at path: [any CodingKey]) -> EncodingError {
+      var path = path
+      if let index = invalid.index { path.append(IndexKey(index)) }
+      return EncodingError.invalidValue(
+        invalid.value, EncodingError.Context(codingPath: path, debugDescription: invalid.message))
+    }
+
+    /// Writes the types `JSONEncoder` encodes its own way rather than through their
+    /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
+    /// go), or returns nil for every other type. Per-store date and data strategies would
+    /// choose their forms here.
+    func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
       let start = arena.count
       if T.self == Date.self {
         // `.deferredToDate`: what Date's own encode(to:) writes.
-        let seconds = (value as! Date).timeIntervalSinceReferenceDate
-        try appendNumber(seconds, parent: parent, key: key)
+        let seconds = StoredJSONEncoder.cast(value, to: Date.self).timeIntervalSinceReferenceDate
+        guard seconds.isFinite else {
+          throw InvalidValue(value: seconds, message: nonFiniteMessage(seconds), index: nil)
+        }
+        StoredJSONEncoder.appendFiniteDouble(seconds, into: &arena)
       } else if T.self == URL.self {
-        JSONWriter.appendString((value as! URL).absoluteString, into: &arena)
+        let url = StoredJSONEncoder.cast(value, to: URL.self)
+        JSONWriter.appendString(url.absoluteString, into: &arena)
       } else if T.self == Data.self {
-        appendBase64((value as! Data), into: &arena)
+        StoredJSONEncoder.appendBase64(StoredJSONEncoder.cast(value, to: Data.self), into: &arena)
       } else if T.self == Decimal.self {
-        try appendDecimal(value as! Decimal, parent: parent, key: key)
+        let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
+        guard StoredJSONEncoder.appendNumberText(decimal.description, into: &arena) else {
+          throw InvalidValue(
+            value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
+        }
       } else if let kind = DirectArray.kind(of: T.self) {
-        return try encodeDirectArray(value, kind: kind, parent: parent, key: key)
+        return try encodeDirectArray(value, kind: kind)
       } else {
         return nil
       }
@@ -272,27 +346,116 @@ extension StoredJSONEncoder {
       return containers.count - 1
     }
 
+    /// Writes the text `"key":` of a member about to be written, after the key's raw bytes
+    /// if escaping changes them (the raw bytes order the members).
+    func beginMember(_ key: String) -> MemberKey {
+      var key = key
+      return key.withUTF8 { utf8 in
+        var bits: UInt8 = 0
+        var needsEscapes = false
+        for byte in utf8 {
+          bits |= byte
+          if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
+            needsEscapes = true
+          }
+        }
+        let member: MemberKey
+        if needsEscapes {
+          let keyStart = arena.count
+          arena.append(contentsOf: utf8)
+          let textStart = arena.count
+          arena.append(JSONByte.quote)
+          JSONWriter.appendEscaped(utf8, into: &arena)
+          member = MemberKey(
+            keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0,
+            isASCII: bits < 0x80)
+        } else {
+          let textStart = arena.count
+          arena.append(JSONByte.quote)
+          arena.append(contentsOf: utf8)
+          member = MemberKey(
+            keyStart: textStart + 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
+            isASCII: bits < 0x80)
+        }
+        arena.append(JSONByte.quote)
+        arena.append(JSONByte.colon)
+        var complete = member
+        complete.valueStart = arena.count
+        return complete
+      }
+    }
+
+    /// Adds to the object `container` the member whose key text `beginMember` wrote and
+    /// whose value's text follows it, up to the end of the arena.
+    func endMember(_ key: MemberKey, in container: Int) {
+      link(
+        Entry(
+          keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
+          valueStart: key.valueStart, textEnd: arena.count, container: -1, elementCount: 1),
+        to: container, isASCII: key.isASCII)
+    }
+
+    /// Adds to the object `container` the member whose key text `beginMember` wrote, with
+    /// `value`, encoded since.
+    func addMember(_ key: MemberKey, value: Value, in container: Int) {
+      var entry = Entry(
+        keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
+        valueStart: key.valueStart, textEnd: key.valueStart, container: -1, elementCount: 1)
+      switch value.kind {
+      case .container:
+        entry.container = value.start
+      case .text where value.start == key.valueStart:
+        entry.textEnd = value.end
+      case .text:
+        // Something else was written between the key and the value: copy both to the end.
+        let keyText = Array(arena[key.textStart..<key.valueStart])
+        let valueText = Array(arena[value.start..<value.end])
+        entry.textStart = arena.count
+        arena.append(contentsOf: keyText)
+        entry.valueStart = arena.count
+        arena.append(contentsOf: valueText)
+        entry.textEnd = arena.count
+      case .none:
+        break
+      }
+      link(entry, to: container, isASCII: key.isASCII)
+    }
+
     /// Adds `value` under `key` to the object `container`.
     func addMember(_ container: Int, key: String, value: Value) {
-      let keyStart = arena.count
-      var key = key
-      let isASCII = key.withUTF8 { utf8 in
-        arena.append(contentsOf: utf8)
-        var bits: UInt8 = 0
-        for byte in utf8 { bits |= byte }
-        return bits < 0x80
-      }
-      if !isASCII { containers[container].hasNonASCIIKey = true }
-      link(Entry(keyStart: keyStart, keyEnd: arena.count, value: value), to: container)
+      addMember(beginMember(key), value: value, in: container)
+    }
+
+    /// Adds the element whose text starts at `start` and runs to the end of the arena to
+    /// the array `container`.
+    func endElement(startingAt start: Int, in container: Int) {
+      link(
+        Entry(
+          keyStart: 0, keyEnd: 0, textStart: start, valueStart: start, textEnd: arena.count,
+          container: -1, elementCount: 1),
+        to: container, isASCII: true)
     }
 
     /// Adds `value` as the last element of the array `container`, or as its last
     /// `elementCount` elements for a run of scalars.
-    func addElement(_ container: Int, value: Value, elementCount: Int = 1) {
-      link(Entry(keyStart: 0, keyEnd: 0, value: value, elementCount: elementCount), to: container)
+    func addElement(_ value: Value, in container: Int, elementCount: Int = 1) {
+      link(element(value, elementCount: elementCount), to: container, isASCII: true)
     }
 
-    private func link(_ entry: Entry, to container: Int) {
+    private func element(_ value: Value, elementCount: Int = 1) -> Entry {
+      switch value.kind {
+      case .container:
+        return Entry(
+          keyStart: 0, keyEnd: 0, textStart: 0, valueStart: 0, textEnd: 0, container: value.start,
+          elementCount: elementCount)
+      case .text, .none:
+        return Entry(
+          keyStart: 0, keyEnd: 0, textStart: value.start, valueStart: value.start,
+          textEnd: value.end, container: -1, elementCount: elementCount)
+      }
+    }
+
+    private func link(_ entry: Entry, to container: Int, isASCII: Bool) {
       let index = entries.count
       entries.append(entry)
       let last = containers[container].last
@@ -303,13 +466,14 @@ extension StoredJSONEncoder {
       }
       containers[container].last = index
       containers[container].count += entry.elementCount
+      if !isASCII { containers[container].hasNonASCIIKey = true }
     }
 
     /// Inserts `value` as element `position` of the array `container`, as a super encoder
     /// for an unkeyed container does when it is released. `position` is a count the
     /// container once had, so it falls between entries, never inside a run.
-    func insertElement(_ container: Int, at position: Int, value: Value) {
-      var entry = Entry(keyStart: 0, keyEnd: 0, value: value)
+    func insertElement(_ value: Value, at position: Int, in container: Int) {
+      var entry = element(value)
       let index = entries.count
       var previous = -1
       var next = containers[container].first
@@ -332,7 +496,7 @@ extension StoredJSONEncoder {
 
     /// The value of the last member of `container` whose key equals `key` as a Swift string.
     func lastMember(of container: Int, key: String) -> Value? {
-      var found: Value?
+      var found: Entry?
       var keyCopy = key
       keyCopy.withUTF8 { utf8 in
         let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
@@ -342,17 +506,19 @@ extension StoredJSONEncoder {
             let entry = entries[index]
             let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
             if candidate.elementsEqual(utf8) {
-              found = entry.value
+              found = entry
             } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
               String(decoding: candidate, as: UTF8.self) == key
             {
-              found = entry.value
+              found = entry
             }
             index = entry.next
           }
         }
       }
-      return found
+      guard let found else { return nil }
+      if found.container >= 0 { return .container(found.container) }
+      return Value(kind: .text, start: found.valueStart, end: found.textEnd)
     }
 
     // MARK: Slots
@@ -373,7 +539,7 @@ extension StoredJSONEncoder {
     }
 
     /// The keyed container of the encoder whose value goes to `reference`, made on the first
-    /// request; `JSONEncoder` rules for what may already be there.
+    /// request; `JSONEncoder`'s rules for what may already be there.
     func keyedContainer(in reference: SlotReference) -> Int {
       guard var slot = slot(reference) else {
         return misused("an Encoder was used after the value it encodes was finished", at: -1)
@@ -410,7 +576,7 @@ extension StoredJSONEncoder {
       } else {
         return misused(
           "an unkeyed container was requested where a value was already encoded",
-          at: slot.pathNode)
+          at: slot.pathNode, isObject: false)
       }
       setSlot(reference, slot)
       return slot.array
@@ -465,12 +631,6 @@ extension StoredJSONEncoder {
         node = step.parent
       }
       return keys.reversed()
-    }
-
-    func codingPath(at node: Int, appending key: (some CodingKey)?) -> [any CodingKey] {
-      var keys = codingPath(at: node)
-      if let key { keys.append(key) }
-      return keys
     }
 
     /// Adds a path step for a nested container or super encoder; it lasts as long as the

@@ -62,7 +62,7 @@ extension StoredJSONEncoder {
       if let key {
         encoding.addMember(container, key: key, value: value)
       } else {
-        encoding.insertElement(container, at: index, value: value)
+        encoding.insertElement(value, at: index, in: container)
       }
     }
 
@@ -95,67 +95,85 @@ extension StoredJSONEncoder {
 
     private var pathNode: Int { encoding.containers[container].pathNode }
 
-    private func add(_ value: Value, _ key: Key) {
-      encoding.addMember(container, key: key.stringValue, value: value)
+    /// Writes `key`, then lets `write` append the value's text after it.
+    private func add(_ key: Key, _ write: (inout [UInt8]) -> Void) {
+      let member = encoding.beginMember(key.stringValue)
+      write(&encoding.arena)
+      encoding.endMember(member, in: container)
     }
 
-    mutating func encodeNil(forKey key: Key) throws { add(encoding.literal("null"), key) }
+    private func nonFinite<Number: BinaryFloatingPoint>(
+      _ number: Number, _ key: Key
+    ) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath + [key], debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+      add(key) { JSONWriter.appendLiteral("null", into: &$0) }
+    }
     mutating func encode(_ value: Bool, forKey key: Key) throws {
-      add(encoding.literal(value ? "true" : "false"), key)
+      add(key) { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
     }
     mutating func encode(_ value: String, forKey key: Key) throws {
-      add(encoding.string(value), key)
+      add(key) { JSONWriter.appendString(value, into: &$0) }
     }
     mutating func encode(_ value: Double, forKey key: Key) throws {
-      add(try encoding.double(value, parent: pathNode, key: key), key)
+      guard value.isFinite else { throw nonFinite(value, key) }
+      add(key) { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
-      add(try encoding.float(value, parent: pathNode, key: key), key)
+      guard value.isFinite else { throw nonFinite(value, key) }
+      add(key) { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
     mutating func encode(_ value: Int, forKey key: Key) throws {
-      add(encoding.signed(Int64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: Int8, forKey key: Key) throws {
-      add(encoding.signed(Int64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: Int16, forKey key: Key) throws {
-      add(encoding.signed(Int64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: Int32, forKey key: Key) throws {
-      add(encoding.signed(Int64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: Int64, forKey key: Key) throws {
-      add(encoding.signed(value), key)
+      add(key) { JSONWriter.appendInteger(value, into: &$0) }
     }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128, forKey key: Key) throws {
-      add(encoding.wide(value), key)
+      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
     }
     mutating func encode(_ value: UInt, forKey key: Key) throws {
-      add(encoding.unsigned(UInt64(value)), key)
+      add(key) { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt8, forKey key: Key) throws {
-      add(encoding.unsigned(UInt64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt16, forKey key: Key) throws {
-      add(encoding.unsigned(UInt64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt32, forKey key: Key) throws {
-      add(encoding.unsigned(UInt64(value)), key)
+      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
-      add(encoding.unsigned(value), key)
+      add(key) { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
     }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128, forKey key: Key) throws {
-      add(encoding.wide(value), key)
+      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-      add(try encoding.encodeNested(value, parent: pathNode, key: key), key)
+      let member = encoding.beginMember(key.stringValue)
+      let encoded = try encoding.encodeNested(value, parent: pathNode, key: key)
+      encoding.addMember(member, value: encoded, in: container)
     }
 
-    // The optional forms, so that the common `String?` and `Int?` members skip the generic
-    // default implementations.
+    // The optional forms, so that the common optional members skip the generic default
+    // implementations.
     mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
       if let value { try encode(value, forKey: key) }
     }
@@ -214,35 +232,77 @@ extension StoredJSONEncoder {
 
     private var pathNode: Int { encoding.containers[container].pathNode }
 
-    private func add(_ value: Value) {
-      encoding.addElement(container, value: value)
+    /// Lets `write` append an element's text, and adds it.
+    private func add(_ write: (inout [UInt8]) -> Void) {
+      let start = encoding.arena.count
+      write(&encoding.arena)
+      encoding.endElement(startingAt: start, in: container)
     }
 
-    mutating func encodeNil() throws { add(encoding.literal("null")) }
-    mutating func encode(_ value: Bool) throws { add(encoding.literal(value ? "true" : "false")) }
-    mutating func encode(_ value: String) throws { add(encoding.string(value)) }
+    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath + [IndexKey(count)],
+          debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil() throws { add { JSONWriter.appendLiteral("null", into: &$0) } }
+    mutating func encode(_ value: Bool) throws {
+      add { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
+    }
+    mutating func encode(_ value: String) throws {
+      add { JSONWriter.appendString(value, into: &$0) }
+    }
     mutating func encode(_ value: Double) throws {
-      add(try encoding.double(value, parent: pathNode, key: IndexKey(count)))
+      guard value.isFinite else { throw nonFinite(value) }
+      add { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
     }
     mutating func encode(_ value: Float) throws {
-      add(try encoding.float(value, parent: pathNode, key: IndexKey(count)))
+      guard value.isFinite else { throw nonFinite(value) }
+      add { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
-    mutating func encode(_ value: Int) throws { add(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int8) throws { add(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int16) throws { add(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int32) throws { add(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int64) throws { add(encoding.signed(value)) }
+    mutating func encode(_ value: Int) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int8) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int16) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int32) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int64) throws {
+      add { JSONWriter.appendInteger(value, into: &$0) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { add(encoding.wide(value)) }
-    mutating func encode(_ value: UInt) throws { add(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt8) throws { add(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt16) throws { add(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt32) throws { add(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt64) throws { add(encoding.unsigned(value)) }
+    mutating func encode(_ value: Int128) throws {
+      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode(_ value: UInt) throws {
+      add { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt8) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt16) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt32) throws {
+      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt64) throws {
+      add { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { add(encoding.wide(value)) }
+    mutating func encode(_ value: UInt128) throws {
+      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      add(try encoding.encodeElement(value, parent: pathNode, index: count))
+      let encoded = try encoding.encodeElement(value, parent: pathNode, index: count)
+      encoding.addElement(encoded, in: container)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -250,7 +310,7 @@ extension StoredJSONEncoder {
     ) -> KeyedEncodingContainer<NestedKey> {
       let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
       let nested = encoding.newContainer(isObject: true, pathNode: node)
-      add(.container(nested))
+      encoding.addElement(.container(nested), in: container)
       return KeyedEncodingContainer(
         KeyedContainer<NestedKey>(encoding: encoding, container: nested))
     }
@@ -258,7 +318,7 @@ extension StoredJSONEncoder {
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
       let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
       let nested = encoding.newContainer(isObject: false, pathNode: node)
-      add(.container(nested))
+      encoding.addElement(.container(nested), in: container)
       return UnkeyedContainer(encoding: encoding, container: nested)
     }
 
@@ -279,85 +339,85 @@ extension StoredJSONEncoder {
 
     private var pathNode: Int { encoding.pathNode(of: slot) }
 
-    private func set(_ value: Value) {
-      encoding.setSingle(value, in: slot)
+    /// Lets `write` append the value's text, and records it.
+    private func set(_ write: (inout [UInt8]) -> Void) {
+      let start = encoding.arena.count
+      write(&encoding.arena)
+      encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)
     }
 
-    mutating func encodeNil() throws { set(encoding.literal("null")) }
-    mutating func encode(_ value: Bool) throws { set(encoding.literal(value ? "true" : "false")) }
-    mutating func encode(_ value: String) throws { set(encoding.string(value)) }
+    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath, debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil() throws { set { JSONWriter.appendLiteral("null", into: &$0) } }
+    mutating func encode(_ value: Bool) throws {
+      set { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
+    }
+    mutating func encode(_ value: String) throws {
+      set { JSONWriter.appendString(value, into: &$0) }
+    }
     mutating func encode(_ value: Double) throws {
-      set(try encoding.double(value, parent: pathNode, key: IndexKey?.none))
+      guard value.isFinite else { throw nonFinite(value) }
+      set { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
     }
     mutating func encode(_ value: Float) throws {
-      set(try encoding.float(value, parent: pathNode, key: IndexKey?.none))
+      guard value.isFinite else { throw nonFinite(value) }
+      set { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
-    mutating func encode(_ value: Int) throws { set(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int8) throws { set(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int16) throws { set(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int32) throws { set(encoding.signed(Int64(value))) }
-    mutating func encode(_ value: Int64) throws { set(encoding.signed(value)) }
+    mutating func encode(_ value: Int) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int8) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int16) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int32) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: Int64) throws {
+      set { JSONWriter.appendInteger(value, into: &$0) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { set(encoding.wide(value)) }
-    mutating func encode(_ value: UInt) throws { set(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt8) throws { set(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt16) throws { set(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt32) throws { set(encoding.unsigned(UInt64(value))) }
-    mutating func encode(_ value: UInt64) throws { set(encoding.unsigned(value)) }
+    mutating func encode(_ value: Int128) throws {
+      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode(_ value: UInt) throws {
+      set { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt8) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt16) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt32) throws {
+      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt64) throws {
+      set { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { set(encoding.wide(value)) }
+    mutating func encode(_ value: UInt128) throws {
+      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
     mutating func encode<T: Encodable>(_ value: T) throws {
       set(try encoding.encodeSingle(value, pathNode: pathNode))
+    }
+
+    private func set(_ value: Value) {
+      encoding.setSingle(value, in: slot)
     }
   }
 }
 
 extension StoredJSONEncoder.Encoding {
   typealias Value = StoredJSONEncoder.Value
-
-  // MARK: Scalars into the arena
-
-  func literal(_ literal: StaticString) -> Value {
-    let start = arena.count
-    JSONWriter.appendLiteral(literal, into: &arena)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func string(_ string: String) -> Value {
-    let start = arena.count
-    JSONWriter.appendString(string, into: &arena)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func signed(_ integer: Int64) -> Value {
-    let start = arena.count
-    JSONWriter.appendInteger(integer, into: &arena)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func unsigned(_ integer: UInt64) -> Value {
-    let start = arena.count
-    StoredJSONEncoder.appendUnsigned(integer, into: &arena)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func wide<Integer: FixedWidthInteger>(_ integer: Integer) -> Value {
-    let start = arena.count
-    StoredJSONEncoder.appendInteger(integer, into: &arena)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func double<Key: CodingKey>(_ double: Double, parent: Int, key: Key?) throws -> Value {
-    let start = arena.count
-    try appendNumber(double, parent: parent, key: key)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
-
-  func float<Key: CodingKey>(_ float: Float, parent: Int, key: Key?) throws -> Value {
-    let start = arena.count
-    try appendNumber(float, parent: parent, key: key)
-    return Value(kind: .text, start: start, end: arena.count)
-  }
 
   // MARK: Nested containers and super encoders
 

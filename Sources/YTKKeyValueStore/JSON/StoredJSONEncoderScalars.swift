@@ -4,175 +4,87 @@
   import Foundation
 #endif
 
-// How scalars are stored: the number `JSONEncoder`'s text for them reads back as, written
-// the way JSONWriter writes that number.
+// How scalars are stored: as the number (or string) that `JSONEncoder`'s text for them reads
+// back as, written the way JSONWriter writes it.
 
-extension StoredJSONEncoder.Encoding {
-  /// Appends a `Double` as `JSONEncoder` and the reader make it: `JSONEncoder` prints
-  /// `description` without a trailing ".0", and the reader reads integer syntax as an
-  /// integer. `description` is positional, with ".0", exactly for whole values of magnitude
-  /// up to 2^53, so those (except -0.0, whose "-0" reads as a double) become integers; any
-  /// other description reads back as the same double.
-  func appendNumber<Key: CodingKey>(_ double: Double, parent: Int, key: Key?) throws {
-    guard double.isFinite else {
-      throw nonFinite(double, parent: parent, key: key)
-    }
-    StoredJSONEncoder.appendFiniteDouble(double, into: &arena)
-  }
-
-  /// Appends a `Float`: its own `description` without ".0", read as a double.
-  func appendNumber<Key: CodingKey>(_ float: Float, parent: Int, key: Key?) throws {
-    guard float.isFinite else {
-      throw nonFinite(float, parent: parent, key: key)
-    }
-    StoredJSONEncoder.appendFiniteFloat(float, into: &arena)
-  }
-
-  func appendNumber(_ integer: UInt64) {
-    StoredJSONEncoder.appendUnsigned(integer, into: &arena)
-  }
-
-  /// Appends a `Decimal` as the number its `description` reads as (`JSONEncoder` writes
-  /// the description as the number's text). NaN has no JSON form.
-  func appendDecimal<Key: CodingKey>(_ decimal: Decimal, parent: Int, key: Key?) throws {
-    guard StoredJSONEncoder.appendNumberText(decimal.description, into: &arena) else {
-      throw EncodingError.invalidValue(
-        decimal,
-        EncodingError.Context(
-          codingPath: codingPath(at: parent, appending: key),
-          debugDescription: "Unable to encode Decimal \(decimal) in JSON."))
+extension StoredJSONEncoder {
+  /// Appends a finite `Double` as `JSONEncoder` and the reader make it: `JSONEncoder`
+  /// prints `description` without a trailing ".0", and the reader reads integer syntax as
+  /// an integer. `description` is positional, with ".0", exactly for whole values of
+  /// magnitude up to 2^53, so those (except -0.0, whose "-0" reads as a double) become
+  /// integers; any other description reads back as the same double.
+  static func appendFiniteDouble(_ double: Double, into output: inout [UInt8]) {
+    if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
+      !(double == 0 && double.sign == .minus)
+    {
+      JSONWriter.appendInteger(Int64(double), into: &output)
+    } else {
+      // Cannot throw: the number is finite.
+      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
     }
   }
 
-  func nonFinite<Number: BinaryFloatingPoint, Key: CodingKey>(
-    _ number: Number, parent: Int, key: Key?, index: Int? = nil
-  ) -> EncodingError {
-    var path = codingPath(at: parent, appending: key)
-    if let index { path.append(IndexKey(index)) }
-    return EncodingError.invalidValue(
-      number,
-      EncodingError.Context(
-        codingPath: path,
-        debugDescription: "Unable to encode \(Number.self).\(number) directly in JSON."))
+  /// Appends a finite `Float`: its own `description` without ".0", read as a double.
+  static func appendFiniteFloat(_ float: Float, into output: inout [UInt8]) {
+    _ = appendNumberText(float.description, into: &output)
+  }
+
+  /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
+  /// reader's rule for integer syntax too large for `Int64`).
+  static func appendUnsigned(_ integer: UInt64, into output: inout [UInt8]) {
+    if let small = Int64(exactly: integer) {
+      JSONWriter.appendInteger(small, into: &output)
+    } else {
+      try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &output)
+    }
+  }
+
+  /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double its
+  /// decimal text reads as.
+  static func appendInteger<Integer: FixedWidthInteger>(
+    _ integer: Integer, into output: inout [UInt8]
+  ) {
+    if let small = Int64(exactly: integer) {
+      JSONWriter.appendInteger(small, into: &output)
+    } else {
+      _ = appendNumberText(integer.description, into: &output)
+    }
+  }
+
+  /// Appends the number that `text` (as `JSONEncoder` writes it, less a trailing ".0") reads
+  /// as, written canonically; false, appending nothing, if it does not read as a number.
+  static func appendNumberText(_ text: String, into output: inout [UInt8]) -> Bool {
+    var text = text
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    switch try? JSONReader.parse(Array(text.utf8)) {
+    case .int(let integer)?:
+      JSONWriter.appendInteger(integer, into: &output)
+    case .double(let double)?:
+      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+    default:
+      return false
+    }
+    return true
   }
 
   /// Appends `data` as `JSONEncoder`'s default `.base64` strategy does: a string of its
   /// base64 text, which needs no escapes.
-  func appendBase64(_ data: Data, into output: inout [UInt8]) {
+  static func appendBase64(_ data: Data, into output: inout [UInt8]) {
     output.append(JSONByte.quote)
     output.append(contentsOf: data.base64EncodedString().utf8)
     output.append(JSONByte.quote)
   }
 
-  /// Encodes an array of numbers or strings (an `[Int]`, `[String]`, `[Double]`...) as an
-  /// array container holding one run of elements, written in one go rather than through an
-  /// unkeyed container.
-  func encodeDirectArray<T, Key: CodingKey>(
-    _ value: T, kind: StoredJSONEncoder.DirectArray, parent: Int, key: Key?
-  ) throws -> Value {
-    let container = newContainer(isObject: false, pathNode: -1)
-    let start = arena.count
-    let count = try appendElements(value, kind: kind, parent: parent, key: key)
-    if count > 0 {
-      addElement(
-        container, value: Value(kind: .text, start: start, end: arena.count), elementCount: count)
-    }
-    return .container(container)
+  /// `value` as `U`, which the caller has checked is its type.
+  @inline(__always)
+  static func cast<T, U>(_ value: T, to type: U.Type) -> U {
+    unsafeBitCast(value, to: type)
   }
 
-  /// Appends the elements of the array `value`, with commas between them; returns how many.
-  private func appendElements<T, Key: CodingKey>(
-    _ value: T, kind: StoredJSONEncoder.DirectArray, parent: Int, key: Key?
-  ) throws -> Int {
-    switch kind {
-    case .string:
-      return appendElements(value, as: [String].self) { JSONWriter.appendString($0, into: &$1) }
-    case .int:
-      return appendElements(value, as: [Int].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .int8:
-      return appendElements(value, as: [Int8].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .int16:
-      return appendElements(value, as: [Int16].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .int32:
-      return appendElements(value, as: [Int32].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .int64:
-      return appendElements(value, as: [Int64].self) { JSONWriter.appendInteger($0, into: &$1) }
-    case .uint:
-      return appendElements(value, as: [UInt].self) {
-        StoredJSONEncoder.appendUnsigned(UInt64($0), into: &$1)
-      }
-    case .uint8:
-      return appendElements(value, as: [UInt8].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .uint16:
-      return appendElements(value, as: [UInt16].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .uint32:
-      return appendElements(value, as: [UInt32].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
-    case .uint64:
-      return appendElements(value, as: [UInt64].self) {
-        StoredJSONEncoder.appendUnsigned($0, into: &$1)
-      }
-    case .double:
-      let array = StoredJSONEncoder.cast(value, to: [Double].self)
-      if let bad = array.firstIndex(where: { !$0.isFinite }) {
-        throw nonFinite(array[bad], parent: parent, key: key, index: bad)
-      }
-      return appendElements(array, as: [Double].self) {
-        StoredJSONEncoder.appendFiniteDouble($0, into: &$1)
-      }
-    case .float:
-      let array = StoredJSONEncoder.cast(value, to: [Float].self)
-      if let bad = array.firstIndex(where: { !$0.isFinite }) {
-        throw nonFinite(array[bad], parent: parent, key: key, index: bad)
-      }
-      return appendElements(array, as: [Float].self) {
-        StoredJSONEncoder.appendFiniteFloat($0, into: &$1)
-      }
-    case .int128:
-      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
-        return 0
-      }
-      return appendElements(value, as: [Int128].self) {
-        StoredJSONEncoder.appendInteger($0, into: &$1)
-      }
-    case .uint128:
-      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
-        return 0
-      }
-      return appendElements(value, as: [UInt128].self) {
-        StoredJSONEncoder.appendInteger($0, into: &$1)
-      }
-    }
+  static func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
+    "Unable to encode \(Number.self).\(number) directly in JSON."
   }
 
-  private func appendElements<T, Element>(
-    _ value: T, as type: [Element].Type, _ append: (Element, inout [UInt8]) -> Void
-  ) -> Int {
-    let array = StoredJSONEncoder.cast(value, to: type)
-    var isFirst = true
-    for element in array {
-      if !isFirst { arena.append(JSONByte.comma) }
-      isFirst = false
-      append(element, &arena)
-    }
-    return array.count
-  }
-}
-
-extension StoredJSONEncoder {
   /// The arrays written in one go rather than element by element through an unkeyed
   /// container: those of the standard numeric types and of strings, exactly (not optionals
   /// or other collections). The text is the same either way.
@@ -201,63 +113,112 @@ extension StoredJSONEncoder {
       return nil
     }
   }
+}
 
-  /// `value` as `U`, which the caller has checked is its type.
-  @inline(__always)
-  static func cast<T, U>(_ value: T, to type: U.Type) -> U {
-    unsafeBitCast(value, to: type)
+extension StoredJSONEncoder.Encoding {
+  func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
+    StoredJSONEncoder.nonFiniteMessage(number)
   }
 
-  static func appendFiniteDouble(_ double: Double, into output: inout [UInt8]) {
-    if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
-      !(double == 0 && double.sign == .minus)
-    {
-      JSONWriter.appendInteger(Int64(double), into: &output)
-    } else {
-      // Cannot throw: the number is finite.
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+  /// Encodes an array of numbers or strings (an `[Int]`, `[String]`, `[Double]`...) as an
+  /// array container holding one run of elements: the same text as through an unkeyed
+  /// container, written without a call per element.
+  func encodeDirectArray<T>(
+    _ value: T, kind: StoredJSONEncoder.DirectArray
+  ) throws(StoredJSONEncoder.InvalidValue) -> Value {
+    let container = newContainer(isObject: false, pathNode: -1)
+    let start = arena.count
+    let count = try appendElements(value, kind: kind)
+    if count > 0 {
+      addElement(
+        Value(kind: .text, start: start, end: arena.count), in: container, elementCount: count)
+    }
+    return .container(container)
+  }
+
+  /// Appends the elements of the array `value`, with commas between them; returns how many.
+  private func appendElements<T>(
+    _ value: T, kind: StoredJSONEncoder.DirectArray
+  ) throws(StoredJSONEncoder.InvalidValue) -> Int {
+    typealias Encoder = StoredJSONEncoder
+    switch kind {
+    case .string:
+      return appendElements(value, as: [String].self) { JSONWriter.appendString($0, into: &$1) }
+    case .int:
+      return appendElements(value, as: [Int].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .int8:
+      return appendElements(value, as: [Int8].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .int16:
+      return appendElements(value, as: [Int16].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .int32:
+      return appendElements(value, as: [Int32].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .int64:
+      return appendElements(value, as: [Int64].self) { JSONWriter.appendInteger($0, into: &$1) }
+    case .uint:
+      return appendElements(value, as: [UInt].self) {
+        Encoder.appendUnsigned(UInt64($0), into: &$1)
+      }
+    case .uint8:
+      return appendElements(value, as: [UInt8].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .uint16:
+      return appendElements(value, as: [UInt16].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .uint32:
+      return appendElements(value, as: [UInt32].self) {
+        JSONWriter.appendInteger(Int64($0), into: &$1)
+      }
+    case .uint64:
+      return appendElements(value, as: [UInt64].self) { Encoder.appendUnsigned($0, into: &$1) }
+    case .double:
+      let array = Encoder.cast(value, to: [Double].self)
+      if let bad = array.firstIndex(where: { !$0.isFinite }) {
+        throw Encoder.InvalidValue(
+          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
+      }
+      return appendElements(array, as: [Double].self) {
+        Encoder.appendFiniteDouble($0, into: &$1)
+      }
+    case .float:
+      let array = Encoder.cast(value, to: [Float].self)
+      if let bad = array.firstIndex(where: { !$0.isFinite }) {
+        throw Encoder.InvalidValue(
+          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
+      }
+      return appendElements(array, as: [Float].self) { Encoder.appendFiniteFloat($0, into: &$1) }
+    case .int128:
+      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+        return 0
+      }
+      return appendElements(value, as: [Int128].self) { Encoder.appendInteger($0, into: &$1) }
+    case .uint128:
+      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+        return 0
+      }
+      return appendElements(value, as: [UInt128].self) { Encoder.appendInteger($0, into: &$1) }
     }
   }
 
-  static func appendFiniteFloat(_ float: Float, into output: inout [UInt8]) {
-    _ = appendNumberText(float.description, into: &output)
-  }
-
-  /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
-  /// reader's rule for integer syntax too large for `Int64`).
-  static func appendUnsigned(_ integer: UInt64, into output: inout [UInt8]) {
-    if let small = Int64(exactly: integer) {
-      JSONWriter.appendInteger(small, into: &output)
-    } else {
-      try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &output)
+  private func appendElements<T, Element>(
+    _ value: T, as type: [Element].Type, _ append: (Element, inout [UInt8]) -> Void
+  ) -> Int {
+    let array = StoredJSONEncoder.cast(value, to: type)
+    var isFirst = true
+    for element in array {
+      if !isFirst { arena.append(JSONByte.comma) }
+      isFirst = false
+      append(element, &arena)
     }
-  }
-
-  /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double
-  /// its decimal text reads as.
-  static func appendInteger<Integer: FixedWidthInteger>(
-    _ integer: Integer, into output: inout [UInt8]
-  ) {
-    if let small = Int64(exactly: integer) {
-      JSONWriter.appendInteger(small, into: &output)
-    } else {
-      _ = appendNumberText(integer.description, into: &output)
-    }
-  }
-
-  /// Appends the number that `text` (as `JSONEncoder` writes it, less a trailing ".0") reads
-  /// as, written canonically; false, appending nothing, if it does not read as a number.
-  static func appendNumberText(_ text: String, into output: inout [UInt8]) -> Bool {
-    var text = text
-    if text.hasSuffix(".0") { text.removeLast(2) }
-    switch try? JSONReader.parse(Array(text.utf8)) {
-    case .int(let integer)?:
-      JSONWriter.appendInteger(integer, into: &output)
-    case .double(let double)?:
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
-    default:
-      return false
-    }
-    return true
+    return array.count
   }
 }
