@@ -212,7 +212,7 @@ extension StoredJSONEncoder {
   /// holds an `inout` access or a buffer pointer, and one encoding runs on one thread.
   final class Encoding {
     /// The members' and elements' text, in the order it was encoded, and keys' raw bytes.
-    @exclusivity(unchecked) var arena: [UInt8] = []
+    @exclusivity(unchecked) var arena = Arena(capacity: 256)
     @exclusivity(unchecked) var entries: [Entry] = []
     @exclusivity(unchecked) var containers: [Container] = []
     /// The values being encoded, outermost first; `value.encode(to:)` is running for each.
@@ -225,9 +225,12 @@ extension StoredJSONEncoder {
     var misuse: Misuse?
 
     init() {
-      arena.reserveCapacity(256)
       entries.reserveCapacity(16)
       containers.reserveCapacity(4)
+    }
+
+    deinit {
+      arena.deallocate()
     }
 
     // MARK: Values
@@ -322,12 +325,15 @@ extension StoredJSONEncoder {
         StoredJSONEncoder.appendFiniteDouble(seconds, into: &arena)
       } else if T.self == URL.self {
         let url = StoredJSONEncoder.cast(value, to: URL.self)
-        JSONWriter.appendString(url.absoluteString, into: &arena)
+        arena.appendString(url.absoluteString)
       } else if T.self == Data.self {
         StoredJSONEncoder.appendBase64(StoredJSONEncoder.cast(value, to: Data.self), into: &arena)
       } else if T.self == Decimal.self {
         let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
-        guard StoredJSONEncoder.appendNumberText(decimal.description, into: &arena) else {
+        let isNumber = arena.appendWritten {
+          StoredJSONEncoder.appendNumberText(decimal.description, into: &$0)
+        }
+        guard isNumber else {
           throw InvalidValue(
             value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
         }
@@ -349,40 +355,41 @@ extension StoredJSONEncoder {
     /// Writes the text `"key":` of a member about to be written, after the key's raw bytes
     /// if escaping changes them (the raw bytes order the members).
     func beginMember(_ key: String) -> MemberKey {
-      var key = key
-      return key.withUTF8 { utf8 in
-        var bits: UInt8 = 0
-        var needsEscapes = false
-        for byte in utf8 {
-          bits |= byte
-          if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
-            needsEscapes = true
-          }
-        }
-        let member: MemberKey
-        if needsEscapes {
-          let keyStart = arena.count
-          arena.append(contentsOf: utf8)
-          let textStart = arena.count
-          arena.append(JSONByte.quote)
-          JSONWriter.appendEscaped(utf8, into: &arena)
-          member = MemberKey(
-            keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0,
-            isASCII: bits < 0x80)
-        } else {
-          let textStart = arena.count
-          arena.append(JSONByte.quote)
-          arena.append(contentsOf: utf8)
-          member = MemberKey(
-            keyStart: textStart + 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
-            isASCII: bits < 0x80)
-        }
-        arena.append(JSONByte.quote)
-        arena.append(JSONByte.colon)
-        var complete = member
-        complete.valueStart = arena.count
-        return complete
+      if let member = key.utf8.withContiguousStorageIfAvailable({ beginMember(utf8: $0) }) {
+        return member
       }
+      var key = key
+      return key.withUTF8 { beginMember(utf8: $0) }
+    }
+
+    private func beginMember(utf8: UnsafeBufferPointer<UInt8>) -> MemberKey {
+      var bits: UInt8 = 0
+      for byte in utf8 { bits |= byte }
+      var member: MemberKey
+      if bits >= 0x20, !Arena.needsEscapes(utf8) {
+        // `"key":`, the raw key inside the quotes.
+        let textStart = arena.count
+        arena.reserve(utf8.count &+ 3)
+        arena.append(JSONByte.quote)
+        arena.append(utf8)
+        member = MemberKey(
+          keyStart: textStart &+ 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
+          isASCII: bits < 0x80)
+      } else {
+        // The raw key, then `"escaped":`.
+        let keyStart = arena.count
+        arena.append(utf8)
+        let textStart = arena.count
+        arena.append(JSONByte.quote)
+        arena.appendEscaped(utf8)
+        member = MemberKey(
+          keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0,
+          isASCII: bits < 0x80)
+      }
+      arena.append(JSONByte.quote)
+      arena.append(JSONByte.colon)
+      member.valueStart = arena.count
+      return member
     }
 
     /// Adds to the object `container` the member whose key text `beginMember` wrote and
@@ -408,12 +415,10 @@ extension StoredJSONEncoder {
         entry.textEnd = value.end
       case .text:
         // Something else was written between the key and the value: copy both to the end.
-        let keyText = Array(arena[key.textStart..<key.valueStart])
-        let valueText = Array(arena[value.start..<value.end])
         entry.textStart = arena.count
-        arena.append(contentsOf: keyText)
+        arena.appendCopy(from: key.textStart, to: key.valueStart)
         entry.valueStart = arena.count
-        arena.append(contentsOf: valueText)
+        arena.appendCopy(from: value.start, to: value.end)
         entry.textEnd = arena.count
       case .none:
         break
@@ -500,20 +505,19 @@ extension StoredJSONEncoder {
       var keyCopy = key
       keyCopy.withUTF8 { utf8 in
         let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
-        arena.withUnsafeBufferPointer { arena in
-          var index = containers[container].first
-          while index >= 0 {
-            let entry = entries[index]
-            let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
-            if candidate.elementsEqual(utf8) {
-              found = entry
-            } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
-              String(decoding: candidate, as: UTF8.self) == key
-            {
-              found = entry
-            }
-            index = entry.next
+        let arena = self.arena.bytes
+        var index = containers[container].first
+        while index >= 0 {
+          let entry = entries[index]
+          let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
+          if candidate.elementsEqual(utf8) {
+            found = entry
+          } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
+            String(decoding: candidate, as: UTF8.self) == key
+          {
+            found = entry
           }
+          index = entry.next
         }
       }
       guard let found else { return nil }

@@ -96,7 +96,7 @@ extension StoredJSONEncoder {
     private var pathNode: Int { encoding.containers[container].pathNode }
 
     /// Writes `key`, then lets `write` append the value's text after it.
-    private func add(_ key: Key, _ write: (inout [UInt8]) -> Void) {
+    private func add(_ key: Key, _ write: (inout Arena) -> Void) {
       let member = encoding.beginMember(key.stringValue)
       write(&encoding.arena)
       encoding.endMember(member, in: container)
@@ -112,13 +112,13 @@ extension StoredJSONEncoder {
     }
 
     mutating func encodeNil(forKey key: Key) throws {
-      add(key) { JSONWriter.appendLiteral("null", into: &$0) }
+      add(key) { $0.appendLiteral("null") }
     }
     mutating func encode(_ value: Bool, forKey key: Key) throws {
-      add(key) { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
+      add(key) { $0.appendLiteral(value ? "true" : "false") }
     }
     mutating func encode(_ value: String, forKey key: Key) throws {
-      add(key) { JSONWriter.appendString(value, into: &$0) }
+      add(key) { $0.appendString(value) }
     }
     mutating func encode(_ value: Double, forKey key: Key) throws {
       guard value.isFinite else { throw nonFinite(value, key) }
@@ -129,19 +129,19 @@ extension StoredJSONEncoder {
       add(key) { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
     mutating func encode(_ value: Int, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int8, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int16, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int32, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int64, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(value, into: &$0) }
+      add(key) { $0.appendInteger(value) }
     }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128, forKey key: Key) throws {
@@ -151,13 +151,13 @@ extension StoredJSONEncoder {
       add(key) { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt8, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt16, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt32, forKey key: Key) throws {
-      add(key) { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add(key) { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
       add(key) { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
@@ -233,7 +233,7 @@ extension StoredJSONEncoder {
     private var pathNode: Int { encoding.containers[container].pathNode }
 
     /// Lets `write` append an element's text, and adds it.
-    private func add(_ write: (inout [UInt8]) -> Void) {
+    private func add(_ write: (inout Arena) -> Void) {
       let start = encoding.arena.count
       write(&encoding.arena)
       encoding.endElement(startingAt: start, in: container)
@@ -247,12 +247,12 @@ extension StoredJSONEncoder {
           debugDescription: encoding.nonFiniteMessage(number)))
     }
 
-    mutating func encodeNil() throws { add { JSONWriter.appendLiteral("null", into: &$0) } }
+    mutating func encodeNil() throws { add { $0.appendLiteral("null") } }
     mutating func encode(_ value: Bool) throws {
-      add { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
+      add { $0.appendLiteral(value ? "true" : "false") }
     }
     mutating func encode(_ value: String) throws {
-      add { JSONWriter.appendString(value, into: &$0) }
+      add { $0.appendString(value) }
     }
     mutating func encode(_ value: Double) throws {
       guard value.isFinite else { throw nonFinite(value) }
@@ -263,19 +263,19 @@ extension StoredJSONEncoder {
       add { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
     mutating func encode(_ value: Int) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int8) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int16) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int32) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int64) throws {
-      add { JSONWriter.appendInteger(value, into: &$0) }
+      add { $0.appendInteger(value) }
     }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128) throws {
@@ -285,13 +285,13 @@ extension StoredJSONEncoder {
       add { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt8) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt16) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt32) throws {
-      add { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      add { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt64) throws {
       add { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
@@ -340,7 +340,7 @@ extension StoredJSONEncoder {
     private var pathNode: Int { encoding.pathNode(of: slot) }
 
     /// Lets `write` append the value's text, and records it.
-    private func set(_ write: (inout [UInt8]) -> Void) {
+    private func set(_ write: (inout Arena) -> Void) {
       let start = encoding.arena.count
       write(&encoding.arena)
       encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)
@@ -353,12 +353,12 @@ extension StoredJSONEncoder {
           codingPath: codingPath, debugDescription: encoding.nonFiniteMessage(number)))
     }
 
-    mutating func encodeNil() throws { set { JSONWriter.appendLiteral("null", into: &$0) } }
+    mutating func encodeNil() throws { set { $0.appendLiteral("null") } }
     mutating func encode(_ value: Bool) throws {
-      set { JSONWriter.appendLiteral(value ? "true" : "false", into: &$0) }
+      set { $0.appendLiteral(value ? "true" : "false") }
     }
     mutating func encode(_ value: String) throws {
-      set { JSONWriter.appendString(value, into: &$0) }
+      set { $0.appendString(value) }
     }
     mutating func encode(_ value: Double) throws {
       guard value.isFinite else { throw nonFinite(value) }
@@ -369,19 +369,19 @@ extension StoredJSONEncoder {
       set { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
     }
     mutating func encode(_ value: Int) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int8) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int16) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int32) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: Int64) throws {
-      set { JSONWriter.appendInteger(value, into: &$0) }
+      set { $0.appendInteger(value) }
     }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128) throws {
@@ -391,13 +391,13 @@ extension StoredJSONEncoder {
       set { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
     }
     mutating func encode(_ value: UInt8) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt16) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt32) throws {
-      set { JSONWriter.appendInteger(Int64(value), into: &$0) }
+      set { $0.appendInteger(Int64(value)) }
     }
     mutating func encode(_ value: UInt64) throws {
       set { StoredJSONEncoder.appendUnsigned(value, into: &$0) }

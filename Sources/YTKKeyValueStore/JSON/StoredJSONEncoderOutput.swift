@@ -9,25 +9,24 @@ extension StoredJSONEncoder.Encoding {
     // brackets), with at most one comma per entry: the output fits in this.
     let capacity = arena.count &+ 2 &* containers.count &+ entries.count
     let openCapacity = min(containers.count, StoredJSONEncoder.maximumDepth) &+ 1
-    return arena.withUnsafeBufferPointer { arena in
-      entries.withUnsafeBufferPointer { entries in
-        containers.withUnsafeBufferPointer { containers in
+    let arena = self.arena.bytes
+    return entries.withUnsafeBufferPointer { entries in
+      containers.withUnsafeBufferPointer { containers in
+        withUnsafeTemporaryAllocation(
+          of: StoredJSONEncoder.Member.self, capacity: entries.count
+        ) { members in
           withUnsafeTemporaryAllocation(
-            of: StoredJSONEncoder.Member.self, capacity: entries.count
-          ) { members in
-            withUnsafeTemporaryAllocation(
-              of: StoredJSONEncoder.OpenContainer.self, capacity: openCapacity
-            ) { open in
-              var isTooDeep = false
-              let output = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-                var assembler = StoredJSONEncoder.Assembler(
-                  arena: arena, entries: entries, containers: containers, members: members,
-                  open: open, output: output)
-                isTooDeep = !assembler.write(top)
-                count = assembler.count
-              }
-              return isTooDeep ? nil : output
+            of: StoredJSONEncoder.OpenContainer.self, capacity: openCapacity
+          ) { open in
+            var isTooDeep = false
+            let output = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+              var assembler = StoredJSONEncoder.Assembler(
+                arena: arena, entries: entries, containers: containers, members: members,
+                open: open, output: output)
+              isTooDeep = !assembler.write(top)
+              count = assembler.count
             }
+            return isTooDeep ? nil : output
           }
         }
       }

@@ -13,41 +13,43 @@ extension StoredJSONEncoder {
   /// an integer. `description` is positional, with ".0", exactly for whole values of
   /// magnitude up to 2^53, so those (except -0.0, whose "-0" reads as a double) become
   /// integers; any other description reads back as the same double.
-  static func appendFiniteDouble(_ double: Double, into output: inout [UInt8]) {
+  static func appendFiniteDouble(_ double: Double, into output: inout Arena) {
     if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
       !(double == 0 && double.sign == .minus)
     {
-      JSONWriter.appendInteger(Int64(double), into: &output)
+      output.appendInteger(Int64(double))
     } else {
       // Cannot throw: the number is finite.
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+      output.appendWritten { try? JSONWriter.appendDouble(double, lenient: false, into: &$0) }
     }
   }
 
   /// Appends a finite `Float`: its own `description` without ".0", read as a double.
-  static func appendFiniteFloat(_ float: Float, into output: inout [UInt8]) {
-    _ = appendNumberText(float.description, into: &output)
+  static func appendFiniteFloat(_ float: Float, into output: inout Arena) {
+    output.appendWritten { _ = appendNumberText(float.description, into: &$0) }
   }
 
   /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
   /// reader's rule for integer syntax too large for `Int64`).
-  static func appendUnsigned(_ integer: UInt64, into output: inout [UInt8]) {
+  static func appendUnsigned(_ integer: UInt64, into output: inout Arena) {
     if let small = Int64(exactly: integer) {
-      JSONWriter.appendInteger(small, into: &output)
+      output.appendInteger(small)
     } else {
-      try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &output)
+      output.appendWritten {
+        try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &$0)
+      }
     }
   }
 
   /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double its
   /// decimal text reads as.
   static func appendInteger<Integer: FixedWidthInteger>(
-    _ integer: Integer, into output: inout [UInt8]
+    _ integer: Integer, into output: inout Arena
   ) {
     if let small = Int64(exactly: integer) {
-      JSONWriter.appendInteger(small, into: &output)
+      output.appendInteger(small)
     } else {
-      _ = appendNumberText(integer.description, into: &output)
+      output.appendWritten { _ = appendNumberText(integer.description, into: &$0) }
     }
   }
 
@@ -69,10 +71,8 @@ extension StoredJSONEncoder {
 
   /// Appends `data` as `JSONEncoder`'s default `.base64` strategy does: a string of its
   /// base64 text, which needs no escapes.
-  static func appendBase64(_ data: Data, into output: inout [UInt8]) {
-    output.append(JSONByte.quote)
-    output.append(contentsOf: data.base64EncodedString().utf8)
-    output.append(JSONByte.quote)
+  static func appendBase64(_ data: Data, into output: inout Arena) {
+    output.appendString(data.base64EncodedString())
   }
 
   /// `value` as `U`, which the caller has checked is its type.
@@ -143,41 +143,27 @@ extension StoredJSONEncoder.Encoding {
     typealias Encoder = StoredJSONEncoder
     switch kind {
     case .string:
-      return appendElements(value, as: [String].self) { JSONWriter.appendString($0, into: &$1) }
+      return appendElements(value, as: [String].self) { $1.appendString($0) }
     case .int:
-      return appendElements(value, as: [Int].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [Int].self) { $1.appendInteger(Int64($0)) }
     case .int8:
-      return appendElements(value, as: [Int8].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [Int8].self) { $1.appendInteger(Int64($0)) }
     case .int16:
-      return appendElements(value, as: [Int16].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [Int16].self) { $1.appendInteger(Int64($0)) }
     case .int32:
-      return appendElements(value, as: [Int32].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [Int32].self) { $1.appendInteger(Int64($0)) }
     case .int64:
-      return appendElements(value, as: [Int64].self) { JSONWriter.appendInteger($0, into: &$1) }
+      return appendElements(value, as: [Int64].self) { $1.appendInteger($0) }
     case .uint:
       return appendElements(value, as: [UInt].self) {
         Encoder.appendUnsigned(UInt64($0), into: &$1)
       }
     case .uint8:
-      return appendElements(value, as: [UInt8].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [UInt8].self) { $1.appendInteger(Int64($0)) }
     case .uint16:
-      return appendElements(value, as: [UInt16].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [UInt16].self) { $1.appendInteger(Int64($0)) }
     case .uint32:
-      return appendElements(value, as: [UInt32].self) {
-        JSONWriter.appendInteger(Int64($0), into: &$1)
-      }
+      return appendElements(value, as: [UInt32].self) { $1.appendInteger(Int64($0)) }
     case .uint64:
       return appendElements(value, as: [UInt64].self) { Encoder.appendUnsigned($0, into: &$1) }
     case .double:
@@ -210,7 +196,7 @@ extension StoredJSONEncoder.Encoding {
   }
 
   private func appendElements<T, Element>(
-    _ value: T, as type: [Element].Type, _ append: (Element, inout [UInt8]) -> Void
+    _ value: T, as type: [Element].Type, _ append: (Element, inout StoredJSONEncoder.Arena) -> Void
   ) -> Int {
     let array = StoredJSONEncoder.cast(value, to: type)
     var isFirst = true
