@@ -34,7 +34,7 @@ extension StoredJSONEncoder {
 
     private mutating func grow(_ extra: Int) {
       let needed = count + extra
-      var newCapacity = capacity * 2
+      var newCapacity = max(capacity * 2, 64)
       while newCapacity < needed { newCapacity *= 2 }
       let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
       newBase.initialize(from: base, count: count)

@@ -95,9 +95,14 @@ extension StoredJSONEncoder {
 
     private var pathNode: Int { encoding.containers[container].pathNode }
 
+    /// The member name of `key`: its string value. (A key strategy would convert it here.)
+    private func name(_ key: Key) -> String {
+      key.stringValue
+    }
+
     /// Writes `key`, then lets `write` append the value's text after it.
     private func add(_ key: Key, _ write: (inout Arena) -> Void) {
-      let member = encoding.beginMember(key.stringValue)
+      let member = encoding.beginMember(name(key))
       write(&encoding.arena)
       encoding.endMember(member, in: container)
     }
@@ -167,7 +172,7 @@ extension StoredJSONEncoder {
       add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-      let member = encoding.beginMember(key.stringValue)
+      let member = encoding.beginMember(name(key))
       let encoded = try encoding.encodeNested(value, parent: pathNode, key: key)
       encoding.addMember(member, value: encoded, in: container)
     }
@@ -196,7 +201,8 @@ extension StoredJSONEncoder {
     mutating func nestedContainer<NestedKey: CodingKey>(
       keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-      let nested = encoding.nestedContainer(isObject: true, in: container, key: key)
+      let nested = encoding.nestedContainer(
+        isObject: true, in: container, key: key, name: name(key))
       return KeyedEncodingContainer(
         KeyedContainer<NestedKey>(encoding: encoding, container: nested))
     }
@@ -204,7 +210,8 @@ extension StoredJSONEncoder {
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
       UnkeyedContainer(
         encoding: encoding,
-        container: encoding.nestedContainer(isObject: false, in: container, key: key))
+        container: encoding.nestedContainer(
+          isObject: false, in: container, key: key, name: name(key)))
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -216,7 +223,7 @@ extension StoredJSONEncoder {
     mutating func superEncoder(forKey key: Key) -> any Encoder {
       SuperEncoder(
         encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: key),
-        container: container, key: key.stringValue, index: 0)
+        container: container, key: name(key), index: 0)
     }
   }
 
@@ -424,15 +431,17 @@ extension StoredJSONEncoder.Encoding {
   /// The container `nestedContainer(keyedBy:forKey:)` or `nestedUnkeyedContainer(forKey:)`
   /// returns: as with `JSONEncoder`, the one already under `key` if it is of the same kind
   /// (made by an earlier call, or the value of an earlier `encode`), else a new one.
-  func nestedContainer(isObject: Bool, in container: Int, key: some CodingKey) -> Int {
-    let name = key.stringValue
+  func nestedContainer(
+    isObject: Bool, in container: Int, key: some CodingKey, name: String
+  ) -> Int {
     let parent = containers[container].pathNode
     let node = pushPath(parent: parent, key: key)
     if containers[container].count > 0, let existing = lastMember(of: container, key: name) {
       guard isObject ? self.isObject(existing) : isArray(existing) else {
         let kind = isObject ? "keyed" : "unkeyed"
         return misused(
-          "a nested \(kind) container was requested for key \"\(name)\", which holds another kind of value",
+          "a nested \(kind) container was requested for key \"\(name)\", "
+            + "which holds another kind of value",
           at: node, isObject: isObject)
       }
       containers[existing.start].pathNode = node
