@@ -59,6 +59,11 @@ struct StoredJSONEncoderTests {
   @Test("integers of every width, Int64.min through UInt64.max beyond which a double is stored")
   func integers() throws {
     try expectSame([Int64.min, Int64.min + 1, -1, 0, 1, Int64.max - 1, Int64.max])
+    for integer: Int64 in [1 << 53, (1 << 53) + 1, (1 << 53) - 1, (1 << 53) + 2, -(1 << 53) - 1] {
+      try expectSame(integer)
+      try expectSame(Wrapped(integer))
+      #expect(try text(integer) == String(integer))
+    }
     try expectSame([Int.min, Int.max])
     try expectSame([Int8.min, Int8.max])
     try expectSame([Int16.min, Int16.max])
@@ -216,6 +221,8 @@ struct StoredJSONEncoderTests {
       try expectBothThrow(Wrapped(Float(double)))
       try expectBothThrow([Float(double)])
     }
+    try expectBothThrow(Date(timeIntervalSinceReferenceDate: .nan))
+    try expectBothThrow(Wrapped(Date(timeIntervalSinceReferenceDate: .infinity)))
     let error = #expect(throws: EncodingError.self) {
       try StoredJSONEncoder.encode(["outer": Wrapped(Double.nan)])
     }
@@ -366,6 +373,19 @@ struct StoredJSONEncoderTests {
     try expectSame(Scripted.singleArrayThenUnkeyed)
     try expectSame(Scripted.singleIntsThenUnkeyed)
     try expectSame(Transparent(inner: Wrapped([1, 2])))
+  }
+
+  @Test("an error thrown by encode(to:) comes out unchanged")
+  func userErrors() {
+    struct Refusal: Error, Equatable {}
+    let refusing = Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      try container.encode(1, forKey: AnyKey("a"))
+      throw Refusal()
+    }
+    #expect(throws: Refusal()) { try StoredJSONEncoder.encode(refusing) }
+    #expect(throws: Refusal()) { try StoredJSONEncoder.encode(["deep": [Wrapped(refusing)]]) }
+    #expect(throws: Refusal()) { try JSONEncoder().encode(["deep": [Wrapped(refusing)]]) }
   }
 
   @Test("misusing the containers throws where JSONEncoder would stop the process")
@@ -549,7 +569,7 @@ private func expectBothThrow<T: Encodable>(
 
 // MARK: - Types to encode
 
-struct Profile: Codable {
+private struct Profile: Codable {
   var id: Int
   var name: String
   var homepage: URL
