@@ -257,7 +257,7 @@ extension StoredJSONEncoder {
         throw invalidValue(error, at: codingPath(at: parent) + [key])
       }
       let mark = path.count
-      defer { path.removeLast(path.count - mark) }
+      defer { truncatePath(to: mark) }
       path.append(PathNode(parent: parent, key: key, index: -1))
       return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
     }
@@ -270,7 +270,7 @@ extension StoredJSONEncoder {
         throw invalidValue(error, at: codingPath(at: parent) + [IndexKey(index)])
       }
       let mark = path.count
-      defer { path.removeLast(path.count - mark) }
+      defer { truncatePath(to: mark) }
       path.append(PathNode(parent: parent, key: nil, index: index))
       return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
     }
@@ -283,7 +283,7 @@ extension StoredJSONEncoder {
         throw invalidValue(error, at: codingPath(at: pathNode))
       }
       let mark = path.count
-      defer { path.removeLast(path.count - mark) }
+      defer { truncatePath(to: mark) }
       return try nonEmpty(encodeInNewSlot(value, pathNode: pathNode))
     }
 
@@ -292,10 +292,18 @@ extension StoredJSONEncoder {
       nextSerial &+= 1
       let index = slots.count
       slots.append(Slot(pathNode: pathNode, serial: serial))
-      defer { slots.removeLast(slots.count - index) }
+      defer {
+        while slots.count > index { slots.removeLast() }
+      }
       let reference = SlotReference(index: index, serial: serial)
       try value.encode(to: ValueEncoder(encoding: self, slot: reference))
       return slots[index].value
+    }
+
+    /// Drops the path steps from `count` on (those of a value that is done). One at a time:
+    /// usually there is one, and `removeLast(_:)` costs more than a loop for a few.
+    private func truncatePath(to count: Int) {
+      while path.count > count { path.removeLast() }
     }
 
     /// `JSONEncoder` puts `{}` wherever a nested value encodes nothing.
@@ -363,10 +371,17 @@ extension StoredJSONEncoder {
     }
 
     private func beginMember(utf8: UnsafeBufferPointer<UInt8>) -> MemberKey {
+      // One pass for both questions: is it ASCII, does it need escapes?
       var bits: UInt8 = 0
-      for byte in utf8 { bits |= byte }
+      var needsEscapes = false
+      for byte in utf8 {
+        bits |= byte
+        if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
+          needsEscapes = true
+        }
+      }
       var member: MemberKey
-      if bits >= 0x20, !Arena.needsEscapes(utf8) {
+      if !needsEscapes {
         // `"key":`, the raw key inside the quotes.
         let textStart = arena.count
         arena.reserve(utf8.count &+ 3)

@@ -164,6 +164,8 @@ extension StoredJSONEncoder {
     case double, float, int128, uint128
 
     static func kind<T>(of type: T.Type) -> DirectArray? {
+      // An array is one reference: most other types are told apart without comparisons.
+      guard MemoryLayout<T>.size == MemoryLayout<[Int]>.size else { return nil }
       if type == [String].self { return .string }
       if type == [Int].self { return .int }
       if type == [Double].self { return .double }
