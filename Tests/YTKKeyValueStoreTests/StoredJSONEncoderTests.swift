@@ -332,6 +332,8 @@ struct StoredJSONEncoderTests {
   func interleaving() throws {
     try expectSame(Scripted.interleavedKeyed)
     try expectSame(Scripted.interleavedUnkeyed)
+    try expectSame(Scripted.superElementLater)
+    #expect(try text(Scripted.superElementLater) == #"["S",1,2]"#)
     #expect(try text(Scripted.interleavedKeyed) == #"{"a":{"x":2,"y":[3]},"b":1}"#)
   }
 
@@ -732,6 +734,16 @@ private struct Scripted: Encodable, Sendable {
     try second.encode(2, forKey: AnyKey("two"))
     try first.encode(1)
     try container.encodeNil()
+  }
+
+  /// A super encoder's element goes where the array ended when it was made, whatever was
+  /// added since.
+  static let superElementLater = Scripted { encoder in
+    var container = encoder.unkeyedContainer()
+    let superEncoder = container.superEncoder()
+    try container.encode(1)
+    try container.encode(2)
+    try "S".encode(to: superEncoder)
   }
 
   static let duplicates: [Scripted] = [
