@@ -1,0 +1,699 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Encodes an `Encodable` value straight to the stored JSON text, without Foundation's
+/// `JSONEncoder`, without `Data` and without building a ``JSONValue`` on the way.
+///
+/// The contract is the path `put(encodable:)` took before this encoder existed:
+/// `JSONEncoder` with its default strategies, then ``JSONReader``, then ``JSONWriter``. For
+/// every value the bytes are the same as
+/// `JSONWriter.bytes(JSONReader.parse(JSONEncoder().encode(value)))`, and `encode` throws
+/// exactly when that path throws. That fixes a few things that are not obvious:
+///
+/// - Numbers are what `JSONEncoder`'s text reads back as. A `Double` prints as its
+///   `description` with a trailing `.0` removed, so a whole double of magnitude up to 2^53
+///   is stored as an integer (`1.0` as `1`) while `-0.0`, fractions and larger or smaller
+///   magnitudes stay doubles. A `Float` goes through its own `description` (`Float(0.1)` is
+///   stored as the double `0.1`). An integer beyond `Int64`, such as a large `UInt64`, is
+///   stored as the nearest double. NaN and the infinities are an error.
+/// - `Date` encodes as itself (seconds since 2001 as a `Double`), `Data` as a base64
+///   string, `URL` as its `absoluteString`, `Decimal` as the number its `description` reads.
+/// - A key written twice in one keyed container keeps its first spelling and its last
+///   value; keys that are equal as Swift strings (canonically equivalent) are one key.
+/// - A value that encodes nothing is `{}` inside a container, and an error at the top.
+/// - Arrays and objects nest at most 511 deep: `JSONEncoder` refuses the 512th level, one
+///   short of the reader's limit.
+///
+/// Where `JSONEncoder` stops the process on a misuse of the Codable containers (encoding
+/// twice through one single-value container, asking for a keyed container where an
+/// unkeyed one exists), this encoder throws an `EncodingError` instead.
+///
+/// How it works: `Encodable` may write into a container after writing into its parent
+/// (containers are values the caller can keep), and object members must come out sorted,
+/// so the text cannot simply be streamed. Instead each member is written once, as it
+/// arrives, into a byte arena as the text it will have in the output (`"key":value`), and
+/// each container keeps a list of entries (spans of the arena, and the containers nested
+/// in them) in flat arrays of plain integers. When the top-level value is done, one pass
+/// copies the spans into the output, objects' members in key order.
+package enum StoredJSONEncoder {
+  /// Returns the canonical stored JSON text of `value`.
+  ///
+  /// - Throws: `EncodingError.invalidValue` for a value with no JSON form (a non-finite
+  ///   number, a NaN `Decimal`, nesting too deep, a top-level value that encodes nothing, a
+  ///   misuse of the containers); any error that `value`'s `encode(to:)` throws, unchanged.
+  package static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    let encoding = Encoding()
+    let top = try encoding.encodeTopLevel(value)
+    if let misuse = encoding.misuse {
+      throw EncodingError.invalidValue(
+        value,
+        EncodingError.Context(codingPath: misuse.codingPath, debugDescription: misuse.message))
+    }
+    guard top.kind != .none else {
+      throw EncodingError.invalidValue(
+        value,
+        EncodingError.Context(
+          codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
+    }
+    guard let bytes = encoding.assemble(top) else {
+      throw EncodingError.invalidValue(
+        value,
+        EncodingError.Context(
+          codingPath: [],
+          debugDescription:
+            "JSON arrays and objects cannot nest deeper than \(maximumDepth) levels"))
+    }
+    return bytes
+  }
+
+  /// The deepest nesting `JSONEncoder` writes: it refuses an array or object at level 512,
+  /// one level short of what the reader accepts.
+  static let maximumDepth = JSONReader.maximumDepth - 1
+}
+
+extension StoredJSONEncoder {
+  /// An encoded value: nothing yet, a span of finished text in the arena, or a container.
+  struct Value {
+    enum Kind: UInt8 {
+      /// Nothing was encoded.
+      case none
+      /// Complete JSON text (a scalar) in `arena[start..<end]`.
+      case text
+      /// The array or object `containers[start]`.
+      case container
+    }
+
+    var kind: Kind
+    var start: Int
+    var end: Int
+
+    static let none = Value(kind: .none, start: 0, end: 0)
+
+    static func container(_ index: Int) -> Value {
+      Value(kind: .container, start: index, end: 0)
+    }
+  }
+
+  /// A member of an object or an element of an array, linked to the next one of the same
+  /// container.
+  ///
+  /// Its text, `arena[textStart..<textEnd]`, is copied to the output as it is: `"key":`
+  /// then, unless the value is a container, the value's text; for an element, the value's
+  /// text (for a run of scalars written together, such as an `[Int]`, all of them with the
+  /// commas between). The container, if any, follows the text.
+  struct Entry {
+    /// The key's raw UTF-8, `arena[keyStart..<keyEnd]`, which orders the members (inside
+    /// the quotes of the text when the key needs no escapes).
+    var keyStart: Int
+    var keyEnd: Int
+    var textStart: Int
+    /// Where the value's text starts: after `"key":`, or at `textStart` for an element.
+    var valueStart: Int
+    var textEnd: Int
+    /// The array or object after the text, or -1.
+    var container: Int
+    /// For an array, how many elements the entry is (0 for a run of none).
+    var elementCount: Int
+    /// The next entry of the same container, in the order they were added; -1 at the end.
+    var next = -1
+  }
+
+  /// A keyed (object) or unkeyed (array) container.
+  struct Container {
+    var isObject: Bool
+    /// Whether some key has a non-ASCII byte, so that keys must be compared as Swift
+    /// strings (canonical equivalence) rather than as bytes.
+    var hasNonASCIIKey = false
+    /// The path node that gives the container's coding path.
+    var pathNode: Int
+    var first = -1
+    var last = -1
+    /// Entries added, duplicates included; for an array, its element count.
+    var count = 0
+
+    init(isObject: Bool, pathNode: Int) {
+      self.isObject = isObject
+      self.pathNode = pathNode
+    }
+  }
+
+  /// The key text of a member being written: `arena[textStart..<valueStart]` is `"key":`.
+  struct MemberKey {
+    var keyStart: Int
+    var keyEnd: Int
+    var textStart: Int
+    var valueStart: Int
+    var isASCII: Bool
+  }
+
+  /// Where one encoder's value goes, with the same three parts `JSONEncoder`'s encoders
+  /// have: a keyed container, an unkeyed container or a single value. A finished value is
+  /// the keyed container if there is one, else the unkeyed one, else the single value.
+  struct Slot {
+    var object = -1
+    var array = -1
+    var single = Value.none
+    var pathNode: Int
+    /// Tells a slot from a later one at the same stack position, so that an encoder kept
+    /// past its value's end is caught rather than writing into another value.
+    var serial: Int
+
+    init(pathNode: Int, serial: Int) {
+      self.pathNode = pathNode
+      self.serial = serial
+    }
+
+    var value: Value {
+      if object >= 0 { return .container(object) }
+      if array >= 0 { return .container(array) }
+      return single
+    }
+  }
+
+  /// One step of a coding path: a key, or an array index (kept as an integer, made into a
+  /// key only when a path is asked for), below the step `parent` (-1 for the top level).
+  struct PathNode {
+    var parent: Int
+    var key: (any CodingKey)?
+    var index: Int
+  }
+
+  /// Names a slot: an entry of the stack of values being encoded, or (negative index) one
+  /// of the slots of super encoders, which live until the encoder is released.
+  struct SlotReference {
+    var index: Int
+    var serial: Int
+  }
+
+  /// The first misuse of the containers, reported when the encoding ends.
+  struct Misuse {
+    var message: String
+    var codingPath: [any CodingKey]
+  }
+
+  /// A value of a type encoded specially that has no JSON form; the caller, which knows
+  /// where it was, makes the `EncodingError`.
+  struct InvalidValue: Error {
+    var value: any Sendable
+    var message: String
+    /// The element of an array that is invalid, if it is one.
+    var index: Int?
+  }
+
+  /// The state of one `encode` call, shared by every encoder and container it hands out.
+  ///
+  /// The properties opt out of the runtime's exclusivity checks, which otherwise cost a
+  /// call into the runtime on every append (a class's stored properties are checked
+  /// dynamically). That is sound because no access overlaps another to the same property:
+  /// no method here calls out to user code (`encode(to:)`, a key's `stringValue`) while it
+  /// holds an `inout` access or a buffer pointer, and one encoding runs on one thread.
+  final class Encoding {
+    /// The members' and elements' text, in the order it was encoded, and keys' raw bytes.
+    @exclusivity(unchecked) var arena = Arena(capacity: 256)
+    @exclusivity(unchecked) var entries: [Entry] = []
+    @exclusivity(unchecked) var containers: [Container] = []
+    /// The values being encoded, outermost first; `value.encode(to:)` is running for each.
+    @exclusivity(unchecked) var slots: [Slot] = []
+    /// The slots of super encoders; `SlotReference(index: -1 - i)` names `detached[i]`.
+    @exclusivity(unchecked) var detached: [Slot] = []
+    /// The coding path steps of the values being encoded and of their containers.
+    @exclusivity(unchecked) var path: [PathNode] = []
+    var nextSerial = 0
+    var misuse: Misuse?
+
+    init() {
+      entries.reserveCapacity(16)
+      containers.reserveCapacity(4)
+    }
+
+    deinit {
+      arena.deallocate()
+    }
+
+    // MARK: Values
+
+    /// Encodes the top-level value into a fresh slot and returns what it encoded.
+    func encodeTopLevel<T: Encodable>(_ value: T) throws -> Value {
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: [])
+      }
+      return try encodeInNewSlot(value, pathNode: -1)
+    }
+
+    /// Encodes a value nested in a container, under `key` below the path node `parent`:
+    /// the text of a type `JSONEncoder` treats specially, or whatever its `encode(to:)`
+    /// writes, `{}` if nothing.
+    func encodeNested<T: Encodable>(
+      _ value: T, parent: Int, key: some CodingKey
+    ) throws -> Value {
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: parent) + [key])
+      }
+      let mark = path.count
+      defer { truncatePath(to: mark) }
+      path.append(PathNode(parent: parent, key: key, index: -1))
+      return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
+    }
+
+    /// Encodes a value nested in an unkeyed container, as element `index`.
+    func encodeElement<T: Encodable>(_ value: T, parent: Int, index: Int) throws -> Value {
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: parent) + [IndexKey(index)])
+      }
+      let mark = path.count
+      defer { truncatePath(to: mark) }
+      path.append(PathNode(parent: parent, key: nil, index: index))
+      return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
+    }
+
+    /// Encodes a value through a single-value container: at the same coding path.
+    func encodeSingle<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
+      do {
+        if let special = try encodeSpecial(value) { return special }
+      } catch {
+        throw invalidValue(error, at: codingPath(at: pathNode))
+      }
+      let mark = path.count
+      defer { truncatePath(to: mark) }
+      return try nonEmpty(encodeInNewSlot(value, pathNode: pathNode))
+    }
+
+    private func encodeInNewSlot<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
+      let serial = nextSerial
+      nextSerial &+= 1
+      let index = slots.count
+      slots.append(Slot(pathNode: pathNode, serial: serial))
+      defer {
+        while slots.count > index { slots.removeLast() }
+      }
+      let reference = SlotReference(index: index, serial: serial)
+      try value.encode(to: ValueEncoder(encoding: self, slot: reference))
+      return slots[index].value
+    }
+
+    /// Drops the path steps from `count` on (those of a value that is done). One at a time:
+    /// usually there is one, and `removeLast(_:)` costs more than a loop for a few.
+    private func truncatePath(to count: Int) {
+      while path.count > count { path.removeLast() }
+    }
+
+    /// `JSONEncoder` puts `{}` wherever a nested value encodes nothing.
+    private func nonEmpty(_ value: Value) -> Value {
+      value.kind == .none ? .container(newContainer(isObject: true, pathNode: -1)) : value
+    }
+
+    private func invalidValue(_ invalid: InvalidValue, at path: [any CodingKey]) -> EncodingError {
+      var path = path
+      if let index = invalid.index { path.append(IndexKey(index)) }
+      return EncodingError.invalidValue(
+        invalid.value, EncodingError.Context(codingPath: path, debugDescription: invalid.message))
+    }
+
+    /// Writes the types `JSONEncoder` encodes its own way rather than through their
+    /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
+    /// go), or returns nil for every other type. Per-store date and data strategies would
+    /// choose their forms here.
+    func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
+      let start = arena.count
+      if T.self == Date.self {
+        // `.deferredToDate`: what Date's own encode(to:) writes.
+        let seconds = StoredJSONEncoder.cast(value, to: Date.self).timeIntervalSinceReferenceDate
+        guard seconds.isFinite else {
+          throw InvalidValue(value: seconds, message: nonFiniteMessage(seconds), index: nil)
+        }
+        StoredJSONEncoder.appendFiniteDouble(seconds, into: &arena)
+      } else if T.self == URL.self {
+        let url = StoredJSONEncoder.cast(value, to: URL.self)
+        arena.appendString(url.absoluteString)
+      } else if T.self == Data.self {
+        StoredJSONEncoder.appendBase64(StoredJSONEncoder.cast(value, to: Data.self), into: &arena)
+      } else if T.self == Decimal.self {
+        let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
+        let isNumber = arena.appendWritten {
+          StoredJSONEncoder.appendNumberText(decimal.description, into: &$0)
+        }
+        guard isNumber else {
+          throw InvalidValue(
+            value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
+        }
+      } else if let kind = DirectArray.kind(of: T.self) {
+        return try encodeDirectArray(value, kind: kind)
+      } else {
+        return nil
+      }
+      return Value(kind: .text, start: start, end: arena.count)
+    }
+
+    // MARK: Containers
+
+    func newContainer(isObject: Bool, pathNode: Int) -> Int {
+      containers.append(Container(isObject: isObject, pathNode: pathNode))
+      return containers.count - 1
+    }
+
+    /// Writes the text `"key":` of a member about to be written, after the key's raw bytes
+    /// if escaping changes them (the raw bytes order the members).
+    func beginMember(_ key: String) -> MemberKey {
+      if let member = key.utf8.withContiguousStorageIfAvailable({ beginMember(utf8: $0) }) {
+        return member
+      }
+      var key = key
+      return key.withUTF8 { beginMember(utf8: $0) }
+    }
+
+    private func beginMember(utf8: UnsafeBufferPointer<UInt8>) -> MemberKey {
+      // One pass for both questions: is it ASCII, does it need escapes?
+      var bits: UInt8 = 0
+      var needsEscapes = false
+      for byte in utf8 {
+        bits |= byte
+        if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
+          needsEscapes = true
+        }
+      }
+      var member: MemberKey
+      if !needsEscapes {
+        // `"key":`, the raw key inside the quotes.
+        let textStart = arena.count
+        arena.reserve(utf8.count &+ 3)
+        arena.append(JSONByte.quote)
+        arena.append(utf8)
+        member = MemberKey(
+          keyStart: textStart &+ 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
+          isASCII: bits < 0x80)
+      } else {
+        // The raw key, then `"escaped":`.
+        let keyStart = arena.count
+        arena.append(utf8)
+        let textStart = arena.count
+        arena.append(JSONByte.quote)
+        arena.appendEscaped(utf8)
+        member = MemberKey(
+          keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0,
+          isASCII: bits < 0x80)
+      }
+      arena.append(JSONByte.quote)
+      arena.append(JSONByte.colon)
+      member.valueStart = arena.count
+      return member
+    }
+
+    /// Adds to the object `container` the member whose key text `beginMember` wrote and
+    /// whose value's text follows it, up to the end of the arena.
+    func endMember(_ key: MemberKey, in container: Int) {
+      link(
+        Entry(
+          keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
+          valueStart: key.valueStart, textEnd: arena.count, container: -1, elementCount: 1),
+        to: container, isASCII: key.isASCII)
+    }
+
+    /// Adds to the object `container` the member whose key text `beginMember` wrote, with
+    /// `value`, encoded since.
+    func addMember(_ key: MemberKey, value: Value, in container: Int) {
+      var entry = Entry(
+        keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
+        valueStart: key.valueStart, textEnd: key.valueStart, container: -1, elementCount: 1)
+      switch value.kind {
+      case .container:
+        entry.container = value.start
+      case .text where value.start == key.valueStart:
+        entry.textEnd = value.end
+      case .text:
+        // Something else was written between the key and the value: copy both to the end.
+        entry.textStart = arena.count
+        arena.appendCopy(from: key.textStart, to: key.valueStart)
+        entry.valueStart = arena.count
+        arena.appendCopy(from: value.start, to: value.end)
+        entry.textEnd = arena.count
+      case .none:
+        break
+      }
+      link(entry, to: container, isASCII: key.isASCII)
+    }
+
+    /// Adds `value` under `key` to the object `container`.
+    func addMember(_ container: Int, key: String, value: Value) {
+      addMember(beginMember(key), value: value, in: container)
+    }
+
+    /// Adds the element whose text starts at `start` and runs to the end of the arena to
+    /// the array `container`.
+    func endElement(startingAt start: Int, in container: Int) {
+      link(
+        Entry(
+          keyStart: 0, keyEnd: 0, textStart: start, valueStart: start, textEnd: arena.count,
+          container: -1, elementCount: 1),
+        to: container, isASCII: true)
+    }
+
+    /// Adds `value` as the last element of the array `container`, or as its last
+    /// `elementCount` elements for a run of scalars.
+    func addElement(_ value: Value, in container: Int, elementCount: Int = 1) {
+      link(element(value, elementCount: elementCount), to: container, isASCII: true)
+    }
+
+    private func element(_ value: Value, elementCount: Int = 1) -> Entry {
+      switch value.kind {
+      case .container:
+        return Entry(
+          keyStart: 0, keyEnd: 0, textStart: 0, valueStart: 0, textEnd: 0, container: value.start,
+          elementCount: elementCount)
+      case .text, .none:
+        return Entry(
+          keyStart: 0, keyEnd: 0, textStart: value.start, valueStart: value.start,
+          textEnd: value.end, container: -1, elementCount: elementCount)
+      }
+    }
+
+    private func link(_ entry: Entry, to container: Int, isASCII: Bool) {
+      let index = entries.count
+      entries.append(entry)
+      let last = containers[container].last
+      if last >= 0 {
+        entries[last].next = index
+      } else {
+        containers[container].first = index
+      }
+      containers[container].last = index
+      containers[container].count += entry.elementCount
+      if !isASCII { containers[container].hasNonASCIIKey = true }
+    }
+
+    /// Inserts `value` as element `position` of the array `container`, as a super encoder
+    /// for an unkeyed container does when it is released. `position` is a count the
+    /// container once had, so it falls between entries, never inside a run.
+    func insertElement(_ value: Value, at position: Int, in container: Int) {
+      var entry = element(value)
+      let index = entries.count
+      var previous = -1
+      var next = containers[container].first
+      var before = 0
+      while next >= 0, before < position {
+        before += entries[next].elementCount
+        previous = next
+        next = entries[next].next
+      }
+      entry.next = next
+      entries.append(entry)
+      if previous >= 0 {
+        entries[previous].next = index
+      } else {
+        containers[container].first = index
+      }
+      if next < 0 { containers[container].last = index }
+      containers[container].count += 1
+    }
+
+    /// The value of the last member of `container` whose key equals `key` as a Swift string.
+    func lastMember(of container: Int, key: String) -> Value? {
+      var found: Entry?
+      var keyCopy = key
+      keyCopy.withUTF8 { utf8 in
+        let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
+        let arena = self.arena.bytes
+        var index = containers[container].first
+        while index >= 0 {
+          let entry = entries[index]
+          let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
+          if candidate.elementsEqual(utf8) {
+            found = entry
+          } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
+            String(decoding: candidate, as: UTF8.self) == key
+          {
+            found = entry
+          }
+          index = entry.next
+        }
+      }
+      guard let found else { return nil }
+      if found.container >= 0 { return .container(found.container) }
+      return Value(kind: .text, start: found.valueStart, end: found.textEnd)
+    }
+
+    // MARK: Slots
+
+    func slot(_ reference: SlotReference) -> Slot? {
+      if reference.index < 0 { return detached[-1 - reference.index] }
+      guard reference.index < slots.count, slots[reference.index].serial == reference.serial
+      else { return nil }
+      return slots[reference.index]
+    }
+
+    func setSlot(_ reference: SlotReference, _ slot: Slot) {
+      if reference.index < 0 {
+        detached[-1 - reference.index] = slot
+      } else {
+        slots[reference.index] = slot
+      }
+    }
+
+    /// The keyed container of the encoder whose value goes to `reference`, made on the first
+    /// request; `JSONEncoder`'s rules for what may already be there.
+    func keyedContainer(in reference: SlotReference) -> Int {
+      guard var slot = slot(reference) else {
+        return misused("an Encoder was used after the value it encodes was finished", at: -1)
+      }
+      if slot.object >= 0 { return slot.object }
+      if slot.array < 0, slot.single.kind == .none {
+        slot.object = newContainer(isObject: true, pathNode: slot.pathNode)
+      } else if slot.array < 0, isObject(slot.single) {
+        // A value encoded as an object through the single-value container: go on with it.
+        slot.object = slot.single.start
+        slot.single = .none
+        containers[slot.object].pathNode = slot.pathNode
+      } else {
+        return misused(
+          "a keyed container was requested where a value was already encoded",
+          at: slot.pathNode)
+      }
+      setSlot(reference, slot)
+      return slot.object
+    }
+
+    /// The unkeyed container of the encoder whose value goes to `reference`.
+    func unkeyedContainer(in reference: SlotReference) -> Int {
+      guard var slot = slot(reference) else {
+        return misused("an Encoder was used after the value it encodes was finished", at: -1)
+      }
+      if slot.array >= 0 { return slot.array }
+      if slot.object < 0, slot.single.kind == .none {
+        slot.array = newContainer(isObject: false, pathNode: slot.pathNode)
+      } else if slot.object < 0, isArray(slot.single) {
+        slot.array = slot.single.start
+        slot.single = .none
+        containers[slot.array].pathNode = slot.pathNode
+      } else {
+        return misused(
+          "an unkeyed container was requested where a value was already encoded",
+          at: slot.pathNode, isObject: false)
+      }
+      setSlot(reference, slot)
+      return slot.array
+    }
+
+    /// Records what a single-value container encoded.
+    func setSingle(_ value: Value, in reference: SlotReference) {
+      guard var slot = slot(reference) else {
+        _ = misused("an Encoder was used after the value it encodes was finished", at: -1)
+        return
+      }
+      guard slot.single.kind == .none else {
+        _ = misused(
+          "a single-value container was asked to encode a second value", at: slot.pathNode)
+        return
+      }
+      slot.single = value
+      setSlot(reference, slot)
+    }
+
+    func pathNode(of reference: SlotReference) -> Int {
+      slot(reference)?.pathNode ?? -1
+    }
+
+    func isObject(_ value: Value) -> Bool {
+      value.kind == .container && containers[value.start].isObject
+    }
+
+    func isArray(_ value: Value) -> Bool {
+      value.kind == .container && !containers[value.start].isObject
+    }
+
+    /// Notes a misuse (the first one is thrown when the encoding ends) and returns a
+    /// container that nothing refers to, for the caller to write into harmlessly.
+    func misused(_ message: String, at pathNode: Int, isObject: Bool = true) -> Int {
+      if misuse == nil {
+        misuse = Misuse(message: message, codingPath: codingPath(at: pathNode))
+      }
+      return newContainer(isObject: isObject, pathNode: pathNode)
+    }
+
+    // MARK: Coding paths
+
+    /// The coding path that ends at `node`.
+    func codingPath(at node: Int) -> [any CodingKey] {
+      var keys: [any CodingKey] = []
+      var node = node
+      // A container kept past its value's end may name a node that is gone; stop there.
+      while node >= 0, node < path.count {
+        let step = path[node]
+        keys.append(step.key ?? IndexKey(step.index))
+        node = step.parent
+      }
+      return keys.reversed()
+    }
+
+    /// Adds a path step for a nested container or super encoder; it lasts as long as the
+    /// value being encoded.
+    func pushPath(parent: Int, key: some CodingKey) -> Int {
+      path.append(PathNode(parent: parent, key: key, index: -1))
+      return path.count - 1
+    }
+  }
+}
+
+/// The coding key of an array element, as `JSONEncoder` makes it: "Index 3", int value 3.
+struct IndexKey: CodingKey {
+  var index: Int
+
+  init(_ index: Int) {
+    self.index = index
+  }
+
+  init?(stringValue: String) {
+    return nil
+  }
+
+  init?(intValue: Int) {
+    self.index = intValue
+  }
+
+  var stringValue: String { "Index \(index)" }
+  var intValue: Int? { index }
+}
+
+/// A coding key with a given string, for `superEncoder()`'s "super".
+struct StringKey: CodingKey {
+  var stringValue: String
+
+  init(stringValue: String) {
+    self.stringValue = stringValue
+  }
+
+  init?(intValue: Int) {
+    return nil
+  }
+
+  var intValue: Int? { nil }
+
+  static let `super` = StringKey(stringValue: "super")
+}

@@ -1,0 +1,459 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+// The Encoder and the three containers the encoder hands to `encode(to:)`. They are small
+// structs (an existential holds them without allocating) that name a slot or a container
+// of the shared `Encoding`; all state lives there.
+
+extension StoredJSONEncoder {
+  /// The `Encoder` for one value: the value goes to `slot`.
+  struct ValueEncoder: Encoder {
+    let encoding: Encoding
+    let slot: SlotReference
+
+    var codingPath: [any CodingKey] {
+      encoding.codingPath(at: encoding.pathNode(of: slot))
+    }
+
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+      KeyedEncodingContainer(
+        KeyedContainer<Key>(encoding: encoding, container: encoding.keyedContainer(in: slot)))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+      UnkeyedContainer(encoding: encoding, container: encoding.unkeyedContainer(in: slot))
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+      SingleValueContainer(encoding: encoding, slot: slot)
+    }
+  }
+
+  /// The `Encoder` `superEncoder()` returns. Like `JSONEncoder`'s, it has a value of its own
+  /// and hands it to its container when it is released: the member is set then (so it
+  /// overrides one set before), the element inserted at the index the container had when
+  /// the super encoder was made.
+  final class SuperEncoder: Encoder {
+    let encoding: Encoding
+    let slot: SlotReference
+    let container: Int
+    /// The member's key, or nil for an element of an array.
+    let key: String?
+    let index: Int
+
+    init(encoding: Encoding, pathNode: Int, container: Int, key: String?, index: Int) {
+      self.encoding = encoding
+      self.slot = encoding.newDetachedSlot(pathNode: pathNode)
+      self.container = container
+      self.key = key
+      self.index = index
+    }
+
+    deinit {
+      var value = encoding.detached[-1 - slot.index].value
+      if value.kind == .none {
+        value = .container(encoding.newContainer(isObject: true, pathNode: -1))
+      }
+      if let key {
+        encoding.addMember(container, key: key, value: value)
+      } else {
+        encoding.insertElement(value, at: index, in: container)
+      }
+    }
+
+    var codingPath: [any CodingKey] {
+      encoding.codingPath(at: encoding.pathNode(of: slot))
+    }
+
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+      ValueEncoder(encoding: encoding, slot: slot).container(keyedBy: type)
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+      ValueEncoder(encoding: encoding, slot: slot).unkeyedContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+      SingleValueContainer(encoding: encoding, slot: slot)
+    }
+  }
+
+  struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoding: Encoding
+    let container: Int
+
+    var codingPath: [any CodingKey] {
+      encoding.codingPath(at: pathNode)
+    }
+
+    private var pathNode: Int { encoding.containers[container].pathNode }
+
+    /// The member name of `key`: its string value. (A key strategy would convert it here.)
+    private func name(_ key: Key) -> String {
+      key.stringValue
+    }
+
+    /// Writes `key`, then lets `write` append the value's text after it.
+    private func add(_ key: Key, _ write: (inout Arena) -> Void) {
+      let member = encoding.beginMember(name(key))
+      write(&encoding.arena)
+      encoding.endMember(member, in: container)
+    }
+
+    private func nonFinite<Number: BinaryFloatingPoint>(
+      _ number: Number, _ key: Key
+    ) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath + [key], debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+      add(key) { $0.appendLiteral("null") }
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+      add(key) { $0.appendLiteral(value ? "true" : "false") }
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+      add(key) { $0.appendString(value) }
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+      guard value.isFinite else { throw nonFinite(value, key) }
+      add(key) { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+      guard value.isFinite else { throw nonFinite(value, key) }
+      add(key) { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int8, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int16, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int32, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+      add(key) { $0.appendInteger(value) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws {
+      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+      add(key) { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws {
+      add(key) { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+      add(key) { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws {
+      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+      let member = encoding.beginMember(name(key))
+      let encoded = try encoding.encodeNested(value, parent: pathNode, key: key)
+      encoding.addMember(member, value: encoded, in: container)
+    }
+
+    // The optional forms, so that the common optional members skip the generic default
+    // implementations.
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+      if let value { try encode(value, forKey: key) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+      keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+      let nested = encoding.nestedContainer(
+        isObject: true, in: container, key: key, name: name(key))
+      return KeyedEncodingContainer(
+        KeyedContainer<NestedKey>(encoding: encoding, container: nested))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+      UnkeyedContainer(
+        encoding: encoding,
+        container: encoding.nestedContainer(
+          isObject: false, in: container, key: key, name: name(key)))
+    }
+
+    mutating func superEncoder() -> any Encoder {
+      SuperEncoder(
+        encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: StringKey.super),
+        container: container, key: StringKey.super.stringValue, index: 0)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+      SuperEncoder(
+        encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: key),
+        container: container, key: name(key), index: 0)
+    }
+  }
+
+  struct UnkeyedContainer: UnkeyedEncodingContainer {
+    let encoding: Encoding
+    let container: Int
+
+    var codingPath: [any CodingKey] {
+      encoding.codingPath(at: pathNode)
+    }
+
+    var count: Int { encoding.containers[container].count }
+
+    private var pathNode: Int { encoding.containers[container].pathNode }
+
+    /// Lets `write` append an element's text, and adds it.
+    private func add(_ write: (inout Arena) -> Void) {
+      let start = encoding.arena.count
+      write(&encoding.arena)
+      encoding.endElement(startingAt: start, in: container)
+    }
+
+    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath + [IndexKey(count)],
+          debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil() throws { add { $0.appendLiteral("null") } }
+    mutating func encode(_ value: Bool) throws {
+      add { $0.appendLiteral(value ? "true" : "false") }
+    }
+    mutating func encode(_ value: String) throws {
+      add { $0.appendString(value) }
+    }
+    mutating func encode(_ value: Double) throws {
+      guard value.isFinite else { throw nonFinite(value) }
+      add { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
+    }
+    mutating func encode(_ value: Float) throws {
+      guard value.isFinite else { throw nonFinite(value) }
+      add { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
+    }
+    mutating func encode(_ value: Int) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int8) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int16) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int32) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int64) throws {
+      add { $0.appendInteger(value) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws {
+      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode(_ value: UInt) throws {
+      add { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt8) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt16) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt32) throws {
+      add { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt64) throws {
+      add { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws {
+      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+      let encoded = try encoding.encodeElement(value, parent: pathNode, index: count)
+      encoding.addElement(encoded, in: container)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+      keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
+      let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
+      let nested = encoding.newContainer(isObject: true, pathNode: node)
+      encoding.addElement(.container(nested), in: container)
+      return KeyedEncodingContainer(
+        KeyedContainer<NestedKey>(encoding: encoding, container: nested))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+      let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
+      let nested = encoding.newContainer(isObject: false, pathNode: node)
+      encoding.addElement(.container(nested), in: container)
+      return UnkeyedContainer(encoding: encoding, container: nested)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+      SuperEncoder(
+        encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: IndexKey(count)),
+        container: container, key: nil, index: count)
+    }
+  }
+
+  struct SingleValueContainer: SingleValueEncodingContainer {
+    let encoding: Encoding
+    let slot: SlotReference
+
+    var codingPath: [any CodingKey] {
+      encoding.codingPath(at: pathNode)
+    }
+
+    private var pathNode: Int { encoding.pathNode(of: slot) }
+
+    /// Lets `write` append the value's text, and records it.
+    private func set(_ write: (inout Arena) -> Void) {
+      let start = encoding.arena.count
+      write(&encoding.arena)
+      encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)
+    }
+
+    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
+      EncodingError.invalidValue(
+        number,
+        EncodingError.Context(
+          codingPath: codingPath, debugDescription: encoding.nonFiniteMessage(number)))
+    }
+
+    mutating func encodeNil() throws { set { $0.appendLiteral("null") } }
+    mutating func encode(_ value: Bool) throws {
+      set { $0.appendLiteral(value ? "true" : "false") }
+    }
+    mutating func encode(_ value: String) throws {
+      set { $0.appendString(value) }
+    }
+    mutating func encode(_ value: Double) throws {
+      guard value.isFinite else { throw nonFinite(value) }
+      set { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
+    }
+    mutating func encode(_ value: Float) throws {
+      guard value.isFinite else { throw nonFinite(value) }
+      set { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
+    }
+    mutating func encode(_ value: Int) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int8) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int16) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int32) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: Int64) throws {
+      set { $0.appendInteger(value) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws {
+      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode(_ value: UInt) throws {
+      set { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
+    }
+    mutating func encode(_ value: UInt8) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt16) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt32) throws {
+      set { $0.appendInteger(Int64(value)) }
+    }
+    mutating func encode(_ value: UInt64) throws {
+      set { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws {
+      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+      set(try encoding.encodeSingle(value, pathNode: pathNode))
+    }
+
+    private func set(_ value: Value) {
+      encoding.setSingle(value, in: slot)
+    }
+  }
+}
+
+extension StoredJSONEncoder.Encoding {
+  typealias Value = StoredJSONEncoder.Value
+
+  // MARK: Nested containers and super encoders
+
+  /// The container `nestedContainer(keyedBy:forKey:)` or `nestedUnkeyedContainer(forKey:)`
+  /// returns: as with `JSONEncoder`, the one already under `key` if it is of the same kind
+  /// (made by an earlier call, or the value of an earlier `encode`), else a new one.
+  func nestedContainer(
+    isObject: Bool, in container: Int, key: some CodingKey, name: String
+  ) -> Int {
+    let parent = containers[container].pathNode
+    let node = pushPath(parent: parent, key: key)
+    if containers[container].count > 0, let existing = lastMember(of: container, key: name) {
+      guard isObject ? self.isObject(existing) : isArray(existing) else {
+        let kind = isObject ? "keyed" : "unkeyed"
+        return misused(
+          "a nested \(kind) container was requested for key \"\(name)\", "
+            + "which holds another kind of value",
+          at: node, isObject: isObject)
+      }
+      containers[existing.start].pathNode = node
+      return existing.start
+    }
+    let nested = newContainer(isObject: isObject, pathNode: node)
+    addMember(container, key: name, value: .container(nested))
+    return nested
+  }
+
+  func newDetachedSlot(pathNode: Int) -> StoredJSONEncoder.SlotReference {
+    detached.append(StoredJSONEncoder.Slot(pathNode: pathNode, serial: 0))
+    return StoredJSONEncoder.SlotReference(index: -detached.count, serial: 0)
+  }
+}

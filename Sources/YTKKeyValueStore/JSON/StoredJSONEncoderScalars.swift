@@ -1,0 +1,283 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+// How scalars are stored: as the number (or string) that `JSONEncoder`'s text for them reads
+// back as, written the way JSONWriter writes it.
+
+extension StoredJSONEncoder {
+  /// Appends a finite `Double` as `JSONEncoder` and the reader make it: `JSONEncoder`
+  /// prints `description` without a trailing ".0", and the reader reads integer syntax as
+  /// an integer. `description` is positional, with ".0", exactly for whole values of
+  /// magnitude up to 2^53, so those (except -0.0, whose "-0" reads as a double) become
+  /// integers; any other description reads back as the same double.
+  static func appendFiniteDouble(_ double: Double, into output: inout Arena) {
+    if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
+      !(double == 0 && double.sign == .minus)
+    {
+      output.appendInteger(Int64(double))
+    } else {
+      appendDouble(double, into: &output)
+    }
+  }
+
+  /// Appends a finite double as JSONWriter writes it.
+  ///
+  /// JSONWriter takes the digits from `description` and lays them out by its own rules, so
+  /// that a change in how Swift formats numbers cannot change stored bytes. Today the two
+  /// layouts agree, so `description` is copied as it is when it has exactly the layout the
+  /// writer would give it (checked here, byte by byte), which saves laying the digits out
+  /// again; any other text goes through the writer.
+  static func appendDouble(_ double: Double, into output: inout Arena) {
+    let text = double.description
+    let isPositional = double.magnitude >= 1e-4 && double.magnitude <= 0x1p53
+    let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+      guard hasCanonicalLayout(utf8, isNegative: double.sign == .minus, isPositional: isPositional)
+      else { return false }
+      output.append(utf8)
+      return true
+    }
+    if copied != true {
+      // Cannot throw: the number is finite.
+      output.appendWritten { try? JSONWriter.appendDouble(double, lenient: false, into: &$0) }
+    }
+  }
+
+  /// Whether `text`, the description of a finite nonzero double, is laid out as JSONWriter
+  /// lays out doubles: an optional `-`; then, positionally, the integer digits without
+  /// leading zeros, a point and the fraction's digits without trailing zeros (or one `0`);
+  /// or, in scientific notation, one nonzero digit, optionally a point and more digits
+  /// without trailing zeros, `e`, a sign and at least two exponent digits without other
+  /// leading zeros.
+  static func hasCanonicalLayout(
+    _ text: UnsafeBufferPointer<UInt8>, isNegative: Bool, isPositional: Bool
+  ) -> Bool {
+    var index = 0
+    func isDigit(_ position: Int) -> Bool {
+      position < text.count && text[position] &- JSONByte.zero < 10
+    }
+    /// Moves past digits; returns how many.
+    func skipDigits() -> Int {
+      let start = index
+      while isDigit(index) { index += 1 }
+      return index - start
+    }
+    if isNegative {
+      guard index < text.count, text[index] == JSONByte.minus else { return false }
+      index += 1
+    }
+    if isPositional {
+      let integerStart = index
+      let integerDigits = skipDigits()
+      guard integerDigits > 0, integerDigits == 1 || text[integerStart] != JSONByte.zero,
+        index < text.count, text[index] == JSONByte.dot
+      else { return false }
+      index += 1
+      let fractionDigits = skipDigits()
+      guard fractionDigits > 0, index == text.count else { return false }
+      return text[index - 1] != JSONByte.zero || fractionDigits == 1
+    }
+    guard isDigit(index), text[index] != JSONByte.zero else { return false }
+    index += 1
+    if index < text.count, text[index] == JSONByte.dot {
+      index += 1
+      guard skipDigits() > 0, text[index - 1] != JSONByte.zero else { return false }
+    }
+    guard index + 1 < text.count, text[index] == JSONByte.lowercaseE,
+      text[index + 1] == JSONByte.plus || text[index + 1] == JSONByte.minus
+    else { return false }
+    index += 2
+    let exponentStart = index
+    let exponentDigits = skipDigits()
+    guard exponentDigits >= 2, index == text.count else { return false }
+    return exponentDigits == 2 || text[exponentStart] != JSONByte.zero
+  }
+
+  /// Appends a finite `Float`: its own `description` without ".0", read as a double.
+  static func appendFiniteFloat(_ float: Float, into output: inout Arena) {
+    output.appendWritten { _ = appendNumberText(float.description, into: &$0) }
+  }
+
+  /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
+  /// reader's rule for integer syntax too large for `Int64`).
+  static func appendUnsigned(_ integer: UInt64, into output: inout Arena) {
+    if let small = Int64(exactly: integer) {
+      output.appendInteger(small)
+    } else {
+      output.appendWritten {
+        try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &$0)
+      }
+    }
+  }
+
+  /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double its
+  /// decimal text reads as.
+  static func appendInteger<Integer: FixedWidthInteger>(
+    _ integer: Integer, into output: inout Arena
+  ) {
+    if let small = Int64(exactly: integer) {
+      output.appendInteger(small)
+    } else {
+      output.appendWritten { _ = appendNumberText(integer.description, into: &$0) }
+    }
+  }
+
+  /// Appends the number that `text` (as `JSONEncoder` writes it, less a trailing ".0") reads
+  /// as, written canonically; false, appending nothing, if it does not read as a number.
+  static func appendNumberText(_ text: String, into output: inout [UInt8]) -> Bool {
+    var text = text
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    switch try? JSONReader.parse(Array(text.utf8)) {
+    case .int(let integer)?:
+      JSONWriter.appendInteger(integer, into: &output)
+    case .double(let double)?:
+      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+    default:
+      return false
+    }
+    return true
+  }
+
+  /// Appends `data` as `JSONEncoder`'s default `.base64` strategy does: a string of its
+  /// base64 text, which needs no escapes.
+  static func appendBase64(_ data: Data, into output: inout Arena) {
+    output.appendString(data.base64EncodedString())
+  }
+
+  /// `value` as `U`, which the caller has checked is its type.
+  @inline(__always)
+  static func cast<T, U>(_ value: T, to type: U.Type) -> U {
+    unsafeBitCast(value, to: type)
+  }
+
+  static func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
+    "Unable to encode \(Number.self).\(number) directly in JSON."
+  }
+
+  /// The arrays written in one go rather than element by element through an unkeyed
+  /// container: those of the standard numeric types and of strings, exactly (not optionals
+  /// or other collections). The text is the same either way.
+  enum DirectArray {
+    case string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64
+    case double, float, int128, uint128
+
+    static func kind<T>(of type: T.Type) -> DirectArray? {
+      // An array is one reference: most other types are told apart without comparisons.
+      guard MemoryLayout<T>.size == MemoryLayout<[Int]>.size else { return nil }
+      if type == [String].self { return .string }
+      if type == [Int].self { return .int }
+      if type == [Double].self { return .double }
+      if type == [Int64].self { return .int64 }
+      if type == [UInt8].self { return .uint8 }
+      if type == [Float].self { return .float }
+      if type == [Int8].self { return .int8 }
+      if type == [Int16].self { return .int16 }
+      if type == [Int32].self { return .int32 }
+      if type == [UInt].self { return .uint }
+      if type == [UInt16].self { return .uint16 }
+      if type == [UInt32].self { return .uint32 }
+      if type == [UInt64].self { return .uint64 }
+      if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        if type == [Int128].self { return .int128 }
+        if type == [UInt128].self { return .uint128 }
+      }
+      return nil
+    }
+  }
+}
+
+extension StoredJSONEncoder.Encoding {
+  func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
+    StoredJSONEncoder.nonFiniteMessage(number)
+  }
+
+  /// Encodes an array of numbers or strings (an `[Int]`, `[String]`, `[Double]`...) as an
+  /// array container holding one run of elements: the same text as through an unkeyed
+  /// container, written without a call per element.
+  func encodeDirectArray<T>(
+    _ value: T, kind: StoredJSONEncoder.DirectArray
+  ) throws(StoredJSONEncoder.InvalidValue) -> Value {
+    let container = newContainer(isObject: false, pathNode: -1)
+    let start = arena.count
+    let count = try appendElements(value, kind: kind)
+    if count > 0 {
+      addElement(
+        Value(kind: .text, start: start, end: arena.count), in: container, elementCount: count)
+    }
+    return .container(container)
+  }
+
+  /// Appends the elements of the array `value`, with commas between them; returns how many.
+  private func appendElements<T>(
+    _ value: T, kind: StoredJSONEncoder.DirectArray
+  ) throws(StoredJSONEncoder.InvalidValue) -> Int {
+    typealias Encoder = StoredJSONEncoder
+    switch kind {
+    case .string:
+      return appendElements(value, as: [String].self) { $1.appendString($0) }
+    case .int:
+      return appendElements(value, as: [Int].self) { $1.appendInteger(Int64($0)) }
+    case .int8:
+      return appendElements(value, as: [Int8].self) { $1.appendInteger(Int64($0)) }
+    case .int16:
+      return appendElements(value, as: [Int16].self) { $1.appendInteger(Int64($0)) }
+    case .int32:
+      return appendElements(value, as: [Int32].self) { $1.appendInteger(Int64($0)) }
+    case .int64:
+      return appendElements(value, as: [Int64].self) { $1.appendInteger($0) }
+    case .uint:
+      return appendElements(value, as: [UInt].self) {
+        Encoder.appendUnsigned(UInt64($0), into: &$1)
+      }
+    case .uint8:
+      return appendElements(value, as: [UInt8].self) { $1.appendInteger(Int64($0)) }
+    case .uint16:
+      return appendElements(value, as: [UInt16].self) { $1.appendInteger(Int64($0)) }
+    case .uint32:
+      return appendElements(value, as: [UInt32].self) { $1.appendInteger(Int64($0)) }
+    case .uint64:
+      return appendElements(value, as: [UInt64].self) { Encoder.appendUnsigned($0, into: &$1) }
+    case .double:
+      let array = Encoder.cast(value, to: [Double].self)
+      if let bad = array.firstIndex(where: { !$0.isFinite }) {
+        throw Encoder.InvalidValue(
+          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
+      }
+      return appendElements(array, as: [Double].self) {
+        Encoder.appendFiniteDouble($0, into: &$1)
+      }
+    case .float:
+      let array = Encoder.cast(value, to: [Float].self)
+      if let bad = array.firstIndex(where: { !$0.isFinite }) {
+        throw Encoder.InvalidValue(
+          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
+      }
+      return appendElements(array, as: [Float].self) { Encoder.appendFiniteFloat($0, into: &$1) }
+    case .int128:
+      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+        return 0
+      }
+      return appendElements(value, as: [Int128].self) { Encoder.appendInteger($0, into: &$1) }
+    case .uint128:
+      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+        return 0
+      }
+      return appendElements(value, as: [UInt128].self) { Encoder.appendInteger($0, into: &$1) }
+    }
+  }
+
+  private func appendElements<T, Element>(
+    _ value: T, as type: [Element].Type, _ append: (Element, inout StoredJSONEncoder.Arena) -> Void
+  ) -> Int {
+    let array = StoredJSONEncoder.cast(value, to: type)
+    var isFirst = true
+    for element in array {
+      if !isFirst { arena.append(JSONByte.comma) }
+      isFirst = false
+      append(element, &arena)
+    }
+    return array.count
+  }
+}
