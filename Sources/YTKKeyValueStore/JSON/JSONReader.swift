@@ -186,6 +186,50 @@ private struct OpenContainer {
   var offset: Int
 }
 
+/// The stack of the containers being read, outermost first: in the buffer it is given, then,
+/// if that fills up, in a buffer of its own on the heap with room for the deepest nesting
+/// read. (`OpenContainer` is a trivial type, so nothing needs deinitializing.)
+private struct OpenContainers {
+  var buffer: UnsafeMutableBufferPointer<OpenContainer>
+  var count = 0
+  /// Whether `buffer` is this stack's own, to be deallocated.
+  var ownsBuffer = false
+
+  init(buffer: UnsafeMutableBufferPointer<OpenContainer>) {
+    self.buffer = buffer
+  }
+
+  /// The innermost container; there must be one.
+  var top: OpenContainer {
+    get { buffer[count - 1] }
+    set { buffer[count - 1] = newValue }
+  }
+
+  mutating func push(_ container: OpenContainer) {
+    if count == buffer.count {
+      let larger = UnsafeMutableBufferPointer<OpenContainer>.allocate(
+        capacity: max(JSONReader.maximumDepth, count + 1))
+      _ = larger.initialize(fromContentsOf: buffer[..<count])
+      releaseHeapBuffer()
+      buffer = larger
+      ownsBuffer = true
+    }
+    buffer.initializeElement(at: count, to: container)
+    count += 1
+  }
+
+  mutating func pop() {
+    count -= 1
+  }
+
+  mutating func releaseHeapBuffer() {
+    if ownsBuffer {
+      buffer.deallocate()
+      ownsBuffer = false
+    }
+  }
+}
+
 /// A reader of JSON's grammar over one input. Its position only moves forward; every access
 /// to `input` is preceded by a check against `input.count`.
 ///
@@ -210,26 +254,27 @@ struct JSONScanner {
 
   /// Reads the document from `position` to the end of the input.
   mutating func scanDocument<Sink: JSONScanSink>(into sink: inout Sink) throws(JSONCodecError) {
-    // At most `maximumDepth` containers are open at once, so their stack has a fixed size and
-    // can live in a temporary allocation (on the thread's stack when there is room), which
-    // saves a heap allocation per document.
-    try withUnsafeTemporaryAllocation(of: OpenContainer.self, capacity: JSONReader.maximumDepth) {
-      (open) throws(JSONCodecError) in
-      try scanDocument(into: &sink, open: open)
+    // The containers being read start out in a temporary allocation small enough to be on
+    // the thread's stack (1 KiB: `withUnsafeTemporaryAllocation` uses the heap beyond that),
+    // which holds the nesting of most documents; deeper ones move to the heap.
+    try withUnsafeTemporaryAllocation(
+      of: OpenContainer.self, capacity: 1024 / MemoryLayout<OpenContainer>.stride
+    ) { (shallow) throws(JSONCodecError) in
+      var open = OpenContainers(buffer: shallow)
+      defer { open.releaseHeapBuffer() }
+      try scanDocument(into: &sink, open: &open)
     }
   }
 
-  /// Reads the document with `open` as the stack of the containers being read, outermost
-  /// first (`OpenContainer` is a trivial type, so nothing needs deinitializing).
+  /// Reads the document with `open` as the stack of the containers being read.
   ///
   /// The loop alternates two steps: read the start of a value (a scalar whole, or the
   /// opening of a container, which is pushed onto `open`); then, holding a complete value,
   /// count it in the innermost open container and read the separator that follows, closing
   /// as many containers as end there.
   private mutating func scanDocument<Sink: JSONScanSink>(
-    into sink: inout Sink, open: UnsafeMutableBufferPointer<OpenContainer>
+    into sink: inout Sink, open: inout OpenContainers
   ) throws(JSONCodecError) {
-    var openCount = 0
     nextValue: while true {
       skipWhitespace()
       guard position < input.count else {
@@ -241,7 +286,7 @@ struct JSONScanner {
         withContent(of: string, decoded: Sink.decodesStrings) { sink.string(string, content: $0) }
       case JSONByte.openBracket, JSONByte.openBrace:
         let isObject = input[position] == JSONByte.openBrace
-        guard openCount < JSONReader.maximumDepth else {
+        guard open.count < JSONReader.maximumDepth else {
           throw error("arrays and objects nest deeper than \(JSONReader.maximumDepth) levels")
         }
         let container = OpenContainer(
@@ -254,8 +299,7 @@ struct JSONScanner {
           position += 1
           sink.endContainer(isObject: isObject, mark: container.mark, count: 0)
         } else {
-          open.initializeElement(at: openCount, to: container)
-          openCount += 1
+          open.push(container)
           if isObject {
             try scanMemberKey(into: &sink, inside: container)
           }
@@ -277,9 +321,9 @@ struct JSONScanner {
       }
 
       // A value is complete: it is the document, or it joins the innermost open container.
-      while openCount > 0 {
-        open[openCount - 1].count += 1
-        let container = open[openCount - 1]
+      while open.count > 0 {
+        open.top.count += 1
+        let container = open.top
         skipWhitespace()
         guard position < input.count else {
           throw endOfInput(inside: container)
@@ -305,7 +349,7 @@ struct JSONScanner {
           }
         }
         position += 1
-        openCount -= 1
+        open.pop()
         sink.endContainer(
           isObject: container.isObject, mark: container.mark, count: container.count)
       }

@@ -67,8 +67,8 @@ enum JSONTape {
   /// A document has at most `bytes.count / 2 + 1` entries: a value or key takes a byte and is
   /// followed by a separator or a closing bracket.
   ///
-  /// A small document's tape lives in a temporary allocation, on the thread's stack when
-  /// there is room; a large one grows on the heap as the scan goes.
+  /// A small document's tape lives in a temporary allocation on the thread's stack; a large
+  /// one grows on the heap as the scan goes.
   static func withTape<Result>(
     of bytes: UnsafeRawBufferPointer,
     _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) throws -> Result
@@ -90,8 +90,10 @@ enum JSONTape {
     }
   }
 
-  /// The most entries a tape holds in its temporary allocation (6 KiB on 64-bit platforms).
-  static let smallTapeCapacity = 256
+  /// The most entries a tape holds in its temporary allocation: 1 KiB, the most that
+  /// `withUnsafeTemporaryAllocation` puts on the stack (42 entries on 64-bit platforms, a
+  /// document of some 20 members).
+  static var smallTapeCapacity: Int { 1024 / MemoryLayout<JSONTapeEntry>.stride }
 
   /// A scan's failure, set apart from the errors of the body.
   enum DocumentError: Error {

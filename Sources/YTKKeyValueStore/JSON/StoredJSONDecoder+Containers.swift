@@ -15,13 +15,13 @@ extension StoredJSONDecoder {
     }
 
     /// The path `path` with `key` added, or `path` itself when there is no key.
-    static func appending(_ key: (some CodingKey)?, to path: PathNode?) -> PathNode? {
+    static func appending(_ key: (any CodingKey)?, to path: PathNode?) -> PathNode? {
       guard let key else { return path }
       return PathNode(parent: path, key: key)
     }
 
     /// The keys of `path`, outermost first, then `key` if there is one.
-    static func codingPath(_ path: PathNode?, appending key: (some CodingKey)? = IndexKey?.none)
+    static func codingPath(_ path: PathNode?, appending key: (any CodingKey)? = nil)
       -> [any CodingKey]
     {
       var keys: [any CodingKey] = []
@@ -36,14 +36,16 @@ extension StoredJSONDecoder {
     }
   }
 
-  /// An array element's key in a coding path, as JSONDecoder writes it: "Index 3".
+  /// An array element's key in a coding path, as JSONDecoder writes it: "Index 3". The
+  /// string is made only when asked for, which is rare: such keys are made for every
+  /// element, in case of an error.
   struct IndexKey: CodingKey {
-    var intValue: Int?
-    var stringValue: String
+    var index: Int
+    var intValue: Int? { index }
+    var stringValue: String { "Index \(index)" }
 
     init(index: Int) {
-      intValue = index
-      stringValue = "Index \(index)"
+      self.index = index
     }
 
     init?(intValue: Int) {
@@ -139,7 +141,7 @@ extension StoredJSONDecoder {
 
     @inline(__always)
     private func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
-      try document.read(T.self, at: value, path: path, key: IndexKey?.none)
+      try document.read(T.self, at: value, path: path, key: nil)
     }
 
     func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
@@ -162,7 +164,7 @@ extension StoredJSONDecoder {
     func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-      try document.decode(T.self, at: value, path: path, key: IndexKey?.none)
+      try document.decode(T.self, at: value, path: path, key: nil)
     }
   }
 
@@ -412,7 +414,8 @@ extension StoredJSONDecoder {
         advance()
         return nil
       }
-      let value = try document.read(T.self, at: next, path: path, key: IndexKey(index: currentIndex))
+      let value = try document.read(
+        T.self, at: next, path: path, key: IndexKey(index: currentIndex))
       advance()
       return value
     }

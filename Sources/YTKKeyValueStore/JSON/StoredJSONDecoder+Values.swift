@@ -38,41 +38,58 @@ extension StoredJSONDecoder.Document {
 
   /// Decodes a `T` from the value at `index`, whose coding path is `path` and then `key`.
   func decode<T: Decodable>(
-    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (some CodingKey)?
+    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
   ) throws -> T {
     // Foundation's types are read as JSONDecoder's default strategies read them, not by
     // their init(from:) (which for Data would expect an array of bytes).
-    if T.self == Date.self { return try read(Date.self, as: T.self, at: index, path, key) }
-    if T.self == URL.self { return try read(URL.self, as: T.self, at: index, path, key) }
-    if T.self == Data.self { return try read(Data.self, as: T.self, at: index, path, key) }
-    if T.self == Decimal.self { return try read(Decimal.self, as: T.self, at: index, path, key) }
+    if T.self == Date.self {
+      return reinterpret(try read(Date.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == URL.self {
+      return reinterpret(try read(URL.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Data.self {
+      return reinterpret(try read(Data.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Decimal.self {
+      return reinterpret(try read(Decimal.self, at: index, path: path, key: key), as: T.self)
+    }
     // The commonest scalars are read directly too: the same as by their init(from:), which
     // asks a single-value container for the same thing, without the detour.
-    if T.self == String.self { return try read(String.self, as: T.self, at: index, path, key) }
-    if T.self == Int.self { return try read(Int.self, as: T.self, at: index, path, key) }
-    if T.self == Double.self { return try read(Double.self, as: T.self, at: index, path, key) }
-    if T.self == Bool.self { return try read(Bool.self, as: T.self, at: index, path, key) }
+    if T.self == String.self {
+      return reinterpret(try read(String.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Int.self {
+      return reinterpret(try read(Int.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Double.self {
+      return reinterpret(try read(Double.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Bool.self {
+      return reinterpret(try read(Bool.self, at: index, path: path, key: key), as: T.self)
+    }
+    // So are arrays of the commonest scalars: Array's init(from:) is generic code that looks
+    // up type metadata at every step.
+    if T.self == [Int].self {
+      return reinterpret(try readArray(of: Int.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == [String].self {
+      return reinterpret(
+        try readArray(of: String.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == [Double].self {
+      return reinterpret(
+        try readArray(of: Double.self, at: index, path: path, key: key), as: T.self)
+    }
     let decoder = StoredJSONDecoder.ValueDecoder(
       document: self, value: index, path: StoredJSONDecoder.PathNode.appending(key, to: path))
     return try T(from: decoder)
   }
 
-  /// Reads the `Value` at `index` and returns it as `T`, which is `Value`.
-  @inline(__always)
-  private func read<Value: TapeDecodable, T>(
-    _: Value.Type, as _: T.Type, at index: Int, _ path: StoredJSONDecoder.PathNode?,
-    _ key: (some CodingKey)?
-  ) throws -> T {
-    let value = try read(Value.self, at: index, path: path, key: key)
-    // The caller has checked that T is Value: a copy of the same bits, without the runtime
-    // cast of `as! T`.
-    return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
-  }
-
   /// Reads the `Value` at `index`, whose coding path is `path` and then `key`.
   @inline(__always)
   func read<Value: TapeDecodable>(
-    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (some CodingKey)?
+    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
   ) throws -> Value {
     do {
       return try Value.read(at: index, in: self)
@@ -81,10 +98,40 @@ extension StoredJSONDecoder.Document {
     }
   }
 
+  /// Reads the array of `Element` at `index`: what Array's init(from:) reads, with the same
+  /// errors.
+  private func readArray<Element: TapeDecodable>(
+    of _: Element.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
+  ) throws -> [Element] {
+    let array = tape[index]
+    guard array.kind == .array else {
+      // The error of the unkeyed container Array's init(from:) asks for.
+      let decoder = StoredJSONDecoder.ValueDecoder(
+        document: self, value: index, path: StoredJSONDecoder.PathNode.appending(key, to: path))
+      _ = try decoder.unkeyedContainer()
+      preconditionFailure("an unkeyed container of a value that is not an array")
+    }
+    var elements: [Element] = []
+    elements.reserveCapacity(array.first)
+    var element = index + 1
+    for position in 0..<array.first {
+      do {
+        elements.append(try Element.read(at: element, in: self))
+      } catch {
+        throw decodingError(
+          error, decoding: Element.self, at: element,
+          path: StoredJSONDecoder.PathNode.appending(key, to: path),
+          key: StoredJSONDecoder.IndexKey(index: position))
+      }
+      element = entry(after: element)
+    }
+    return elements
+  }
+
   /// The `DecodingError` JSONDecoder throws for `failure`, with its messages.
   func decodingError(
     _ failure: Failure, decoding type: Any.Type, at index: Int,
-    path: StoredJSONDecoder.PathNode?, key: (some CodingKey)?
+    path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
   ) -> DecodingError {
     let codingPath = StoredJSONDecoder.PathNode.codingPath(path, appending: key)
     switch failure {
@@ -102,7 +149,9 @@ extension StoredJSONDecoder.Document {
           codingPath: codingPath,
           debugDescription: "Cannot get value of type \(type) -- found null value instead"))
     case .notRepresentable:
-      let text = String(decoding: UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second]), as: UTF8.self)
+      let text = String(
+        decoding: UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second]),
+        as: UTF8.self)
       return .dataCorrupted(
         DecodingError.Context(
           codingPath: codingPath,
@@ -287,6 +336,13 @@ extension StoredJSONDecoder.Document {
     }
     return data
   }
+}
+
+/// `value` as a `T` that the caller has found to be `Value`'s own type: a copy of the same
+/// bits, without the runtime cast that `as! T` makes in generic code.
+@inline(__always)
+private func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
+  withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
 }
 
 /// 10^0 through 10^10: the powers of ten that a Float holds exactly.

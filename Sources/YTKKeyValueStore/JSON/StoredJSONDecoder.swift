@@ -56,11 +56,12 @@ package enum StoredJSONDecoder {
         defer {
           if !isKnownUniquelyReferenced(&document) { document.keepMemory() }
         }
-        return try document.decode(T.self, at: 0, path: nil, key: IndexKey?.none)
+        return try document.decode(T.self, at: 0, path: nil, key: nil)
       }
     } catch JSONTape.DocumentError.invalid(let error) {
       throw DecodingError.dataCorrupted(
-        DecodingError.Context(codingPath: [], debugDescription: error.message, underlyingError: error))
+        DecodingError.Context(
+          codingPath: [], debugDescription: error.message, underlyingError: error))
     }
   }
 
