@@ -14,10 +14,16 @@ extension StoredJSONDecoder {
       self.key = key
     }
 
-    /// The path `path` with `key` added, or `path` itself when there is no key.
-    static func appending(_ key: (any CodingKey)?, to path: PathNode?) -> PathNode? {
-      guard let key else { return path }
-      return PathNode(parent: path, key: key)
+    /// The path `path` with `key` added (nothing for ``NoKey``).
+    static func appending<Key: CodingKey>(_ key: Key, to path: PathNode?) -> PathNode? {
+      Key.self == NoKey.self ? path : PathNode(parent: path, key: key)
+    }
+
+    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
+    static func codingPath<Key: CodingKey>(_ path: PathNode?, appending key: Key)
+      -> [any CodingKey]
+    {
+      codingPath(path, appending: Key.self == NoKey.self ? nil : key as any CodingKey)
     }
 
     /// The keys of `path`, outermost first, then `key` if there is one.
@@ -53,6 +59,24 @@ extension StoredJSONDecoder {
     }
 
     init?(stringValue: String) {
+      return nil
+    }
+  }
+
+  /// The key of a value decoded where it is, by a single-value container or at the top of
+  /// the document: it adds nothing to the coding path. (A key type rather than an optional
+  /// key, so that generic code passing keys along needs no `Optional<Key>` type at run time.)
+  struct NoKey: CodingKey {
+    var stringValue: String { "" }
+    var intValue: Int? { nil }
+
+    init() {}
+
+    init?(stringValue: String) {
+      return nil
+    }
+
+    init?(intValue: Int) {
       return nil
     }
   }
@@ -141,7 +165,7 @@ extension StoredJSONDecoder {
 
     @inline(__always)
     private func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
-      try document.read(T.self, at: value, path: path, key: nil)
+      try document.read(T.self, at: value, path: path, key: NoKey())
     }
 
     func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
@@ -164,7 +188,7 @@ extension StoredJSONDecoder {
     func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-      try document.decode(T.self, at: value, path: path, key: nil)
+      try document.decode(T.self, at: value, path: path, key: NoKey())
     }
   }
 

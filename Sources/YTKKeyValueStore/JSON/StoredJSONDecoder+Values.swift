@@ -38,7 +38,7 @@ extension StoredJSONDecoder.Document {
 
   /// Decodes a `T` from the value at `index`, whose coding path is `path` and then `key`.
   func decode<T: Decodable>(
-    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
+    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
   ) throws -> T {
     // Foundation's types are read as JSONDecoder's default strategies read them, not by
     // their init(from:) (which for Data would expect an array of bytes).
@@ -89,7 +89,7 @@ extension StoredJSONDecoder.Document {
   /// Reads the `Value` at `index`, whose coding path is `path` and then `key`.
   @inline(__always)
   func read<Value: TapeDecodable>(
-    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
+    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
   ) throws -> Value {
     do {
       return try Value.read(at: index, in: self)
@@ -100,16 +100,42 @@ extension StoredJSONDecoder.Document {
 
   /// Reads the array of `Element` at `index`: what Array's init(from:) reads, with the same
   /// errors.
+  @inline(__always)
   private func readArray<Element: TapeDecodable>(
-    of _: Element.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
+    of _: Element.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
   ) throws -> [Element] {
+    do {
+      return try elements(of: Element.self, at: index)
+    } catch {
+      let arrayPath = StoredJSONDecoder.PathNode.appending(key, to: path)
+      guard let position = error.position else {
+        // The error of the unkeyed container Array's init(from:) asks for.
+        _ = try StoredJSONDecoder.ValueDecoder(document: self, value: index, path: arrayPath)
+          .unkeyedContainer()
+        preconditionFailure("an unkeyed container of a value that is not an array")
+      }
+      throw decodingError(
+        error.failure, decoding: Element.self, at: error.element, path: arrayPath,
+        key: StoredJSONDecoder.IndexKey(index: position))
+    }
+  }
+
+  /// Why ``elements(of:at:)`` failed: the value is not an array (no `position`), or the
+  /// element at `position`, whose tape index is `element`, is not an `Element`.
+  struct ElementsFailure: Error {
+    var failure: Failure
+    var position: Int?
+    var element: Int
+  }
+
+  /// The array of `Element` at `index`. (Apart from the coding path of its errors, so that it
+  /// is compiled once for each `Element`, not again for every type of key.)
+  private func elements<Element: TapeDecodable>(
+    of _: Element.Type, at index: Int
+  ) throws(ElementsFailure) -> [Element] {
     let array = tape[index]
     guard array.kind == .array else {
-      // The error of the unkeyed container Array's init(from:) asks for.
-      let decoder = StoredJSONDecoder.ValueDecoder(
-        document: self, value: index, path: StoredJSONDecoder.PathNode.appending(key, to: path))
-      _ = try decoder.unkeyedContainer()
-      preconditionFailure("an unkeyed container of a value that is not an array")
+      throw ElementsFailure(failure: .mismatch(expected: [Any].self), position: nil, element: index)
     }
     var elements: [Element] = []
     elements.reserveCapacity(array.first)
@@ -118,10 +144,7 @@ extension StoredJSONDecoder.Document {
       do {
         elements.append(try Element.read(at: element, in: self))
       } catch {
-        throw decodingError(
-          error, decoding: Element.self, at: element,
-          path: StoredJSONDecoder.PathNode.appending(key, to: path),
-          key: StoredJSONDecoder.IndexKey(index: position))
+        throw ElementsFailure(failure: error, position: position, element: element)
       }
       element = entry(after: element)
     }
@@ -131,7 +154,7 @@ extension StoredJSONDecoder.Document {
   /// The `DecodingError` JSONDecoder throws for `failure`, with its messages.
   func decodingError(
     _ failure: Failure, decoding type: Any.Type, at index: Int,
-    path: StoredJSONDecoder.PathNode?, key: (any CodingKey)?
+    path: StoredJSONDecoder.PathNode?, key: some CodingKey
   ) -> DecodingError {
     let codingPath = StoredJSONDecoder.PathNode.codingPath(path, appending: key)
     switch failure {
@@ -198,6 +221,24 @@ extension StoredJSONDecoder.Document {
   /// doubles are far apart, JSONDecoder reads such text as a `Decimal` and converts that,
   /// truncating any fraction (`9007199254740993.5` is 9007199254740993); so does this.
   func integer<T: FixedWidthInteger>(_: T.Type, at index: Int) throws(Failure) -> T {
+    let entry = tape[index]
+    if entry.kind == .number, entry.flags & JSONTapeEntry.Flags.isInteger != 0 {
+      // Integer text of up to 19 digits, the usual case, straight from the text.
+      var position = entry.first
+      let isNegative = input[position] == JSONByte.minus
+      if isNegative { position += 1 }
+      if entry.second - position <= 19 {
+        var magnitude: UInt64 = 0
+        while position < entry.second {
+          magnitude = magnitude &* 10 &+ UInt64(input[position] &- JSONByte.zero)
+          position += 1
+        }
+        guard let value = integer(T.self, magnitude: magnitude, isNegative: isNegative) else {
+          throw .notRepresentable
+        }
+        return value
+      }
+    }
     let number = try number(at: index, expected: T.self)
     if number.isInteger {
       guard let value = integer(T.self, exactly: number) else { throw .notRepresentable }
@@ -215,13 +256,7 @@ extension StoredJSONDecoder.Document {
   func integer<T: FixedWidthInteger>(_: T.Type, exactly number: JSONScannedNumber) -> T? {
     if number.digitCount <= 19 {
       // `significand` is exact.
-      let magnitude = number.significand
-      if !number.isNegative { return T(exactly: magnitude) }
-      if magnitude == 0 { return 0 }
-      guard T.isSigned else { return nil }
-      if T.bitWidth > 64 { return 0 - T(magnitude) }
-      guard magnitude <= UInt64(T.max) + 1 else { return nil }
-      return T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude))
+      return integer(T.self, magnitude: number.significand, isNegative: number.isNegative)
     }
     var value: T = 0
     var index = number.isNegative ? number.start + 1 : number.start
@@ -236,6 +271,17 @@ extension StoredJSONDecoder.Document {
       index += 1
     }
     return value
+  }
+
+  /// `magnitude`, negated if `isNegative`, as a `T` if it fits (`-0` is 0).
+  @inline(__always)
+  func integer<T: FixedWidthInteger>(_: T.Type, magnitude: UInt64, isNegative: Bool) -> T? {
+    if !isNegative { return T(exactly: magnitude) }
+    if magnitude == 0 { return 0 }
+    guard T.isSigned else { return nil }
+    if T.bitWidth > 64 { return 0 - T(magnitude) }
+    guard magnitude <= UInt64(T.max) + 1 else { return nil }
+    return T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude))
   }
 
   /// JSONDecoder's conversion of a `Decimal` to an integer: the significand (which must fit

@@ -56,7 +56,7 @@ package enum StoredJSONDecoder {
         defer {
           if !isKnownUniquelyReferenced(&document) { document.keepMemory() }
         }
-        return try document.decode(T.self, at: 0, path: nil, key: nil)
+        return try document.decode(T.self, at: 0, path: nil, key: NoKey())
       }
     } catch JSONTape.DocumentError.invalid(let error) {
       throw DecodingError.dataCorrupted(
@@ -221,7 +221,7 @@ extension StoredJSONDecoder {
       let end = tape[object].second
       let first = object + 1
       let start = lastObject == object && keyAfterLast < end ? keyAfterLast : first
-      if start < end, equals(stringText(at: start), name) {
+      if start < end, key(start, equals: name) {
         return found(key: start, in: object)
       }
       if tape[object].first > Self.linearSearchLimit {
@@ -250,12 +250,25 @@ extension StoredJSONDecoder {
           key = first
           continue
         }
-        if equals(stringText(at: key), name) {
+        if self.key(key, equals: name) {
           return found(key: key, in: object)
         }
         key = entry(after: key + 1)
       }
       return nil
+    }
+
+    /// Whether the text of the key at `key` is `name`, byte for byte.
+    @inline(__always)
+    func key(_ key: Int, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+      let entry = tape[key]
+      guard entry.second - entry.first == name.count else { return false }
+      var offset = entry.first
+      for byte in name {
+        guard input[offset] == byte else { return false }
+        offset += 1
+      }
+      return true
     }
 
     @inline(__always)
