@@ -139,6 +139,34 @@ struct StoredJSONDecoderTests {
     expectSameAsJSONDecoder(String.self, "[]")
   }
 
+  @Test("a quote, escape, control character or non-ASCII byte is found at any offset")
+  func stringScanning() {
+    // The scanner reads plain text eight bytes at a time: every offset of the first byte
+    // that needs a look, within and across words and near the end of the input.
+    let specials = [#"\""#, #"\\"#, #"\n"#, #"\u00e9"#, "é", "中", "😀", "\u{7F}"]
+    for length in 0..<18 {
+      for offset in 0...length {
+        let before = String(repeating: "a", count: offset)
+        let after = String(repeating: "b", count: length - offset)
+        for special in specials {
+          expectSameAsJSONDecoder(String.self, "\"\(before)\(special)\(after)\"")
+          expectSameAsJSONDecoder([String].self, "[\"\(before)\(special)\(after)\",1]")
+        }
+        for bad: [UInt8] in [[0x01], [0x1F], [0xFF], [0xC3], [0xE4, 0xB8], [0xED, 0xA0, 0x80]] {
+          let bytes = Array("\"\(before)".utf8) + bad + Array("\(after)\"".utf8)
+          let readerError = #expect(throws: JSONCodecError.self) { try JSONReader.parse(bytes) }
+          #expect(readerError?.offset == offset + 1)
+          #expect(throws: DecodingError.self) {
+            try StoredJSONDecoder.decode(String.self, from: bytes)
+          }
+          #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(String.self, from: Data(bytes))
+          }
+        }
+      }
+    }
+  }
+
   @Test("Bool reads only true and false; null is a type mismatch for Bool, as in JSONDecoder")
   func booleans() {
     for text in ["true", "false", "0", "1", #""true""#, "null", "[]", "{}"] {

@@ -420,6 +420,15 @@ struct JSONScanner {
     // complete string.
     var firstInvalidUTF8: Int?
     while position < input.count {
+      // Eight bytes at a time up to the first that needs a look.
+      if input.count - position >= 8 {
+        let mask = Self.bytesToLookAt(inWordAt: position, of: input)
+        if mask == 0 {
+          position += 8
+          continue
+        }
+        position += mask.trailingZeroBitCount / 8
+      }
       let byte = input[position]
       if byte == JSONByte.quote {
         string.end = position
@@ -457,6 +466,26 @@ struct JSONScanner {
     }
     throw error(
       "unexpected end of input", inside: "the string that starts at offset \(quoteOffset)")
+  }
+
+  /// The eight bytes of `input` from `offset` on, with the high bit set in each byte that a
+  /// string's scan must look at: a quote, a backslash, a control character or a byte of
+  /// 0x80 or above. Bits may also be set above the first such byte (a borrow carries into
+  /// the next byte), never below it, so the lowest set bit is exact.
+  @inline(__always)
+  static func bytesToLookAt(inWordAt offset: Int, of input: UnsafeBufferPointer<UInt8>)
+    -> UInt64
+  {
+    let word = UInt64(
+      littleEndian: UnsafeRawPointer(input.baseAddress! + offset).loadUnaligned(as: UInt64.self))
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    /// The high bit of each zero byte of `value` (and maybe of bytes above one).
+    func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
+    let quotes = zeroBytes(word ^ (ones &* UInt64(JSONByte.quote)))
+    let backslashes = zeroBytes(word ^ (ones &* UInt64(JSONByte.backslash)))
+    let controls = (word &- ones &* 0x20) & ~word & highBits
+    return quotes | backslashes | controls | (word & highBits)
   }
 
   /// Calls `body` with the UTF-8 of `string`: its raw text when it has no escapes or is not
