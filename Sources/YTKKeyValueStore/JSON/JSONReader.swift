@@ -17,24 +17,20 @@
 /// Every read is bounds-checked and nothing recurses, so no input can make the reader trap;
 /// it throws a ``JSONCodecError`` naming what it expected and the byte offset where it was
 /// not found.
+///
+/// The grammar is read in one place, ``JSONScanner``, which reports what it reads to a
+/// ``JSONScanSink``: `parse` builds a ``JSONValue`` from the reports, and
+/// ``StoredJSONDecoder`` records them as a ``JSONTape`` of offsets to decode from. Both
+/// therefore accept and reject exactly the same texts, with the same messages.
 package enum JSONReader {
   /// The deepest nesting of arrays and objects that is read (and written): `[[1]]` is 2.
   static let maximumDepth = 512
 
   /// Reads the JSON value in `bytes`.
   package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> JSONValue {
-    // The input is only ever read as bytes, so viewing it as UInt8 is sound whatever type
-    // the memory was written as.
-    let input = UnsafeBufferPointer(
-      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    // At most `maximumDepth` containers are open at once, so their stack has a fixed size and
-    // can live in a temporary allocation (on the thread's stack when there is room), which
-    // saves a heap allocation per document.
-    return try withUnsafeTemporaryAllocation(of: OpenContainer.self, capacity: maximumDepth) {
-      (open) throws(JSONCodecError) -> JSONValue in
-      var parser = Parser(input: input, open: open)
-      return try parser.parseDocument()
-    }
+    var builder = JSONValueBuilder()
+    try scan(bytes, into: &builder)
+    return builder.result
   }
 
   /// Reads the JSON value in `bytes`.
@@ -45,64 +41,240 @@ package enum JSONReader {
     }
     return try result.get()
   }
+
+  /// Reads the JSON text in `bytes` to its end, reporting every value, key and container to
+  /// `sink` in document order; throws at the first fault.
+  static func scan<Sink: JSONScanSink>(
+    _ bytes: UnsafeRawBufferPointer, into sink: inout Sink
+  ) throws(JSONCodecError) {
+    // The input is only ever read as bytes, so viewing it as UInt8 is sound whatever type
+    // the memory was written as.
+    let input = UnsafeBufferPointer(
+      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    var scanner = JSONScanner(input: input)
+    try scanner.scanDocument(into: &sink)
+  }
 }
+
+// MARK: - What the scanner reports
+
+/// The receiver of what ``JSONScanner`` reads, one call per value, key and container, in
+/// document order. Whatever the sink is sent has passed every check of the grammar; the
+/// document as a whole is valid only once the scan returns without throwing.
+protocol JSONScanSink {
+  /// Whether ``string(_:content:)`` and ``key(_:content:object:)`` are given the decoded
+  /// UTF-8 of a string with escapes. When false, escapes are only checked and `content` is
+  /// the raw text between the quotes.
+  static var decodesStrings: Bool { get }
+
+  /// A string value. `content` is valid only during the call.
+  mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>)
+  /// An object member's key, in the object whose ``beginContainer(isObject:)`` returned
+  /// `object`. Its value is reported next.
+  mutating func key(
+    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int)
+  /// A number; its text is in `input`.
+  mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>)
+  mutating func literal(_ literal: JSONLiteral)
+  /// The opening bracket of an array or object. The returned mark is handed back with the
+  /// container's members and at its end.
+  mutating func beginContainer(isObject: Bool) -> Int
+  /// The closing bracket of the container that `mark` names; `count` is its number of
+  /// elements, or of members for an object.
+  mutating func endContainer(isObject: Bool, mark: Int, count: Int)
+}
+
+/// `true`, `false` or `null`.
+enum JSONLiteral {
+  case `true`
+  case `false`
+  case null
+}
+
+/// A string as the scanner found it: where its text lies in the input, and what is in it.
+struct JSONScannedString {
+  /// The offset of the first byte after the opening quote.
+  var start: Int
+  /// The offset of the closing quote.
+  var end: Int
+  /// Whether the text contains a backslash escape.
+  var hasEscapes: Bool
+  /// Whether the text contains a raw byte of 0x80 or above (escapes aside).
+  var hasNonASCII: Bool
+}
+
+/// A number as the scanner found it: its text, and what the quick conversions need.
+struct JSONScannedNumber {
+  /// The offsets of the number's first byte (`-` or a digit) and of the byte after it.
+  var start: Int
+  var end: Int
+  /// Whether the text has neither a fraction nor an exponent.
+  var isInteger: Bool
+  var isNegative: Bool
+  /// The number of digits before the decimal point.
+  var integerDigitCount: Int
+  /// The digits before and after the decimal point read as one integer, exact when there
+  /// are at most 19 of them (`digitCount`), wrapped past UInt64 otherwise.
+  var significand: UInt64
+  var digitCount: Int
+  /// The power of ten `significand` is scaled by: the exponent as written (saturated far
+  /// beyond any double's range) minus the number of fraction digits.
+  var exponent: Int
+  /// The value, when the scanner had to parse the text in full to see that it is finite.
+  var parsedDouble: Double?
+
+  /// The value as an `Int64`, when the text is an integer in `Int64`'s range, other than
+  /// `-0` (only a double keeps its sign).
+  var int64Value: Int64? {
+    // Nineteen digits always fit in UInt64, so `significand` is exact.
+    guard isInteger, digitCount <= 19 else { return nil }
+    if isNegative {
+      guard significand != 0, significand <= UInt64(Int64.max) + 1 else { return nil }
+      return Int64(bitPattern: 0 &- significand)
+    }
+    guard significand <= UInt64(Int64.max) else { return nil }
+    return Int64(significand)
+  }
+
+  /// The double the text denotes, when it can be computed exactly the quick way; nil to use
+  /// the general parser.
+  ///
+  /// This is Clinger's fast path: when the decimal significand is at most 2^53 and the
+  /// decimal exponent at most 22 in magnitude, both are exact doubles, so one IEEE multiply
+  /// or divide gives the correctly rounded result.
+  var exactDouble: Double? {
+    guard digitCount <= 19, significand <= 1 << 53, exponent >= -22, exponent <= 22 else {
+      return nil
+    }
+    let magnitude =
+      exponent < 0
+      ? Double(significand) / exactPowersOfTen[-exponent]
+      : Double(significand) * exactPowersOfTen[exponent]
+    return isNegative ? -magnitude : magnitude
+  }
+
+  /// The correctly rounded double the text in `input` denotes (finite: the scanner rejects
+  /// numbers too large for a double).
+  func doubleValue(in input: UnsafeBufferPointer<UInt8>) -> Double {
+    if let exactDouble { return exactDouble }
+    if let parsedDouble { return parsedDouble }
+    return JSONScannedNumber.parseDouble(input, start..<end) ?? 0
+  }
+
+  /// The text in `input` as a String, for messages and the general parsers.
+  func text(in input: UnsafeBufferPointer<UInt8>) -> String {
+    String(decoding: UnsafeBufferPointer(rebasing: input[start..<end]), as: UTF8.self)
+  }
+
+  /// The correctly rounded double of the number text at `range`, by Swift's general parser,
+  /// which accepts JSON number syntax.
+  static func parseDouble(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Double? {
+    Double(String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self))
+  }
+}
+
+// MARK: - The scanner
 
 /// An array or object whose closing bracket has not been read yet.
 private struct OpenContainer {
   var isObject: Bool
-  /// Where its contents start in `Parser.pending`.
-  var firstPending: Int
+  /// What the sink returned when the container began.
+  var mark: Int
+  /// The number of elements, or members, read so far.
+  var count: Int
   /// The offset of its opening bracket, for error messages.
   var offset: Int
 }
 
-/// A reader over one input. Its position only moves forward; every access to `input` is
-/// preceded by a check against `input.count`.
+/// The stack of the containers being read, outermost first: in the buffer it is given, then,
+/// if that fills up, in a buffer of its own on the heap with room for the deepest nesting
+/// read. (`OpenContainer` is a trivial type, so nothing needs deinitializing.)
+private struct OpenContainers {
+  var buffer: UnsafeMutableBufferPointer<OpenContainer>
+  var count = 0
+  /// Whether `buffer` is this stack's own, to be deallocated.
+  var ownsBuffer = false
+
+  init(buffer: UnsafeMutableBufferPointer<OpenContainer>) {
+    self.buffer = buffer
+  }
+
+  /// The innermost container; there must be one.
+  var top: OpenContainer {
+    get { buffer[count - 1] }
+    set { buffer[count - 1] = newValue }
+  }
+
+  mutating func push(_ container: OpenContainer) {
+    if count == buffer.count {
+      let larger = UnsafeMutableBufferPointer<OpenContainer>.allocate(
+        capacity: max(JSONReader.maximumDepth, count + 1))
+      _ = larger.initialize(fromContentsOf: buffer[..<count])
+      releaseHeapBuffer()
+      buffer = larger
+      ownsBuffer = true
+    }
+    buffer.initializeElement(at: count, to: container)
+    count += 1
+  }
+
+  mutating func pop() {
+    count -= 1
+  }
+
+  mutating func releaseHeapBuffer() {
+    if ownsBuffer {
+      buffer.deallocate()
+      ownsBuffer = false
+    }
+  }
+}
+
+/// A reader of JSON's grammar over one input. Its position only moves forward; every access
+/// to `input` is preceded by a check against `input.count`.
 ///
-/// Arrays and objects are read with an explicit stack (`open`), not by recursion, so the
-/// nesting limit is a policy rather than a guard against overflowing the thread's stack, and
-/// deep documents are as safe in debug builds (whose frames are large) as in release builds.
-private struct Parser {
+/// Arrays and objects are read with an explicit stack, not by recursion, so the nesting
+/// limit is a policy rather than a guard against overflowing the thread's stack, and deep
+/// documents are as safe in debug builds (whose frames are large) as in release builds.
+///
+/// Besides reading whole documents, the scanner re-reads single tokens that an earlier scan
+/// found valid: ``StoredJSONDecoder`` decodes strings and numbers with it on demand.
+struct JSONScanner {
   let input: UnsafeBufferPointer<UInt8>
   var position = 0
-  /// The containers being read, outermost first, in `open[..<openCount]`. The buffer holds
-  /// `JSONReader.maximumDepth` of them; the rest of it is uninitialized (`OpenContainer` is
-  /// a trivial type, so nothing needs deinitializing).
-  let open: UnsafeMutableBufferPointer<OpenContainer>
-  var openCount = 0
-  /// The contents of the containers being read, innermost last: an array's elements, or an
-  /// object's members as key (a `.string`) then value. A container collects here and copies
-  /// out once it is complete, so that its storage is allocated once, at its final size, and
-  /// one buffer serves every container in the document.
-  var pending: [JSONValue] = []
-  /// Scratch space for the UTF-8 of a string that contains escapes.
+  /// The UTF-8 of the last string with escapes that was decoded.
   var unescaped: [UInt8] = []
 
-  init(input: UnsafeBufferPointer<UInt8>, open: UnsafeMutableBufferPointer<OpenContainer>) {
+  init(input: UnsafeBufferPointer<UInt8>, position: Int = 0) {
     self.input = input
-    self.open = open
+    self.position = position
   }
 
-  // MARK: Values
+  // MARK: Documents
 
-  mutating func parseDocument() throws(JSONCodecError) -> JSONValue {
-    let value = try parseValue()
-    skipWhitespace()
-    if position < input.count {
-      throw error("unexpected \(describe(input[position])) after the JSON value")
+  /// Reads the document from `position` to the end of the input.
+  mutating func scanDocument<Sink: JSONScanSink>(into sink: inout Sink) throws(JSONCodecError) {
+    // The containers being read start out in a temporary allocation small enough to be on
+    // the thread's stack (1 KiB: `withUnsafeTemporaryAllocation` uses the heap beyond that),
+    // which holds the nesting of most documents; deeper ones move to the heap.
+    try withUnsafeTemporaryAllocation(
+      of: OpenContainer.self, capacity: 1024 / MemoryLayout<OpenContainer>.stride
+    ) { (shallow) throws(JSONCodecError) in
+      var open = OpenContainers(buffer: shallow)
+      defer { open.releaseHeapBuffer() }
+      try scanDocument(into: &sink, open: &open)
     }
-    return value
   }
 
-  /// Reads one value, with everything nested in it, starting at `position` (whitespace
-  /// first is skipped).
+  /// Reads the document with `open` as the stack of the containers being read.
   ///
   /// The loop alternates two steps: read the start of a value (a scalar whole, or the
   /// opening of a container, which is pushed onto `open`); then, holding a complete value,
-  /// add it to the innermost open container and read the separator that follows, closing
+  /// count it in the innermost open container and read the separator that follows, closing
   /// as many containers as end there.
-  mutating func parseValue() throws(JSONCodecError) -> JSONValue {
-    var value: JSONValue
+  private mutating func scanDocument<Sink: JSONScanSink>(
+    into sink: inout Sink, open: inout OpenContainers
+  ) throws(JSONCodecError) {
     nextValue: while true {
       skipWhitespace()
       guard position < input.count else {
@@ -110,45 +282,48 @@ private struct Parser {
       }
       switch input[position] {
       case JSONByte.quote:
-        value = .string(try parseString())
-      case JSONByte.openBracket:
-        try openContainer(isObject: false)
-        if position < input.count, input[position] == JSONByte.closeBracket {
-          position += 1
-          openCount -= 1
-          value = .array([])
-        } else {
-          continue nextValue
+        let string = try scanString(decode: Sink.decodesStrings)
+        withContent(of: string, decoded: Sink.decodesStrings) { sink.string(string, content: $0) }
+      case JSONByte.openBracket, JSONByte.openBrace:
+        let isObject = input[position] == JSONByte.openBrace
+        guard open.count < JSONReader.maximumDepth else {
+          throw error("arrays and objects nest deeper than \(JSONReader.maximumDepth) levels")
         }
-      case JSONByte.openBrace:
-        try openContainer(isObject: true)
-        if position < input.count, input[position] == JSONByte.closeBrace {
+        let container = OpenContainer(
+          isObject: isObject, mark: sink.beginContainer(isObject: isObject), count: 0,
+          offset: position)
+        position += 1
+        skipWhitespace()
+        let closing = isObject ? JSONByte.closeBrace : JSONByte.closeBracket
+        if position < input.count, input[position] == closing {
           position += 1
-          openCount -= 1
-          value = .object([:])
+          sink.endContainer(isObject: isObject, mark: container.mark, count: 0)
         } else {
-          try parseMemberKey()
+          open.push(container)
+          if isObject {
+            try scanMemberKey(into: &sink, inside: container)
+          }
           continue nextValue
         }
       case JSONByte.lowercaseT:
         try expectLiteral("true")
-        value = .bool(true)
+        sink.literal(.true)
       case JSONByte.lowercaseF:
         try expectLiteral("false")
-        value = .bool(false)
+        sink.literal(.false)
       case JSONByte.lowercaseN:
         try expectLiteral("null")
-        value = .null
+        sink.literal(.null)
       case JSONByte.minus, JSONByte.zero...JSONByte.nine:
-        value = try parseNumber()
+        sink.number(try scanNumber(), in: input)
       case let byte:
         throw error("expected a JSON value but found \(describe(byte))")
       }
 
-      // `value` is complete: it is the document, or it joins the innermost open container.
-      while openCount > 0 {
-        let container = open[openCount - 1]
-        pending.append(value)
+      // A value is complete: it is the document, or it joins the innermost open container.
+      while open.count > 0 {
+        open.top.count += 1
+        let container = open.top
         skipWhitespace()
         guard position < input.count else {
           throw endOfInput(inside: container)
@@ -158,7 +333,7 @@ private struct Parser {
           position += 1
           skipWhitespace()
           if container.isObject {
-            try parseMemberKey()
+            try scanMemberKey(into: &sink, inside: container)
           } else if position < input.count, input[position] == JSONByte.closeBracket {
             throw error("expected a JSON value after ',' but found ']' (no trailing commas)")
           }
@@ -168,18 +343,45 @@ private struct Parser {
           guard byte == JSONByte.closeBrace else {
             throw error("expected ',' or '}' after an object member but found \(describe(byte))")
           }
-          value = .object(makeObject(from: container.firstPending))
         } else {
           guard byte == JSONByte.closeBracket else {
             throw error("expected ',' or ']' after an array element but found \(describe(byte))")
           }
-          value = .array(Array(pending[container.firstPending...]))
         }
         position += 1
-        pending.removeSubrange(container.firstPending...)
-        openCount -= 1
+        open.pop()
+        sink.endContainer(
+          isObject: container.isObject, mark: container.mark, count: container.count)
       }
-      return value
+      skipWhitespace()
+      if position < input.count {
+        throw error("unexpected \(describe(input[position])) after the JSON value")
+      }
+      return
+    }
+  }
+
+  /// Reads an object member's key at `position` and the ':' after it, and reports the key.
+  private mutating func scanMemberKey<Sink: JSONScanSink>(
+    into sink: inout Sink, inside container: OpenContainer
+  ) throws(JSONCodecError) {
+    guard position < input.count else {
+      throw endOfInput(inside: container)
+    }
+    guard input[position] == JSONByte.quote else {
+      if input[position] == JSONByte.closeBrace {
+        throw error("expected a string key after ',' but found '}' (no trailing commas)")
+      }
+      throw error("expected a string key in the object but found \(describe(input[position]))")
+    }
+    let key = try scanString(decode: Sink.decodesStrings)
+    skipWhitespace()
+    guard position < input.count, input[position] == JSONByte.colon else {
+      throw error("expected ':' after object key")
+    }
+    position += 1
+    withContent(of: key, decoded: Sink.decodesStrings) {
+      sink.key(key, content: $0, object: container.mark)
     }
   }
 
@@ -194,59 +396,7 @@ private struct Parser {
     position += length
   }
 
-  // MARK: Arrays and objects
-
-  /// Pushes the array or object whose bracket is at `position`, and moves past the bracket
-  /// and any whitespace after it.
-  mutating func openContainer(isObject: Bool) throws(JSONCodecError) {
-    guard openCount < JSONReader.maximumDepth else {
-      throw error("arrays and objects nest deeper than \(JSONReader.maximumDepth) levels")
-    }
-    if pending.capacity == 0 {
-      // One allocation for a typical document, instead of growing step by step.
-      pending.reserveCapacity(16)
-    }
-    open.initializeElement(
-      at: openCount,
-      to: OpenContainer(isObject: isObject, firstPending: pending.count, offset: position))
-    openCount += 1
-    position += 1
-    skipWhitespace()
-  }
-
-  /// Reads an object member's key and the ':' after it, and adds the key to `pending`.
-  mutating func parseMemberKey() throws(JSONCodecError) {
-    guard position < input.count else {
-      throw endOfInput(inside: open[openCount - 1])
-    }
-    guard input[position] == JSONByte.quote else {
-      if input[position] == JSONByte.closeBrace {
-        throw error("expected a string key after ',' but found '}' (no trailing commas)")
-      }
-      throw error("expected a string key in the object but found \(describe(input[position]))")
-    }
-    let key = try parseString()
-    skipWhitespace()
-    guard position < input.count, input[position] == JSONByte.colon else {
-      throw error("expected ':' after object key")
-    }
-    position += 1
-    pending.append(.string(key))
-  }
-
-  /// The object whose members are `pending[firstPending...]`, as key, value, key, value...
-  /// A repeated key keeps its last value.
-  func makeObject(from firstPending: Int) -> [String: JSONValue] {
-    var object = [String: JSONValue](minimumCapacity: (pending.count - firstPending) / 2)
-    for keyIndex in stride(from: firstPending, to: pending.count, by: 2) {
-      if case .string(let key) = pending[keyIndex] {
-        object[key] = pending[keyIndex + 1]
-      }
-    }
-    return object
-  }
-
-  func endOfInput(inside container: OpenContainer) -> JSONCodecError {
+  private func endOfInput(inside container: OpenContainer) -> JSONCodecError {
     let kind = container.isObject ? "object" : "array"
     return error(
       "unexpected end of input", inside: "the \(kind) that starts at offset \(container.offset)")
@@ -254,87 +404,139 @@ private struct Parser {
 
   // MARK: Strings
 
-  /// Reads the string whose opening quote is at `position`.
-  mutating func parseString() throws(JSONCodecError) -> String {
+  /// Reads the string whose opening quote is at `position`, checking its escapes and its
+  /// UTF-8. With `decode`, the UTF-8 of a string with escapes is left in `unescaped`.
+  @inline(__always)
+  mutating func scanString(decode: Bool) throws(JSONCodecError) -> JSONScannedString {
     let quoteOffset = position
     position += 1
-    let contentStart = position
-    var sawNonASCII = false
+    var string = JSONScannedString(
+      start: position, end: position, hasEscapes: false, hasNonASCII: false)
+    // Bytes from here to `position` are still to be copied to `unescaped`.
+    var runStart = position
+    // The first ill-formed UTF-8 sequence; reported only once the string is found to end,
+    // so that a fault later in the string (a raw control character, an unterminated
+    // string) is reported first, as it is found first by a reader that validates the
+    // complete string.
+    var firstInvalidUTF8: Int?
     while position < input.count {
+      // Eight bytes at a time up to the first that needs a look.
+      if input.count - position >= 8 {
+        let mask = Self.bytesToLookAt(inWordAt: position, of: input)
+        if mask == 0 {
+          position += 8
+          continue
+        }
+        position += mask.trailingZeroBitCount / 8
+      }
       let byte = input[position]
       if byte == JSONByte.quote {
-        let content = UnsafeBufferPointer(rebasing: input[contentStart..<position])
+        string.end = position
         position += 1
-        guard let string = makeString(content, sawNonASCII: sawNonASCII) else {
-          throw invalidUTF8Error(inStringFrom: contentStart)
+        if let firstInvalidUTF8 {
+          throw error("invalid UTF-8 in string", at: firstInvalidUTF8)
+        }
+        if decode, string.hasEscapes {
+          unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<string.end]))
         }
         return string
       }
       if byte == JSONByte.backslash {
-        return try parseEscapedString(
-          quoteOffset: quoteOffset, contentStart: contentStart, sawNonASCII: sawNonASCII)
-      }
-      if byte < 0x20 {
-        throw error("raw control character \(hexByte(byte)) in string (it must be escaped)")
-      }
-      if byte >= 0x80 { sawNonASCII = true }
-      position += 1
-    }
-    throw error(
-      "unexpected end of input", inside: "the string that starts at offset \(quoteOffset)")
-  }
-
-  /// Continues reading a string at its first backslash, decoding escapes into `unescaped`.
-  mutating func parseEscapedString(
-    quoteOffset: Int, contentStart: Int, sawNonASCII: Bool
-  ) throws(JSONCodecError) -> String {
-    unescaped.removeAll(keepingCapacity: true)
-    var sawNonASCII = sawNonASCII
-    var runStart = contentStart
-    while position < input.count {
-      let byte = input[position]
-      if byte == JSONByte.quote {
-        unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
-        position += 1
-        let string = unescaped.withUnsafeBufferPointer { content in
-          makeString(content, sawNonASCII: sawNonASCII)
+        if decode {
+          if !string.hasEscapes { unescaped.removeAll(keepingCapacity: true) }
+          unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
         }
-        guard let string else { throw invalidUTF8Error(inStringFrom: contentStart) }
-        return string
-      }
-      if byte == JSONByte.backslash {
-        unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
-        try parseEscape()
+        string.hasEscapes = true
+        try scanEscape(decode: decode)
         runStart = position
         continue
       }
       if byte < 0x20 {
         throw error("raw control character \(hexByte(byte)) in string (it must be escaped)")
       }
-      if byte >= 0x80 { sawNonASCII = true }
+      if byte >= 0x80 {
+        string.hasNonASCII = true
+        if let length = Self.wellFormedUTF8Length(in: input, at: position) {
+          position += length
+          continue
+        }
+        if firstInvalidUTF8 == nil { firstInvalidUTF8 = position }
+      }
       position += 1
     }
     throw error(
       "unexpected end of input", inside: "the string that starts at offset \(quoteOffset)")
   }
 
-  /// Decodes the escape whose backslash is at `position` onto `unescaped` and moves past it.
-  mutating func parseEscape() throws(JSONCodecError) {
+  /// The eight bytes of `input` from `offset` on, with the high bit set in each byte that a
+  /// string's scan must look at: a quote, a backslash, a control character or a byte of
+  /// 0x80 or above. Bits may also be set above the first such byte (a borrow carries into
+  /// the next byte), never below it, so the lowest set bit is exact.
+  @inline(__always)
+  static func bytesToLookAt(inWordAt offset: Int, of input: UnsafeBufferPointer<UInt8>)
+    -> UInt64
+  {
+    let word = UInt64(
+      littleEndian: UnsafeRawPointer(input.baseAddress! + offset).loadUnaligned(as: UInt64.self))
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    /// The high bit of each zero byte of `value` (and maybe of bytes above one).
+    func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
+    let quotes = zeroBytes(word ^ (ones &* UInt64(JSONByte.quote)))
+    let backslashes = zeroBytes(word ^ (ones &* UInt64(JSONByte.backslash)))
+    let controls = (word &- ones &* 0x20) & ~word & highBits
+    return quotes | backslashes | controls | (word & highBits)
+  }
+
+  /// Calls `body` with the UTF-8 of `string`: its raw text when it has no escapes or is not
+  /// `decoded`, else the decoded text in `unescaped`.
+  @inline(__always)
+  func withContent(
+    of string: JSONScannedString, decoded: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
+  ) {
+    if decoded, string.hasEscapes {
+      unescaped.withUnsafeBufferPointer(body)
+    } else {
+      body(UnsafeBufferPointer(rebasing: input[string.start..<string.end]))
+    }
+  }
+
+  /// Re-reads the string, found valid by an earlier scan, whose text is `string.start..<
+  /// string.end`, and returns it.
+  mutating func decodedString(_ string: JSONScannedString) -> String {
+    if !string.hasEscapes {
+      return String(
+        decoding: UnsafeBufferPointer(rebasing: input[string.start..<string.end]), as: UTF8.self)
+    }
+    position = string.start - 1
+    do {
+      _ = try scanString(decode: true)
+    } catch {
+      preconditionFailure("a string that was read once reads again: \(error)")
+    }
+    return String(decoding: unescaped, as: UTF8.self)
+  }
+
+  /// Checks the escape whose backslash is at `position`, and moves past it; with `decode`,
+  /// appends what it stands for to `unescaped`.
+  @inline(__always)
+  mutating func scanEscape(decode: Bool) throws(JSONCodecError) {
     let escapeStart = position
     guard position + 1 < input.count else {
       throw error("unexpected end of input in an escape sequence", at: escapeStart)
     }
     let byte = input[position + 1]
     position += 2
+    let decoded: UInt8
     switch byte {
-    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: unescaped.append(byte)
-    case JSONByte.lowercaseB: unescaped.append(0x08)
-    case JSONByte.lowercaseF: unescaped.append(0x0C)
-    case JSONByte.lowercaseN: unescaped.append(0x0A)
-    case JSONByte.lowercaseR: unescaped.append(0x0D)
-    case JSONByte.lowercaseT: unescaped.append(0x09)
+    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: decoded = byte
+    case JSONByte.lowercaseB: decoded = 0x08
+    case JSONByte.lowercaseF: decoded = 0x0C
+    case JSONByte.lowercaseN: decoded = 0x0A
+    case JSONByte.lowercaseR: decoded = 0x0D
+    case JSONByte.lowercaseT: decoded = 0x09
     case JSONByte.lowercaseU:
-      let unit = try parseHexQuad(escapeStart: escapeStart)
+      let unit = try scanHexQuad(escapeStart: escapeStart)
       switch unit {
       case 0xD800...0xDBFF:
         guard position + 1 < input.count, input[position] == JSONByte.backslash,
@@ -344,24 +546,26 @@ private struct Parser {
         }
         let lowStart = position
         position += 2
-        let low = try parseHexQuad(escapeStart: lowStart)
+        let low = try scanHexQuad(escapeStart: lowStart)
         guard (0xDC00...0xDFFF).contains(low) else {
           throw error(
             "high surrogate in \\u escape is not followed by a low surrogate", at: lowStart)
         }
-        appendUTF8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+        if decode { appendUTF8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) }
       case 0xDC00...0xDFFF:
         throw error("unpaired low surrogate in \\u escape", at: escapeStart)
       default:
-        appendUTF8(unit)
+        if decode { appendUTF8(unit) }
       }
+      return
     default:
       throw error("invalid escape sequence \\\(describeEscaped(byte)) in string", at: escapeStart)
     }
+    if decode { unescaped.append(decoded) }
   }
 
   /// Reads the four hex digits at `position` of a `\u` escape that starts at `escapeStart`.
-  mutating func parseHexQuad(escapeStart: Int) throws(JSONCodecError) -> UInt32 {
+  mutating func scanHexQuad(escapeStart: Int) throws(JSONCodecError) -> UInt32 {
     var value: UInt32 = 0
     for _ in 0..<4 {
       guard position < input.count, let digit = hexDigitValue(input[position]) else {
@@ -392,43 +596,9 @@ private struct Parser {
     }
   }
 
-  /// Makes a String of `content`, the decoded UTF-8 of a string, or nil if it is not valid
-  /// UTF-8. Only raw input bytes can be invalid (escapes always decode to valid UTF-8), so
-  /// `content` needs validating only if the input had non-ASCII bytes. (Validated here rather
-  /// than with `String(validating:as:)`, which needs macOS 15 / iOS 18.)
-  func makeString(_ content: UnsafeBufferPointer<UInt8>, sawNonASCII: Bool) -> String? {
-    if sawNonASCII {
-      var index = 0
-      while index < content.count {
-        guard let length = Self.wellFormedUTF8Length(in: content, at: index) else { return nil }
-        index += length
-      }
-    }
-    return String(decoding: content, as: UTF8.self)
-  }
-
-  /// The error for a string whose text, starting at `start`, is not valid UTF-8.
-  func invalidUTF8Error(inStringFrom start: Int) -> JSONCodecError {
-    error("invalid UTF-8 in string", at: firstInvalidUTF8(from: start) ?? start)
-  }
-
-  /// The offset of the first byte of the first ill-formed UTF-8 sequence in the string text
-  /// from `start` to its closing quote.
-  func firstInvalidUTF8(from start: Int) -> Int? {
-    var index = start
-    while index < input.count, input[index] != JSONByte.quote {
-      if input[index] == JSONByte.backslash {
-        index += 2
-        continue
-      }
-      guard let length = Self.wellFormedUTF8Length(in: input, at: index) else { return index }
-      index += length
-    }
-    return nil
-  }
-
   /// The length of the well-formed UTF-8 sequence at `index` of `bytes`, following the table
   /// of well-formed byte sequences in Unicode 3.9; nil if it is ill-formed or cut short.
+  /// (Checked here rather than by `String(validating:as:)`, which needs macOS 15 / iOS 18.)
   @inline(__always)
   static func wellFormedUTF8Length(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
     let length: Int
@@ -463,7 +633,7 @@ private struct Parser {
   // MARK: Numbers
 
   /// Reads the number that starts at `position` (with `-` or a digit).
-  mutating func parseNumber() throws(JSONCodecError) -> JSONValue {
+  mutating func scanNumber() throws(JSONCodecError) -> JSONScannedNumber {
     let start = position
     let isNegative = input[position] == JSONByte.minus
     if isNegative { position += 1 }
@@ -471,15 +641,18 @@ private struct Parser {
     guard position < input.count, isDigit(input[position]) else {
       throw error("expected a digit after '-'")
     }
+    var significand: UInt64 = 0
     if input[position] == JSONByte.zero {
       position += 1
       if position < input.count, isDigit(input[position]) {
         throw error("leading zeros are not allowed in numbers", at: integerStart)
       }
     } else {
-      skipDigits()
+      scanDigits(into: &significand)
     }
-    let integerEnd = position
+    let integerDigitCount = position - integerStart
+    var digitCount = integerDigitCount
+    var exponent = 0
     var isInteger = true
     if position < input.count, input[position] == JSONByte.dot {
       isInteger = false
@@ -487,118 +660,68 @@ private struct Parser {
       guard position < input.count, isDigit(input[position]) else {
         throw error("expected a digit after the decimal point")
       }
-      skipDigits()
+      let fractionStart = position
+      scanDigits(into: &significand)
+      digitCount += position - fractionStart
+      exponent = fractionStart - position
     }
+    var writtenExponent = 0
     if position < input.count,
       input[position] == JSONByte.lowercaseE || input[position] == JSONByte.uppercaseE
     {
       isInteger = false
       position += 1
+      var isExponentNegative = false
       if position < input.count,
         input[position] == JSONByte.plus || input[position] == JSONByte.minus
       {
+        isExponentNegative = input[position] == JSONByte.minus
         position += 1
       }
       guard position < input.count, isDigit(input[position]) else {
         throw error("expected a digit in the exponent")
       }
-      skipDigits()
-    }
-    if isInteger,
-      let integer = integerValue(digits: integerStart..<integerEnd, isNegative: isNegative)
-    {
-      return .int(integer)
-    }
-    if let double = exactDouble(start..<position) {
-      return .double(double)
-    }
-    let text = String(
-      decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
-    // The text is in JSON number syntax, which Double's parser accepts and rounds correctly.
-    guard let double = Double(text), double.isFinite else {
-      throw error("the number \(text) is too large for a double", at: start)
-    }
-    return .double(double)
-  }
-
-  /// The double that the number text in `range` (already checked against the grammar)
-  /// denotes, when it can be computed exactly the quick way; nil to use the general parser.
-  ///
-  /// This is Clinger's fast path: when the decimal significand is at most 2^53 and the
-  /// decimal exponent at most 22 in magnitude, both are exact doubles, so one IEEE multiply
-  /// or divide gives the correctly rounded result.
-  func exactDouble(_ range: Range<Int>) -> Double? {
-    var index = range.lowerBound
-    let isNegative = input[index] == JSONByte.minus
-    if isNegative { index += 1 }
-    var significand: UInt64 = 0
-    var digitCount = 0
-    var exponent = 0
-    while index < range.upperBound, isDigit(input[index]) {
-      significand = significand &* 10 &+ UInt64(input[index] &- JSONByte.zero)
-      digitCount += 1
-      index += 1
-    }
-    if index < range.upperBound, input[index] == JSONByte.dot {
-      index += 1
-      while index < range.upperBound, isDigit(input[index]) {
-        significand = significand &* 10 &+ UInt64(input[index] &- JSONByte.zero)
-        digitCount += 1
-        exponent -= 1
-        index += 1
-      }
-    }
-    if index < range.upperBound {
-      // An exponent: `e` or `E`, an optional sign, digits.
-      index += 1
-      let isExponentNegative = input[index] == JSONByte.minus
-      if isExponentNegative || input[index] == JSONByte.plus { index += 1 }
-      var explicitExponent = 0
-      while index < range.upperBound {
-        // Saturate: anything this large is out of the fast path's range anyway.
-        if explicitExponent < 100_000 {
-          explicitExponent = explicitExponent * 10 + Int(input[index] &- JSONByte.zero)
+      while position < input.count, isDigit(input[position]) {
+        // Saturate: anything this large is beyond every double anyway.
+        if writtenExponent < 100_000 {
+          writtenExponent = writtenExponent * 10 + Int(input[position] &- JSONByte.zero)
         }
-        index += 1
+        position += 1
       }
-      exponent += isExponentNegative ? -explicitExponent : explicitExponent
+      if isExponentNegative { writtenExponent = -writtenExponent }
+      exponent += writtenExponent
     }
-    // Nineteen digits cannot overflow UInt64, so with that bound the significand is exact.
-    guard digitCount <= 19, significand <= 1 << 53, exponent >= -22, exponent <= 22 else {
-      return nil
+    var number = JSONScannedNumber(
+      start: start, end: position, isInteger: isInteger, isNegative: isNegative,
+      integerDigitCount: integerDigitCount, significand: significand, digitCount: digitCount,
+      exponent: exponent)
+    // Below 10^308 every number is a finite double; only near or past the limit does the
+    // text need parsing in full to tell.
+    if integerDigitCount + writtenExponent > 308 {
+      let double = JSONScannedNumber.parseDouble(input, start..<position)
+      guard let double, double.isFinite else {
+        throw error("the number \(number.text(in: input)) is too large for a double", at: start)
+      }
+      number.parsedDouble = double
     }
-    let magnitude =
-      exponent < 0
-      ? Double(significand) / exactPowersOfTen[-exponent]
-      : Double(significand) * exactPowersOfTen[exponent]
-    return isNegative ? -magnitude : magnitude
+    return number
   }
 
-  /// The value of a run of decimal digits if it fits in Int64, or nil. Negative zero is nil
-  /// too: only a double keeps its sign.
-  func integerValue(digits: Range<Int>, isNegative: Bool) -> Int64? {
-    // Nineteen digits always fit in UInt64, so the loop cannot overflow.
-    guard digits.count <= 19 else { return nil }
-    var magnitude: UInt64 = 0
-    for index in digits {
-      magnitude = magnitude &* 10 &+ UInt64(input[index] &- JSONByte.zero)
-    }
-    if isNegative {
-      guard magnitude != 0, magnitude <= UInt64(Int64.max) + 1 else { return nil }
-      return Int64(bitPattern: 0 &- magnitude)
-    }
-    guard magnitude <= UInt64(Int64.max) else { return nil }
-    return Int64(magnitude)
-  }
-
-  mutating func skipDigits() {
-    while position < input.count, isDigit(input[position]) {
+  /// Moves past a run of digits, accumulating them onto `significand` (which wraps past 19
+  /// digits; the caller counts them).
+  @inline(__always)
+  mutating func scanDigits(into significand: inout UInt64) {
+    while position < input.count {
+      let digit = input[position] &- JSONByte.zero
+      guard digit < 10 else { return }
+      significand = significand &* 10 &+ UInt64(digit)
       position += 1
     }
   }
 
   // MARK: Bytes
 
+  @inline(__always)
   mutating func skipWhitespace() {
     while position < input.count {
       switch input[position] {
@@ -661,3 +784,92 @@ private let exactPowersOfTen: [Double] = [
   1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ]
+
+// MARK: - Building a JSONValue
+
+/// The sink of ``JSONReader/parse(_:)-(UnsafeRawBufferPointer)``: builds the ``JSONValue``
+/// the scanner reports.
+struct JSONValueBuilder: JSONScanSink {
+  static var decodesStrings: Bool { true }
+
+  /// The document, once the scan is complete.
+  var result: JSONValue = .null
+  /// The contents of the containers being read, innermost last: an array's elements, or an
+  /// object's members as key (a `.string`) then value. A container collects here and copies
+  /// out once it is complete, so that its storage is allocated once, at its final size, and
+  /// one buffer serves every container in the document.
+  var pending: [JSONValue] = []
+  /// The number of containers open.
+  var depth = 0
+
+  /// Adds a complete value to the innermost open container, or makes it the document.
+  @inline(__always)
+  mutating func add(_ value: JSONValue) {
+    if depth == 0 {
+      result = value
+    } else {
+      pending.append(value)
+    }
+  }
+
+  mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
+    add(.string(String(decoding: content, as: UTF8.self)))
+  }
+
+  mutating func key(
+    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
+  ) {
+    pending.append(.string(String(decoding: content, as: UTF8.self)))
+  }
+
+  mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
+    if let integer = number.int64Value {
+      add(.int(integer))
+    } else {
+      add(.double(number.doubleValue(in: input)))
+    }
+  }
+
+  mutating func literal(_ literal: JSONLiteral) {
+    switch literal {
+    case .true: add(.bool(true))
+    case .false: add(.bool(false))
+    case .null: add(.null)
+    }
+  }
+
+  mutating func beginContainer(isObject: Bool) -> Int {
+    if pending.capacity == 0 {
+      // One allocation for a typical document, instead of growing step by step.
+      pending.reserveCapacity(16)
+    }
+    depth += 1
+    return pending.count
+  }
+
+  mutating func endContainer(isObject: Bool, mark: Int, count: Int) {
+    let value: JSONValue
+    if count == 0 {
+      value = isObject ? .object([:]) : .array([])
+    } else if isObject {
+      value = .object(makeObject(from: mark))
+    } else {
+      value = .array(Array(pending[mark...]))
+    }
+    pending.removeSubrange(mark...)
+    depth -= 1
+    add(value)
+  }
+
+  /// The object whose members are `pending[firstPending...]`, as key, value, key, value...
+  /// A repeated key keeps its last value.
+  func makeObject(from firstPending: Int) -> [String: JSONValue] {
+    var object = [String: JSONValue](minimumCapacity: (pending.count - firstPending) / 2)
+    for keyIndex in stride(from: firstPending, to: pending.count, by: 2) {
+      if case .string(let key) = pending[keyIndex] {
+        object[key] = pending[keyIndex + 1]
+      }
+    }
+    return object
+  }
+}

@@ -1,0 +1,190 @@
+/// One entry of a ``JSONTape``: a value, or an object member's key.
+///
+/// Scalars record where their text lies; containers record their size and where they end,
+/// so that a reader can step over a whole array or object in one move.
+struct JSONTapeEntry {
+  enum Kind: UInt8 {
+    case null
+    case `true`
+    case `false`
+    case number
+    case string
+    case array
+    case object
+  }
+
+  var kind: Kind
+  /// ``Flags`` bits: what the scan saw in a string or number, and what the decoder has
+  /// learned about an object's keys.
+  var flags: UInt8
+  /// A string's text starts here (after the quote); a number's text too. For a container,
+  /// the number of elements, or of members for an object.
+  var first: Int
+  /// A string's text ends here (at the closing quote); a number's text too. For a
+  /// container, the index of the entry after its last descendant.
+  var second: Int
+
+  enum Flags {
+    /// A string: it contains a backslash escape.
+    static let hasEscapes: UInt8 = 1
+    /// A string: it contains a raw byte of 0x80 or above.
+    static let hasNonASCII: UInt8 = 2
+    /// A number: it has neither a fraction nor an exponent.
+    static let isInteger: UInt8 = 4
+    /// An object: the decoder has looked at its keys and set or left `keysAreSimple`.
+    static let keysChecked: UInt8 = 8
+    /// An object: its keys are ASCII without escapes, each greater than the one before in
+    /// byte order (as in the stored form), so no two are equal even as Swift strings, and a
+    /// key is found by comparing bytes.
+    static let keysAreSimple: UInt8 = 16
+  }
+
+  var isContainer: Bool { kind == .array || kind == .object }
+
+  /// The scanned form of a string entry (a value or a key).
+  var scannedString: JSONScannedString {
+    JSONScannedString(
+      start: first, end: second, hasEscapes: flags & Flags.hasEscapes != 0,
+      hasNonASCII: flags & Flags.hasNonASCII != 0)
+  }
+}
+
+/// A JSON document as a flat list of entries, one per value and per object key, in document
+/// order, made by one scan of the text (see ``JSONTapeBuilder``). An array's entry is
+/// followed by its elements; an object's by key, value, key, value...; a nested
+/// container's elements come before the next sibling.
+///
+/// The tape keeps offsets into the text rather than values: strings and numbers are
+/// converted only when a decoder asks for them, and to the type it asks for.
+///
+/// For example `{"a":[1,true],"b":"x"}` is: object (2 members, ends at 6), key `a`, array
+/// (2 elements, ends at 5), number `1`, `true`, key `b`, string `x`.
+enum JSONTape {
+  /// Scans `bytes` into a tape and calls `body` with it.
+  ///
+  /// The tape ends with one entry more than the document has: a `null`, which stands for
+  /// values that are not in the document (a missing member handed to `superDecoder(forKey:)`).
+  /// A document has at most `bytes.count / 2 + 1` entries: a value or key takes a byte and is
+  /// followed by a separator or a closing bracket.
+  ///
+  /// A small document's tape lives in a temporary allocation on the thread's stack; a large
+  /// one grows on the heap as the scan goes.
+  static func withTape<Result>(
+    of bytes: UnsafeRawBufferPointer,
+    _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) throws -> Result
+  ) throws -> Result {
+    let bound = bytes.count / 2 + 2
+    return try withUnsafeTemporaryAllocation(
+      of: JSONTapeEntry.self, capacity: min(bound, smallTapeCapacity)
+    ) { scratch in
+      var builder = JSONTapeBuilder(buffer: scratch, bound: bound)
+      defer { builder.releaseHeapBuffer() }
+      do throws(JSONCodecError) {
+        try JSONReader.scan(bytes, into: &builder)
+      } catch {
+        throw DocumentError.invalid(error)
+      }
+      builder.literal(.null)
+      return try body(
+        UnsafeMutableBufferPointer(rebasing: builder.buffer[..<builder.count]))
+    }
+  }
+
+  /// The most entries a tape holds in its temporary allocation: 1 KiB, the most that
+  /// `withUnsafeTemporaryAllocation` puts on the stack (42 entries on 64-bit platforms, a
+  /// document of some 20 members).
+  static var smallTapeCapacity: Int { 1024 / MemoryLayout<JSONTapeEntry>.stride }
+
+  /// A scan's failure, set apart from the errors of the body.
+  enum DocumentError: Error {
+    case invalid(JSONCodecError)
+  }
+}
+
+/// The sink that records a scan as a tape.
+struct JSONTapeBuilder: JSONScanSink {
+  static var decodesStrings: Bool { false }
+
+  /// The entries, in `buffer[..<count]`: first the scratch buffer the builder was given,
+  /// then, if it fills up, buffers of its own on the heap.
+  var buffer: UnsafeMutableBufferPointer<JSONTapeEntry>
+  var count = 0
+  /// The most entries the document can have.
+  let bound: Int
+  /// Whether `buffer` is the builder's own, to be deallocated.
+  var ownsBuffer = false
+
+  init(buffer: UnsafeMutableBufferPointer<JSONTapeEntry>, bound: Int) {
+    self.buffer = buffer
+    self.bound = bound
+  }
+
+  mutating func releaseHeapBuffer() {
+    if ownsBuffer {
+      buffer.deallocate()
+      ownsBuffer = false
+    }
+  }
+
+  @inline(__always)
+  mutating func append(_ entry: JSONTapeEntry) {
+    if count == buffer.count { grow() }
+    buffer.initializeElement(at: count, to: entry)
+    count += 1
+  }
+
+  /// Moves the entries to a heap buffer twice as large (but never beyond the bound).
+  mutating func grow() {
+    let capacity = min(max(buffer.count * 2, 16), max(bound, count + 1))
+    let larger = UnsafeMutableBufferPointer<JSONTapeEntry>.allocate(capacity: capacity)
+    _ = larger.initialize(fromContentsOf: buffer[..<count])
+    releaseHeapBuffer()
+    buffer = larger
+    ownsBuffer = true
+  }
+
+  mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
+    append(
+      JSONTapeEntry(
+        kind: .string, flags: Self.flags(of: string), first: string.start, second: string.end))
+  }
+
+  mutating func key(
+    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
+  ) {
+    self.string(string, content: content)
+  }
+
+  mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
+    append(
+      JSONTapeEntry(
+        kind: .number, flags: number.isInteger ? JSONTapeEntry.Flags.isInteger : 0,
+        first: number.start, second: number.end))
+  }
+
+  mutating func literal(_ literal: JSONLiteral) {
+    let kind: JSONTapeEntry.Kind
+    switch literal {
+    case .true: kind = .true
+    case .false: kind = .false
+    case .null: kind = .null
+    }
+    append(JSONTapeEntry(kind: kind, flags: 0, first: 0, second: 0))
+  }
+
+  mutating func beginContainer(isObject: Bool) -> Int {
+    let mark = count
+    append(JSONTapeEntry(kind: isObject ? .object : .array, flags: 0, first: 0, second: 0))
+    return mark
+  }
+
+  mutating func endContainer(isObject: Bool, mark: Int, count: Int) {
+    buffer[mark].first = count
+    buffer[mark].second = self.count
+  }
+
+  static func flags(of string: JSONScannedString) -> UInt8 {
+    (string.hasEscapes ? JSONTapeEntry.Flags.hasEscapes : 0)
+      | (string.hasNonASCII ? JSONTapeEntry.Flags.hasNonASCII : 0)
+  }
+}

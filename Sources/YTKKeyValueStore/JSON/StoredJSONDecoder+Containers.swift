@@ -1,0 +1,544 @@
+// The Decoder and its containers: small values that name a tape entry and a coding path,
+// and read through the one Document of the call.
+
+extension StoredJSONDecoder {
+  /// A coding path, as a list from the innermost key out: each nested value adds a node,
+  /// and containers keep the node of their own path. The path is turned into an array only
+  /// when something asks for it, such as an error.
+  final class PathNode {
+    let parent: PathNode?
+    let key: any CodingKey
+
+    init(parent: PathNode?, key: any CodingKey) {
+      self.parent = parent
+      self.key = key
+    }
+
+    /// The path `path` with `key` added (nothing for ``NoKey``).
+    static func appending<Key: CodingKey>(_ key: Key, to path: PathNode?) -> PathNode? {
+      Key.self == NoKey.self ? path : PathNode(parent: path, key: key)
+    }
+
+    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
+    static func codingPath<Key: CodingKey>(_ path: PathNode?, appending key: Key)
+      -> [any CodingKey]
+    {
+      codingPath(path, appending: Key.self == NoKey.self ? nil : key as any CodingKey)
+    }
+
+    /// The keys of `path`, outermost first, then `key` if there is one.
+    static func codingPath(_ path: PathNode?, appending key: (any CodingKey)? = nil)
+      -> [any CodingKey]
+    {
+      var keys: [any CodingKey] = []
+      if let key { keys.append(key) }
+      var node = path
+      while let current = node {
+        keys.append(current.key)
+        node = current.parent
+      }
+      keys.reverse()
+      return keys
+    }
+  }
+
+  /// An array element's key in a coding path, as JSONDecoder writes it: "Index 3". The
+  /// string is made only when asked for, which is rare: such keys are made for every
+  /// element, in case of an error.
+  struct IndexKey: CodingKey {
+    var index: Int
+    var intValue: Int? { index }
+    var stringValue: String { "Index \(index)" }
+
+    init(index: Int) {
+      self.index = index
+    }
+
+    init?(intValue: Int) {
+      self.init(index: intValue)
+    }
+
+    init?(stringValue: String) {
+      return nil
+    }
+  }
+
+  /// The key of a value decoded where it is, by a single-value container or at the top of
+  /// the document: it adds nothing to the coding path. (A key type rather than an optional
+  /// key, so that generic code passing keys along needs no `Optional<Key>` type at run time.)
+  struct NoKey: CodingKey {
+    var stringValue: String { "" }
+    var intValue: Int? { nil }
+
+    init() {}
+
+    init?(stringValue: String) {
+      return nil
+    }
+
+    init?(intValue: Int) {
+      return nil
+    }
+  }
+
+  /// The key of `superDecoder()`: "super".
+  struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+
+    init() {}
+
+    init?(stringValue: String) {
+      guard stringValue == "super" else { return nil }
+    }
+
+    init?(intValue: Int) {
+      return nil
+    }
+  }
+
+  // MARK: - Decoder
+
+  /// The decoder of one value; it is also that value's single-value container.
+  struct ValueDecoder: Decoder, SingleValueDecodingContainer {
+    let document: Document
+    /// The value's tape index.
+    let value: Int
+    let path: PathNode?
+
+    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+      switch document.tape[value].kind {
+      case .object:
+        return KeyedDecodingContainer(
+          KeyedContainer<Key>(document: document, object: value, path: path))
+      case .null:
+        throw DecodingError.valueNotFound(
+          [String: Any].self,
+          DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "Cannot get keyed decoding container -- found null value instead"))
+      default:
+        throw DecodingError.typeMismatch(
+          [String: Any].self,
+          DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription:
+              "Expected to decode \([String: Any].self) but found "
+              + "\(document.kindDescription(at: value)) instead."))
+      }
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+      switch document.tape[value].kind {
+      case .array:
+        return UnkeyedContainer(document: document, array: value, path: path)
+      case .null:
+        throw DecodingError.valueNotFound(
+          [Any].self,
+          DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "Cannot get unkeyed decoding container -- found null value instead"
+          ))
+      default:
+        throw DecodingError.typeMismatch(
+          [Any].self,
+          DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription:
+              "Expected to decode \([Any].self) but found "
+              + "\(document.kindDescription(at: value)) instead."))
+      }
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+      self
+    }
+
+    // MARK: Single value
+
+    func decodeNil() -> Bool {
+      document.tape[value].kind == .null
+    }
+
+    @inline(__always)
+    private func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
+      try document.read(T.self, at: value, path: path, key: NoKey())
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
+    func decode(_ type: String.Type) throws -> String { try read(type) }
+    func decode(_ type: Double.Type) throws -> Double { try read(type) }
+    func decode(_ type: Float.Type) throws -> Float { try read(type) }
+    func decode(_ type: Int.Type) throws -> Int { try read(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try read(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try read(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try read(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try read(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try read(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try read(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try read(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try read(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try read(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { try read(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+      try document.decode(T.self, at: value, path: path, key: NoKey())
+    }
+  }
+
+  // MARK: - Keyed container
+
+  /// An object's members, found by key.
+  struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let document: Document
+    /// The object's tape index.
+    let object: Int
+    let path: PathNode?
+
+    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+
+    /// The object's distinct keys that make a `Key`, in document order.
+    var allKeys: [Key] {
+      document.keys(of: object).compactMap { Key(stringValue: $0) }
+    }
+
+    func contains(_ key: Key) -> Bool {
+      document.member(named: key.stringValue, in: object) != nil
+    }
+
+    /// The tape index of the value for `key`.
+    @inline(__always)
+    private func value(for key: some CodingKey) throws -> Int {
+      guard let value = document.member(named: key.stringValue, in: object) else {
+        throw DecodingError.keyNotFound(
+          key,
+          DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+      }
+      return value
+    }
+
+    /// The tape index of the value for `key`, nil when it is missing or `null`.
+    @inline(__always)
+    private func valueIfPresent(for key: Key) -> Int? {
+      guard let value = document.member(named: key.stringValue, in: object),
+        document.tape[value].kind != .null
+      else { return nil }
+      return value
+    }
+
+    @inline(__always)
+    private func read<T: TapeDecodable>(_ type: T.Type, forKey key: Key) throws -> T {
+      try document.read(T.self, at: try value(for: key), path: path, key: key)
+    }
+
+    @inline(__always)
+    private func readIfPresent<T: TapeDecodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+      guard let value = valueIfPresent(for: key) else { return nil }
+      return try document.read(T.self, at: value, path: path, key: key)
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+      document.tape[try value(for: key)].kind == .null
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+      try read(type, forKey: key)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+      try read(type, forKey: key)
+    }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 {
+      try read(type, forKey: key)
+    }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
+      try read(type, forKey: key)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+      try document.decode(T.self, at: try value(for: key), path: path, key: key)
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+      try readIfPresent(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+      try readIfPresent(type, forKey: key)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+      guard let value = valueIfPresent(for: key) else { return nil }
+      return try document.decode(T.self, at: value, path: path, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+      keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+      try decoder(for: try value(for: key), key: key).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+      try decoder(for: try value(for: key), key: key).unkeyedContainer()
+    }
+
+    /// A decoder of the member "super", or of `null` if there is none, as JSONDecoder gives.
+    func superDecoder() throws -> any Decoder {
+      let key = SuperKey()
+      return decoder(for: document.member(named: key.stringValue, in: object), key: key)
+    }
+
+    /// A decoder of the member `key`, or of `null` if there is none, as JSONDecoder gives.
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+      decoder(for: document.member(named: key.stringValue, in: object), key: key)
+    }
+
+    private func decoder(for value: Int?, key: some CodingKey) -> ValueDecoder {
+      ValueDecoder(
+        document: document, value: value ?? document.missingValue,
+        path: PathNode(parent: path, key: key))
+    }
+  }
+
+  // MARK: - Unkeyed container
+
+  /// An array's elements, in order.
+  struct UnkeyedContainer: UnkeyedDecodingContainer {
+    let document: Document
+    let path: PathNode?
+    let count: Int?
+    private(set) var currentIndex = 0
+    /// The tape index of the element at `currentIndex`, while not at the end.
+    private var next: Int
+
+    init(document: Document, array: Int, path: PathNode?) {
+      self.document = document
+      self.path = path
+      count = document.tape[array].first
+      next = array + 1
+    }
+
+    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+
+    var isAtEnd: Bool { currentIndex >= count! }
+
+    /// Moves to the next element. Past the end only `currentIndex` moves, as in
+    /// JSONDecoder, whose `decodeIfPresent` at the end returns nil and counts on.
+    @inline(__always)
+    private mutating func advance() {
+      if currentIndex < count! { next = document.entry(after: next) }
+      currentIndex += 1
+    }
+
+    /// The tape index of the current element; at the end, the error JSONDecoder throws
+    /// there for a value of `type`.
+    @inline(__always)
+    private func element(for type: Any.Type) throws -> Int {
+      guard !isAtEnd else {
+        throw DecodingError.valueNotFound(
+          type,
+          DecodingError.Context(
+            codingPath: PathNode.codingPath(path, appending: IndexKey(index: currentIndex)),
+            debugDescription: "Unkeyed container is at end."))
+      }
+      return next
+    }
+
+    @inline(__always)
+    private mutating func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
+      let value = try document.read(
+        T.self, at: try element(for: T.self), path: path, key: IndexKey(index: currentIndex))
+      advance()
+      return value
+    }
+
+    @inline(__always)
+    private mutating func readIfPresent<T: TapeDecodable>(_ type: T.Type) throws -> T? {
+      guard !isAtEnd, document.tape[next].kind != .null else {
+        advance()
+        return nil
+      }
+      let value = try document.read(
+        T.self, at: next, path: path, key: IndexKey(index: currentIndex))
+      advance()
+      return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+      guard document.tape[try element(for: Never.self)].kind == .null else { return false }
+      advance()
+      return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
+    mutating func decode(_ type: String.Type) throws -> String { try read(type) }
+    mutating func decode(_ type: Double.Type) throws -> Double { try read(type) }
+    mutating func decode(_ type: Float.Type) throws -> Float { try read(type) }
+    mutating func decode(_ type: Int.Type) throws -> Int { try read(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try read(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try read(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try read(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try read(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try read(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try read(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try read(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try read(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try read(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try read(type) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+      let value = try document.decode(
+        T.self, at: try element(for: T.self), path: path, key: IndexKey(index: currentIndex))
+      advance()
+      return value
+    }
+
+    mutating func decodeIfPresent(_ type: Bool.Type) throws -> Bool? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
+      try readIfPresent(type)
+    }
+    mutating func decodeIfPresent(_ type: Double.Type) throws -> Double? {
+      try readIfPresent(type)
+    }
+    mutating func decodeIfPresent(_ type: Float.Type) throws -> Float? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: Int.Type) throws -> Int? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: Int8.Type) throws -> Int8? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: Int16.Type) throws -> Int16? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: Int32.Type) throws -> Int32? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: Int64.Type) throws -> Int64? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: UInt.Type) throws -> UInt? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: UInt8.Type) throws -> UInt8? { try readIfPresent(type) }
+    mutating func decodeIfPresent(_ type: UInt16.Type) throws -> UInt16? {
+      try readIfPresent(type)
+    }
+    mutating func decodeIfPresent(_ type: UInt32.Type) throws -> UInt32? {
+      try readIfPresent(type)
+    }
+    mutating func decodeIfPresent(_ type: UInt64.Type) throws -> UInt64? {
+      try readIfPresent(type)
+    }
+
+    mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
+      guard !isAtEnd, document.tape[next].kind != .null else {
+        advance()
+        return nil
+      }
+      let value = try document.decode(
+        T.self, at: next, path: path, key: IndexKey(index: currentIndex))
+      advance()
+      return value
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+      keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+      let container = try elementDecoder(
+        for: KeyedDecodingContainer<NestedKey>.self
+      ).container(keyedBy: type)
+      advance()
+      return container
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+      let container = try elementDecoder(for: (any UnkeyedDecodingContainer).self)
+        .unkeyedContainer()
+      advance()
+      return container
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+      let decoder = try elementDecoder(for: (any Decoder).self)
+      advance()
+      return decoder
+    }
+
+    private func elementDecoder(for type: Any.Type) throws -> ValueDecoder {
+      ValueDecoder(
+        document: document, value: try element(for: type),
+        path: PathNode(parent: path, key: IndexKey(index: currentIndex)))
+    }
+  }
+}

@@ -1,0 +1,471 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+// How one value is read from its tape entry: scalars straight from the text, Foundation's
+// types as JSONDecoder's default strategies read them, anything else through its
+// init(from:). The rules, and the errors, are JSONDecoder's; where they are surprising, the
+// comment says so.
+
+extension StoredJSONDecoder {
+  /// Why a value is not a value of the type asked for. The container that asked turns it
+  /// into the `DecodingError` JSONDecoder throws there, with the coding path.
+  enum Failure: Error {
+    /// The value is of another kind (`typeMismatch`); `expected` is the type the message
+    /// names.
+    case mismatch(expected: Any.Type)
+    /// The value is `null` (`valueNotFound`).
+    case null
+    /// A number the type cannot hold exactly (`dataCorrupted`).
+    case notRepresentable
+    /// A string that does not make the value, such as a `URL` (`dataCorrupted`).
+    case invalid(String)
+  }
+}
+
+/// A type the decoder reads straight from a tape entry, without its `init(from:)`.
+protocol TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Self
+}
+
+extension StoredJSONDecoder.Document {
+  typealias Failure = StoredJSONDecoder.Failure
+
+  // MARK: Any type
+
+  /// Decodes a `T` from the value at `index`, whose coding path is `path` and then `key`.
+  func decode<T: Decodable>(
+    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+  ) throws -> T {
+    // Foundation's types are read as JSONDecoder's default strategies read them, not by
+    // their init(from:) (which for Data would expect an array of bytes).
+    if T.self == Date.self {
+      return reinterpret(try read(Date.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == URL.self {
+      return reinterpret(try read(URL.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Data.self {
+      return reinterpret(try read(Data.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Decimal.self {
+      return reinterpret(try read(Decimal.self, at: index, path: path, key: key), as: T.self)
+    }
+    // The commonest scalars are read directly too: the same as by their init(from:), which
+    // asks a single-value container for the same thing, without the detour.
+    if T.self == String.self {
+      return reinterpret(try read(String.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Int.self {
+      return reinterpret(try read(Int.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Double.self {
+      return reinterpret(try read(Double.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == Bool.self {
+      return reinterpret(try read(Bool.self, at: index, path: path, key: key), as: T.self)
+    }
+    // So are arrays of the commonest scalars: Array's init(from:) is generic code that looks
+    // up type metadata at every step.
+    if T.self == [Int].self {
+      return reinterpret(try readArray(of: Int.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == [String].self {
+      return reinterpret(
+        try readArray(of: String.self, at: index, path: path, key: key), as: T.self)
+    }
+    if T.self == [Double].self {
+      return reinterpret(
+        try readArray(of: Double.self, at: index, path: path, key: key), as: T.self)
+    }
+    let decoder = StoredJSONDecoder.ValueDecoder(
+      document: self, value: index, path: StoredJSONDecoder.PathNode.appending(key, to: path))
+    return try T(from: decoder)
+  }
+
+  /// Reads the `Value` at `index`, whose coding path is `path` and then `key`.
+  @inline(__always)
+  func read<Value: TapeDecodable>(
+    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+  ) throws -> Value {
+    do {
+      return try Value.read(at: index, in: self)
+    } catch {
+      throw decodingError(error, decoding: Value.self, at: index, path: path, key: key)
+    }
+  }
+
+  /// Reads the array of `Element` at `index`: what Array's init(from:) reads, with the same
+  /// errors.
+  @inline(__always)
+  private func readArray<Element: TapeDecodable>(
+    of _: Element.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+  ) throws -> [Element] {
+    do {
+      return try elements(of: Element.self, at: index)
+    } catch {
+      let arrayPath = StoredJSONDecoder.PathNode.appending(key, to: path)
+      guard let position = error.position else {
+        // The error of the unkeyed container Array's init(from:) asks for.
+        _ = try StoredJSONDecoder.ValueDecoder(document: self, value: index, path: arrayPath)
+          .unkeyedContainer()
+        preconditionFailure("an unkeyed container of a value that is not an array")
+      }
+      throw decodingError(
+        error.failure, decoding: Element.self, at: error.element, path: arrayPath,
+        key: StoredJSONDecoder.IndexKey(index: position))
+    }
+  }
+
+  /// Why ``elements(of:at:)`` failed: the value is not an array (no `position`), or the
+  /// element at `position`, whose tape index is `element`, is not an `Element`.
+  struct ElementsFailure: Error {
+    var failure: Failure
+    var position: Int?
+    var element: Int
+  }
+
+  /// The array of `Element` at `index`. (Apart from the coding path of its errors, so that it
+  /// is compiled once for each `Element`, not again for every type of key.)
+  private func elements<Element: TapeDecodable>(
+    of _: Element.Type, at index: Int
+  ) throws(ElementsFailure) -> [Element] {
+    let array = tape[index]
+    guard array.kind == .array else {
+      throw ElementsFailure(failure: .mismatch(expected: [Any].self), position: nil, element: index)
+    }
+    var elements: [Element] = []
+    elements.reserveCapacity(array.first)
+    var element = index + 1
+    for position in 0..<array.first {
+      do {
+        elements.append(try Element.read(at: element, in: self))
+      } catch {
+        throw ElementsFailure(failure: error, position: position, element: element)
+      }
+      element = entry(after: element)
+    }
+    return elements
+  }
+
+  /// The `DecodingError` JSONDecoder throws for `failure`, with its messages.
+  func decodingError(
+    _ failure: Failure, decoding type: Any.Type, at index: Int,
+    path: StoredJSONDecoder.PathNode?, key: some CodingKey
+  ) -> DecodingError {
+    let codingPath = StoredJSONDecoder.PathNode.codingPath(path, appending: key)
+    switch failure {
+    case .mismatch(let expected):
+      return .typeMismatch(
+        expected,
+        DecodingError.Context(
+          codingPath: codingPath,
+          debugDescription:
+            "Expected to decode \(expected) but found \(kindDescription(at: index)) instead."))
+    case .null:
+      return .valueNotFound(
+        type,
+        DecodingError.Context(
+          codingPath: codingPath,
+          debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+    case .notRepresentable:
+      let text = String(
+        decoding: UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second]),
+        as: UTF8.self)
+      return .dataCorrupted(
+        DecodingError.Context(
+          codingPath: codingPath,
+          debugDescription: "The number \(text) is not representable as \(type)."))
+    case .invalid(let message):
+      return .dataCorrupted(
+        DecodingError.Context(codingPath: codingPath, debugDescription: message))
+    }
+  }
+
+  // MARK: Scalars
+
+  func bool(at index: Int) throws(Failure) -> Bool {
+    switch tape[index].kind {
+    case .true: return true
+    case .false: return false
+    // JSONDecoder reports null as a type mismatch for Bool alone.
+    default: throw .mismatch(expected: Bool.self)
+    }
+  }
+
+  func string(at index: Int) throws(Failure) -> String {
+    let kind = tape[index].kind
+    guard kind == .string else { throw kind == .null ? .null : .mismatch(expected: String.self) }
+    return decodedString(at: index)
+  }
+
+  /// The number at `index`, re-read from its text; `expected` names the type in a mismatch.
+  func number(at index: Int, expected: Any.Type) throws(Failure) -> JSONScannedNumber {
+    let entry = tape[index]
+    guard entry.kind == .number else {
+      throw entry.kind == .null ? .null : .mismatch(expected: expected)
+    }
+    var scanner = JSONScanner(input: input, position: entry.first)
+    do {
+      return try scanner.scanNumber()
+    } catch {
+      preconditionFailure("a number that was read once reads again: \(error)")
+    }
+  }
+
+  /// An integer of type `T`, as JSONDecoder reads one: integer text that fits; other number
+  /// text (`1.0`, `1e2`) when its double is a whole number that fits. Past 2^53, where
+  /// doubles are far apart, JSONDecoder reads such text as a `Decimal` and converts that,
+  /// truncating any fraction (`9007199254740993.5` is 9007199254740993); so does this.
+  func integer<T: FixedWidthInteger>(_: T.Type, at index: Int) throws(Failure) -> T {
+    let entry = tape[index]
+    if entry.kind == .number, entry.flags & JSONTapeEntry.Flags.isInteger != 0 {
+      // Integer text of up to 19 digits, the usual case, straight from the text.
+      var position = entry.first
+      let isNegative = input[position] == JSONByte.minus
+      if isNegative { position += 1 }
+      if entry.second - position <= 19 {
+        var magnitude: UInt64 = 0
+        while position < entry.second {
+          magnitude = magnitude &* 10 &+ UInt64(input[position] &- JSONByte.zero)
+          position += 1
+        }
+        guard let value = integer(T.self, magnitude: magnitude, isNegative: isNegative) else {
+          throw .notRepresentable
+        }
+        return value
+      }
+    }
+    let number = try number(at: index, expected: T.self)
+    if number.isInteger {
+      guard let value = integer(T.self, exactly: number) else { throw .notRepresentable }
+      return value
+    }
+    let double = number.doubleValue(in: input)
+    guard let value = T(exactly: double) else { throw .notRepresentable }
+    if double.magnitude < 0x1p53 { return value }
+    guard let value = Self.integer(T.self, fromDecimal: Decimal(string: number.text(in: input)))
+    else { throw .notRepresentable }
+    return value
+  }
+
+  /// The value of the integer text `number` as a `T`, if it fits (`-0` is 0).
+  func integer<T: FixedWidthInteger>(_: T.Type, exactly number: JSONScannedNumber) -> T? {
+    if number.digitCount <= 19 {
+      // `significand` is exact.
+      return integer(T.self, magnitude: number.significand, isNegative: number.isNegative)
+    }
+    var value: T = 0
+    var index = number.isNegative ? number.start + 1 : number.start
+    while index < number.end {
+      let digit = T(input[index] &- JSONByte.zero)
+      let (product, productOverflows) = value.multipliedReportingOverflow(by: 10)
+      let (next, sumOverflows) =
+        number.isNegative
+        ? product.subtractingReportingOverflow(digit) : product.addingReportingOverflow(digit)
+      guard !productOverflows, !sumOverflows else { return nil }
+      value = next
+      index += 1
+    }
+    return value
+  }
+
+  /// `magnitude`, negated if `isNegative`, as a `T` if it fits (`-0` is 0).
+  @inline(__always)
+  func integer<T: FixedWidthInteger>(_: T.Type, magnitude: UInt64, isNegative: Bool) -> T? {
+    if !isNegative { return T(exactly: magnitude) }
+    if magnitude == 0 { return 0 }
+    guard T.isSigned else { return nil }
+    if T.bitWidth > 64 { return 0 - T(magnitude) }
+    guard magnitude <= UInt64(T.max) + 1 else { return nil }
+    return T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude))
+  }
+
+  /// JSONDecoder's conversion of a `Decimal` to an integer: the significand (which must fit
+  /// in 64 bits), scaled by the exponent, a negative exponent truncating.
+  static func integer<T: FixedWidthInteger>(_: T.Type, fromDecimal decimal: Decimal?) -> T? {
+    guard let decimal, !decimal.isNaN else { return nil }
+    let isNegative = decimal.sign == .minus
+    if isNegative, !T.isSigned { return nil }
+    guard var magnitude = UInt64(decimal.significand.description) else { return nil }
+    let exponent = decimal.exponent
+    if exponent < 0 {
+      for _ in 0..<(0 - exponent) { magnitude /= 10 }
+    } else {
+      for _ in 0..<exponent {
+        let (product, overflows) = magnitude.multipliedReportingOverflow(by: 10)
+        guard !overflows else { return nil }
+        magnitude = product
+      }
+    }
+    guard let value = T(exactly: magnitude) else { return nil }
+    return isNegative ? 0 - value : value
+  }
+
+  /// A double, the nearest to the text. JSONDecoder refuses a nonzero number that rounds
+  /// to zero (`1e-400`), as it refuses one too large (which the reader has refused already).
+  func double(at index: Int) throws(Failure) -> Double {
+    let number = try number(at: index, expected: Double.self)
+    let value = number.doubleValue(in: input)
+    if value == 0, !isZero(number) { throw .notRepresentable }
+    return value
+  }
+
+  /// A float, the nearest to the text itself: rounding through a double first would round
+  /// twice and could land on the other neighbour.
+  func float(at index: Int) throws(Failure) -> Float {
+    let number = try number(at: index, expected: Float.self)
+    let value: Float
+    // Clinger's fast path, for floats: a significand up to 2^24 and a power of ten up to
+    // 10^10 are exact, so one multiply or divide rounds correctly.
+    if number.digitCount <= 19, number.significand <= 1 << 24, number.exponent >= -10,
+      number.exponent <= 10
+    {
+      let significand = Float(number.significand)
+      let magnitude =
+        number.exponent < 0
+        ? significand / exactFloatPowersOfTen[0 - number.exponent]
+        : significand * exactFloatPowersOfTen[number.exponent]
+      value = number.isNegative ? -magnitude : magnitude
+    } else {
+      guard let parsed = Float(number.text(in: input)), parsed.isFinite else {
+        throw .notRepresentable
+      }
+      value = parsed
+    }
+    if value == 0, !isZero(number) { throw .notRepresentable }
+    return value
+  }
+
+  /// Whether the number's digits (before any exponent) are all zeros.
+  func isZero(_ number: JSONScannedNumber) -> Bool {
+    for index in number.start..<number.end {
+      switch input[index] {
+      case JSONByte.one...JSONByte.nine: return false
+      case JSONByte.lowercaseE, JSONByte.uppercaseE: return true
+      default: continue
+      }
+    }
+    return true
+  }
+
+  func decimal(at index: Int) throws(Failure) -> Decimal {
+    let number = try number(at: index, expected: Decimal.self)
+    guard let decimal = Decimal(string: number.text(in: input)) else {
+      throw .notRepresentable
+    }
+    return decimal
+  }
+
+  // MARK: Foundation's types, by JSONDecoder's default strategies
+
+  /// `.deferredToDate`: the number of seconds since 2001 (what `Date(from:)` reads).
+  func date(at index: Int) throws(Failure) -> Date {
+    guard tape[index].kind != .null else { throw .null }
+    return Date(timeIntervalSinceReferenceDate: try double(at: index))
+  }
+
+  func url(at index: Int) throws(Failure) -> URL {
+    guard let url = URL(string: try string(at: index)) else {
+      throw .invalid("Invalid URL string.")
+    }
+    return url
+  }
+
+  /// `.base64`, as strict as `Data(base64Encoded:)`: padding required, no whitespace.
+  func data(at index: Int) throws(Failure) -> Data {
+    guard let data = Data(base64Encoded: try string(at: index)) else {
+      throw .invalid("Encountered Data is not valid Base64.")
+    }
+    return data
+  }
+}
+
+/// `value` as a `T` that the caller has found to be `Value`'s own type: a copy of the same
+/// bits, without the runtime cast that `as! T` makes in generic code.
+@inline(__always)
+private func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
+  withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
+}
+
+/// 10^0 through 10^10: the powers of ten that a Float holds exactly.
+private let exactFloatPowersOfTen: [Float] = [
+  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+]
+
+// MARK: - The types read from tape entries
+
+extension Bool: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Bool
+  { try document.bool(at: index) }
+}
+
+extension String: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> String
+  { try document.string(at: index) }
+}
+
+extension Double: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Double
+  { try document.double(at: index) }
+}
+
+extension Float: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Float
+  { try document.float(at: index) }
+}
+
+extension Decimal: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Decimal
+  { try document.decimal(at: index) }
+}
+
+extension Date: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Date
+  { try document.date(at: index) }
+}
+
+extension URL: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> URL
+  { try document.url(at: index) }
+}
+
+extension Data: TapeDecodable {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Data
+  { try document.data(at: index) }
+}
+
+/// The integer types read from the tape share one implementation.
+protocol TapeDecodableInteger: FixedWidthInteger, TapeDecodable {}
+
+extension TapeDecodableInteger {
+  static func read(at index: Int, in document: StoredJSONDecoder.Document)
+    throws(StoredJSONDecoder.Failure) -> Self
+  { try document.integer(Self.self, at: index) }
+}
+
+extension Int: TapeDecodableInteger {}
+extension Int8: TapeDecodableInteger {}
+extension Int16: TapeDecodableInteger {}
+extension Int32: TapeDecodableInteger {}
+extension Int64: TapeDecodableInteger {}
+extension UInt: TapeDecodableInteger {}
+extension UInt8: TapeDecodableInteger {}
+extension UInt16: TapeDecodableInteger {}
+extension UInt32: TapeDecodableInteger {}
+extension UInt64: TapeDecodableInteger {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Int128: TapeDecodableInteger {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension UInt128: TapeDecodableInteger {}

@@ -1,0 +1,391 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Decodes `Decodable` values straight from JSON text, giving what Foundation's
+/// `JSONDecoder` (with its default strategies) gives for the same text, only faster.
+///
+/// ```swift
+/// struct Profile: Codable { var id: Int; var name: String }
+/// let text = Array(#"{"id":1,"name":"tangqiao"}"#.utf8)
+/// let profile = try StoredJSONDecoder.decode(Profile.self, from: text)
+/// ```
+///
+/// The text is read once by ``JSONReader``'s scanner, which checks it all (so a fault
+/// anywhere is reported even where `T` would not look) and records a ``JSONTape``: where
+/// each value's text lies and where each container ends. Decoding then walks the tape;
+/// strings and numbers are converted only when asked for, straight from the text, to the
+/// type asked for. One decoding state serves the whole call: the decoders and containers
+/// handed to `init(from:)` are small values that point into it, and object keys are found by
+/// comparing the key's UTF-8 with the text, without making strings.
+///
+/// What is read, and what is an error, follows `JSONDecoder`:
+///
+/// - Text the reader rejects throws `DecodingError.dataCorrupted` whose debug description is
+///   the reader's message (with its byte offset) and whose underlying error is the
+///   ``JSONCodecError``.
+/// - Integers read from integer text that fits the type, and from other number text whose
+///   double is a whole number that fits (`1.0`, `1e2`; and, as `JSONDecoder` does, beyond
+///   2^53 by way of `Decimal`). Floating-point types read the nearest value of the text
+///   itself (a `Float` is not rounded through a `Double`); a nonzero number that rounds to
+///   zero is an error, as is one that is too large. A number that does not fit is
+///   `dataCorrupted`, at the value's coding path.
+/// - `Bool` reads only `true` and `false`; JSON `null` where a value is required is
+///   `valueNotFound`, except for `Bool`, where it is `typeMismatch`, as in `JSONDecoder`.
+/// - `Date` reads seconds since 2001 (`.deferredToDate`), `Data` base64 text, `URL` a string
+///   that `URL(string:)` accepts, `Decimal` number text.
+/// - An object that repeats a key decodes with the key's first value, and keys match as
+///   Swift strings do (so `"\u212A"`, the Kelvin sign, is the key `K`).
+package enum StoredJSONDecoder {
+  /// Decodes a `T` from the JSON text in `bytes`.
+  ///
+  /// - Throws: `DecodingError`, or an error thrown by an `init(from:)`.
+  package static func decode<T: Decodable>(
+    _ type: T.Type, from bytes: UnsafeRawBufferPointer
+  ) throws -> T {
+    do {
+      return try JSONTape.withTape(of: bytes) { tape in
+        var document = Document(
+          input: UnsafeBufferPointer(
+            start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count),
+          tape: tape)
+        // A decoder or container kept by an `init(from:)` outlives this call and the memory it
+        // reads, so the document then keeps copies of the text and the tape.
+        defer {
+          if !isKnownUniquelyReferenced(&document) { document.keepMemory() }
+        }
+        return try document.decode(T.self, at: 0, path: nil, key: NoKey())
+      }
+    } catch JSONTape.DocumentError.invalid(let error) {
+      throw DecodingError.dataCorrupted(
+        DecodingError.Context(
+          codingPath: [], debugDescription: error.message, underlyingError: error))
+    }
+  }
+
+  /// Decodes a `T` from the JSON text in `bytes`.
+  package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+    try bytes.withUnsafeBytes { try decode(type, from: $0) }
+  }
+}
+
+// MARK: - The decoding state
+
+extension StoredJSONDecoder {
+  /// The text and its tape, and what decoding learns along the way; shared by every decoder
+  /// and container of one call.
+  final class Document {
+    /// The JSON text: the caller's memory, or after `keepMemory()` a copy of it.
+    private(set) var input: UnsafeBufferPointer<UInt8>
+    /// The scan of `input`, with one more entry at the end: a `null` that stands for a member
+    /// that is not there (``missingValue``).
+    private(set) var tape: UnsafeMutableBufferPointer<JSONTapeEntry>
+    /// Whether `input` and `tape` are copies this document deallocates.
+    private var ownsMemory = false
+    /// Scratch space for decoding strings with escapes.
+    var unescaped: [UInt8] = []
+    /// The object of the last member found, and the key after that member: objects are
+    /// usually read in the order their keys come.
+    var lastObject = -1
+    var keyAfterLast = 0
+    /// Indexes of the keys of large objects, made when one is first searched.
+    var memberTables: [Int: MemberTable] = [:]
+
+    /// `tape` is the scan of `input` and must have room for one more entry.
+    init(input: UnsafeBufferPointer<UInt8>, tape: UnsafeMutableBufferPointer<JSONTapeEntry>) {
+      self.input = input
+      self.tape = tape
+    }
+
+    deinit {
+      if ownsMemory {
+        input.deallocate()
+        tape.deallocate()
+      }
+    }
+
+    /// Copies the text and the tape, for decoders that outlive the call.
+    func keepMemory() {
+      guard !ownsMemory else { return }
+      let inputCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: input.count)
+      _ = inputCopy.initialize(fromContentsOf: input)
+      let tapeCopy = UnsafeMutableBufferPointer<JSONTapeEntry>.allocate(capacity: tape.count)
+      _ = tapeCopy.initialize(fromContentsOf: tape)
+      input = UnsafeBufferPointer(inputCopy)
+      tape = tapeCopy
+      ownsMemory = true
+    }
+
+    // MARK: Walking the tape
+
+    /// The index of a `null` entry that stands for a value that is not in the document.
+    var missingValue: Int { tape.count - 1 }
+
+    /// The index of the entry after the value at `index` and everything nested in it.
+    @inline(__always)
+    func entry(after index: Int) -> Int {
+      let entry = tape[index]
+      return entry.isContainer ? entry.second : index + 1
+    }
+
+    /// The value's kind as `JSONDecoder`'s messages name it.
+    func kindDescription(at index: Int) -> String {
+      switch tape[index].kind {
+      case .null: return "null"
+      case .true, .false: return "bool"
+      case .number: return "number"
+      case .string: return "a string"
+      case .array: return "an array"
+      case .object: return "a dictionary"
+      }
+    }
+
+    /// The text of the string entry at `index` (a value or a key).
+    func stringText(at index: Int) -> UnsafeBufferPointer<UInt8> {
+      UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second])
+    }
+
+    /// The string entry at `index` (a value or a key), decoded.
+    func decodedString(at index: Int) -> String {
+      let entry = tape[index]
+      if entry.flags & JSONTapeEntry.Flags.hasEscapes == 0 {
+        return String(decoding: stringText(at: index), as: UTF8.self)
+      }
+      var scanner = JSONScanner(input: input)
+      swap(&scanner.unescaped, &unescaped)
+      defer { swap(&scanner.unescaped, &unescaped) }
+      return scanner.decodedString(entry.scannedString)
+    }
+
+    // MARK: Object members
+
+    /// How a large object's members are found.
+    enum MemberTable {
+      /// The key indexes in order, for a binary search (objects whose keys are simple).
+      case sortedKeys([Int])
+      /// Each distinct key's first value (other objects).
+      case firstValues([String: Int])
+    }
+
+    /// Objects with at most this many members are searched key by key.
+    static let linearSearchLimit = 16
+
+    /// The index of the value of the member named `name` in the object at `object`, or nil.
+    ///
+    /// Keys match as Swift strings do, and a repeated key's first value is found, as with
+    /// `JSONDecoder` (whose containers are dictionaries made member by member, keeping the
+    /// first). When the object's keys are simple (``JSONTapeEntry/Flags/keysAreSimple``, as
+    /// in the stored form) and `name` is ASCII, comparing bytes gives the same answer.
+    func member(named name: String, in object: Int) -> Int? {
+      let keysAreSimple = checkKeys(of: object)
+      return withUTF8(of: name) { utf8 in
+        if keysAreSimple, isASCII(utf8) {
+          return simpleMember(utf8, in: object)
+        }
+        return firstMember(named: name, utf8: utf8, in: object)
+      }
+    }
+
+    /// Whether the keys of the object at `object` are simple; worked out on first use.
+    func checkKeys(of object: Int) -> Bool {
+      let flags = tape[object].flags
+      if flags & JSONTapeEntry.Flags.keysChecked != 0 {
+        return flags & JSONTapeEntry.Flags.keysAreSimple != 0
+      }
+      var simple = true
+      var previous = -1
+      var key = object + 1
+      let end = tape[object].second
+      let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
+      while key < end {
+        if tape[key].flags & notSimple != 0
+          || (previous >= 0 && !precedes(stringText(at: previous), stringText(at: key)))
+        {
+          simple = false
+          break
+        }
+        previous = key
+        key = entry(after: key + 1)
+      }
+      tape[object].flags |=
+        JSONTapeEntry.Flags.keysChecked | (simple ? JSONTapeEntry.Flags.keysAreSimple : 0)
+      return simple
+    }
+
+    /// Finds `name` (ASCII) among simple keys: first after the last member found, since
+    /// members are usually read in order; then key by key, or by binary search in a large
+    /// object.
+    func simpleMember(_ name: UnsafeBufferPointer<UInt8>, in object: Int) -> Int? {
+      let end = tape[object].second
+      let first = object + 1
+      let start = lastObject == object && keyAfterLast < end ? keyAfterLast : first
+      if start < end, key(start, equals: name) {
+        return found(key: start, in: object)
+      }
+      if tape[object].first > Self.linearSearchLimit {
+        guard case .sortedKeys(let keys) = memberTable(of: object, simple: true) else {
+          return nil
+        }
+        var low = 0
+        var high = keys.count
+        while low < high {
+          let middle = low + (high - low) / 2
+          let text = stringText(at: keys[middle])
+          if precedes(text, name) {
+            low = middle + 1
+          } else if precedes(name, text) {
+            high = middle
+          } else {
+            return found(key: keys[middle], in: object)
+          }
+        }
+        return nil
+      }
+      // From the key after `start` to the end, then from the first key up to `start`.
+      var key = start < end ? entry(after: start + 1) : first
+      while key != start {
+        if key >= end {
+          key = first
+          continue
+        }
+        if self.key(key, equals: name) {
+          return found(key: key, in: object)
+        }
+        key = entry(after: key + 1)
+      }
+      return nil
+    }
+
+    /// Whether the text of the key at `key` is `name`, byte for byte.
+    @inline(__always)
+    func key(_ key: Int, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+      let entry = tape[key]
+      guard entry.second - entry.first == name.count else { return false }
+      var offset = entry.first
+      for byte in name {
+        guard input[offset] == byte else { return false }
+        offset += 1
+      }
+      return true
+    }
+
+    @inline(__always)
+    private func found(key: Int, in object: Int) -> Int {
+      lastObject = object
+      keyAfterLast = entry(after: key + 1)
+      return key + 1
+    }
+
+    /// Finds the first member whose key equals `name` as a Swift string.
+    func firstMember(named name: String, utf8: UnsafeBufferPointer<UInt8>, in object: Int)
+      -> Int?
+    {
+      if tape[object].first > Self.linearSearchLimit {
+        guard case .firstValues(let values) = memberTable(of: object, simple: false) else {
+          return nil
+        }
+        return values[name]
+      }
+      let nameIsASCII = isASCII(utf8)
+      let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
+      var key = object + 1
+      let end = tape[object].second
+      while key < end {
+        let matches =
+          nameIsASCII && tape[key].flags & notSimple == 0
+          ? equals(stringText(at: key), utf8) : decodedString(at: key) == name
+        if matches { return key + 1 }
+        key = entry(after: key + 1)
+      }
+      return nil
+    }
+
+    /// The member table of the large object at `object`, made on first use.
+    func memberTable(of object: Int, simple: Bool) -> MemberTable {
+      if let table = memberTables[object] { return table }
+      let table: MemberTable
+      var key = object + 1
+      let end = tape[object].second
+      if simple {
+        var keys: [Int] = []
+        keys.reserveCapacity(tape[object].first)
+        while key < end {
+          keys.append(key)
+          key = entry(after: key + 1)
+        }
+        table = .sortedKeys(keys)
+      } else {
+        var values: [String: Int] = [:]
+        values.reserveCapacity(tape[object].first)
+        while key < end {
+          let name = decodedString(at: key)
+          if values[name] == nil { values[name] = key + 1 }
+          key = entry(after: key + 1)
+        }
+        table = .firstValues(values)
+      }
+      memberTables[object] = table
+      return table
+    }
+
+    /// The distinct keys of the object at `object` in document order (a repeated key, or one
+    /// equal to an earlier key as a Swift string, only the first time).
+    func keys(of object: Int) -> [String] {
+      var keys: [String] = []
+      keys.reserveCapacity(tape[object].first)
+      let simple = checkKeys(of: object)
+      var seen = Set<String>()
+      var key = object + 1
+      let end = tape[object].second
+      while key < end {
+        let name = decodedString(at: key)
+        if simple || seen.insert(name).inserted {
+          keys.append(name)
+        }
+        key = entry(after: key + 1)
+      }
+      return keys
+    }
+  }
+}
+
+// MARK: - Bytes
+
+/// Calls `body` with the UTF-8 of `string`, copying it only if it is not stored contiguously.
+@inline(__always)
+func withUTF8<Result>(
+  of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+) -> Result {
+  if let result = string.utf8.withContiguousStorageIfAvailable(body) {
+    return result
+  }
+  var copy = string
+  return copy.withUTF8(body)
+}
+
+@inline(__always)
+func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  var union: UInt8 = 0
+  for byte in bytes { union |= byte }
+  return union < 0x80
+}
+
+@inline(__always)
+func equals(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+  guard lhs.count == rhs.count else { return false }
+  for index in 0..<lhs.count where lhs[index] != rhs[index] {
+    return false
+  }
+  return true
+}
+
+/// Whether `lhs` sorts before `rhs` byte by byte, a prefix first: the order of keys in the
+/// stored form.
+func precedes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+  for index in 0..<min(lhs.count, rhs.count) where lhs[index] != rhs[index] {
+    return lhs[index] < rhs[index]
+  }
+  return lhs.count < rhs.count
+}
