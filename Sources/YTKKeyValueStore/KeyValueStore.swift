@@ -116,20 +116,28 @@ public final class KeyValueStore: Sendable {
     try put(.array([.double(number)]), id: id, into: table)
   }
 
-  /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (keys sorted).
+  /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (with its default
+  /// strategies: dates as seconds since 2001, data as Base64, URLs as their absolute string),
+  /// in the stored form: keys sorted, no spaces.
+  ///
+  /// The value is encoded straight into the stored text by the store's own encoder, which
+  /// writes exactly the bytes that `JSONEncoder`'s output would be stored as.
+  ///
+  /// - Throws: `.invalidArgument` when the value cannot be encoded (a NaN or infinite
+  ///   floating-point number, nesting deeper than 512, an error thrown by its `encode(to:)`),
+  ///   and as ``put(_:id:into:)``.
   public func put<T: Encodable>(encodable value: T, id: String, into table: String)
     throws(KeyValueStoreError)
   {
-    let object: JSONValue
+    let json: [UInt8]
     do {
-      let data = try JSONEncoder().encode(value)
-      object = try data.withUnsafeBytes { try JSONReader.parse($0) }
+      json = try StoredJSONEncoder.encode(value)
     } catch {
       throw KeyValueStoreError(
         .invalidArgument,
         "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
     }
-    try put(object, id: id, into: table)
+    try putEncoded(json, id: id, into: table)
   }
 
   /// Puts already-encoded JSON text; `ytkkv load` uses it to keep the stored form.
@@ -226,12 +234,17 @@ public final class KeyValueStore: Sendable {
 
   /// Decodes the value stored under `id` as a `T`, or nil when there is none. Throws
   /// `.typeMismatch` when the stored JSON does not decode as `T`.
+  ///
+  /// Decoding reads the stored text directly (the store's own decoder, no `Data`), and
+  /// accepts and converts exactly what `JSONDecoder` with its default strategies does.
   public func decode<T: Decodable>(_ type: T.Type, id: String, from table: String)
     throws(KeyValueStoreError) -> T?
   {
+    // Copied out first: decoding runs the type's own `init(from:)`, which must not run under
+    // the store's read lock.
     guard let bytes = try storedBytes(id: id, from: table) else { return nil }
     do {
-      return try JSONDecoder().decode(T.self, from: Data(bytes))
+      return try StoredJSONDecoder.decode(T.self, from: bytes)
     } catch {
       throw KeyValueStoreError(
         .typeMismatch,

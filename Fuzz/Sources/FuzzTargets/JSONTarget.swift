@@ -4,7 +4,11 @@ import YTKKeyValueStore
 ///
 /// Parsing any bytes must never trap. What parses must write back to canonical text that
 /// parses to the same value and writes to the same bytes again (the stored form is stable).
+/// The Codable encoder and decoder must agree with Foundation's on the same input
+/// (``fuzzStoredJSONEncoder(_:)``, ``fuzzStoredJSONDecoder(_:)``).
 package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
+  fuzzStoredJSONEncoder(data)
+  fuzzStoredJSONDecoder(data)
   guard let value = try? JSONReader.parse(data) else { return }
   guard let canonical = try? JSONWriter.bytes(value) else {
     preconditionFailure("a parsed value must be writable")
