@@ -98,17 +98,34 @@ public final class KeyValueStore: Sendable {
   public func put(_ object: JSONValue, id: String, into table: String)
     throws(KeyValueStoreError)
   {
-    try putEncoded(try Self.encode(object, id: id, table: table), id: id, into: table)
+    do {
+      try JSONWriter.withText(of: object) { json throws(KeyValueStoreError) in
+        try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+      }
+    } catch {
+      switch error {
+      case .body(let error): throw error
+      case .write(let error):
+        throw KeyValueStoreError(
+          .invalidArgument,
+          "the value for id \"\(Self.shown(id))\" in table \"\(table)\" cannot be stored: "
+            + error.message)
+      }
+    }
   }
 
   /// Stores a string, as YTKKeyValueStore did: `["s"]`.
   public func put(string: String, id: String, into table: String) throws(KeyValueStoreError) {
-    try putEncoded(JSONWriter.output(wrapping: string), id: id, into: table)
+    try JSONWriter.withText(wrapping: string) { json throws(KeyValueStoreError) in
+      try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+    }
   }
 
   /// Stores an integer, as YTKKeyValueStore did: `[n]`.
   public func put(number: Int, id: String, into table: String) throws(KeyValueStoreError) {
-    try putEncoded(JSONWriter.output(wrapping: Int64(number)), id: id, into: table)
+    try JSONWriter.withText(wrapping: Int64(number)) { json throws(KeyValueStoreError) in
+      try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+    }
   }
 
   /// Stores a double, as YTKKeyValueStore did: `[n]`. It reads back bit for bit.
@@ -149,15 +166,6 @@ public final class KeyValueStore: Sendable {
     }
   }
 
-  /// Puts the text a writer made, from the writer's own memory (no copy into an array).
-  func putEncoded(_ json: borrowing JSONOutput, id: String, into table: String)
-    throws(KeyValueStoreError)
-  {
-    try json.withBytes { bytes throws(KeyValueStoreError) in
-      try putEncoded(bytes: bytes, id: id, into: table, createdTime: nil)
-    }
-  }
-
   private func putEncoded(
     bytes json: UnsafeRawBufferPointer, id: String, into table: String, createdTime: Timestamp?
   ) throws(KeyValueStoreError) {
@@ -166,19 +174,6 @@ public final class KeyValueStore: Sendable {
       try id.withUTF8Bytes { key throws(LogStoreError) in
         try engine.put(key: key, value: json, table: table, timestamp: createdTime)
       }
-    }
-  }
-
-  static func encode(_ object: JSONValue, id: String, table: String)
-    throws(KeyValueStoreError) -> JSONOutput
-  {
-    do {
-      return try JSONWriter.output(object)
-    } catch {
-      throw KeyValueStoreError(
-        .invalidArgument,
-        "the value for id \"\(shown(id))\" in table \"\(table)\" cannot be stored: "
-          + error.message)
     }
   }
 

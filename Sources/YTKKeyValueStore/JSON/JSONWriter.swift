@@ -40,35 +40,56 @@ package enum JSONWriter {
 
   /// Returns the canonical compact JSON text of `value`.
   package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
-    try output(value).bytes()
-  }
-
-  /// The canonical compact JSON text of `value`, in the writer's own memory: for a caller
-  /// that only needs to read it once (the store writes it to its log), without the copy into
-  /// an array.
-  static func output(_ value: JSONValue) throws(JSONCodecError) -> JSONOutput {
     var output = JSONOutput(capacity: estimatedSize(of: value))
     try append(value, lenient: false, into: &output)
-    return output
+    return output.bytes()
   }
 
-  /// The canonical text of `[string]`: how YTKKeyValueStore stored a string, written without
-  /// building the array.
-  static func output(wrapping string: String) -> JSONOutput {
-    var output = JSONOutput(capacity: string.utf8.count + 4)
-    output.append(JSONByte.openBracket)
-    appendString(string, into: &output)
-    output.append(JSONByte.closeBracket)
-    return output
+  /// Calls `body` with the canonical compact JSON text of `value`, borrowed for the call:
+  /// for a caller that reads the text once (the store copies it into its log). Text that fits
+  /// in `JSONOutput.scratchSize` bytes is written on the thread's stack, so a typical value
+  /// is written without a heap allocation.
+  static func withText<R, E: Error>(
+    of value: JSONValue, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+  ) throws(JSONWriteOrBodyError<E>) -> R {
+    try JSONOutput.withScratch { (output: inout JSONOutput) throws(JSONWriteOrBodyError<E>) in
+      do throws(JSONCodecError) {
+        try append(value, lenient: false, into: &output)
+      } catch {
+        throw .write(error)
+      }
+      do throws(E) {
+        return try output.withBytes(body)
+      } catch {
+        throw .body(error)
+      }
+    }
   }
 
-  /// The canonical text of `[integer]`: how YTKKeyValueStore stored a number.
-  static func output(wrapping integer: Int64) -> JSONOutput {
-    var output = JSONOutput(capacity: 22)
-    output.append(JSONByte.openBracket)
-    appendInteger(integer, into: &output)
-    output.append(JSONByte.closeBracket)
-    return output
+  /// Calls `body` with the canonical text of `[string]`, how YTKKeyValueStore stored a
+  /// string, written without building the array (on the stack when it fits).
+  static func withText<R, E: Error>(
+    wrapping string: String, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+  ) throws(E) -> R {
+    try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
+      output.append(JSONByte.openBracket)
+      appendString(string, into: &output)
+      output.append(JSONByte.closeBracket)
+      return try output.withBytes(body)
+    }
+  }
+
+  /// Calls `body` with the canonical text of `[integer]`, how YTKKeyValueStore stored a
+  /// number.
+  static func withText<R, E: Error>(
+    wrapping integer: Int64, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+  ) throws(E) -> R {
+    try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
+      output.append(JSONByte.openBracket)
+      appendInteger(integer, into: &output)
+      output.append(JSONByte.closeBracket)
+      return try output.withBytes(body)
+    }
   }
 
   /// The text for `JSONValue.description`: the canonical text, except that non-finite
@@ -480,13 +501,37 @@ struct JSONOutput: ~Copyable {
   private var base: UnsafeMutablePointer<UInt8>
   private var capacity: Int
   private(set) var count = 0
+  /// Whether `base` was allocated here (else it is a caller's scratch space).
+  private var ownsMemory: Bool
+
+  /// The stack space ``withScratch(_:)`` starts with: the standard library keeps temporary
+  /// allocations up to 1 KiB on the thread's stack.
+  static let scratchSize = 1024
 
   init(capacity: Int) {
     self.capacity = max(capacity, 16)
     base = .allocate(capacity: self.capacity)
+    ownsMemory = true
   }
 
-  deinit { base.deallocate() }
+  /// An output that starts in `scratch` (which must outlive it) and moves to the heap only if
+  /// it outgrows it.
+  private init(scratch: UnsafeMutableRawBufferPointer) {
+    capacity = scratch.count
+    base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: scratch.count)
+    ownsMemory = false
+  }
+
+  deinit { if ownsMemory { base.deallocate() } }
+
+  /// Calls `body` with an output that starts on the thread's stack.
+  static func withScratch<R, E: Error>(_ body: (inout JSONOutput) throws(E) -> R) throws(E) -> R {
+    let result = withUnsafeTemporaryAllocation(byteCount: scratchSize, alignment: 1) { scratch in
+      var output = JSONOutput(scratch: scratch)
+      return Result { () throws(E) -> R in try body(&output) }
+    }
+    return try result.get()
+  }
 
   /// The bytes written, as an array (one copy).
   consuming func bytes() -> [UInt8] {
@@ -532,10 +577,18 @@ struct JSONOutput: ~Copyable {
     let newCapacity = max(needed, doubled)
     let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
     newBase.moveInitialize(from: base, count: count)
-    base.deallocate()
+    if ownsMemory { base.deallocate() }
     base = newBase
     capacity = newCapacity
+    ownsMemory = true
   }
+}
+
+/// A failure of ``JSONWriter/withText(of:_:)``: the value could not be written, or the
+/// caller's body threw.
+enum JSONWriteOrBodyError<Body: Error>: Error {
+  case write(JSONCodecError)
+  case body(Body)
 }
 
 /// The shortest decimal that reads back as exactly a given double's magnitude: the digits of
