@@ -206,6 +206,14 @@ public final class KeyValueStore: Sendable {
   /// The string stored under `id` (by ``put(string:id:into:)``, or a bare JSON string), or
   /// nil. Throws `.typeMismatch` if the id holds something else.
   public func string(id: String, from table: String) throws(KeyValueStoreError) -> String? {
+    // The string alone is read from the stored text; anything else is read whole below, for
+    // the message.
+    var wrapped: Result<String?, JSONCodecError>?
+    try visitStoredValue(id: id, in: table) { bytes, _ in
+      wrapped = Result { () throws(JSONCodecError) in try JSONReader.wrappedString(bytes) }
+    }
+    guard let wrapped else { return nil }
+    if case .success(let string?) = wrapped { return string }
     guard let value = try object(id: id, from: table) else { return nil }
     if let string = Self.scalar(value).stringValue { return string }
     throw mismatch(id, table, value, expected: "a string")
