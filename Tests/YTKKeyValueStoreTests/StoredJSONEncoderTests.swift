@@ -417,6 +417,30 @@ struct StoredJSONEncoderTests {
     #expect(context.codingPath.map(\.stringValue) == ["a", "value", "Index 2"])
   }
 
+  @Test("encodings at once on many threads, and one inside another, do not mix")
+  func concurrentAndNested() throws {
+    var generator = SeededGenerator(seed: 23)
+    let orders = (0..<200).map { _ in Order.random(using: &generator) }
+    // Nil for the few orders with no JSON form (a price too large for a Float).
+    let expected = orders.map { try? oracle($0) }
+    let mismatches = Mismatches()
+    DispatchQueue.concurrentPerform(iterations: 8) { round in
+      for (index, order) in orders.enumerated() where index % 8 != round {
+        if (try? StoredJSONEncoder.encode(order)) != expected[index] { mismatches.add() }
+      }
+    }
+    #expect(mismatches.count == 0)
+
+    // An encode(to:) that runs the encoder itself, while its own encoding is under way.
+    let inner = Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      let text = try StoredJSONEncoder.encode(["z": [1, 2], "a": [3]])
+      try container.encode(String(decoding: text, as: UTF8.self), forKey: AnyKey("text"))
+      try container.encode(Wrapped([1.5, 2]), forKey: AnyKey("order"))
+    }
+    try expectSame([inner, inner])
+  }
+
   // MARK: Depth
 
   @Test("arrays and objects nest 511 levels deep, JSONEncoder's limit, one short of the reader's")
@@ -877,6 +901,24 @@ private struct Scripted: Encodable, Sendable {
       try nested.encode(1, forKey: AnyKey("b"))
     },
   ]
+}
+
+/// Counts failures from many threads.
+private final class Mismatches: @unchecked Sendable {
+  private let lock = NSLock()
+  private var failures = 0
+
+  func add() {
+    lock.lock()
+    failures += 1
+    lock.unlock()
+  }
+
+  var count: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return failures
+  }
 }
 
 /// Records the coding paths its encoder and containers report.
