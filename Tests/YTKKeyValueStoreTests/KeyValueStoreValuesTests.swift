@@ -460,6 +460,25 @@ struct KeyValueStoreValuesTests {
     }
   }
 
+  @Test("string(id:) reads [s] and a bare string only; every other shape is .typeMismatch")
+  func stringShapes() throws {
+    let text =
+      "quote \" backslash \\ tab \t nul \u{0} é 中 😀 " + String(repeating: "long ", count: 40)
+    try store.put(string: text, id: "wrapped", into: table)
+    try store.put(.string(text), id: "bare", into: table)
+    #expect(try store.string(id: "wrapped", from: table) == text)
+    #expect(try store.string(id: "bare", from: table) == text)
+    let others: [JSONValue] = [
+      ["a", "b"], [], [["s"]], ["s", 1], [1], [nil], [true], ["s": "t"], [["s": "t"]], 1, nil,
+    ]
+    for (index, other) in others.enumerated() {
+      try store.put(other, id: "other \(index)", into: table)
+      expectError(.typeMismatch, mentioning: ["\"other \(index)\""]) {
+        _ = try store.string(id: "other \(index)", from: table)
+      }
+    }
+  }
+
   @Test("integer(id:) on 2.5, a string or an out-of-range double is .typeMismatch")
   func integerMismatch() throws {
     try store.put(number: 2.5, id: "fraction", into: table)
