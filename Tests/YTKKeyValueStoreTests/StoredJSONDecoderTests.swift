@@ -66,9 +66,15 @@ struct StoredJSONDecoderTests {
       "2.4703282292062327e-324", "1.00000000000000011102230246251565404236316680908203125",
       "-9223372036854775808", "9223372036854775807",
       "0.000000000000000000000000000000000000000000000000000000000000000000000000000001",
+      // Zeros with exponents: JSONDecoder reads some as zero and refuses others.
+      "0e5", "-0e5", "-0.0e5", "0.0e+5", "0e-5", "-0.0E5", "-0.00e1", "0.000e0", "0e00",
+      "-0.0e-12", "0.0e123", "0.00000e1", "0E+1", "-0e+10", "0.0e-0", "0e-400", "0e400",
     ]
     for text in texts {
       expectSameAsJSONDecoder(Double.self, text)
+      expectSameAsJSONDecoder(Float.self, text)
+      expectSameAsJSONDecoder(JSONValue.self, text)
+      expectSameAsJSONDecoder(Date.self, text)
     }
     var generator = DecoderTestGenerator(seed: 1)
     for _ in 0..<2_000 {
@@ -460,6 +466,40 @@ struct StoredJSONDecoderTests {
           expectSameAsJSONDecoder([Node].self, text)
         }
       }
+    }
+  }
+
+  @Test("mutated documents decode as with JSONDecoder, or throw the reader's error")
+  func mutatedDocuments() throws {
+    var generator = DecoderTestGenerator(seed: 11)
+    let interesting = Array(#"[]{}",:\u0123456789-+.eEtrufalsnK "#.utf8) + [0x00, 0x1F, 0x80, 0xE2]
+    for _ in 0..<3_000 {
+      let value = randomValue(using: &generator, depth: 1)
+      var bytes = try JSONWriter.bytes(value)
+      for _ in 0..<Int.random(in: 1...3, using: &generator) {
+        let position = Int.random(in: 0...bytes.count, using: &generator)
+        let byte = interesting.randomElement(using: &generator)!
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0 where position < bytes.count: bytes[position] = byte
+        case 1 where position < bytes.count: bytes.remove(at: position)
+        default: bytes.insert(byte, at: position)
+        }
+      }
+      do {
+        _ = try JSONReader.parse(bytes)
+      } catch {
+        let decoderError = decodingError { try StoredJSONDecoder.decode(JSONValue.self, from: bytes) }
+        guard case .dataCorrupted(let context) = decoderError else {
+          Issue.record("expected dataCorrupted, got \(String(describing: decoderError))")
+          continue
+        }
+        #expect(context.debugDescription == error.message)
+        continue
+      }
+      let text = String(decoding: bytes, as: UTF8.self)
+      expectSameAsJSONDecoder(JSONValue.self, text)
+      expectSameAsJSONDecoder(Record.self, text)
+      expectSameAsJSONDecoder([Record?].self, text)
     }
   }
 
