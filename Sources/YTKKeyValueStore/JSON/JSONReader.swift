@@ -663,7 +663,9 @@ struct JSONScanner {
       let fractionStart = position
       scanDigits(into: &significand)
       digitCount += position - fractionStart
-      exponent = fractionStart - position
+      // Bounded so that adding the written exponent cannot overflow where Int is 32 bits;
+      // the quick conversions need only -22...22.
+      exponent = max(fractionStart - position, -1_000_000_000)
     }
     var writtenExponent = 0
     if position < input.count,
@@ -697,7 +699,7 @@ struct JSONScanner {
       exponent: exponent)
     // Below 10^308 every number is a finite double; only near or past the limit does the
     // text need parsing in full to tell.
-    if integerDigitCount + writtenExponent > 308 {
+    if writtenExponent > 308 - integerDigitCount {
       let double = JSONScannedNumber.parseDouble(input, start..<position)
       guard let double, double.isFinite else {
         throw error("the number \(number.text(in: input)) is too large for a double", at: start)

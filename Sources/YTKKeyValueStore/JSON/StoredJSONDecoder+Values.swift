@@ -340,14 +340,32 @@ extension StoredJSONDecoder.Document {
     return value
   }
 
-  /// Whether the number's digits (before any exponent) are all zeros.
+  /// Whether a number that converted to zero is zero, as JSONDecoder tells: a nonzero digit
+  /// before the exponent says no. JSONDecoder reads the text four bytes at a time from the
+  /// front, and the last one to three bytes from the back, so an exponent digit among those
+  /// is seen before the `e`: `0e5` and `-0.0e5` are "not zero" and fail to decode as floating
+  /// point, while `-0e5` and `0.0e+5` decode as zero. Reading the same way gives the same
+  /// answers.
   func isZero(_ number: JSONScannedNumber) -> Bool {
-    for index in number.start..<number.end {
-      switch input[index] {
+    /// Whether `byte` decides: false for a nonzero digit, true for the exponent's `e`.
+    func verdict(_ byte: UInt8) -> Bool? {
+      switch byte {
       case JSONByte.one...JSONByte.nine: return false
       case JSONByte.lowercaseE, JSONByte.uppercaseE: return true
-      default: continue
+      default: return nil
       }
+    }
+    var index = number.start
+    while number.end - index >= 4 {
+      for offset in 0..<4 {
+        if let verdict = verdict(input[index + offset]) { return verdict }
+      }
+      index += 4
+    }
+    var last = number.end
+    while last > index {
+      last -= 1
+      if let verdict = verdict(input[last]) { return verdict }
     }
     return true
   }

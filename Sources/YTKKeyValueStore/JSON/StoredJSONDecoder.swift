@@ -218,42 +218,41 @@ extension StoredJSONDecoder {
     /// members are usually read in order; then key by key, or by binary search in a large
     /// object.
     func simpleMember(_ name: UnsafeBufferPointer<UInt8>, in object: Int) -> Int? {
+      let count = tape[object].first
       let end = tape[object].second
       let first = object + 1
-      let start = lastObject == object && keyAfterLast < end ? keyAfterLast : first
-      if start < end, key(start, equals: name) {
-        return found(key: start, in: object)
+      var key = lastObject == object && keyAfterLast < end ? keyAfterLast : first
+      if count > Self.linearSearchLimit {
+        if self.key(key, equals: name) { return found(key: key, in: object) }
+        return binarySearch(for: name, in: object)
       }
-      if tape[object].first > Self.linearSearchLimit {
-        guard case .sortedKeys(let keys) = memberTable(of: object, simple: true) else {
-          return nil
-        }
-        var low = 0
-        var high = keys.count
-        while low < high {
-          let middle = low + (high - low) / 2
-          let text = stringText(at: keys[middle])
-          if precedes(text, name) {
-            low = middle + 1
-          } else if precedes(name, text) {
-            high = middle
-          } else {
-            return found(key: keys[middle], in: object)
-          }
-        }
+      // One pass over the keys at most, from the key after the last member found, wrapping
+      // around from the end to the first key.
+      for _ in 0..<count {
+        if key == end { key = first }
+        if self.key(key, equals: name) { return found(key: key, in: object) }
+        key = entry(after: key + 1)
+      }
+      return nil
+    }
+
+    /// Finds `name` among the simple keys of a large object by binary search.
+    func binarySearch(for name: UnsafeBufferPointer<UInt8>, in object: Int) -> Int? {
+      guard case .sortedKeys(let keys) = memberTable(of: object, simple: true) else {
         return nil
       }
-      // From the key after `start` to the end, then from the first key up to `start`.
-      var key = start < end ? entry(after: start + 1) : first
-      while key != start {
-        if key >= end {
-          key = first
-          continue
+      var low = 0
+      var high = keys.count
+      while low < high {
+        let middle = low + (high - low) / 2
+        let text = stringText(at: keys[middle])
+        if precedes(text, name) {
+          low = middle + 1
+        } else if precedes(name, text) {
+          high = middle
+        } else {
+          return found(key: keys[middle], in: object)
         }
-        if self.key(key, equals: name) {
-          return found(key: key, in: object)
-        }
-        key = entry(after: key + 1)
       }
       return nil
     }
