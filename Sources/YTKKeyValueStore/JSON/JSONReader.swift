@@ -858,7 +858,9 @@ struct JSONValueBuilder: JSONScanSink {
     } else {
       value = .array(Array(pending[mark...]))
     }
-    pending.removeSubrange(mark...)
+    // `removeLast(_:)` rather than `removeSubrange(mark...)`, whose generic replacement
+    // path cost more than building the array.
+    pending.removeLast(pending.count - mark)
     depth -= 1
     add(value)
   }
