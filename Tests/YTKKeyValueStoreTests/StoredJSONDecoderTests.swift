@@ -205,6 +205,15 @@ struct StoredJSONDecoderTests {
     expectSameAsJSONDecoder([Int?].self, "[1,null,3]")
   }
 
+  @Test("the deepest documents the reader accepts decode as JSONValue")
+  func deepDocuments() {
+    let arrays = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+    let objects =
+      String(repeating: #"{"a":"#, count: 511) + "[1]" + String(repeating: "}", count: 511)
+    expectSameAsJSONDecoder(JSONValue.self, arrays)
+    expectSameAsJSONDecoder(JSONValue.self, objects)
+  }
+
   @Test("top-level fragments decode as their type")
   func fragments() {
     expectSameAsJSONDecoder(Int.self, " 42 ")
