@@ -149,9 +149,7 @@ struct JSONTapeBuilder: JSONScanSink {
         kind: .string, flags: Self.flags(of: string), first: string.start, second: string.end))
   }
 
-  mutating func key(
-    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
-  ) {
+  mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
     self.string(string, content: content)
   }
 
