@@ -98,7 +98,7 @@ extension StoredJSONDecoder {
     /// its value still names the right one, as entries are never removed.
     var paths: [(key: any CodingKey, parent: Int)] = []
 
-    /// `tape` is the scan of `input` and must have room for one more entry.
+    /// `tape` is the scan of `input`, ending with the `null` of ``missingValue``.
     init(input: UnsafeBufferPointer<UInt8>, tape: UnsafeMutableBufferPointer<JSONTapeEntry>) {
       self.input = input
       self.tape = tape
