@@ -9,6 +9,25 @@ import Testing
 @Suite("StoredJSONDecoder")
 struct StoredJSONDecoderTests {
 
+  // MARK: The tape
+
+  @Test("the tape lists values and keys in document order; containers say where they end")
+  func tapeLayout() throws {
+    let text = Array(#"{"a":[1,true],"b":"x\n"}"#.utf8)
+    let entries = try text.withUnsafeBytes { bytes in
+      try JSONTape.withTape(of: bytes) { tape in
+        tape.map { "\($0.kind) \($0.first) \($0.second) \($0.flags)" }
+      }
+    }
+    #expect(
+      entries == [
+        "object 2 7 0", "string 2 3 0", "array 2 5 0", "number 6 7 4", "true 0 0 0",
+        "string 15 16 0", "string 19 22 1",
+        // The null that stands for members that are not there.
+        "null 0 0 0",
+      ])
+  }
+
   // MARK: Numbers
 
   @Test("integers of every width read what JSONDecoder reads, and fail where it fails")
@@ -203,6 +222,15 @@ struct StoredJSONDecoderTests {
     expectSameAsJSONDecoder(Int?.self, "null")
     expectSameAsJSONDecoder(Int.self, "null")
     expectSameAsJSONDecoder([Int?].self, "[1,null,3]")
+  }
+
+  @Test("the deepest documents the reader accepts decode as JSONValue")
+  func deepDocuments() {
+    let arrays = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+    let objects =
+      String(repeating: #"{"a":"#, count: 511) + "[1]" + String(repeating: "}", count: 511)
+    expectSameAsJSONDecoder(JSONValue.self, arrays)
+    expectSameAsJSONDecoder(JSONValue.self, objects)
   }
 
   @Test("top-level fragments decode as their type")

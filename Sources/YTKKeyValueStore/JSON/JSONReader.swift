@@ -62,17 +62,15 @@ package enum JSONReader {
 /// document order. Whatever the sink is sent has passed every check of the grammar; the
 /// document as a whole is valid only once the scan returns without throwing.
 protocol JSONScanSink {
-  /// Whether ``string(_:content:)`` and ``key(_:content:object:)`` are given the decoded
+  /// Whether ``string(_:content:)`` and ``key(_:content:)`` are given the decoded
   /// UTF-8 of a string with escapes. When false, escapes are only checked and `content` is
   /// the raw text between the quotes.
   static var decodesStrings: Bool { get }
 
   /// A string value. `content` is valid only during the call.
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>)
-  /// An object member's key, in the object whose ``beginContainer(isObject:)`` returned
-  /// `object`. Its value is reported next.
-  mutating func key(
-    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int)
+  /// An object member's key, in the innermost open object. Its value is reported next.
+  mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>)
   /// A number; its text is in `input`.
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>)
   mutating func literal(_ literal: JSONLiteral)
@@ -117,8 +115,8 @@ struct JSONScannedNumber {
   /// are at most 19 of them (`digitCount`), wrapped past UInt64 otherwise.
   var significand: UInt64
   var digitCount: Int
-  /// The power of ten `significand` is scaled by: the exponent as written (saturated far
-  /// beyond any double's range) minus the number of fraction digits.
+  /// The power of ten `significand` is scaled by: the exponent as written minus the number
+  /// of fraction digits, both bounded far beyond any double's range.
   var exponent: Int
   /// The value, when the scanner had to parse the text in full to see that it is finite.
   var parsedDouble: Double?
@@ -380,9 +378,7 @@ struct JSONScanner {
       throw error("expected ':' after object key")
     }
     position += 1
-    withContent(of: key, decoded: Sink.decodesStrings) {
-      sink.key(key, content: $0, object: container.mark)
-    }
+    withContent(of: key, decoded: Sink.decodesStrings) { sink.key(key, content: $0) }
   }
 
   mutating func expectLiteral(_ literal: StaticString) throws(JSONCodecError) {
@@ -830,9 +826,7 @@ struct JSONValueBuilder: JSONScanSink {
     add(.string(String(decoding: content, as: UTF8.self)))
   }
 
-  mutating func key(
-    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
-  ) {
+  mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
     pending.append(.string(String(decoding: content, as: UTF8.self)))
   }
 

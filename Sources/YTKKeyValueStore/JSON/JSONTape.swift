@@ -57,8 +57,9 @@ struct JSONTapeEntry {
 /// The tape keeps offsets into the text rather than values: strings and numbers are
 /// converted only when a decoder asks for them, and to the type it asks for.
 ///
-/// For example `{"a":[1,true],"b":"x"}` is: object (2 members, ends at 6), key `a`, array
-/// (2 elements, ends at 5), number `1`, `true`, key `b`, string `x`.
+/// For example `{"a":[1,true],"b":"x"}` is: 0 object (2 members, the entry after it 7),
+/// 1 key `a`, 2 array (2 elements, the entry after it 5), 3 number `1`, 4 `true`, 5 key `b`,
+/// 6 string `x`.
 enum JSONTape {
   /// Scans `bytes` into a tape and calls `body` with it.
   ///
@@ -149,9 +150,7 @@ struct JSONTapeBuilder: JSONScanSink {
         kind: .string, flags: Self.flags(of: string), first: string.start, second: string.end))
   }
 
-  mutating func key(
-    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
-  ) {
+  mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
     self.string(string, content: content)
   }
 

@@ -2,44 +2,12 @@
 // and read through the one Document of the call.
 
 extension StoredJSONDecoder {
-  /// A coding path, as a list from the innermost key out: each nested value adds a node,
-  /// and containers keep the node of their own path. The path is turned into an array only
-  /// when something asks for it, such as an error.
-  final class PathNode {
-    let parent: PathNode?
-    let key: any CodingKey
+  /// A coding path: an entry of the document's table of paths (``Document/paths``), or the
+  /// top of the document.
+  struct CodingPath {
+    var entry: Int
 
-    init(parent: PathNode?, key: any CodingKey) {
-      self.parent = parent
-      self.key = key
-    }
-
-    /// The path `path` with `key` added (nothing for ``NoKey``).
-    static func appending<Key: CodingKey>(_ key: Key, to path: PathNode?) -> PathNode? {
-      Key.self == NoKey.self ? path : PathNode(parent: path, key: key)
-    }
-
-    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
-    static func codingPath<Key: CodingKey>(_ path: PathNode?, appending key: Key)
-      -> [any CodingKey]
-    {
-      codingPath(path, appending: Key.self == NoKey.self ? nil : key as any CodingKey)
-    }
-
-    /// The keys of `path`, outermost first, then `key` if there is one.
-    static func codingPath(_ path: PathNode?, appending key: (any CodingKey)? = nil)
-      -> [any CodingKey]
-    {
-      var keys: [any CodingKey] = []
-      if let key { keys.append(key) }
-      var node = path
-      while let current = node {
-        keys.append(current.key)
-        node = current.parent
-      }
-      keys.reverse()
-      return keys
-    }
+    static var top: CodingPath { CodingPath(entry: -1) }
   }
 
   /// An array element's key in a coding path, as JSONDecoder writes it: "Index 3". The
@@ -104,9 +72,9 @@ extension StoredJSONDecoder {
     let document: Document
     /// The value's tape index.
     let value: Int
-    let path: PathNode?
+    let path: CodingPath
 
-    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+    var codingPath: [any CodingKey] { document.codingPath(path) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -199,9 +167,9 @@ extension StoredJSONDecoder {
     let document: Document
     /// The object's tape index.
     let object: Int
-    let path: PathNode?
+    let path: CodingPath
 
-    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+    var codingPath: [any CodingKey] { document.codingPath(path) }
 
     /// The object's distinct keys that make a `Key`, in document order.
     var allKeys: [Key] {
@@ -376,7 +344,7 @@ extension StoredJSONDecoder {
     private func decoder(for value: Int?, key: some CodingKey) -> ValueDecoder {
       ValueDecoder(
         document: document, value: value ?? document.missingValue,
-        path: PathNode(parent: path, key: key))
+        path: document.path(path, appending: key))
     }
   }
 
@@ -385,20 +353,20 @@ extension StoredJSONDecoder {
   /// An array's elements, in order.
   struct UnkeyedContainer: UnkeyedDecodingContainer {
     let document: Document
-    let path: PathNode?
+    let path: CodingPath
     let count: Int?
     private(set) var currentIndex = 0
     /// The tape index of the element at `currentIndex`, while not at the end.
     private var next: Int
 
-    init(document: Document, array: Int, path: PathNode?) {
+    init(document: Document, array: Int, path: CodingPath) {
       self.document = document
       self.path = path
       count = document.tape[array].first
       next = array + 1
     }
 
-    var codingPath: [any CodingKey] { PathNode.codingPath(path) }
+    var codingPath: [any CodingKey] { document.codingPath(path) }
 
     var isAtEnd: Bool { currentIndex >= count! }
 
@@ -418,7 +386,7 @@ extension StoredJSONDecoder {
         throw DecodingError.valueNotFound(
           type,
           DecodingError.Context(
-            codingPath: PathNode.codingPath(path, appending: IndexKey(index: currentIndex)),
+            codingPath: document.codingPath(path, appending: IndexKey(index: currentIndex)),
             debugDescription: "Unkeyed container is at end."))
       }
       return next
@@ -538,7 +506,7 @@ extension StoredJSONDecoder {
     private func elementDecoder(for type: Any.Type) throws -> ValueDecoder {
       ValueDecoder(
         document: document, value: try element(for: type),
-        path: PathNode(parent: path, key: IndexKey(index: currentIndex)))
+        path: document.path(path, appending: IndexKey(index: currentIndex)))
     }
   }
 }

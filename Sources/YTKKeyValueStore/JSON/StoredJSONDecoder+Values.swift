@@ -38,7 +38,7 @@ extension StoredJSONDecoder.Document {
 
   /// Decodes a `T` from the value at `index`, whose coding path is `path` and then `key`.
   func decode<T: Decodable>(
-    _ type: T.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+    _ type: T.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) throws -> T {
     // Foundation's types are read as JSONDecoder's default strategies read them, not by
     // their init(from:) (which for Data would expect an array of bytes).
@@ -82,14 +82,14 @@ extension StoredJSONDecoder.Document {
         try readArray(of: Double.self, at: index, path: path, key: key), as: T.self)
     }
     let decoder = StoredJSONDecoder.ValueDecoder(
-      document: self, value: index, path: StoredJSONDecoder.PathNode.appending(key, to: path))
+      document: self, value: index, path: self.path(path, appending: key))
     return try T(from: decoder)
   }
 
   /// Reads the `Value` at `index`, whose coding path is `path` and then `key`.
   @inline(__always)
   func read<Value: TapeDecodable>(
-    _: Value.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+    _: Value.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) throws -> Value {
     do {
       return try Value.read(at: index, in: self)
@@ -102,12 +102,12 @@ extension StoredJSONDecoder.Document {
   /// errors.
   @inline(__always)
   private func readArray<Element: TapeDecodable>(
-    of _: Element.Type, at index: Int, path: StoredJSONDecoder.PathNode?, key: some CodingKey
+    of _: Element.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) throws -> [Element] {
     do {
       return try elements(of: Element.self, at: index)
     } catch {
-      let arrayPath = StoredJSONDecoder.PathNode.appending(key, to: path)
+      let arrayPath = self.path(path, appending: key)
       guard let position = error.position else {
         // The error of the unkeyed container Array's init(from:) asks for.
         _ = try StoredJSONDecoder.ValueDecoder(document: self, value: index, path: arrayPath)
@@ -154,9 +154,9 @@ extension StoredJSONDecoder.Document {
   /// The `DecodingError` JSONDecoder throws for `failure`, with its messages.
   func decodingError(
     _ failure: Failure, decoding type: Any.Type, at index: Int,
-    path: StoredJSONDecoder.PathNode?, key: some CodingKey
+    path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) -> DecodingError {
-    let codingPath = StoredJSONDecoder.PathNode.codingPath(path, appending: key)
+    let codingPath = codingPath(path, appending: key)
     switch failure {
     case .mismatch(let expected):
       return .typeMismatch(

@@ -56,7 +56,7 @@ package enum StoredJSONDecoder {
         defer {
           if !isKnownUniquelyReferenced(&document) { document.keepMemory() }
         }
-        return try document.decode(T.self, at: 0, path: nil, key: NoKey())
+        return try document.decode(T.self, at: 0, path: .top, key: NoKey())
       }
     } catch JSONTape.DocumentError.invalid(let error) {
       throw DecodingError.dataCorrupted(
@@ -92,8 +92,13 @@ extension StoredJSONDecoder {
     var keyAfterLast = 0
     /// Indexes of the keys of large objects, made when one is first searched.
     var memberTables: [Int: MemberTable] = [:]
+    /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
+    /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
+    /// path by an entry, so that paths cost no allocation of their own; a decoder kept past
+    /// its value still names the right one, as entries are never removed.
+    var paths: [(key: any CodingKey, parent: Int)] = []
 
-    /// `tape` is the scan of `input` and must have room for one more entry.
+    /// `tape` is the scan of `input`, ending with the `null` of ``missingValue``.
     init(input: UnsafeBufferPointer<UInt8>, tape: UnsafeMutableBufferPointer<JSONTapeEntry>) {
       self.input = input
       self.tape = tape
@@ -116,6 +121,35 @@ extension StoredJSONDecoder {
       input = UnsafeBufferPointer(inputCopy)
       tape = tapeCopy
       ownsMemory = true
+    }
+
+    // MARK: Coding paths
+
+    /// The path `path` with `key` added (nothing for ``NoKey``).
+    @inline(__always)
+    func path<Key: CodingKey>(_ path: CodingPath, appending key: Key) -> CodingPath {
+      if Key.self == NoKey.self { return path }
+      paths.append((key, path.entry))
+      return CodingPath(entry: paths.count - 1)
+    }
+
+    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
+    func codingPath<Key: CodingKey>(_ path: CodingPath, appending key: Key) -> [any CodingKey] {
+      var keys = codingPath(path)
+      if Key.self != NoKey.self { keys.append(key) }
+      return keys
+    }
+
+    /// The keys of `path`, outermost first.
+    func codingPath(_ path: CodingPath) -> [any CodingKey] {
+      var keys: [any CodingKey] = []
+      var entry = path.entry
+      while entry >= 0 {
+        keys.append(paths[entry].key)
+        entry = paths[entry].parent
+      }
+      keys.reverse()
+      return keys
     }
 
     // MARK: Walking the tape
