@@ -31,9 +31,7 @@ private struct WrappedStringSink: JSONScanSink {
     self.string = String(decoding: content, as: UTF8.self)
   }
 
-  mutating func key(
-    _ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>, object: Int
-  ) {
+  mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
     fits = false
   }
 
