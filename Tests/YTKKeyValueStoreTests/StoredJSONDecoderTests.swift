@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import Testing
 
 @testable import YTKKeyValueStore
@@ -95,7 +96,7 @@ struct StoredJSONDecoderTests {
       expectSameAsJSONDecoder(JSONValue.self, text)
       expectSameAsJSONDecoder(Date.self, text)
     }
-    var generator = DecoderTestGenerator(seed: 1)
+    var generator = SeededGenerator(seed: 1)
     for _ in 0..<2_000 {
       let double = Double(bitPattern: generator.next())
       guard double.isFinite else { continue }
@@ -121,7 +122,7 @@ struct StoredJSONDecoderTests {
     #expect(
       (try? decode(Float.self, text)) != Float(Double(text)!),
       "the text must be one where rounding through a double differs")
-    var generator = DecoderTestGenerator(seed: 2)
+    var generator = SeededGenerator(seed: 2)
     for _ in 0..<2_000 {
       let float = Float(bitPattern: UInt32(truncatingIfNeeded: generator.next()))
       guard float.isFinite else { continue }
@@ -345,7 +346,7 @@ struct StoredJSONDecoderTests {
     for text in texts {
       expectSameAsJSONDecoder(Data.self, "\"\(text)\"")
     }
-    var generator = DecoderTestGenerator(seed: 3)
+    var generator = SeededGenerator(seed: 3)
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= -_")
     for _ in 0..<2_000 {
       let length = Int.random(in: 0..<12, using: &generator)
@@ -492,7 +493,7 @@ struct StoredJSONDecoderTests {
 
   @Test("random JSON values, canonical or spaced and unsorted, decode as with JSONDecoder")
   func randomValues() throws {
-    var generator = DecoderTestGenerator(seed: 7)
+    var generator = SeededGenerator(seed: 7)
     for round in 0..<3_000 {
       let value = randomValue(using: &generator, depth: 0)
       let canonical = String(decoding: try JSONWriter.bytes(value), as: UTF8.self)
@@ -512,7 +513,7 @@ struct StoredJSONDecoderTests {
 
   @Test("mutated documents decode as with JSONDecoder, or throw the reader's error")
   func mutatedDocuments() throws {
-    var generator = DecoderTestGenerator(seed: 11)
+    var generator = SeededGenerator(seed: 11)
     let interesting = Array(#"[]{}",:\u0123456789-+.eEtrufalsnK "#.utf8) + [0x00, 0x1F, 0x80, 0xE2]
     for _ in 0..<3_000 {
       let value = randomValue(using: &generator, depth: 1)
@@ -548,7 +549,7 @@ struct StoredJSONDecoderTests {
 
   @Test("random Codable values, written as stored text, decode as with JSONDecoder")
   func randomCodableValues() throws {
-    var generator = DecoderTestGenerator(seed: 8)
+    var generator = SeededGenerator(seed: 8)
     for _ in 0..<1_000 {
       let node = randomNode(using: &generator, depth: 0)
       let encoded = String(decoding: try JSONEncoder().encode(node), as: UTF8.self)
@@ -711,7 +712,7 @@ private func floatMidpointText(oddSignificandStep step: Int) -> String {
 /// `value` as JSON text: keys in dictionary order or sorted, with whitespace or not.
 private func text(
   of value: JSONValue, sorted: Bool, spaced: Bool,
-  using generator: inout DecoderTestGenerator
+  using generator: inout SeededGenerator
 ) -> String {
   func space() -> String {
     guard spaced else { return "" }
@@ -736,13 +737,13 @@ private func text(
 }
 
 private func text(of value: JSONValue, sorted: Bool, spaced: Bool) -> String {
-  var generator = DecoderTestGenerator(seed: 0)
+  var generator = SeededGenerator(seed: 0)
   return text(of: value, sorted: sorted, spaced: spaced, using: &generator)
 }
 
 /// A random value of every kind, at most four levels deep, with the numbers JSONDecoder
 /// reads in surprising ways (-0, 1.0, 1e17, 1e-400-like tiny doubles) among them.
-private func randomValue(using generator: inout DecoderTestGenerator, depth: Int) -> JSONValue {
+private func randomValue(using generator: inout SeededGenerator, depth: Int) -> JSONValue {
   let kind = Int.random(in: 0..<(depth < 4 ? 9 : 7), using: &generator)
   switch kind {
   case 0: return nil
@@ -786,7 +787,7 @@ private func randomValue(using generator: inout DecoderTestGenerator, depth: Int
   }
 }
 
-private func randomNode(using generator: inout DecoderTestGenerator, depth: Int) -> Node {
+private func randomNode(using generator: inout SeededGenerator, depth: Int) -> Node {
   var node = Node()
   if Bool.random(using: &generator) {
     node.name = ["a", "\u{0}é\"", "", "中"].randomElement(using: &generator)
@@ -1107,7 +1108,7 @@ struct MeasuredProfile: Codable, Equatable {
 
   /// `count` canonical stored texts of varied profiles, half without a nickname.
   static func storedTexts(count: Int) -> [[UInt8]] {
-    var generator = DecoderTestGenerator(seed: 42)
+    var generator = SeededGenerator(seed: 42)
     let encoder = JSONEncoder()
     let names = ["tangqiao", "li", "wang", "zhang wei", "Ana María", "Bob", "東京", "x"]
     return (0..<count).map { index in
@@ -1195,21 +1196,4 @@ struct StoredJSONDecoderMeasurement {
     "(runs: " + runs.map { "\(Int($0 * 1000)) ms" }.joined(separator: ", ") + ")"
   }
   private func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
-}
-
-/// A seeded generator, so that random cases are the same on every run (splitmix64).
-struct DecoderTestGenerator: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
-  }
 }
