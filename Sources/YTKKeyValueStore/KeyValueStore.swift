@@ -141,8 +141,8 @@ public final class KeyValueStore: Sendable {
   /// writes exactly the bytes that `JSONEncoder`'s output would be stored as.
   ///
   /// - Throws: `.invalidArgument` when the value cannot be encoded (a NaN or infinite
-  ///   floating-point number, nesting deeper than 512, an error thrown by its `encode(to:)`),
-  ///   and as ``put(_:id:into:)``.
+  ///   floating-point number, nesting deeper than 511 levels as with `JSONEncoder`, an error
+  ///   thrown by its `encode(to:)`), and as ``put(_:id:into:)``.
   public func put<T: Encodable>(encodable value: T, id: String, into table: String)
     throws(KeyValueStoreError)
   {
