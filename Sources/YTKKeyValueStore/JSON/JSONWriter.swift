@@ -231,39 +231,6 @@ package enum JSONWriter {
       offset: 0)
   }
 
-  // The primitives on an array, for writers of the stored form elsewhere in the module.
-
-  static func appendLiteral(_ literal: StaticString, into output: inout [UInt8]) {
-    output.append(
-      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-  }
-
-  static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
-    var text = JSONOutput(capacity: 20)
-    appendInteger(value, into: &text)
-    output += text.bytes()
-  }
-
-  static func appendDouble(_ value: Double, lenient: Bool, into output: inout [UInt8])
-    throws(JSONCodecError)
-  {
-    var text = JSONOutput(capacity: 32)
-    try appendDouble(value, lenient: lenient, into: &text)
-    output += text.bytes()
-  }
-
-  static func appendString(_ string: String, into output: inout [UInt8]) {
-    var text = JSONOutput(capacity: string.utf8.count + 2)
-    appendString(string, into: &text)
-    output += text.bytes()
-  }
-
-  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
-    var text = JSONOutput(capacity: utf8.count)
-    appendEscaped(utf8, into: &text)
-    output += text.bytes()
-  }
-
   // The primitives on the writer's own output.
 
   static func appendLiteral(_ literal: StaticString, into output: inout JSONOutput) {
@@ -274,21 +241,37 @@ package enum JSONWriter {
   static func appendInteger(_ value: Int64, into output: inout JSONOutput) {
     if value < 0 { output.append(JSONByte.minus) }
     // `magnitude` is a UInt64, so Int64.min needs no special case.
-    var remaining = value.magnitude
+    let magnitude = value.magnitude
+    let digitCount = decimalDigitCount(of: magnitude)
+    output.appendUninitialized(count: digitCount) { digits in
+      writeDecimalDigits(of: magnitude, count: digitCount, to: digits.baseAddress!)
+    }
+  }
+
+  /// The number of decimal digits of `value` (1 for zero, at most 20).
+  @inline(__always)
+  static func decimalDigitCount(of value: UInt64) -> Int {
     var digitCount = 1
     var scale: UInt64 = 10
-    while digitCount < 20, remaining >= scale {
+    while digitCount < 20, value >= scale {
       digitCount += 1
       scale = scale &* 10
     }
-    output.appendUninitialized(count: digitCount) { digits in
-      var index = digitCount
-      repeat {
-        index -= 1
-        digits[index] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10)
-        remaining /= 10
-      } while index > 0
-    }
+    return digitCount
+  }
+
+  /// Writes the `count` (``decimalDigitCount(of:)``) decimal digits of `value` at `digits`.
+  @inline(__always)
+  static func writeDecimalDigits(
+    of value: UInt64, count: Int, to digits: UnsafeMutablePointer<UInt8>
+  ) {
+    var remaining = value
+    var index = count
+    repeat {
+      index -= 1
+      digits[index] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10)
+      remaining /= 10
+    } while index > 0
   }
 
   static func appendDouble(

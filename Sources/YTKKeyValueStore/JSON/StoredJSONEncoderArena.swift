@@ -8,9 +8,6 @@ extension StoredJSONEncoder {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
-    /// Reused for the writes that JSONWriter's `[UInt8]` functions make (doubles, text
-    /// with escapes), before they are copied in.
-    private var scratch: [UInt8] = []
 
     init(capacity: Int) {
       self.capacity = capacity
@@ -70,28 +67,17 @@ extension StoredJSONEncoder {
       append(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Appends `value` in plain decimal, as `JSONWriter.appendInteger` does.
+    /// Appends `value` in plain decimal, with JSONWriter's digits.
     mutating func appendInteger(_ value: Int64) {
-      reserve(20)
-      var position = count
+      reserve(21)
       if value < 0 {
-        base[position] = JSONByte.minus
-        position &+= 1
+        base[count] = JSONByte.minus
+        count &+= 1
       }
-      var remaining = value.magnitude
-      var digits = 1
-      var power: UInt64 = 10
-      while digits < 20, remaining >= power {
-        digits &+= 1
-        power = power &* 10
-      }
-      var index = position &+ digits
-      count = index
-      repeat {
-        index &-= 1
-        base[index] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10)
-        remaining /= 10
-      } while remaining != 0
+      let magnitude = value.magnitude
+      let digitCount = JSONWriter.decimalDigitCount(of: magnitude)
+      JSONWriter.writeDecimalDigits(of: magnitude, count: digitCount, to: base + count)
+      count &+= digitCount
     }
 
     /// Appends `string` quoted and escaped, as `JSONWriter.appendString` does: text that
@@ -108,7 +94,7 @@ extension StoredJSONEncoder {
 
     /// Appends `utf8` between quotes, escaped.
     mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-      if Arena.needsEscapes(utf8) {
+      if JSONWriter.firstByteToEscape(in: utf8, from: 0) < utf8.count {
         append(JSONByte.quote)
         appendEscaped(utf8)
         append(JSONByte.quote)
@@ -125,33 +111,22 @@ extension StoredJSONEncoder {
 
     /// Appends `utf8` with JSONWriter's escapes.
     mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-      scratch.removeAll(keepingCapacity: true)
-      JSONWriter.appendEscaped(utf8, into: &scratch)
-      appendScratch()
+      appendWritten { JSONWriter.appendEscaped(utf8, into: &$0) }
     }
 
-    /// Whether `utf8` has a byte JSONWriter escapes: a control character, `"` or `\`.
-    static func needsEscapes(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-      for byte in utf8 where byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
-        return true
+    /// Appends what `write` writes with JSONWriter's own functions (doubles, numbers as
+    /// text, text with escapes), written first into the writer's output on the stack.
+    mutating func appendWritten<Result>(_ write: (inout JSONOutput) -> Result) -> Result {
+      JSONOutput.withScratch { (output: inout JSONOutput) -> Result in
+        let result = write(&output)
+        output.withBytes { written in
+          append(
+            UnsafeBufferPointer(
+              start: written.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              count: written.count))
+        }
+        return result
       }
-      return false
-    }
-
-    /// Lets `write` append to an empty `[UInt8]`, then copies what it wrote; for the
-    /// JSONWriter functions that write into arrays. Returns what `write` returns.
-    mutating func appendWritten<Result>(_ write: (inout [UInt8]) -> Result) -> Result {
-      scratch.removeAll(keepingCapacity: true)
-      let result = write(&scratch)
-      appendScratch()
-      return result
-    }
-
-    private mutating func appendScratch() {
-      // Not `scratch.withUnsafeBufferPointer { append($0) }`: that would access `self`
-      // inside an access to one of its properties.
-      let written = scratch
-      written.withUnsafeBufferPointer { append($0) }
     }
   }
 }

@@ -126,7 +126,7 @@ extension StoredJSONEncoder {
 
   /// Appends the number that `text` (as `JSONEncoder` writes it, less a trailing ".0") reads
   /// as, written canonically; false, appending nothing, if it does not read as a number.
-  static func appendNumberText(_ text: String, into output: inout [UInt8]) -> Bool {
+  static func appendNumberText(_ text: String, into output: inout JSONOutput) -> Bool {
     var text = text
     if text.hasSuffix(".0") { text.removeLast(2) }
     switch try? JSONReader.parse(Array(text.utf8)) {
