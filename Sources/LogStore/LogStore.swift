@@ -102,7 +102,7 @@ public final class LogStore: Sendable {
   /// The number of keys in a table.
   public func count(in table: String) throws(LogStoreError) -> Int {
     try engine.readIndex { keys throws(LogStoreError) in
-      guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
+      guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
       return index.count
     }
   }
@@ -160,7 +160,7 @@ public final class LogStore: Sendable {
     forKey key: UnsafeRawBufferPointer, in table: String,
     _ body: (UnsafeRawBufferPointer, Timestamp) -> R
   ) throws(LogStoreError) -> R? {
-    try engine.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
+    try engine.index.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
       record throws(Never) -> R in
       body(record.value, Timestamp(microsecondsSince1970: record.timestamp))
     }?.get()
@@ -265,65 +265,14 @@ public final class LogStore: Sendable {
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) {
-    // Under the read lock, only the keys are copied (into one buffer) with their locations
-    // and segments; sorting and reading the values happen after it, from segments held open
-    // by reference (a segment removed by compaction meanwhile stays mapped until released).
-    var keyBytes: [UInt8] = []
-    var items: [SortItem] = []
-    var segments: [SegmentFile] = []
-    try engine.readIndex { keys throws(LogStoreError) in
-      guard let index = keys.table(table) else { throw engine.tableNotFound(table) }
-      items.reserveCapacity(index.count)
-      var failure: LogStoreError?
-      index.forEachKey { key, location in
-        // A store has few segments: find this one's place in the list, or add it.
-        var segmentIndex = segments.lastIndex { $0.number == location.segment }
-        if segmentIndex == nil {
-          guard let segment = engine.segment(location.segment) else {
-            failure = LogStoreError(
-              .corrupted, "segment \(location.segment) is missing from \(engine.directory)")
-            return
-          }
-          segments.append(segment)
-          segmentIndex = segments.count - 1
-        }
-        items.append(
-          SortItem(
-            key: key, keyStart: keyBytes.count, location: location, segment: segmentIndex!))
-        keyBytes.append(contentsOf: key)
-      }
-      if let failure { throw failure }
-    }
-    keyBytes.withUnsafeBufferPointer { buffer in
-      let base = buffer.baseAddress
-      items.sort { a, b in
-        if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
-        if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
-        let common = min(a.keyCount, b.keyCount)
-        if common > 0 {
-          let order = compareBytes(base! + a.keyStart, base! + b.keyStart, common)
-          if order != 0 { return order < 0 }
-        }
-        return a.keyCount < b.keyCount
-      }
-    }
-    try keyBytes.withBytes { keys throws(LogStoreError) in
-      for item in items {
-        let record = try engine.record(at: item.location, in: segments[item.segment])
-        let key = UnsafeRawBufferPointer(
-          rebasing: keys[item.keyStart..<item.keyStart + item.keyCount])
-        guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
-          return
-        }
-      }
-    }
+    try engine.index.forEachEntry(in: table, body)
   }
 
   /// Every key of `table`, sorted by their bytes.
   public func keys(in table: String) throws(LogStoreError) -> [[UInt8]] {
     var keys: [[UInt8]] = []
     try engine.readIndex { directory throws(LogStoreError) in
-      guard let index = directory.table(table) else { throw engine.tableNotFound(table) }
+      guard let index = directory.table(table) else { throw engine.index.tableNotFound(table) }
       keys.reserveCapacity(index.count)
       index.forEachKey { key, _ in keys.append(Array(key)) }
     }
@@ -371,38 +320,5 @@ func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
       }
       return a.count < b.count
     }
-  }
-}
-
-/// A key of ``LogStore/entries(in:)`` being sorted: where its bytes are, its first 16 bytes as
-/// two big-endian numbers (zero-padded), and where its record is.
-///
-/// Comparing the numbers orders nearly all keys without reading their bytes: when they
-/// differ, the keys differ at the same place, or the shorter key ended there and is a
-/// prefix of the other, which sorts first either way. Only keys whose first 16 bytes (as
-/// padded) are equal are compared byte by byte.
-private struct SortItem {
-  var prefix: (high: UInt64, low: UInt64)
-  var keyStart: Int
-  var keyCount: Int
-  var location: RecordLocation
-  /// An index into the list of segments the items' records are in.
-  var segment: Int
-
-  init(key: UnsafeRawBufferPointer, keyStart: Int, location: RecordLocation, segment: Int) {
-    var high: UInt64 = 0
-    var low: UInt64 = 0
-    for (position, byte) in key.prefix(16).enumerated() {
-      if position < 8 {
-        high |= UInt64(byte) << (56 - 8 * position)
-      } else {
-        low |= UInt64(byte) << (56 - 8 * (position - 8))
-      }
-    }
-    prefix = (high, low)
-    self.keyStart = keyStart
-    keyCount = key.count
-    self.location = location
-    self.segment = segment
   }
 }

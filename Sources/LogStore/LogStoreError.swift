@@ -55,3 +55,20 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
 
   public var description: String { message }
 }
+
+extension LogStoreError {
+  /// A write to a store opened read-only.
+  static func readOnly(_ directory: String) -> LogStoreError {
+    LogStoreError(.readOnly, "the store at \(directory) was opened read-only")
+  }
+
+  /// A call on a closed store.
+  static func closed(_ directory: String) -> LogStoreError {
+    LogStoreError(.closed, "the store at \(directory) is closed")
+  }
+
+  /// A location in the index that names a segment the store does not have.
+  static func segmentMissing(_ number: UInt32, in directory: String) -> LogStoreError {
+    LogStoreError(.corrupted, "segment \(number) is missing from \(directory)")
+  }
+}

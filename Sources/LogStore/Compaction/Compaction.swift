@@ -15,15 +15,26 @@
 ///    from memory and delete their files.
 /// A crash before step 3 completes leaves the inputs in charge and the outputs are removed at
 /// open; a crash after it leaves the outputs in charge and the inputs are removed at open.
-extension StoreEngine {
-  /// Garbage must be at least this large before automatic compaction starts.
-  static let automaticCompactionMinimumGarbage = 4 << 20
-  /// Garbage fraction that starts automatic compaction under `CompactionPolicy.automatic`.
-  /// (A quarter keeps disk use within 4/3 of the live data once compaction has caught up,
-  /// leaving room under the 1.5× the store promises for hint files and block rounding.)
-  static let automaticCompactionFraction = 0.25
-  /// How many bytes are written between two checks of the automatic threshold.
-  static let compactionCheckInterval = 1 << 20
+///
+/// A `Compactor` runs one compaction at a time; ``CompactionScheduler`` decides when the
+/// automatic ones run. Its state is guarded by the log's lock.
+final class Compactor: @unchecked Sendable {
+  private let log: ActiveLog
+  private let groupCommit: GroupCommit
+  private var index: IndexView { log.index }
+  private var options: LogStore.Options { log.options }
+  private var directory: String { log.directory }
+  private var fileSystem: any FileSystem { log.fileSystem }
+
+  /// A compaction is between its first and its last step.
+  private(set) var isRunning = false
+  /// Set by `close()` so that a compaction in progress stops early; read without locks.
+  let stopRequested = OnceFlag()
+
+  init(log: ActiveLog, groupCommit: GroupCommit) {
+    self.log = log
+    self.groupCommit = groupCommit
+  }
 
   /// A record copied by compaction: where it was and where its copy is.
   private struct Move {
@@ -32,93 +43,35 @@ extension StoreEngine {
     var isCreation: Bool
   }
 
-  /// Counts written bytes and asks the background thread to compact when the automatic
-  /// threshold is passed. Call with `writeLock` held.
-  func noteWritten(_ bytes: Int) {
-    guard options.compaction != .manual else { return }
-    bytesSinceCompactionCheck += bytes
-    guard bytesSinceCompactionCheck >= Self.compactionCheckInterval else { return }
-    bytesSinceCompactionCheck = 0
-    if shouldCompactAutomatically() {
-      compactionRequested = true
-      writeLock.broadcast()
-    }
+  /// What compaction does with a record of its inputs.
+  private enum Verdict {
+    /// Copied: the put the index points at.
+    case keepValue
+    /// Copied: the creation record of an existing table.
+    case keepCreation
+    /// Left behind: shadowed, deleted, or not a put or creation at all.
+    case drop
   }
 
-  private func shouldCompactAutomatically() -> Bool {
-    let fraction: Double
-    switch options.compaction {
-    case .manual: return false
-    case .automatic: fraction = Self.automaticCompactionFraction
-    case .whenGarbageExceeds(let threshold): fraction = threshold
-    }
-    let disk = diskBytes
-    let garbage = disk - keys.liveBytes
-    return garbage >= Self.automaticCompactionMinimumGarbage
-      && Double(garbage) > fraction * Double(disk)
-  }
+  /// Asks a compaction in progress to stop at its next record; `close()` does this.
+  func requestStop() { stopRequested.set() }
 
-  /// The loop of the automatic compaction thread.
-  func runAutomaticCompaction() {
-    writeLock.lock()
-    defer { writeLock.unlock() }
-    while !closing {
-      if compactionRequested && !compactionRunning {
-        compactionRequested = false
-        writeLock.unlock()
-        // A failure (a full disk, say) leaves the store as it was; the next check retries.
-        var succeeded = true
-        do {
-          try compact()
-        } catch {
-          succeeded = false
-          writeLock.withLock { automaticCompactionError = error }
-        }
-        writeLock.lock()
-        // Writes made meanwhile may have brought garbage back over the threshold.
-        if succeeded && !closing && shouldCompactAutomatically() { compactionRequested = true }
-        writeLock.broadcast()
-      } else {
-        writeLock.wait()
-      }
-    }
-  }
-
-  /// Waits until automatic compaction has nothing left to do: none running, none due.
-  func waitForCompaction() throws(LogStoreError) {
-    try writeLock.withLock { () throws(LogStoreError) in
-      if closing { throw closedError() }
-      guard options.compaction != .manual, !options.readOnly else { return }
-      automaticCompactionError = nil
-      while !closing {
-        if compactionRequested || compactionRunning {
-          writeLock.wait()
-        } else if let error = automaticCompactionError {
-          automaticCompactionError = nil
-          throw error
-        } else if shouldCompactAutomatically() {
-          compactionRequested = true
-          writeLock.broadcast()
-        } else {
-          return
-        }
-      }
-    }
+  /// Waits until no compaction runs. Call with the log's lock held.
+  func waitUntilStopped() {
+    while isRunning { log.lock.wait() }
   }
 
   /// Compacts now: waits for a compaction already running, then runs one. `progress` is
   /// called now and then with the input bytes copied so far and the total.
   func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
-    guard !options.readOnly else {
-      throw LogStoreError(.readOnly, "the store at \(directory) was opened read-only")
-    }
-    guard let plan = try beginCompaction() else { return }
+    guard !options.readOnly else { throw LogStoreError.readOnly(directory) }
+    guard let plan = try begin() else { return }
     var succeeded = false
     defer {
       if !succeeded {
-        writeLock.withLock {
-          compactionRunning = false
-          writeLock.broadcast()
+        log.lock.withLock {
+          isRunning = false
+          log.lock.broadcast()
         }
       }
     }
@@ -165,66 +118,33 @@ extension StoreEngine {
   }
 
   /// Step 1: seal the active segment and start the next one above the outputs' numbers.
-  private func beginCompaction() throws(LogStoreError) -> Plan? {
-    try flushActiveSegment()
-    return try writeLock.withLock { () throws(LogStoreError) -> Plan? in
-      while compactionRunning && !closing { writeLock.wait() }
-      waitForLog()
-      try checkWritable()
-      let active = writer!
-      let inputBytes = sealedSizes.values.reduce(0, +) + active.used
-      let recordBytes = inputBytes - (sealedSizes.count + 1) * SegmentHeader.size
+  private func begin() throws(LogStoreError) -> Plan? {
+    // Most of the active segment is synced before the lock is taken, so that sealing it under
+    // the lock has little left to sync.
+    try log.flushOutsideLock()
+    return try log.lock.withLock { () throws(LogStoreError) -> Plan? in
+      while isRunning && !log.closing { log.lock.wait() }
+      groupCommit.waitUntilIdle()
+      try log.checkWritable()
+      let sizes = log.segmentSizes
+      let inputBytes = sizes.values.reduce(0, +)
+      let recordBytes = inputBytes - sizes.count * SegmentHeader.size
       guard recordBytes > 0 else { return nil }
       // Outputs are closed when the next record does not fit, so any two neighbours hold more
       // than one segment's worth: this many numbers are always enough.
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
-      try Self.checkFileNumbers(
-        from: nextFileNumber, count: outputLimit + 1, directory: directory)
-      let firstOutput = nextFileNumber
-      let nextActive = firstOutput + outputLimit
-      try active.seal()
-      nextFileNumber = nextActive + 1
-      let fresh = try Self.createSegment(
-        directory: directory, number: nextActive, baseSequence: nextSequence,
-        capacity: options.maxSegmentSize, fileSystem: fileSystem)
-      // As in `rotate`: listed before it is written to; on failure the old segment stays.
-      try publishManifest(liveSegmentNumbers() + [nextActive])
-      sealedSizes[active.file.number] = active.allocated
-      indexLock.withWriteLock { segments[nextActive] = fresh.file }
-      writer = fresh
-      compactionRunning = true
-      let inputs = segments.values.filter { $0.number < firstOutput }.sorted {
+      let firstOutput = try log.sealForCompaction(reserving: outputLimit)
+      isRunning = true
+      let inputs = index.segments.files.filter { $0.number < firstOutput }.sorted {
         $0.number < $1.number
       }
-      var sizes: [UInt32: Int] = [:]
-      for input in inputs { sizes[input.number] = sealedSizes[input.number] ?? 0 }
+      let sealedSizes = log.segmentSizes
+      var inputSizes: [UInt32: Int] = [:]
+      for input in inputs { inputSizes[input.number] = sealedSizes[input.number] ?? 0 }
       return Plan(
-        inputs: inputs, inputSizes: sizes, firstOutput: firstOutput, outputLimit: outputLimit)
+        inputs: inputs, inputSizes: inputSizes, firstOutput: firstOutput,
+        outputLimit: outputLimit)
     }
-  }
-
-  /// Syncs what the active segment holds without keeping writers waiting, so that sealing it
-  /// under the write lock has little left to sync.
-  private func flushActiveSegment() throws(LogStoreError) {
-    let target = writeLock.withLock { () -> (SegmentWriter, Range<Int>)? in
-      while syncInFlight { writeLock.wait() }
-      guard !closing, let active = writer else { return nil }
-      syncInFlight = true
-      return (active, active.unsynchronized)
-    }
-    guard let (active, range) = target else { return }
-    var failure: LogStoreError?
-    do {
-      try active.synchronize(range, .durable)
-    } catch {
-      failure = error
-    }
-    writeLock.withLock {
-      syncInFlight = false
-      if failure == nil { active.markDurable(upTo: range.upperBound) }
-      writeLock.broadcast()
-    }
-    if let failure { throw failure }
   }
 
   /// Step 2: copy what is live into temporary outputs.
@@ -264,27 +184,29 @@ extension StoreEngine {
           isCreation: isCreation))
     }
 
-    // Records are judged live in chunks, under one read lock per chunk: taking the lock per
-    // record would hand it back and forth with a busy writer thousands of times a second.
-    var pending: [(record: Record, location: RecordLocation)] = []
-    func judgeAndCopy() throws(LogStoreError) {
-      let verdicts = indexLock.withReadLock { pending.map { liveness($0.record, at: $0.location) } }
-      for (item, verdict) in zip(pending, verdicts) {
-        if let isCreation = verdict {
-          try copy(item.record, from: item.location, isCreation: isCreation)
-        }
-      }
-      pending.removeAll(keepingCapacity: true)
-    }
     for input in plan.inputs {
       progress?(done, total)
       let size = plan.inputSizes[input.number] ?? 0
       done += size
+      // The records kept back for judging point into `input`, which `plan` keeps open; they
+      // are all judged before the next input's turn.
+      var pending: [(record: Record, location: RecordLocation)] = []
+      // Records are judged live in chunks, under one read lock per chunk: taking the lock per
+      // record would hand it back and forth with a busy writer thousands of times a second.
+      func judgeAndCopy() throws(LogStoreError) {
+        let verdicts = index.lock.withReadLock {
+          pending.map { verdict(on: $0.record, at: $0.location) }
+        }
+        for (item, verdict) in zip(pending, verdicts) where verdict != .drop {
+          try copy(item.record, from: item.location, isCreation: verdict == .keepCreation)
+        }
+        pending.removeAll(keepingCapacity: true)
+      }
       var scanner = SegmentScanner(
         bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), salt: input.salt,
         baseSequence: input.header?.baseSequence ?? 0, isLast: false)
       while let event = scanner.next() {
-        if stopRequested.isSet { throw closedError() }
+        if stopRequested.isSet { throw LogStoreError.closed(directory) }
         guard case .record(let record, let offset) = event else {
           plan.damageSeen += 1
           continue
@@ -312,17 +234,20 @@ extension StoreEngine {
   }
 
   /// Whether compaction keeps `record`: a put the index points at, or the creation record
-  /// of an existing table. Returns whether it is a creation, or nil to leave it behind. Call
-  /// with `indexLock` held.
-  private func liveness(_ record: Record, at location: RecordLocation) -> Bool? {
+  /// of an existing table. Call with the index lock held.
+  private func verdict(on record: Record, at location: RecordLocation) -> Verdict {
+    let keys = index.keys
     switch record.kind {
     case .put:
+      // By name, not by bytes: the lookup by bytes caches its last table, for writers only.
       let table = keys.table(String(decoding: record.table, as: UTF8.self))
-      return table?.find(record.key, hash: KeyHash.hash(record.key)) == location ? false : nil
+      return table?.find(record.key, hash: KeyHash.hash(record.key)) == location
+        ? .keepValue : .drop
     case .createTable:
-      return keys.creations[String(decoding: record.table, as: UTF8.self)] == location ? true : nil
+      return keys.creations[String(decoding: record.table, as: UTF8.self)] == location
+        ? .keepCreation : .drop
     default:
-      return nil
+      return .drop
     }
   }
 
@@ -355,13 +280,12 @@ extension StoreEngine {
     // it cannot be replaced, the inputs stay on disk (readers may still be told of them) and
     // the next open removes them: the compaction has happened either way.
     var manifestFailure: LogStoreError?
-    writeLock.withLock {
-      indexLock.withWriteLock {
-        for file in files { segments[file.number] = file }
+    log.lock.withLock {
+      index.change {
+        for file in files { index.setSegment(file.number, file) }
       }
-      retiredSegments = inputNumbers
       do throws(LogStoreError) {
-        try publishManifest(liveSegmentNumbers())
+        try log.retire(inputNumbers)
       } catch {
         manifestFailure = error
       }
@@ -371,17 +295,18 @@ extension StoreEngine {
     var start = 0
     while start < moves.count {
       let end = min(start + step, moves.count)
-      writeLock.withLock {
-        indexLock.withWriteLock {
+      log.lock.withLock {
+        index.change {
+          let keys = index.keys
           for move in moves[start..<end] {
-            guard let file = segments[move.new.segment],
+            guard let file = index.segments[move.new.segment],
               let record = try? file.record(at: Int(move.new.offset), verify: false)
             else { continue }
-            let table = String(decoding: record.table, as: UTF8.self)
             if move.isCreation {
-              keys.relocateCreation(of: table, from: move.old, to: move.new)
+              keys.relocateCreation(
+                of: String(decoding: record.table, as: UTF8.self), from: move.old, to: move.new)
             } else {
-              _ = keys.table(table)?.relocate(
+              _ = keys.table(record.table)?.relocate(
                 record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new)
             }
           }
@@ -389,11 +314,12 @@ extension StoreEngine {
       }
       start = end
     }
-    writeLock.withLock {
-      indexLock.withWriteLock {
+    log.lock.withLock {
+      index.change {
         // A key still pointing into an input is one whose record sat in damage met while
         // copying: its value is lost; count it and forget the key.
         var lost: [(String, [UInt8])] = []
+        let keys = index.keys
         if plan.damageSeen > 0 {
           keys.forEachLocation { table, key, location in
             if inputNumbers.contains(location.segment) { lost.append((table, Array(key))) }
@@ -404,20 +330,13 @@ extension StoreEngine {
             _ = keys.table(table)?.remove(bytes, hash: KeyHash.hash(bytes))
           }
         }
-        damagedRecords += lost.count
-        for number in inputNumbers { segments[number] = nil }
+        index.addDamagedRecords(lost.count)
+        for number in inputNumbers { index.setSegment(number, nil) }
       }
-      retiredSegments = []
-      for number in inputNumbers {
-        sealedSizes[number] = nil
-        hintSizes[number] = nil
-      }
-      for output in outputs {
-        sealedSizes[output.number] = output.size
-        hintSizes[output.number] = output.hintSize
-      }
-      compactionRunning = false
-      writeLock.broadcast()
+      log.dropRetired(
+        replacedBy: outputs.map { ($0.number, $0.size, $0.hintSize) })
+      isRunning = false
+      log.lock.broadcast()
     }
     if let manifestFailure { throw manifestFailure }
     for number in inputNumbers.sorted() {

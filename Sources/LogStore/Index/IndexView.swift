@@ -1,0 +1,248 @@
+/// What readers see: the key directory, the open segments its locations point into, and the
+/// lock that guards both.
+///
+/// Readers take the lock shared while they find a key and copy its value out of the segment's
+/// mapping, so they never wait for each other. Only a thread holding the log's lock changes
+/// anything here, and it takes this lock exclusively to do so (``StoreEngine``'s lock order);
+/// such a thread may therefore read without this lock, since nobody else can be writing.
+final class IndexView: @unchecked Sendable {
+  let directory: String
+  private let verifyChecksums: Bool
+  let lock = ReadWriteLock()
+
+  // Every `var` below is guarded by `lock` (and changed only under the log's lock too), so the
+  // runtime's exclusivity checks, which cost more than the lookups they guard, are off.
+  @exclusivity(unchecked) private(set) var keys: KeyDirectory
+  @exclusivity(unchecked) private(set) var segments: SegmentLookup
+  @exclusivity(unchecked) private(set) var isClosed = false
+  /// Records lost to damage: regions the open skipped, plus keys a compaction found pointing
+  /// into damage (``StoreStatistics/damagedRecords``).
+  @exclusivity(unchecked) private(set) var damagedRecords: Int
+
+  init(
+    directory: String, keys: KeyDirectory, segments: [UInt32: SegmentFile], damagedRecords: Int,
+    verifyChecksums: Bool
+  ) {
+    self.directory = directory
+    self.keys = keys
+    self.segments = SegmentLookup(segments)
+    self.damagedRecords = damagedRecords
+    self.verifyChecksums = verifyChecksums
+  }
+
+  // MARK: Reading (shared lock)
+
+  /// Runs `body` on the key directory under the shared lock, after checking the store is open.
+  func read<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R {
+    try lock.withReadLock { () throws(LogStoreError) -> R in
+      if isClosed { throw LogStoreError.closed(directory) }
+      return try body(keys)
+    }
+  }
+
+  /// Looks `key` up in `table` and calls `body` with its record, under the shared lock; nil
+  /// when the key has no value. The record is valid only during `body`.
+  func withRecord<R, E: Error>(
+    key: UnsafeRawBufferPointer, table: String, hash: UInt64,
+    _ body: (Record) throws(E) -> R
+  ) throws(LogStoreError) -> Result<R, E>? {
+    try lock.withReadLock { () throws(LogStoreError) -> Result<R, E>? in
+      if isClosed { throw LogStoreError.closed(directory) }
+      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      guard let location = index.find(key, hash: hash) else { return nil }
+      guard let segment = segments[location.segment] else {
+        throw LogStoreError.segmentMissing(location.segment, in: directory)
+      }
+      let record = try record(at: location, in: segment)
+      guard record.key.count == key.count,
+        key.count == 0 || bytesEqual(record.key.baseAddress!, key.baseAddress!, key.count)
+      else {
+        throw LogStoreError(
+          .corrupted, "the index of table \"\(table)\" points at a record of another key")
+      }
+      return Result { () throws(E) -> R in try body(record) }
+    }
+  }
+
+  /// Decodes the record at `location` of `segment`, which the caller keeps alive.
+  func record(at location: RecordLocation, in segment: SegmentFile) throws(LogStoreError)
+    -> Record
+  {
+    do {
+      return try segment.record(at: Int(location.offset), verify: verifyChecksums)
+    } catch {
+      throw LogStoreError(
+        .corrupted,
+        "the record at offset \(location.offset) of \(segment.path) is damaged: \(error.reason)")
+    }
+  }
+
+  /// The error for a table that is not there: `invalidTableName` when no table could ever
+  /// have that name, `tableNotFound` otherwise.
+  func tableNotFound(_ table: String) -> LogStoreError {
+    do {
+      try table.withUTF8Bytes { bytes throws(LogStoreError) in
+        try Mutation.validateTableName(bytes)
+      }
+    } catch {
+      return error
+    }
+    return LogStoreError(.tableNotFound, "there is no table named \"\(table)\" in \(directory)")
+  }
+
+  func tableNotFound(_ table: UnsafeRawBufferPointer) -> LogStoreError {
+    tableNotFound(String(decoding: table, as: UTF8.self))
+  }
+
+  // MARK: Iteration
+
+  /// Calls `body` with every key of `table` sorted by its bytes, its value and its time, as of
+  /// the moment of the call, until `body` returns false.
+  ///
+  /// Under the shared lock, only the keys are copied (into one buffer) with their locations,
+  /// and the segments are captured; sorting and reading the values happen after it, from the
+  /// captured segments, which stay mapped even if a compaction deletes their files meanwhile.
+  func forEachEntry(
+    in table: String,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
+      -> Bool
+  ) throws(LogStoreError) {
+    var keyBytes: [UInt8] = []
+    var items: [SortItem] = []
+    let captured = try read { keys throws(LogStoreError) -> SegmentLookup in
+      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      items.reserveCapacity(index.count)
+      index.forEachKey { key, location in
+        items.append(SortItem(key: key, keyStart: keyBytes.count, location: location))
+        keyBytes.append(contentsOf: key)
+      }
+      return segments
+    }
+    SortItem.sort(&items, keys: keyBytes)
+    try keyBytes.withBytes { keys throws(LogStoreError) in
+      for item in items {
+        guard let segment = captured[item.location.segment] else {
+          throw LogStoreError.segmentMissing(item.location.segment, in: directory)
+        }
+        let record = try record(at: item.location, in: segment)
+        let key = UnsafeRawBufferPointer(
+          rebasing: keys[item.keyStart..<item.keyStart + item.keyCount])
+        guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
+          return
+        }
+      }
+    }
+  }
+
+  // MARK: Changing (log lock held, then this lock exclusively)
+
+  /// Runs `body` with the lock held exclusively. The caller holds the log's lock.
+  func change<R>(_ body: () -> R) -> R { lock.withWriteLock(body) }
+
+  /// Applies a record just appended to the log. Call inside ``change(_:)``.
+  func apply(_ appended: Appended) {
+    let location = RecordLocation(
+      segment: appended.file.number, offset: UInt32(appended.offset),
+      length: UInt32(appended.length))
+    do {
+      let record = try appended.file.record(at: appended.offset, verify: false)
+      if record.kind == .batch {
+        try keys.applyBatch(record, at: location, salt: appended.file.salt)
+      } else {
+        keys.apply(record, at: location)
+      }
+    } catch {
+      preconditionFailure("a record just written does not decode: \(error)")
+    }
+  }
+
+  /// Adds or removes a segment. Call inside ``change(_:)``.
+  func setSegment(_ number: UInt32, _ file: SegmentFile?) { segments[number] = file }
+
+  /// Counts records found lost. Call inside ``change(_:)``.
+  func addDamagedRecords(_ count: Int) { damagedRecords += count }
+
+  /// Empties the view for good: every read from now on fails as closed, and the segments are
+  /// released (their mappings go once the last reader holding one lets go).
+  func close() {
+    lock.withWriteLock {
+      isClosed = true
+      keys = KeyDirectory()
+      segments = SegmentLookup()
+    }
+  }
+
+  /// Checks that every table `mutation` writes to exists, given the table creations and drops
+  /// of changes written before it but not yet applied (`pending`), and adds its own. Call with
+  /// the log's lock held (which keeps the index from changing).
+  func checkTables(_ mutation: Mutation, pending: inout [String: Bool]) throws(LogStoreError) {
+    var local = pending
+    try mutation.forEachTableUse { kind, table throws(LogStoreError) in
+      let name = local.isEmpty ? nil : String(decoding: table, as: UTF8.self)
+      switch kind {
+      case .createTable:
+        local[name ?? String(decoding: table, as: UTF8.self)] = true
+      default:
+        let exists = name.flatMap { local[$0] } ?? (keys.table(table) != nil)
+        guard exists else { throw tableNotFound(table) }
+        if kind == .dropTable { local[String(decoding: table, as: UTF8.self)] = false }
+      }
+    }
+    pending = local
+  }
+}
+
+/// A record appended to the log but perhaps not yet applied to the index.
+struct Appended {
+  let file: SegmentFile
+  let offset: Int
+  let length: Int
+  let firstSequence: UInt64
+}
+
+/// A key of ``IndexView/forEachEntry(in:_:)`` being sorted: where its bytes are, its first 16
+/// bytes as two big-endian numbers (zero-padded), and where its record is.
+///
+/// Comparing the numbers orders nearly all keys without reading their bytes: when they
+/// differ, the keys differ at the same place, or the shorter key ended there and is a
+/// prefix of the other, which sorts first either way. Only keys whose first 16 bytes (as
+/// padded) are equal are compared byte by byte.
+private struct SortItem {
+  var prefix: (high: UInt64, low: UInt64)
+  var keyStart: Int
+  var keyCount: Int
+  var location: RecordLocation
+
+  init(key: UnsafeRawBufferPointer, keyStart: Int, location: RecordLocation) {
+    var high: UInt64 = 0
+    var low: UInt64 = 0
+    for (position, byte) in key.prefix(16).enumerated() {
+      if position < 8 {
+        high |= UInt64(byte) << (56 - 8 * position)
+      } else {
+        low |= UInt64(byte) << (56 - 8 * (position - 8))
+      }
+    }
+    prefix = (high, low)
+    self.keyStart = keyStart
+    keyCount = key.count
+    self.location = location
+  }
+
+  /// Sorts `items` by their keys' bytes, which are in `keys`.
+  static func sort(_ items: inout [SortItem], keys: [UInt8]) {
+    keys.withUnsafeBufferPointer { buffer in
+      let base = buffer.baseAddress
+      items.sort { a, b in
+        if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
+        if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
+        let common = min(a.keyCount, b.keyCount)
+        if common > 0 {
+          let order = compareBytes(base! + a.keyStart, base! + b.keyStart, common)
+          if order != 0 { return order < 0 }
+        }
+        return a.keyCount < b.keyCount
+      }
+    }
+  }
+}

@@ -1,0 +1,308 @@
+/// The log being written: the active segment, the numbers the next record and the next file
+/// get, the sizes of the sealed segments, the manifest that lists them, and the lock every
+/// writer takes.
+///
+/// `lock` is the store's write lock. It guards everything here, and also the state of the
+/// group commit and of compaction, which act on the log and so already hold it. A thread
+/// holding it may read the ``IndexView`` without the index lock, and changes the index by
+/// taking the index lock inside it (never the other way round).
+final class ActiveLog: @unchecked Sendable {
+  let directory: String
+  let options: LogStore.Options
+  var fileSystem: any FileSystem { options.fileSystem }
+  let index: IndexView
+  let lock = ConditionLock()
+
+  // Every `var` below is guarded by `lock`; the runtime's exclusivity checks are off for them.
+  @exclusivity(unchecked) private(set) var writer: SegmentWriter?
+  @exclusivity(unchecked) private var sealedSizes: [UInt32: Int]
+  @exclusivity(unchecked) private var hintSizes: [UInt32: Int]
+  @exclusivity(unchecked) private(set) var nextSequence: UInt64
+  @exclusivity(unchecked) private var nextFileNumber: UInt32
+  /// The segments the manifest on disk lists; nil when unknown (a publish failed midway).
+  private var publishedSegments: [UInt32]?
+  /// The generation of the last manifest written or read.
+  private var manifestGeneration: UInt64
+  /// Inputs of a compaction whose outputs have replaced them in the manifest, until they are
+  /// dropped from the index.
+  private var retiredSegments: Set<UInt32> = []
+  /// A thread is syncing the active segment without holding `lock`; nobody may seal,
+  /// replace or close it meanwhile.
+  var syncInFlight = false
+  /// `close()` has begun: new writes are refused and background threads stop.
+  private(set) var closing = false
+
+  init(directory: String, options: LogStore.Options, index: IndexView, state: RecoveredState) {
+    self.directory = directory
+    self.options = options
+    self.index = index
+    writer = state.writer
+    sealedSizes = state.sealedSizes
+    hintSizes = state.hintSizes
+    nextSequence = state.nextSequence
+    nextFileNumber = state.nextFileNumber
+    publishedSegments = state.manifest?.segments
+    manifestGeneration = state.manifest?.generation ?? 0
+  }
+
+  // MARK: Guards
+
+  /// Throws unless writes are allowed now.
+  func checkWritable() throws(LogStoreError) {
+    if options.readOnly { throw LogStoreError.readOnly(directory) }
+    if closing { throw LogStoreError.closed(directory) }
+  }
+
+  /// Refuses writes from now on and wakes every thread waiting on `lock`.
+  func beginClosing() {
+    closing = true
+    lock.broadcast()
+  }
+
+  // MARK: Appending
+
+  /// Appends the encoded `mutation` to the active segment, starting a new segment when it
+  /// does not fit.
+  func append(_ mutation: Mutation) throws(LogStoreError) -> Appended {
+    let length = mutation.encodedLength
+    var active = writer!
+    if !active.fits(length) { active = try rotate(forRecordOf: length) }
+    let sequence = nextSequence
+    let now = Timestamp.now()
+    let salt = active.file.salt
+    let offset = try active.append(count: length) { buffer in
+      mutation.encode(into: buffer, sequence: sequence, now: now, salt: salt)
+    }
+    nextSequence += UInt64(mutation.sequenceCount)
+    return Appended(file: active.file, offset: offset, length: length, firstSequence: sequence)
+  }
+
+  /// Seals the active segment and starts a new one big enough for a record of `length`.
+  private func rotate(forRecordOf length: Int) throws(LogStoreError) -> SegmentWriter {
+    try checkFileNumbers(from: nextFileNumber, count: 1)
+    let number = nextFileNumber
+    // Numbers are never reused, not even that of a segment whose start failed.
+    nextFileNumber += 1
+    return try replaceActive(
+      with: number, capacity: max(options.maxSegmentSize, SegmentHeader.size + length))
+  }
+
+  /// Seals the active segment and makes segment `number` the active one.
+  ///
+  /// Sealing comes first: once a newer segment exists, recovery treats this one as complete,
+  /// so it must be on stable storage before the next one is created. The new segment is
+  /// listed in the manifest before anything is written to it. If that fails, the old segment
+  /// stays active (sealing only synced it) and the new file is left unused: a reader may
+  /// already have been told of it, so it is not removed; the next open treats it as an empty
+  /// segment.
+  private func replaceActive(with number: UInt32, capacity: Int) throws(LogStoreError)
+    -> SegmentWriter
+  {
+    let old = writer!
+    try old.seal()
+    let fresh = try Self.createSegment(
+      directory: directory, number: number, baseSequence: nextSequence, capacity: capacity,
+      fileSystem: fileSystem)
+    try publishManifest(liveSegmentNumbers() + [number])
+    sealedSizes[old.file.number] = old.allocated
+    index.change { index.setSegment(number, fresh.file) }
+    writer = fresh
+    return fresh
+  }
+
+  /// Seals the active segment and starts the next one `reserving` numbers above the current
+  /// ones, for a compaction's outputs; returns the first reserved number. Every segment below
+  /// it is sealed from then on.
+  func sealForCompaction(reserving count: UInt32) throws(LogStoreError) -> UInt32 {
+    try checkFileNumbers(from: nextFileNumber, count: count + 1)
+    let first = nextFileNumber
+    let active = first + count
+    nextFileNumber = active + 1
+    _ = try replaceActive(with: active, capacity: options.maxSegmentSize)
+    return first
+  }
+
+  /// Throws unless `count` file numbers from `first` are below the highest a store uses
+  /// (2^31: a store would need billions of segments to get there; only a file named so by
+  /// hand or by damage brings it close).
+  private func checkFileNumbers(from first: UInt32, count: UInt32) throws(LogStoreError) {
+    try Self.checkFileNumbers(from: first, count: count, directory: directory)
+  }
+
+  static func checkFileNumbers(from first: UInt32, count: UInt32, directory: String)
+    throws(LogStoreError)
+  {
+    guard first < StoreFileName.maximumNumber, count <= StoreFileName.maximumNumber - first
+    else {
+      throw LogStoreError(
+        .corrupted,
+        "the file numbers of \(directory) are used up (the next would be \(first)): "
+          + "a file there has a number no store reaches; `ytkkv recover` rebuilds the store")
+    }
+  }
+
+  /// Creates segment `number` with its header, reserving its first chunk of disk, mapped
+  /// for writing with room for `capacity` bytes.
+  static func createSegment(
+    directory: String, number: UInt32, baseSequence: UInt64, capacity: Int,
+    fileSystem: any FileSystem
+  ) throws(LogStoreError) -> SegmentWriter {
+    let path = directory + "/" + StoreFileName.segment(number)
+    let handle = try fileSystem.openFile(path, mode: .createOrOpen)
+    do {
+      try handle.truncate(to: 0)
+      let initial = min(capacity, SegmentHeader.size + SegmentWriter.firstAllocation)
+      try handle.allocate(upTo: initial)
+      let mapping = try handle.map(length: capacity, writable: true)
+      let header = SegmentHeader(
+        fileNumber: number, salt: UInt32.random(in: .min ... .max), baseSequence: baseSequence)
+      let file = SegmentFile(
+        number: number, path: path, salt: header.salt, header: header, handle: handle,
+        mapping: mapping)
+      let writer = SegmentWriter(
+        file: file, capacity: capacity, used: 0, allocated: initial, durable: 0)
+      let encoded = header.encoded()
+      _ = try writer.append(count: encoded.count) { buffer in
+        buffer.copyBytes(from: encoded)
+      }
+      try fileSystem.synchronizeDirectory(directory)
+      return writer
+    } catch {
+      handle.close()
+      try? fileSystem.removeFile(path)
+      throw error
+    }
+  }
+
+  /// The first segment of a store opened on an empty or new directory.
+  func startFirstSegment() throws(LogStoreError) {
+    try checkFileNumbers(from: nextFileNumber, count: 1)
+    let fresh = try Self.createSegment(
+      directory: directory, number: nextFileNumber, baseSequence: nextSequence,
+      capacity: options.maxSegmentSize, fileSystem: fileSystem)
+    nextFileNumber += 1
+    index.change { index.setSegment(fresh.file.number, fresh.file) }
+    writer = fresh
+  }
+
+  /// Hands back the sequence numbers from `first` on, those of records a failed sync lost
+  /// (``SegmentWriter/discardUnsynchronized()``), so that the log's numbers stay gapless.
+  func reuseSequenceNumbers(from first: UInt64) {
+    nextSequence = min(nextSequence, first)
+  }
+
+  // MARK: The manifest
+
+  /// The segments the manifest should list: every open segment but the retired inputs of a
+  /// compaction.
+  func liveSegmentNumbers() -> [UInt32] {
+    index.segments.numbers.filter { !retiredSegments.contains($0) }.sorted()
+  }
+
+  /// Replaces the manifest with one listing the live segments, unless it lists them already.
+  /// Called before anything is written to a segment it adds and before any segment it drops
+  /// is deleted (the invariants in Format/Manifest.swift).
+  func publishManifest() throws(LogStoreError) {
+    try publishManifest(liveSegmentNumbers())
+  }
+
+  private func publishManifest(_ numbers: [UInt32]) throws(LogStoreError) {
+    guard publishedSegments != numbers else { return }
+    manifestGeneration += 1
+    publishedSegments = nil
+    try Manifest(segments: numbers, generation: manifestGeneration).publish(
+      directory: directory, fileSystem: fileSystem)
+    publishedSegments = numbers
+  }
+
+  /// Takes a compaction's inputs out of the manifest (they stay open until ``dropRetired``).
+  func retire(_ numbers: Set<UInt32>) throws(LogStoreError) {
+    retiredSegments = numbers
+    try publishManifest()
+  }
+
+  /// Forgets retired inputs, now gone from the index, and records the sizes of the segment and
+  /// hint files that replaced them.
+  func dropRetired(replacedBy outputs: [(number: UInt32, size: Int, hintSize: Int)]) {
+    for number in retiredSegments {
+      sealedSizes[number] = nil
+      hintSizes[number] = nil
+    }
+    retiredSegments = []
+    for output in outputs {
+      sealedSizes[output.number] = output.size
+      hintSizes[output.number] = output.hintSize
+    }
+  }
+
+  // MARK: Sizes and syncs
+
+  /// Bytes of segment and hint files, without space reserved past the active segment's end
+  /// (sealed segments keep theirs: a file is never cut while a reader may have it mapped).
+  var diskBytes: Int {
+    sealedSizes.values.reduce(0, +) + (writer?.used ?? 0) + hintSizes.values.reduce(0, +)
+  }
+
+  /// The bytes each sealed segment holds, the active one's written bytes included.
+  var segmentSizes: [UInt32: Int] {
+    var sizes = sealedSizes
+    if let writer { sizes[writer.file.number] = writer.used }
+    return sizes
+  }
+
+  /// Syncs what the active segment holds, outside `lock` (taken and released here), so that
+  /// writers go on meanwhile; another sync outside the lock is waited for first.
+  func flushOutsideLock() throws(LogStoreError) {
+    let target = lock.withLock { () -> (SegmentWriter, Range<Int>)? in
+      while syncInFlight { lock.wait() }
+      guard !closing, let active = writer else { return nil }
+      syncInFlight = true
+      return (active, active.unsynchronized)
+    }
+    guard let (active, range) = target else { return }
+    var failure: LogStoreError?
+    do {
+      try active.synchronize(range, .durable)
+    } catch {
+      failure = error
+    }
+    lock.withLock {
+      syncInFlight = false
+      if failure == nil { active.markDurable(upTo: range.upperBound) }
+      lock.broadcast()
+    }
+    if let failure { throw failure }
+  }
+
+  /// The loop of the `SyncPolicy.interval` thread: sync what was written, then sleep.
+  ///
+  /// An ordered sync, not a durable one: on Darwin `F_BARRIERFSYNC`, which keeps a power loss
+  /// from leaving newer records without older ones but does not empty the drive's whole cache,
+  /// as `F_FULLFSYNC` would on every interval (docs/PLATFORMS.md). On Linux it is `msync`, as
+  /// durable as `.always`. `sync()`, `close()` and compaction still make everything durable.
+  func runIntervalSync(every milliseconds: Int) {
+    lock.lock()
+    defer { lock.unlock() }
+    while !closing {
+      lock.wait(milliseconds: milliseconds)
+      guard !closing, !syncInFlight, let active = writer else { continue }
+      let range = active.unordered
+      guard !range.isEmpty else { continue }
+      syncInFlight = true
+      lock.unlock()
+      let synced = (try? active.synchronize(range, .ordered)) != nil
+      lock.lock()
+      syncInFlight = false
+      lock.broadcast()
+      // A failed background sync is retried at the next interval; `sync()` reports errors.
+      if synced { active.markOrdered(upTo: range.upperBound) }
+    }
+  }
+
+  /// Syncs and lets go of the active segment. Synced, not cut to its end: a reader may have
+  /// the file mapped (docs/CONCURRENCY.md); the next writer appends after the last record.
+  func close() throws(LogStoreError) {
+    defer { writer = nil }
+    try writer?.synchronize()
+  }
+}
