@@ -47,14 +47,9 @@ struct SyncStrengthTests {
 
   /// Waits until the file system's log holds a call named `operation` on a segment.
   private func waitForSegmentCall(_ fileSystem: SimulatedFileSystem, _ operation: String) throws {
-    for _ in 0..<5_000 {
-      if fileSystem.log.contains(where: { $0.operation == operation && $0.path.hasSuffix(".log") })
-      {
-        return
-      }
-      pauseThread(microseconds: 1_000)
+    try waitUntil("\(operation) on a segment", seconds: 5) {
+      fileSystem.log.contains { $0.operation == operation && $0.path.hasSuffix(".log") }
     }
-    Issue.record("no \(operation) on a segment within 5 s")
   }
 
   @Test("sync always: every commit is a full sync on Darwin, and survives any power loss")
@@ -100,11 +95,9 @@ struct SyncStrengthTests {
     try store.put("v".bytes, forKey: "k".bytes, in: "t")
     // The table's creation and the put are one sync apart at most: wait for the put's.
     try waitForSegmentCall(fileSystem, "msync")
-    for _ in 0..<5_000 {
-      if try survivingPowerLosses(fileSystem, key: "k", value: "v") == 32 { return }
-      pauseThread(microseconds: 1_000)
+    try waitUntil("the put to survive every power loss", seconds: 5) {
+      try survivingPowerLosses(fileSystem, key: "k", value: "v") == 32
     }
-    Issue.record("the put never survived every power loss")
   }
 
   @Test("close() after interval syncs leaves everything durable, on both platforms")
