@@ -49,13 +49,27 @@ package final class ChildProcess {
   /// Whether the process has not ended yet.
   package var isRunning: Bool { process.isRunning }
 
+  /// Sends the process `signal` (`SIGKILL`, …).
+  package func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
   /// What it has written on standard output so far.
   package var standardOutput: String {
     output.withLock { String(decoding: $0, as: UTF8.self) }
   }
 
-  /// Waits for the process to end and for everything it wrote.
-  package func waitUntilExit() -> Ending {
+  /// Waits for the process to end and for everything it wrote. One still running after
+  /// `seconds` is killed, and the wait throws ``WaitTimedOut``.
+  package func waitUntilExit(seconds: Double = 60) throws -> Ending {
+    do {
+      try waitUntil(
+        "\(process.executableURL?.lastPathComponent ?? "a child") to end", seconds: seconds
+      ) {
+        !process.isRunning
+      }
+    } catch {
+      send(SIGKILL)
+      throw error
+    }
     process.waitUntilExit()
     drained.wait()
     return Ending(

@@ -201,6 +201,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var hook: CallHook?
     var mappingViolations: [String] = []
     var mappingsMade = 0
+    var dataSyncs = 0
+    var dataSyncPause = 0
   }
 
   /// One call, as recorded in ``log``.
@@ -289,6 +291,24 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       state.faults = []
       state.activeFault = nil
     }
+  }
+
+  /// The files a power loss that kept nothing unsynced would leave: the entries of the last
+  /// directory sync, each with the contents of its file's last sync.
+  package var syncedFiles: [String: [UInt8]] {
+    state.withLock { state in state.durableFiles.mapValues(\.durable) }
+  }
+
+  /// Syncs of a file's data (through its descriptor or a mapping) made so far; directory
+  /// syncs are not counted.
+  package var dataSyncs: Int { state.withLock { $0.dataSyncs } }
+
+  /// How long each sync of a file's data takes, in microseconds (0, the default: no time).
+  /// The syncing thread waits outside the file system's lock, as it would for a disk, so other
+  /// threads go on and queue behind the sync.
+  package var dataSyncPause: Int {
+    get { state.withLock { $0.dataSyncPause } }
+    set { state.withLock { $0.dataSyncPause = newValue } }
   }
 
   /// The current contents of every file (synced or not), for inspection.
@@ -567,7 +587,12 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       case (.darwin, .ordered, false): "F_BARRIERFSYNC"
       case (.darwin, .ordered, true): "msync, F_BARRIERFSYNC"
       }
-    try perform(operation, path) { () throws(LogStoreError) in
+    let number = announce(operation, path)
+    let pause = state.withLock { $0.dataSyncPause }
+    if pause > 0 { usleep(UInt32(pause)) }
+    try state.withLock { state throws(LogStoreError) in
+      try enter(&state, number, operation, path)
+      state.dataSyncs += 1
       if platform == .linux || strength == .durable { node.synchronize() }
     }
   }

@@ -30,3 +30,26 @@ package struct Deadline: Sendable {
 
   package var hasPassed: Bool { ProcessInfo.processInfo.systemUptime >= uptime }
 }
+
+/// Checks `condition` every millisecond until it holds; fails with ``WaitTimedOut`` naming
+/// `what` once `seconds` have passed without it, so a test whose condition never comes fails
+/// with a message instead of hanging. `condition` may do a step of work each time (a
+/// compaction, a command run beside a writer) before it answers.
+package func waitUntil(
+  _ what: @autoclosure () -> String, seconds: Double = 60, _ condition: () throws -> Bool
+) throws {
+  let deadline = Deadline(secondsFromNow: seconds)
+  while try !condition() {
+    if deadline.hasPassed { throw WaitTimedOut(what: what(), seconds: seconds) }
+    Thread.sleep(forTimeInterval: 0.001)
+  }
+}
+
+/// A condition a test waited for did not come in time.
+package struct WaitTimedOut: Error, CustomStringConvertible {
+  /// What the test waited for.
+  package var what: String
+  package var seconds: Double
+
+  package var description: String { "waited \(seconds) s for \(what), in vain" }
+}

@@ -7,8 +7,7 @@ import Testing
 @Suite("Process kills", .serialized)
 struct ProcessKillTests {
   /// The last operation number a killed writer acknowledged on its standard output.
-  private static func lastAcknowledged(_ output: Data) -> Int {
-    let text = String(decoding: output, as: UTF8.self)
+  private static func lastAcknowledged(_ text: String) -> Int {
     // A line cut short by the kill is not an acknowledgement.
     let complete =
       text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
@@ -21,64 +20,69 @@ struct ProcessKillTests {
   func killedWriters() throws {
     let writer = try #require(builtExecutable(named: "ytkkv-kill-writer"))
     var random = SeededGenerator(seed: 20_261_129)
-    var kills = 0
-    var compactingKills = 0
+    let runs = 60
+    // Kills that landed while the writer was at work: it had acknowledged operations, and was
+    // still acknowledging more, or inside a compaction, when it was killed.
+    var killedWriting = 0
+    // Of those, the ones in a compacting run, and the ones inside the compaction itself.
+    var killedWritingCompacting = 0
+    var killedInCompaction = 0
     var acknowledgedTotal = 0
-    for run in 0..<60 {
+    for run in 0..<runs {
       let directory = TemporaryDirectory("kill")
       let path = directory.appending("store")
       let compacting = run % 3 == 0
       let always = run % 5 == 4
       let seed = UInt64(run) + 1
-      let process = Process()
-      process.executableURL = writer
-      process.arguments =
-        [path, String(seed)] + (compacting ? ["--compact"] : []) + (always ? ["--always"] : [])
-      let output = Pipe()
-      process.standardOutput = output
-      let drained = DispatchGroup()
-      let collected = LockedData()
-      DispatchQueue.global().async(group: drained) {
-        collected.set(output.fileHandleForReading.readDataToEndOfFile())
-      }
-      try process.run()
-      usleep(UInt32(30_000 + random.next() % 220_000))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      drained.wait()
-      #expect(process.terminationReason == .uncaughtSignal, "run \(run) ended on its own")
-      let acknowledged = Self.lastAcknowledged(collected.value)
+      let label = "run \(run) (seed \(seed), compacting \(compacting), always \(always))"
+      let process = try ChildProcess(
+        writer,
+        [path, String(seed)] + (compacting ? ["--compact"] : []) + (always ? ["--always"] : []))
+      usleep(UInt32(10_000 + random.next() % 220_000))
+      // Acknowledged 20 ms before the kill: a writer still at work acknowledges more by then.
+      let earlier = Self.lastAcknowledged(process.standardOutput)
+      usleep(20_000)
+      process.send(SIGKILL)
+      let ending = try process.waitUntilExit()
+      // The writer never stops on its own: anything but our SIGKILL is a failure of its own.
+      #expect(
+        ending.reason == .uncaughtSignal && ending.status == SIGKILL,
+        "\(label) ended by \(ending.summary), not by the kill: \(ending.standardError.prefix(500))"
+      )
+      let acknowledged = Self.lastAcknowledged(ending.standardOutput)
 
       var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
       var model = StoreModel()
       for _ in 0..<acknowledged { model.apply(generator.next()) }
+      let next = generator.next()
       var withNext = model
-      withNext.apply(generator.next())
+      withNext.apply(next)
 
       // A killed process loses nothing it handed to the OS: a torn tail at most, never damage.
       let store = try LogStore(path: path, options: .init(corruption: .fail, compaction: .manual))
       let state = try StoreModel.reading(store)
       #expect(
-        state == model || state == withNext,
-        "run \(run) (seed \(seed), compacting \(compacting), always \(always)): \(acknowledged) acknowledged"
-      )
+        state == model || state == withNext, "\(label): \(acknowledged) acknowledged")
       try store.close()
-      kills += 1
-      if compacting { compactingKills += 1 }
+      if ending.status == SIGKILL && acknowledged > 0
+        && (acknowledged > earlier || next == .compact)
+      {
+        killedWriting += 1
+        if compacting { killedWritingCompacting += 1 }
+        if next == .compact { killedInCompaction += 1 }
+      }
       acknowledgedTotal += acknowledged
     }
-    #expect(kills >= 50)
-    #expect(acknowledgedTotal > kills * 100, "the writers barely ran before being killed")
+    // What the kills are for: most must land while the writer writes (not before it starts,
+    // nor after it stopped), and some inside a compaction (a third of the writers compact
+    // every 300 operations).
+    #expect(
+      killedWriting * 2 > runs,
+      "only \(killedWriting) of \(runs) kills landed while the writer was at work")
+    #expect(killedInCompaction >= 1, "no kill landed inside a compaction")
+    #expect(acknowledgedTotal > runs * 100, "the writers barely ran before being killed")
     print(
-      "writer processes killed: \(kills) (\(compactingKills) compacting); operations acknowledged: \(acknowledgedTotal)"
+      "writer processes killed at work: \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction); operations acknowledged: \(acknowledgedTotal)"
     )
   }
-}
-
-/// Data one thread sets and another reads.
-final class LockedData: @unchecked Sendable {
-  private let lock = NSLock()
-  private var data = Data()
-  func set(_ value: Data) { lock.withLock { data = value } }
-  var value: Data { lock.withLock { data } }
 }

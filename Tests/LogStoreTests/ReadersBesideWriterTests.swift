@@ -47,8 +47,8 @@ struct ReadersBesideWriterTests {
     let readers = try (0..<3).map { _ in
       try ChildProcess(executable, ["read", path, "--seconds", seconds])
     }
-    let writerEnding = writer.waitUntilExit()
-    let readerEndings = readers.map { $0.waitUntilExit() }
+    let writerEnding = try writer.waitUntilExit(seconds: Double(Self.seconds) + 60)
+    let readerEndings = try readers.map { try $0.waitUntilExit(seconds: Double(Self.seconds) + 60) }
 
     for (name, ending) in [("writer", writerEnding)] + readerEndings.map({ ("reader", $0) }) {
       let said = ending.standardOutput + Self.start(of: ending.standardError)

@@ -471,19 +471,43 @@ struct JSONCodecTests {
     }
   }
 
-  @Test("every prefix of a valid document either reads or throws")
+  /// A document is its value's text between optional whitespace. Cut short, it is valid JSON
+  /// only where the cut leaves a whole value: in the trailing whitespace (the same value), or in
+  /// a number right after a digit (a shorter number: "-1.25e-3" reads cut to "-1", "-1.2" and
+  /// "-1.25", and throws cut to "-", "-1.", "-1.25e" and "-1.25e-"). Every other cut throws:
+  /// inside an array or object (even right after a complete element), a string or a literal,
+  /// or in the leading whitespace.
+  @Test(
+    "a proper prefix of a document throws unless it ends in its trailing whitespace or after a digit of a number; no prefix of an array or object reads"
+  )
   func truncation() throws {
     let documents =
       validCorpus + [
         #"{"id":12345,"name":"tangqiao","age":30,"city":"Beijing","tags":["ios","swift","kv"],"bio":"hello world"}"#,
         #"{"a":[1,2.5e-3,{"b":"\u00e9\ud83d\ude00\n"}],"c":true,"d":false,"e":null,"f":"中文😀"}"#,
+        "[10]", #"{"n":-12.5e+30}"#, "  -7.25e-2\n", "[true] ",
       ]
+    let whitespace = Array(" \t\n\r".utf8)
+    let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
     for document in documents {
       let bytes = Array(document.utf8)
-      for length in 0...bytes.count {
-        _ = try? JSONReader.parse(Array(bytes[..<length]))
+      let whole = try JSONReader.parse(bytes)
+      let start = try #require(bytes.firstIndex { !whitespace.contains($0) })
+      let end = try #require(bytes.lastIndex { !whitespace.contains($0) }) + 1
+      let isNumber = bytes[start] == UInt8(ascii: "-") || digits.contains(bytes[start])
+      for length in 0..<bytes.count {
+        let prefix = Array(bytes[..<length])
+        let label = "\(document.debugDescription) cut to \(length) bytes"
+        if length >= end {
+          #expect(try JSONReader.parse(prefix) == whole, "\(label)")
+        } else if isNumber && length > start && digits.contains(bytes[length - 1]) {
+          let foundation = try JSONSerialization.jsonObject(
+            with: Data(prefix), options: .fragmentsAllowed)
+          #expect(matches(try JSONReader.parse(prefix), foundation), "\(label)")
+        } else {
+          #expect(throws: JSONCodecError.self, "\(label)") { try JSONReader.parse(prefix) }
+        }
       }
-      _ = try JSONReader.parse(bytes)
     }
   }
 

@@ -97,9 +97,11 @@ struct KeyValueStoreCompactionTests {
       do {
         if thread == 4 {
           // Compact until every writer is done, and at least a few times.
-          while writersDone.value < 4 || compactions.value < 3 {
+          try waitUntil("the writers to finish beside compactions") {
+            guard writersDone.value < 4 || compactions.value < 3 else { return true }
             try store.compact()
             compactions.increment()
+            return false
           }
           return
         }

@@ -207,11 +207,15 @@ struct KeyValueStoreConcurrencyTests {
     let closer = 4
     runOnThreads(closer + 1) { thread in
       if thread == closer {
-        // Close once every writer has written a while.
-        while acknowledged.withLock({ counts in
-          (0..<closer).contains { counts[$0, default: 0] < 100 }
-        }) {
-          Thread.sleep(forTimeInterval: 0.001)
+        // Close once every writer has written a while (and in any case, so that they stop).
+        do {
+          try waitUntil("every writer to write 100 times") {
+            acknowledged.withLock { counts in
+              (0..<closer).allSatisfy { counts[$0, default: 0] >= 100 }
+            }
+          }
+        } catch {
+          errors.withLock { $0.append("\(error)") }
         }
         do { try store.close() } catch { errors.withLock { $0.append("close threw \(error)") } }
         closeReturned.increment()
@@ -229,7 +233,12 @@ struct KeyValueStoreConcurrencyTests {
         step += 1
       }
       // A call racing close() may still be served; once close() has returned, none is.
-      while closeReturned.value == 0 { Thread.sleep(forTimeInterval: 0.001) }
+      do {
+        try waitUntil("close() to return") { closeReturned.value > 0 }
+      } catch {
+        errors.withLock { $0.append("\(thread): \(error)") }
+        return
+      }
       do throws(KeyValueStoreError) {
         _ = try store.object(id: Self.id(thread: thread, 0), from: Self.table)
         errors.withLock { $0.append("\(thread): a read after close succeeded") }

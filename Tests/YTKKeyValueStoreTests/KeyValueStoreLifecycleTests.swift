@@ -124,7 +124,11 @@ struct KeyValueStoreLifecycleTests {
     try reopened.close()
   }
 
-  @Test("sync keeps the data as it is, and works repeatedly")
+  // What sync() is for, that synced writes survive a power loss, needs a simulated file system,
+  // which KeyValueStore does not take: SyncStrengthTests.syncKeepsWrites tests it on LogStore's
+  // sync(), which KeyValueStore's calls. These two test what a reopen in this process can see.
+
+  @Test("sync works before any write and repeatedly, and changes nothing that reads back")
   func syncKeepsData() throws {
     let store = try KeyValueStore(path: directory.storePath)
     try store.sync()
@@ -139,7 +143,7 @@ struct KeyValueStoreLifecycleTests {
   }
 
   @Test(
-    "every sync policy stores what was written",
+    "every sync policy keeps what was written across a close and a reopen",
     arguments: [SyncPolicy.never, .always, .interval(milliseconds: 5)])
   func syncPolicies(policy: SyncPolicy) throws {
     let store = try KeyValueStore(path: directory.storePath, options: StoreOptions(sync: policy))

@@ -85,32 +85,41 @@ struct ReadCommandsBesideWriterTests {
     let path = scratch.appending("rounds.db")
     let workload = RoundsWorkload()
     let writer = try ChildProcess(executable, ["write", path, "--seconds", String(Self.seconds)])
-    // The commands refuse a path with no store: start once the first round is written.
-    while writer.isRunning && !writer.standardOutput.contains("\n") {
-      Thread.sleep(forTimeInterval: 0.01)
-    }
     var runs: [String: Int] = [:]
     var failures: [String: Int] = [:]
     var problems: [String: [String]] = [:]
     var step = 0
-    while writer.isRunning {
-      let command = Self.commands[step % Self.commands.count]
-      // Ids spread over the store, far apart from one get to the next.
-      let id = workload.ids[(step * 389) % workload.idCount]
-      let arguments = command == "get" ? [command, path, "rounds", id] : [command, path]
-      let result = try Tool.run(arguments)
-      runs[command, default: 0] += 1
-      if let problem = Self.problem(command, result, id: id, workload: workload) {
-        failures[command, default: 0] += 1
-        if problems[command, default: []].count < 3 {
-          let said = result.standardError.isEmpty ? "" : " (\(result.standardError.prefix(300)))"
-          problems[command, default: []].append(
-            "ytkkv \(arguments.joined(separator: " ")): \(problem)\(said)")
-        }
+    do {
+      // The commands refuse a path with no store: start once the first round is written.
+      try waitUntil("the writer's first round") {
+        !writer.isRunning || writer.standardOutput.contains("\n")
       }
-      step += 1
+      try waitUntil(
+        "the writer to stop after \(Self.seconds) s", seconds: Double(Self.seconds) + 60
+      ) {
+        guard writer.isRunning else { return true }
+        let command = Self.commands[step % Self.commands.count]
+        // Ids spread over the store, far apart from one get to the next.
+        let id = workload.ids[(step * 389) % workload.idCount]
+        let arguments = command == "get" ? [command, path, "rounds", id] : [command, path]
+        let result = try Tool.run(arguments)
+        runs[command, default: 0] += 1
+        if let problem = Self.problem(command, result, id: id, workload: workload) {
+          failures[command, default: 0] += 1
+          if problems[command, default: []].count < 3 {
+            let said = result.standardError.isEmpty ? "" : " (\(result.standardError.prefix(300)))"
+            problems[command, default: []].append(
+              "ytkkv \(arguments.joined(separator: " ")): \(problem)\(said)")
+          }
+        }
+        step += 1
+        return false
+      }
+    } catch {
+      writer.send(SIGKILL)
+      throw error
     }
-    let ending = writer.waitUntilExit()
+    let ending = try writer.waitUntilExit()
     #expect(ending.succeeded, "writer: \(ending.summary)\n\(ending.standardError.prefix(2_000))")
     for command in Self.commands {
       // At least once each, even on a machine busy with other tests.
