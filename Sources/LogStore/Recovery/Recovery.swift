@@ -55,6 +55,8 @@ struct Recovery {
     let handle: any FileHandle
     let size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
+    /// The salt as stored, for salvaging a segment whose header fails its checks.
+    let storedSalt: UInt32?
   }
 
   func path(_ name: String) -> String { directory + "/" + name }
@@ -214,7 +216,12 @@ struct Recovery {
         try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
       }
     }
-    return Candidate(number: number, path: path, handle: handle, size: size, header: header)
+    let storedSalt = headerBytes.withUnsafeBytes { bytes in
+      SegmentHeader.storedSalt(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
+    }
+    return Candidate(
+      number: number, path: path, handle: handle, size: size, header: header,
+      storedSalt: storedSalt)
   }
 
   /// Segments that rule 2 removes (``CompactionGroups``).
@@ -261,15 +268,7 @@ struct Recovery {
     case .failure(.damaged(let reason)):
       try damage(candidate, offset: 0, reason: reason, into: &state)
       header = nil
-      // Salvage with the salt as stored: if only other header bytes were hit, the records
-      // still verify.
-      if candidate.size >= 20 {
-        var bytes = [UInt8](repeating: 0, count: 4)
-        _ = try bytes.withMutableBytes { buffer throws(LogStoreError) in
-          try candidate.handle.read(into: buffer, at: 16)
-        }
-        salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress!) }
-      }
+      salt = candidate.storedSalt ?? 0
     }
 
     let becomesWriter = writable && isLast && header != nil && header?.compaction == nil

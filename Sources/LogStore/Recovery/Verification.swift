@@ -149,9 +149,7 @@ struct Verifier {
           continue
         case .damaged(let reason):
           report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
-          if bytes.count >= 20 {
-            salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress! + 16) }
-          }
+          salt = bytes.withUnsafeBytes { SegmentHeader.storedSalt($0) } ?? 0
         }
       }
       let isLast = position == segments.count - 1
