@@ -498,6 +498,22 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let number = announce("rename", source)
     try state.withLock { state throws(LogStoreError) in
       try enter(&state, number, "rename", source)
+      if state.directories.contains(source) {
+        // A directory (recover swaps whole stores): its files and folders move with it.
+        let inside = source + "/"
+        for directory in state.directories where directory == source || directory.hasPrefix(inside)
+        {
+          state.directories.remove(directory)
+          state.directories.insert(destination + directory.dropFirst(source.count))
+        }
+        for (path, node) in state.files where path.hasPrefix(inside) {
+          let moved = destination + path.dropFirst(source.count)
+          state.files[path] = nil
+          state.files[moved] = node
+          state.pendingNamespace.append(.rename(path, moved))
+        }
+        return
+      }
       guard let node = state.files.removeValue(forKey: source) else {
         throw LogStoreError(
           .io, "rename failed for \(source): No such file or directory", systemError: ENOENT)
