@@ -2,14 +2,6 @@ import Testing
 
 @testable import LogStore
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 @Suite("Recover, large values")
 struct RecoverLargeValuesTests {
   @Test("recover copies values that together pass the 256 MiB batch limit")
@@ -34,7 +26,7 @@ struct RecoverLargeValuesTests {
       #expect(copy.count == value.count)
       #expect(
         copy.withUnsafeBytes { a in
-          value.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+          value.withUnsafeBytes { b in bytesEqual(a, b) }
         })
     }
     try recovered.close()

@@ -113,7 +113,9 @@ package enum HintFile {
     guard bytes.count >= headerSize, let base = bytes.baseAddress else {
       throw Invalid(reason: "shorter than its header")
     }
-    guard bytes.prefix(8).elementsEqual(magic) else { throw Invalid(reason: "bad magic") }
+    guard bytesEqual(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), magic) else {
+      throw Invalid(reason: "bad magic")
+    }
     let storedHeaderCRC = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
     guard storedHeaderCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<44]))
     else { throw Invalid(reason: "header checksum mismatch") }

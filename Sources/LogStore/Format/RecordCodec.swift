@@ -194,11 +194,19 @@ package enum RecordCodec {
   /// Calls `body` with each member of a batch record, in order, after checking every member:
   /// either all members are valid and `body` sees them all, or it throws before calling
   /// `body` at all.
+  ///
+  /// - Throws: what `body` throws; or, when a member fails its checks, ``LogStoreError`` with
+  ///   code `corrupted` and the reason ``validateMembers(of:salt:verify:)`` gives. The one
+  ///   place the codec speaks the engine's error type: its callers' bodies throw that type.
   static func forEachMember(
     of batch: Record, salt: UInt32, verify: Bool = true,
     _ body: (Record, _ offsetInBatch: Int) throws(LogStoreError) -> Void
   ) throws(LogStoreError) {
-    try validateMembers(of: batch, salt: salt, verify: verify)
+    do {
+      try validateMembers(of: batch, salt: salt, verify: verify)
+    } catch {
+      throw LogStoreError(.corrupted, error.reason)
+    }
     var offset = 0
     while offset < batch.value.count {
       let member: Record
@@ -214,9 +222,13 @@ package enum RecordCodec {
 
   /// Checks that a batch's value is a sequence of valid members with consecutive sequence
   /// numbers starting at the batch's own; returns how many members there are.
+  ///
+  /// - Throws: ``RecordDecodingError/damaged(_:)`` naming the first bad member's offset in the
+  ///   batch's value and what is wrong with it (a member cut short is damage here: the batch's
+  ///   own length, which covers it, was read intact).
   @discardableResult
   static func validateMembers(of batch: Record, salt: UInt32, verify: Bool = true)
-    throws(LogStoreError) -> Int
+    throws(RecordDecodingError) -> Int
   {
     var offset = 0
     var expected = batch.sequence
@@ -225,10 +237,10 @@ package enum RecordCodec {
       do {
         member = try decode(batch.value, at: offset, salt: salt, member: true, verify: verify)
       } catch {
-        throw LogStoreError(.corrupted, "batch member at \(offset): \(error.reason)")
+        throw .damaged("batch member at \(offset): \(error.reason)")
       }
       guard member.sequence == expected else {
-        throw LogStoreError(.corrupted, "batch member at \(offset) is out of sequence")
+        throw .damaged("batch member at \(offset) is out of sequence")
       }
       expected &+= 1
       offset += member.length

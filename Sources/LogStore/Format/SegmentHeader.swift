@@ -94,7 +94,7 @@ package struct SegmentHeader: Equatable, Sendable {
     guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])) else {
       throw .damaged("segment header checksum mismatch")
     }
-    guard header.prefix(8).elementsEqual(magic) else {
+    guard bytesEqual(UnsafeRawBufferPointer(rebasing: header[0..<8]), magic) else {
       throw .damaged("not a segment file (bad magic)")
     }
     let version = loadLittleEndian(UInt16.self, base + 8)

@@ -315,8 +315,8 @@ struct Verifier {
             let record = try? RecordCodec.decode(
               segmentBytes, at: entry.offset, salt: salt, member: isMember),
             record.kind == entry.kind, record.sequence == entry.sequence,
-            record.length == entry.length, record.table.elementsEqual(entry.table),
-            record.key.elementsEqual(entry.key)
+            record.length == entry.length, bytesEqual(record.table, entry.table),
+            bytesEqual(record.key, entry.key)
           else {
             report.problems.append(
               VerificationFinding(
