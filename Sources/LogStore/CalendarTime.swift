@@ -51,4 +51,18 @@ package struct CalendarTime: Equatable, Sendable {
       minute: Int(secondOfDay % 3_600 / 60), second: Int(secondOfDay % 60),
       microsecond: Int(microsecondOfDay % 1_000_000))
   }
+
+  /// The moment in ISO 8601, in UTC: the extended form (`2026-11-29T12:34:56Z`), or the basic
+  /// one without separators (`20261129T123456Z`, for file names); with `microseconds`, the
+  /// second has six decimals (`12:34:56.250000Z`). Years before 1 and after 9999 keep their
+  /// sign and every digit.
+  package func iso8601(basic: Bool = false, microseconds: Bool = false) -> String {
+    let dateSeparator = basic ? "" : "-"
+    let timeSeparator = basic ? "" : ":"
+    let fraction = microseconds ? "." + microsecond.zeroPadded(width: 6) : ""
+    return year.zeroPadded(width: 4) + dateSeparator + month.zeroPadded(width: 2)
+      + dateSeparator + day.zeroPadded(width: 2) + "T" + hour.zeroPadded(width: 2)
+      + timeSeparator + minute.zeroPadded(width: 2) + timeSeparator
+      + second.zeroPadded(width: 2) + fraction + "Z"
+  }
 }

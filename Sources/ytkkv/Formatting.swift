@@ -6,12 +6,7 @@ enum Formatting {
   /// timestamp has one (a damaged record's too, and those past 2038 where the C library's
   /// `time_t` is 32 bits): the date is computed, not asked of the C library.
   static func iso8601(_ timestamp: Timestamp) -> String {
-    let time = CalendarTime(timestamp)
-    return
-      "\(time.year.zeroPadded(width: 4))-\(time.month.zeroPadded(width: 2))-"
-      + "\(time.day.zeroPadded(width: 2))T\(time.hour.zeroPadded(width: 2)):"
-      + "\(time.minute.zeroPadded(width: 2)):\(time.second.zeroPadded(width: 2))."
-      + "\(time.microsecond.zeroPadded(width: 6))Z"
+    CalendarTime(timestamp).iso8601(microseconds: true)
   }
 
   /// A timestamp as seconds since 1970 with up to six decimals, exactly: `1448000061.25`.

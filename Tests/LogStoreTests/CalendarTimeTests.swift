@@ -60,4 +60,14 @@ struct CalendarTimeTests {
     #expect((-5).zeroPadded(width: 4) == "-0005")
     #expect(Int64.min.zeroPadded(width: 1) == "-9223372036854775808")
   }
+
+  @Test("ISO 8601, extended and basic, with and without microseconds")
+  func iso8601() {
+    let time = CalendarTime(Timestamp(microsecondsSince1970: 1_795_955_696_250_000))
+    #expect(time.iso8601() == "2026-11-29T12:34:56Z")
+    #expect(time.iso8601(microseconds: true) == "2026-11-29T12:34:56.250000Z")
+    #expect(time.iso8601(basic: true) == "20261129T123456Z")
+    let early = CalendarTime(Timestamp(microsecondsSince1970: -62_198_755_200_000_000))
+    #expect(early.iso8601() == "-0001-01-01T00:00:00Z")
+  }
 }

@@ -39,7 +39,7 @@ extension LogStore {
     defer { lock.unlock() }
 
     // Names that are free, even when recovering twice within a second.
-    let stamp = Self.fileNameTime(now)
+    let stamp = CalendarTime(now).iso8601(basic: true)
     var suffix = stamp
     var attempt = 1
     while fileSystem.directoryExists(path + ".damaged-" + suffix)
@@ -89,15 +89,6 @@ extension LogStore {
     try fileSystem.renameFile(fresh, to: path)
     try fileSystem.synchronizeDirectory(StorePath.parent(of: path))
     return report
-  }
-
-  /// `time` as `20261129T123456Z`, for file names.
-  static func fileNameTime(_ time: Timestamp) -> String {
-    let time = CalendarTime(time)
-    return
-      "\(time.year.zeroPadded(width: 4))\(time.month.zeroPadded(width: 2))"
-      + "\(time.day.zeroPadded(width: 2))T\(time.hour.zeroPadded(width: 2))"
-      + "\(time.minute.zeroPadded(width: 2))\(time.second.zeroPadded(width: 2))Z"
   }
 
   /// Removes a store directory this code created, and the files in it.
