@@ -158,7 +158,7 @@ func encodeBatch(sequence: UInt64, members: [UInt8], salt: UInt32) -> [UInt8] {
   var out = [UInt8](repeating: 0, count: RecordLayout.headerSize) + members
   out.withUnsafeMutableBytes { d in
     RecordCodec.writeHeader(
-      kind: .batch, member: false, tableCount: 0, keyCount: 0, valueCount: members.count,
+      kind: .batch, member: false, tableLength: 0, keyLength: 0, valueLength: members.count,
       sequence: sequence, timestamp: 2, into: d.baseAddress!)
     RecordCodec.writeChecksum(d, salt: salt)
   }

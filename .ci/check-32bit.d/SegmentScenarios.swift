@@ -327,7 +327,7 @@ func segmentScannerScenario(_ c: inout Checker) -> String {
   for valueCount in hostile32 {
     var bytes = good
     let r10 = records[10]
-    store(valueCount, into: &bytes, at: r10.offset + RecordLayout.valueCountOffset)
+    store(valueCount, into: &bytes, at: r10.offset + RecordLayout.valueLengthOffset)
     if bytes == good { continue }
     let garbage = [UInt8](repeating: 0xA5, count: 13)
     bytes.insert(contentsOf: garbage, at: records[21].offset)
@@ -362,7 +362,7 @@ func segmentScannerScenario(_ c: inout Checker) -> String {
   // A torn tail whose header claims a length past 2^31.
   var tail = good
   let header = records[39]
-  store(UInt32(0xFFFF_FFF0), into: &tail, at: header.offset + RecordLayout.valueCountOffset)
+  store(UInt32(0xFFFF_FFF0), into: &tail, at: header.offset + RecordLayout.valueLengthOffset)
   let tailScan = scan(tail, salt: salt, isLast: true)
   c.expect(
     tailScan.events == Array(goodEvents[0..<39]) && tailScan.torn && tailScan.end == header.offset,
@@ -388,14 +388,14 @@ func scannerDamageScenario(_ c: inout Checker) -> String {
       case 1:
         store(
           hostile32[c.rng.below(hostile32.count)], into: &bytes,
-          at: r.offset + RecordLayout.valueCountOffset)
+          at: r.offset + RecordLayout.valueLengthOffset)
       case 2:
         let start = r.offset + c.rng.below(r.length)
         for index in start..<min(bytes.count, start + c.rng.below(200)) { bytes[index] = 0 }
       default:
         store(
           UInt16(truncatingIfNeeded: c.rng.next()), into: &bytes,
-          at: r.offset + RecordLayout.keyCountOffset)
+          at: r.offset + RecordLayout.keyLengthOffset)
       }
     }
     if round % 3 == 0 { bytes.removeLast(c.rng.below(500)) }

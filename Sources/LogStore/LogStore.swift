@@ -43,8 +43,7 @@ public final class LogStore: Sendable {
   ///   ``CorruptionPolicy/fail`` and damage, or for files of a newer format;
   ///   ``LogStoreError/Code/io`` when a file cannot be read.
   public init(path: String, options: Options = Options()) throws(LogStoreError) {
-    var path = path
-    while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+    let path = StorePath.trimmingTrailingSlashes(path)
     self.path = path
     engine = try StoreEngine(directory: path, options: options)
   }
@@ -276,7 +275,7 @@ public final class LogStore: Sendable {
       keys.reserveCapacity(index.count)
       index.forEachKey { key, _ in keys.append(Array(key)) }
     }
-    keys.sort { bytesPrecede($0, $1) }
+    keys.sort { a, b in a.withUnsafeBytes { a in b.withUnsafeBytes { b in bytesPrecede(a, b) } } }
     return keys
   }
 
@@ -305,20 +304,5 @@ public final class LogStore: Sendable {
   /// What the store holds and how much space it takes.
   public func statistics() throws(LogStoreError) -> StoreStatistics {
     try engine.statistics()
-  }
-}
-
-/// Byte-wise order of two keys (`memcmp`, then length): what "sorted by key bytes" means.
-@inline(__always)
-func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-  a.withUnsafeBufferPointer { a in
-    b.withUnsafeBufferPointer { b in
-      let common = min(a.count, b.count)
-      if common > 0 {
-        let order = compareBytes(a.baseAddress!, b.baseAddress!, common)
-        if order != 0 { return order < 0 }
-      }
-      return a.count < b.count
-    }
   }
 }

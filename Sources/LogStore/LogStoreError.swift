@@ -56,8 +56,9 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
   public var description: String { message }
 }
 
+// The errors raised in more than one place, made in one, so that every caller says the same.
 extension LogStoreError {
-  /// A write to a store opened read-only.
+  /// A call that would write, on a store opened with `readOnly`.
   static func readOnly(_ directory: String) -> LogStoreError {
     LogStoreError(.readOnly, "the store at \(directory) was opened read-only")
   }
@@ -67,7 +68,8 @@ extension LogStoreError {
     LogStoreError(.closed, "the store at \(directory) is closed")
   }
 
-  /// A location in the index that names a segment the store does not have.
+  /// The index points into segment `number`, which the store no longer has open: the index
+  /// and the files disagree, so this is reported as damage.
   static func segmentMissing(_ number: UInt32, in directory: String) -> LogStoreError {
     LogStoreError(.corrupted, "segment \(number) is missing from \(directory)")
   }

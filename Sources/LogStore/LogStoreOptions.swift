@@ -117,7 +117,20 @@ public struct StoreStatistics: Sendable, Equatable, Hashable {
   public var diskBytes: Int
   /// Segment files.
   public var segments: Int
-  /// Damaged records (or damaged regions) skipped since the store was opened.
+  /// Places where damage was met and skipped since the store was opened (under
+  /// ``CorruptionPolicy/salvage``); zero for an undamaged store. Despite the name, not a
+  /// count of records: what one unit is depends on where the damage was found.
+  ///
+  /// - At open, one for each damaged region skipped in a segment that was scanned (the bytes
+  ///   between two good records, however many records they held), and one for each segment
+  ///   whose header is missing, damaged or names another file.
+  /// - At each compaction since, one for each *key* whose latest value lay in damage met while
+  ///   copying the inputs, and which was dropped from the store (its value was unreadable).
+  ///
+  /// Damage the open did not read (in the part of a segment a valid hint file covers) is
+  /// counted only if a compaction drops a key for it; a read that reaches it throws
+  /// ``LogStoreError/Code/corrupted`` without counting it. ``LogStore/verify(path:)`` finds all
+  /// of it. The count comes from the engine; docs/FORMAT.md ("Recovery") says the same.
   public var damagedRecords: Int
   /// Bytes compaction could reclaim: `diskBytes - liveBytes`.
   public var garbageBytes: Int { diskBytes - liveBytes }

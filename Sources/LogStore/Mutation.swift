@@ -40,7 +40,7 @@ enum Mutation {
       case .createTable, .clearTable, .dropTable: (key, value) = (0, 0)
       }
       total += RecordLayout.length(table: operation.table.utf8.count, key: key, value: value)
-      if total > RecordLayout.maxBatchCount { break }
+      if total > RecordLayout.maxBatchLength { break }
     }
     return total
   }
@@ -57,10 +57,10 @@ enum Mutation {
         }
       }
       let length = Self.membersLength(batch)
-      guard length <= RecordLayout.maxBatchCount else {
+      guard length <= RecordLayout.maxBatchLength else {
         throw LogStoreError(
           .invalidArgument,
-          "the batch encodes to \(length) bytes; the limit is \(RecordLayout.maxBatchCount)")
+          "the batch encodes to \(length) bytes; the limit is \(RecordLayout.maxBatchLength)")
       }
     }
   }
@@ -70,22 +70,22 @@ enum Mutation {
     value: UnsafeRawBufferPointer
   ) throws(LogStoreError) {
     try validateTableName(table)
-    guard key.count <= RecordLayout.maxKeyCount else {
+    guard key.count <= RecordLayout.maxKeyLength else {
       throw LogStoreError(
         .invalidArgument,
-        "a key is \(key.count) bytes; the limit is \(RecordLayout.maxKeyCount) bytes")
+        "a key is \(key.count) bytes; the limit is \(RecordLayout.maxKeyLength) bytes")
     }
-    guard value.count <= RecordLayout.maxValueCount else {
+    guard value.count <= RecordLayout.maxValueLength else {
       throw LogStoreError(
         .invalidArgument,
-        "a value is \(value.count) bytes; the limit is \(RecordLayout.maxValueCount) bytes (64 MiB)"
+        "a value is \(value.count) bytes; the limit is \(RecordLayout.maxValueLength) bytes (64 MiB)"
       )
     }
   }
 
   /// A table name is 1 to 255 bytes of UTF-8 with no NUL byte.
   static func validateTableName(_ name: UnsafeRawBufferPointer) throws(LogStoreError) {
-    guard name.count >= 1, name.count <= RecordLayout.maxTableCount, !name.contains(0) else {
+    guard name.count >= 1, name.count <= RecordLayout.maxTableLength, !name.contains(0) else {
       let shown = String(decoding: name.prefix(40), as: UTF8.self)
       throw LogStoreError(
         .invalidTableName,
@@ -108,8 +108,8 @@ enum Mutation {
     case .batch(let batch):
       let base = destination.baseAddress!
       RecordCodec.writeHeader(
-        kind: .batch, member: false, tableCount: 0, keyCount: 0,
-        valueCount: destination.count - RecordLayout.headerSize, sequence: sequence,
+        kind: .batch, member: false, tableLength: 0, keyLength: 0,
+        valueLength: destination.count - RecordLayout.headerSize, sequence: sequence,
         timestamp: now.microsecondsSince1970, into: base)
       var offset = RecordLayout.headerSize
       for (index, operation) in batch.operations.enumerated() {

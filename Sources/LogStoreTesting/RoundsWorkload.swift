@@ -42,17 +42,12 @@ package struct RoundsWorkload: Sendable {
 
   /// The id of number `number`: `g<group>-<member>`, zero-padded.
   package static func id(_ number: Int) -> String {
-    groupPrefix(number / groupSize) + twoDigits(number % groupSize)
+    groupPrefix(number / groupSize) + (number % groupSize).zeroPadded(width: 2)
   }
 
   /// What every id of group `group` starts with, and nothing else does: `g0123-`.
   package static func groupPrefix(_ group: Int) -> String {
-    let digits = String(group)
-    return "g" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "-"
-  }
-
-  private static func twoDigits(_ number: Int) -> String {
-    number < 10 ? "0\(number)" : "\(number)"
+    "g" + group.zeroPadded(width: 4) + "-"
   }
 
   /// The number of `id`, or nil when the workload has no such id.

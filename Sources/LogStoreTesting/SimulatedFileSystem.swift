@@ -182,6 +182,24 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     case link(String, Node)
     case unlink(String)
     case rename(String, String)
+    /// A directory renamed with everything in it: one change, as atomic as rename(2) is.
+    case renameDirectory(String, String)
+
+    /// Makes the change in `namespace`, a map from path to file.
+    func apply(to namespace: inout [String: Node]) {
+      switch self {
+      case .link(let path, let node): namespace[path] = node
+      case .unlink(let path): namespace[path] = nil
+      case .rename(let source, let destination):
+        namespace[destination] = namespace[source]
+        namespace[source] = nil
+      case .renameDirectory(let source, let destination):
+        for (path, node) in namespace where path.hasPrefix(source + "/") {
+          namespace[path] = nil
+          namespace[destination + path.dropFirst(source.count)] = node
+        }
+      }
+    }
   }
 
   private struct State {
@@ -416,13 +434,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     case .power: keptChanges = Int(generator.next() % UInt64(state.pendingNamespace.count + 1))
     }
     for change in state.pendingNamespace.prefix(keptChanges) {
-      switch change {
-      case .link(let path, let node): namespace[path] = node
-      case .unlink(let path): namespace[path] = nil
-      case .rename(let source, let destination):
-        namespace[destination] = namespace[source]
-        namespace[source] = nil
-      }
+      change.apply(to: &namespace)
     }
     var image: [String: [UInt8]] = [:]
     for (path, node) in namespace.sorted(by: { $0.key < $1.key }) {
@@ -518,6 +530,20 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let number = announce("rename", source)
     try state.withLock { state throws(LogStoreError) in
       try enter(&state, number, "rename", source)
+      if state.directories.contains(source) {
+        // A directory (recover swaps whole stores): its files and folders move with it.
+        let inside = source + "/"
+        for directory in state.directories where directory == source || directory.hasPrefix(inside)
+        {
+          state.directories.remove(directory)
+          state.directories.insert(destination + directory.dropFirst(source.count))
+        }
+        var files = state.files
+        NamespaceChange.renameDirectory(source, destination).apply(to: &files)
+        state.files = files
+        state.pendingNamespace.append(.renameDirectory(source, destination))
+        return
+      }
       guard let node = state.files.removeValue(forKey: source) else {
         throw LogStoreError(
           .io, "rename failed for \(source): No such file or directory", systemError: ENOENT)
@@ -536,13 +562,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       // durable in order.
       var durable = state.durableFiles
       for change in state.pendingNamespace {
-        switch change {
-        case .link(let path, let node): durable[path] = node
-        case .unlink(let path): durable[path] = nil
-        case .rename(let source, let destination):
-          durable[destination] = durable[source]
-          durable[source] = nil
-        }
+        change.apply(to: &durable)
       }
       state.durableFiles = durable
       state.pendingNamespace = []

@@ -88,7 +88,7 @@ extension KeyValueStore {
 
     var report = YTKImportReport(tables: chosen.map(\.name).sorted())
     let existing = try Set(tableNames())
-    var writer = BatchWriter(store: engine)
+    var writer = BatchWriter(store: logStore)
     var done = 0
     do {
       for table in chosen {

@@ -78,9 +78,9 @@ extension KeyValueStore {
     return trimmed(home) + "/.local/share/" + processName
   }
 
+  /// `path` ready for `"/" + name`: without trailing slashes, and empty for the root.
   private static func trimmed(_ path: String) -> String {
-    var path = Substring(path)
-    while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
-    return path == "/" ? "" : String(path)
+    let path = StorePath.trimmingTrailingSlashes(path)
+    return path == "/" ? "" : path
   }
 }

@@ -29,11 +29,16 @@ import LogStore
 /// each other. One process at a time may open a store for writing; another gets `.locked`.
 /// Every call throws ``KeyValueStoreError``; after ``close()``, `.closed`.
 public final class KeyValueStore: Sendable {
-  /// The engine underneath, for byte-level access (`import LogStore`).
-  public let engine: LogStore
+  /// The ``LogStore`` underneath, for byte-level access (`import LogStore`): the same store,
+  /// whose keys and values are bytes.
+  public let logStore: LogStore
+
+  /// The ``LogStore`` underneath.
+  @available(*, deprecated, renamed: "logStore")
+  public var engine: LogStore { logStore }
 
   /// The store's directory.
-  public var path: String { engine.path }
+  public var path: String { logStore.path }
 
   /// The longest id, in bytes of UTF-8.
   public static let maxIDLength = 65_535
@@ -46,19 +51,19 @@ public final class KeyValueStore: Sendable {
   ///   data while the device is locked); `.io` if its files cannot be read or created.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
     if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
-    engine = try bridge { () throws(LogStoreError) in
+    logStore = try bridge { () throws(LogStoreError) in
       try LogStore(path: path, options: options.engineOptions)
     }
   }
 
   /// Syncs and releases the store; later calls throw `.closed`. Calling it twice is fine.
   public func close() throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.close() }
+    try bridge { () throws(LogStoreError) in try logStore.close() }
   }
 
   /// Forces everything written so far onto stable storage.
   public func sync() throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.sync() }
+    try bridge { () throws(LogStoreError) in try logStore.sync() }
   }
 
   // MARK: - Tables
@@ -66,27 +71,27 @@ public final class KeyValueStore: Sendable {
   /// Creates a table; creating an existing one does nothing. A name is 1 to 255 bytes of
   /// UTF-8 without NUL; spaces, quotes and any unicode are fine.
   public func createTable(_ name: String) throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.createTable(name) }
+    try bridge { () throws(LogStoreError) in try logStore.createTable(name) }
   }
 
   /// Whether the table exists.
   public func tableExists(_ name: String) throws(KeyValueStoreError) -> Bool {
-    try bridge { () throws(LogStoreError) in try engine.tableExists(name) }
+    try bridge { () throws(LogStoreError) in try logStore.tableExists(name) }
   }
 
   /// The names of all tables, sorted.
   public func tableNames() throws(KeyValueStoreError) -> [String] {
-    try bridge { () throws(LogStoreError) in try engine.tableNames() }
+    try bridge { () throws(LogStoreError) in try logStore.tableNames() }
   }
 
   /// Removes every item of a table and keeps the table. Atomic.
   public func clearTable(_ name: String) throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.clearTable(name) }
+    try bridge { () throws(LogStoreError) in try logStore.clearTable(name) }
   }
 
   /// Removes a table and its items. Atomic.
   public func dropTable(_ name: String) throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.dropTable(name) }
+    try bridge { () throws(LogStoreError) in try logStore.dropTable(name) }
   }
 
   // MARK: - Putting values
@@ -172,7 +177,7 @@ public final class KeyValueStore: Sendable {
     try Self.checkID(id)
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try engine.put(key: key, value: json, table: table, timestamp: createdTime)
+        try logStore.put(key: key, value: json, table: table, timestamp: createdTime)
       }
     }
   }
@@ -278,7 +283,7 @@ public final class KeyValueStore: Sendable {
   ) throws(KeyValueStoreError) -> Bool {
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try engine.visitValue(forKey: key, in: table, body)
+        try logStore.visitValue(forKey: key, in: table, body)
       }
     }
   }
@@ -310,7 +315,7 @@ public final class KeyValueStore: Sendable {
   {
     var failure: KeyValueStoreError?
     try bridge { () throws(LogStoreError) in
-      try engine.forEachEntry(in: table) { key, value, timestamp in
+      try logStore.forEachEntry(in: table) { key, value, timestamp in
         let id = String(decoding: key, as: UTF8.self)
         let parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(value) }
         do throws(KeyValueStoreError) {
@@ -327,7 +332,7 @@ public final class KeyValueStore: Sendable {
 
   /// The number of items in the table.
   public func count(in table: String) throws(KeyValueStoreError) -> Int {
-    try bridge { () throws(LogStoreError) in try engine.count(in: table) }
+    try bridge { () throws(LogStoreError) in try logStore.count(in: table) }
   }
 
   /// The stored JSON text of `id`, as bytes.
@@ -376,7 +381,7 @@ public final class KeyValueStore: Sendable {
   public func delete(id: String, from table: String) throws(KeyValueStoreError) {
     try Self.checkID(id)
     try bridge { () throws(LogStoreError) in
-      try id.withUTF8Bytes { key throws(LogStoreError) in try engine.delete(key: key, in: table) }
+      try id.withUTF8Bytes { key throws(LogStoreError) in try logStore.delete(key: key, in: table) }
     }
   }
 
@@ -390,9 +395,9 @@ public final class KeyValueStore: Sendable {
     try bridge { () throws(LogStoreError) in
       if batch.isEmpty {
         // Nothing to write, but a missing table is still an error: `count` reports it.
-        _ = try engine.count(in: table)
+        _ = try logStore.count(in: table)
       } else {
-        try engine.write(batch)
+        try logStore.write(batch)
       }
     }
   }
@@ -403,7 +408,7 @@ public final class KeyValueStore: Sendable {
   public func delete(prefix: String, from table: String) throws(KeyValueStoreError) {
     try Self.checkID(prefix)
     try bridge { () throws(LogStoreError) in
-      try engine.deletePrefix(Array(prefix.utf8), in: table)
+      try logStore.deletePrefix(Array(prefix.utf8), in: table)
     }
   }
 
@@ -412,11 +417,11 @@ public final class KeyValueStore: Sendable {
   /// Reclaims the space of overwritten and deleted data now (it also happens in the
   /// background under the default `.automatic` policy).
   public func compact() throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try engine.compact() }
+    try bridge { () throws(LogStoreError) in try logStore.compact() }
   }
 
   /// Items, tables, live and disk bytes, segments and damaged records.
   public func statistics() throws(KeyValueStoreError) -> StoreStatistics {
-    try bridge { () throws(LogStoreError) in try engine.statistics() }
+    try bridge { () throws(LogStoreError) in try logStore.statistics() }
   }
 }

@@ -30,7 +30,7 @@ struct CompactCommand: Command {
     }
     output.print(try line("before: "))
     if output.errorIsTerminal {
-      try store.engine.compact { done, total in
+      try store.logStore.compact { done, total in
         let percent = total == 0 ? 100 : Int(Double(done) * 100 / Double(total))
         output.progress("compacting: \(percent)%")
       }

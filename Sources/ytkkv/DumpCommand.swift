@@ -36,7 +36,7 @@ struct DumpCommand: Command {
       // dumping it.
       var visited = 0
       var failure: (any Error)?
-      try store.engine.forEachEntry(in: table) { key, value, timestamp in
+      try store.logStore.forEachEntry(in: table) { key, value, timestamp in
         visited += 1
         do {
           var line = Array("{\"table\":".utf8) + tableJSON

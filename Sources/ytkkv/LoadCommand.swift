@@ -182,7 +182,7 @@ final class BatchLoader {
 
   init(store: KeyValueStore) {
     self.store = store
-    writer = BatchWriter(store: store.engine)
+    writer = BatchWriter(store: store.logStore)
   }
 
   func createTable(_ name: String) throws {

@@ -35,7 +35,7 @@ struct StatsCommand: Command {
     let store = try StoreAccess.openForReading(path)
     defer { try? store.close() }
     let statistics = try store.statistics()
-    let report = store.engine.openReport
+    let report = store.logStore.openReport
     let garbageShare =
       statistics.diskBytes == 0 ? 0 : Double(statistics.garbageBytes) / Double(statistics.diskBytes)
     let percent = (garbageShare * 1000).rounded() / 10

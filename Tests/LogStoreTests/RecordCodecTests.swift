@@ -143,7 +143,7 @@ struct RecordCodecTests {
       var bytes = encodeRecord()
       withUnsafeBytes(of: length.littleEndian) {
         bytes.replaceSubrange(
-          RecordLayout.valueCountOffset..<RecordLayout.valueCountOffset + 4, with: $0)
+          RecordLayout.valueLengthOffset..<RecordLayout.valueLengthOffset + 4, with: $0)
       }
       #expect(throws: RecordDecodingError.self) { try decodeRecord(bytes).get() }
     }

@@ -158,7 +158,7 @@ struct KeyValueStoreValuesTests {
   @Test("a stored value that is not JSON ends forEachItem and allItems with .corrupted")
   func forEachItemNotJSON() throws {
     try store.put(["n": 1], id: "a", into: table)
-    try store.engine.put(Array("not json".utf8), forKey: Array("b".utf8), in: table)
+    try store.logStore.put(Array("not json".utf8), forKey: Array("b".utf8), in: table)
     var seen: [String] = []
     let error = #expect(throws: KeyValueStoreError.self) {
       try store.forEachItem(in: table) { item in

@@ -200,7 +200,7 @@ private func storedBytes(_ put: (KeyValueStore, String) throws -> Void) throws -
   defer { try? store.close() }
   try store.createTable(JSONDataset.table)
   try put(store, "x")
-  guard let bytes = try store.engine.value(forKey: Array("x".utf8), in: JSONDataset.table)
+  guard let bytes = try store.logStore.value(forKey: Array("x".utf8), in: JSONDataset.table)
   else { throw BenchmarkError("the value just put is missing") }
   return bytes
 }
@@ -324,7 +324,7 @@ let codableGetWorkload = Workload(
     if engine == .jsonDecoder {
       // The same stored bytes, read beforehand: only the decoding is timed.
       let texts = try ids.map { id in
-        guard let bytes = try store.engine.value(forKey: Array(id.utf8), in: JSONDataset.table)
+        guard let bytes = try store.logStore.value(forKey: Array(id.utf8), in: JSONDataset.table)
         else { throw BenchmarkError("lost \(id)") }
         return Data(bytes)
       }

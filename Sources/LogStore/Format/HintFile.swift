@@ -15,8 +15,8 @@
 /// 44  4  headerCRC      masked CRC-32C of bytes 0..<44
 /// entry (28 bytes + table + key)
 ///  0  1  kind           RecordKind (batches appear as their members)
-///  1  1  tableCount
-///  2  2  keyCount
+///  1  1  tableLength
+///  2  2  keyLength
 ///  4  4  offset         of the record in the segment
 ///  8  4  length         of the record
 /// 12  8  sequence
@@ -113,7 +113,9 @@ package enum HintFile {
     guard bytes.count >= headerSize, let base = bytes.baseAddress else {
       throw Invalid(reason: "shorter than its header")
     }
-    guard bytes.prefix(8).elementsEqual(magic) else { throw Invalid(reason: "bad magic") }
+    guard bytesEqual(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), magic) else {
+      throw Invalid(reason: "bad magic")
+    }
     let storedHeaderCRC = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
     guard storedHeaderCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<44]))
     else { throw Invalid(reason: "header checksum mismatch") }
@@ -145,9 +147,9 @@ package enum HintFile {
         throw Invalid(reason: "entry cut short")
       }
       let entry = entryBytes.baseAddress! + position
-      let tableCount = Int(entry.load(fromByteOffset: 1, as: UInt8.self))
-      let keyCount = Int(loadLittleEndian(UInt16.self, entry + 2))
-      let size = entryHeaderSize + tableCount + keyCount
+      let tableLength = Int(entry.load(fromByteOffset: 1, as: UInt8.self))
+      let keyLength = Int(loadLittleEndian(UInt16.self, entry + 2))
+      let size = entryHeaderSize + tableLength + keyLength
       guard size <= entryBytes.count - position,
         let kind = RecordKind(rawValue: entry.load(as: UInt8.self)), kind != .batch
       else { throw Invalid(reason: "malformed entry") }
@@ -168,9 +170,10 @@ package enum HintFile {
         Entry(
           kind: kind, offset: offset, length: length, sequence: sequence,
           timestamp: Int64(bitPattern: loadLittleEndian(UInt64.self, entry + 20)),
-          table: UnsafeRawBufferPointer(rebasing: entryBytes[tableStart..<tableStart + tableCount]),
+          table: UnsafeRawBufferPointer(
+            rebasing: entryBytes[tableStart..<tableStart + tableLength]),
           key: UnsafeRawBufferPointer(
-            rebasing: entryBytes[tableStart + tableCount..<tableStart + tableCount + keyCount])))
+            rebasing: entryBytes[tableStart + tableLength..<tableStart + tableLength + keyLength])))
       position += size
     }
     guard entries.count == count else { throw Invalid(reason: "entry count mismatch") }

@@ -67,7 +67,9 @@ package struct Manifest: Equatable, Sendable {
     guard bytes.count >= headerSize + 4, let base = bytes.baseAddress else {
       throw Invalid(reason: "shorter than its header")
     }
-    guard bytes.prefix(8).elementsEqual(magic) else { throw Invalid(reason: "bad magic") }
+    guard bytesEqual(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), magic) else {
+      throw Invalid(reason: "bad magic")
+    }
     let end = bytes.count - 4
     guard
       CRC32C.unmask(loadLittleEndian(UInt32.self, base + end))

@@ -43,8 +43,8 @@ package enum RecordCodec {
     precondition(destination.count == length, "record buffer has the wrong size")
     let base = destination.baseAddress!
     writeHeader(
-      kind: kind, member: member, tableCount: table.count, keyCount: key.count,
-      valueCount: value.count, sequence: sequence, timestamp: timestamp, into: base)
+      kind: kind, member: member, tableLength: table.count, keyLength: key.count,
+      valueLength: value.count, sequence: sequence, timestamp: timestamp, into: base)
     var cursor = base + RecordLayout.headerSize
     cursor = append(table, at: cursor)
     cursor = append(key, at: cursor)
@@ -54,19 +54,19 @@ package enum RecordCodec {
 
   /// Writes a record's header fields (all but the checksum) at `base`.
   static func writeHeader(
-    kind: RecordKind, member: Bool, tableCount: Int, keyCount: Int, valueCount: Int,
+    kind: RecordKind, member: Bool, tableLength: Int, keyLength: Int, valueLength: Int,
     sequence: UInt64, timestamp: Int64, into base: UnsafeMutableRawPointer
   ) {
     precondition(
-      tableCount <= RecordLayout.maxTableCount && keyCount <= RecordLayout.maxKeyCount
-        && valueCount <= UInt32.max)
+      tableLength <= RecordLayout.maxTableLength && keyLength <= RecordLayout.maxKeyLength
+        && valueLength <= UInt32.max)
     base.storeBytes(
       of: kind.rawValue | (member ? RecordLayout.memberFlag : 0),
       toByteOffset: RecordLayout.kindOffset, as: UInt8.self)
     base.storeBytes(
-      of: UInt8(tableCount), toByteOffset: RecordLayout.tableCountOffset, as: UInt8.self)
-    storeLittleEndian(UInt16(keyCount), base + RecordLayout.keyCountOffset)
-    storeLittleEndian(UInt32(valueCount), base + RecordLayout.valueCountOffset)
+      of: UInt8(tableLength), toByteOffset: RecordLayout.tableLengthOffset, as: UInt8.self)
+    storeLittleEndian(UInt16(keyLength), base + RecordLayout.keyLengthOffset)
+    storeLittleEndian(UInt32(valueLength), base + RecordLayout.valueLengthOffset)
     storeLittleEndian(sequence, base + RecordLayout.sequenceOffset)
     storeLittleEndian(UInt64(bitPattern: timestamp), base + RecordLayout.timestampOffset)
   }
@@ -123,8 +123,8 @@ package enum RecordCodec {
       }
     }
     let tableStart = RecordLayout.headerSize
-    let keyStart = tableStart + header.tableCount
-    let valueStart = keyStart + header.keyCount
+    let keyStart = tableStart + header.tableLength
+    let valueStart = keyStart + header.keyLength
     return Record(
       kind: header.kind, sequence: header.sequence, timestamp: header.timestamp,
       table: UnsafeRawBufferPointer(rebasing: bytes[tableStart..<keyStart]),
@@ -136,12 +136,12 @@ package enum RecordCodec {
   /// The fixed fields of a record header, checked for consistency but not checksummed.
   struct Header {
     var kind: RecordKind
-    var tableCount: Int
-    var keyCount: Int
-    var valueCount: Int
+    var tableLength: Int
+    var keyLength: Int
+    var valueLength: Int
     var sequence: UInt64
     var timestamp: Int64
-    var length: Int { RecordLayout.headerSize + tableCount + keyCount + valueCount }
+    var length: Int { RecordLayout.headerSize + tableLength + keyLength + valueLength }
   }
 
   /// Reads and checks the header at `base`, which must have `RecordLayout.headerSize`
@@ -158,12 +158,12 @@ package enum RecordCodec {
     }
     let header = Header(
       kind: kind,
-      tableCount: Int(base.load(fromByteOffset: RecordLayout.tableCountOffset, as: UInt8.self)),
-      keyCount: Int(loadLittleEndian(UInt16.self, base + RecordLayout.keyCountOffset)),
+      tableLength: Int(base.load(fromByteOffset: RecordLayout.tableLengthOffset, as: UInt8.self)),
+      keyLength: Int(loadLittleEndian(UInt16.self, base + RecordLayout.keyLengthOffset)),
       // Clamped: a damaged length of 2^31 or more must fail the checks below, not trap
       // where Int is 32 bits.
-      valueCount: Int(
-        clamping: loadLittleEndian(UInt32.self, base + RecordLayout.valueCountOffset)),
+      valueLength: Int(
+        clamping: loadLittleEndian(UInt32.self, base + RecordLayout.valueLengthOffset)),
       sequence: loadLittleEndian(UInt64.self, base + RecordLayout.sequenceOffset),
       timestamp: Int64(
         bitPattern: loadLittleEndian(UInt64.self, base + RecordLayout.timestampOffset)))
@@ -172,19 +172,19 @@ package enum RecordCodec {
     }
     switch kind {
     case .batch:
-      guard !member, header.tableCount == 0, header.keyCount == 0,
-        header.valueCount <= RecordLayout.maxBatchCount
+      guard !member, header.tableLength == 0, header.keyLength == 0,
+        header.valueLength <= RecordLayout.maxBatchLength
       else { throw .damaged("malformed batch header") }
     case .put:
-      guard header.tableCount > 0, header.valueCount <= RecordLayout.maxValueCount else {
+      guard header.tableLength > 0, header.valueLength <= RecordLayout.maxValueLength else {
         throw .damaged("malformed put header")
       }
     case .delete, .deletePrefix:
-      guard header.tableCount > 0, header.valueCount == 0 else {
+      guard header.tableLength > 0, header.valueLength == 0 else {
         throw .damaged("malformed \(kind) header")
       }
     case .createTable, .clearTable, .dropTable:
-      guard header.tableCount > 0, header.keyCount == 0, header.valueCount == 0 else {
+      guard header.tableLength > 0, header.keyLength == 0, header.valueLength == 0 else {
         throw .damaged("malformed \(kind) header")
       }
     }
@@ -194,11 +194,19 @@ package enum RecordCodec {
   /// Calls `body` with each member of a batch record, in order, after checking every member:
   /// either all members are valid and `body` sees them all, or it throws before calling
   /// `body` at all.
+  ///
+  /// - Throws: what `body` throws; or, when a member fails its checks, ``LogStoreError`` with
+  ///   code `corrupted` and the reason ``validateMembers(of:salt:verify:)`` gives. The one
+  ///   place the codec speaks the engine's error type: its callers' bodies throw that type.
   static func forEachMember(
     of batch: Record, salt: UInt32, verify: Bool = true,
     _ body: (Record, _ offsetInBatch: Int) throws(LogStoreError) -> Void
   ) throws(LogStoreError) {
-    try validateMembers(of: batch, salt: salt, verify: verify)
+    do {
+      try validateMembers(of: batch, salt: salt, verify: verify)
+    } catch {
+      throw LogStoreError(.corrupted, error.reason)
+    }
     var offset = 0
     while offset < batch.value.count {
       let member: Record
@@ -214,9 +222,13 @@ package enum RecordCodec {
 
   /// Checks that a batch's value is a sequence of valid members with consecutive sequence
   /// numbers starting at the batch's own; returns how many members there are.
+  ///
+  /// - Throws: ``RecordDecodingError/damaged(_:)`` naming the first bad member's offset in the
+  ///   batch's value and what is wrong with it (a member cut short is damage here: the batch's
+  ///   own length, which covers it, was read intact).
   @discardableResult
   static func validateMembers(of batch: Record, salt: UInt32, verify: Bool = true)
-    throws(LogStoreError) -> Int
+    throws(RecordDecodingError) -> Int
   {
     var offset = 0
     var expected = batch.sequence
@@ -225,10 +237,10 @@ package enum RecordCodec {
       do {
         member = try decode(batch.value, at: offset, salt: salt, member: true, verify: verify)
       } catch {
-        throw LogStoreError(.corrupted, "batch member at \(offset): \(error.reason)")
+        throw .damaged("batch member at \(offset): \(error.reason)")
       }
       guard member.sequence == expected else {
-        throw LogStoreError(.corrupted, "batch member at \(offset) is out of sequence")
+        throw .damaged("batch member at \(offset) is out of sequence")
       }
       expected &+= 1
       offset += member.length

@@ -2,19 +2,19 @@
 ///
 /// ```
 /// offset size field
-///  0      4   checksum   masked CRC-32C of the segment's salt (4 bytes, little-endian)
-///                         followed by every byte of the record after this field
-///  4      1   kind       RecordKind; batch members have bit 0x80 set
-///  5      1   tableCount bytes of table name (0 only for a batch)
-///  6      2   keyCount   bytes of key
-///  8      4   valueCount bytes of value
-/// 12      8   sequence   the write's sequence number; strictly increasing within a segment
-/// 20      8   timestamp  microseconds since 1970-01-01 UTC when the write was made
+///  0      4   checksum     masked CRC-32C of the segment's salt (4 bytes, little-endian)
+///                           followed by every byte of the record after this field
+///  4      1   kind         RecordKind; batch members have bit 0x80 set
+///  5      1   tableLength  bytes of table name (0 only for a batch)
+///  6      2   keyLength    bytes of key
+///  8      4   valueLength  bytes of value
+/// 12      8   sequence     the write's sequence number; strictly increasing within a segment
+/// 20      8   timestamp    microseconds since 1970-01-01 UTC when the write was made
 /// 28      -   table, key, value bytes, in that order
 /// ```
 ///
-/// All integers are little-endian. A record is `headerSize + tableCount + keyCount +
-/// valueCount` bytes long; there is no padding between records. A batch record's value is
+/// All integers are little-endian. A record is `headerSize + tableLength + keyLength +
+/// valueLength` bytes long; there is no padding between records. A batch record's value is
 /// the concatenation of its member records, each a complete record in this same layout
 /// (with its own checksum and consecutive sequence numbers starting at the batch's), so the
 /// batch's checksum covers all of them and a member can be read alone. See docs/FORMAT.md.
@@ -22,9 +22,9 @@ enum RecordLayout {
   static let headerSize = 28
   static let checksumOffset = 0
   static let kindOffset = 4
-  static let tableCountOffset = 5
-  static let keyCountOffset = 6
-  static let valueCountOffset = 8
+  static let tableLengthOffset = 5
+  static let keyLengthOffset = 6
+  static let valueLengthOffset = 8
   static let sequenceOffset = 12
   static let timestampOffset = 20
 
@@ -33,13 +33,13 @@ enum RecordLayout {
   static let memberFlag: UInt8 = 0x80
 
   /// The longest table name, in bytes of UTF-8.
-  static let maxTableCount = 255
+  static let maxTableLength = 255
   /// The longest key, in bytes.
-  static let maxKeyCount = Int(UInt16.max)
+  static let maxKeyLength = Int(UInt16.max)
   /// The largest value, in bytes (64 MiB).
-  static let maxValueCount = 64 << 20
+  static let maxValueLength = 64 << 20
   /// The largest batch, in bytes of encoded members (256 MiB).
-  static let maxBatchCount = 256 << 20
+  static let maxBatchLength = 256 << 20
   /// Sequence numbers stay below 2^62: a store would take centuries to get there, and a
   /// damaged or crafted number above it is refused as damage instead of overflowing the next
   /// one the writer hands out.

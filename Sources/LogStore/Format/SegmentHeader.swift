@@ -19,6 +19,8 @@
 /// All integers are little-endian. Records start at offset 48.
 package struct SegmentHeader: Equatable, Sendable {
   package static let size = 48
+  /// Where ``salt`` is stored: ``storedSalt(_:)`` reads it from a header that fails its checks.
+  static let saltOffset = 16
   static let magic: [UInt8] = Array("YTKKVSEG".utf8)
   static let currentVersion: UInt16 = 1
 
@@ -44,7 +46,7 @@ package struct SegmentHeader: Equatable, Sendable {
       storeLittleEndian(version, base + 8)
       storeLittleEndian(UInt16(compaction == nil ? 0 : 1), base + 10)
       storeLittleEndian(fileNumber, base + 12)
-      storeLittleEndian(salt, base + 16)
+      storeLittleEndian(salt, base + Self.saltOffset)
       storeLittleEndian(compaction?.firstOutput ?? 0, base + 20)
       storeLittleEndian(compaction?.outputIndex ?? 0, base + 24)
       storeLittleEndian(compaction?.outputCount ?? 0, base + 28)
@@ -70,6 +72,16 @@ package struct SegmentHeader: Equatable, Sendable {
     }
   }
 
+  /// The salt as stored at the start of a segment's `bytes`, whether or not the header checks;
+  /// nil when there are too few bytes to hold it.
+  ///
+  /// A segment whose header is damaged is salvaged with it: if only other header bytes were
+  /// hit, its records still verify.
+  static func storedSalt(_ bytes: UnsafeRawBufferPointer) -> UInt32? {
+    guard bytes.count >= saltOffset + 4, let base = bytes.baseAddress else { return nil }
+    return loadLittleEndian(UInt32.self, base + saltOffset)
+  }
+
   package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError)
     -> SegmentHeader
   {
@@ -82,7 +94,7 @@ package struct SegmentHeader: Equatable, Sendable {
     guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])) else {
       throw .damaged("segment header checksum mismatch")
     }
-    guard header.prefix(8).elementsEqual(magic) else {
+    guard bytesEqual(UnsafeRawBufferPointer(rebasing: header[0..<8]), magic) else {
       throw .damaged("not a segment file (bad magic)")
     }
     let version = loadLittleEndian(UInt16.self, base + 8)
@@ -102,7 +114,7 @@ package struct SegmentHeader: Equatable, Sendable {
     }
     return SegmentHeader(
       version: version, fileNumber: loadLittleEndian(UInt32.self, base + 12),
-      salt: loadLittleEndian(UInt32.self, base + 16), baseSequence: baseSequence,
+      salt: loadLittleEndian(UInt32.self, base + saltOffset), baseSequence: baseSequence,
       compaction: compaction)
   }
 }

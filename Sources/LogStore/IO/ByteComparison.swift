@@ -6,6 +6,36 @@
   import Darwin
 #endif
 
+// The package's byte comparisons, all here: equality of two byte ranges, and the order of
+// keys. Callers compare buffers; the pointer forms below them are what the buffer forms are
+// made of (and what code that has not moved to buffers yet still calls).
+
+/// Whether `a` and `b` hold the same bytes (lengths included).
+@inline(__always)
+func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+  guard a.count == b.count else { return false }
+  // An empty buffer may have no address.
+  guard a.count > 0 else { return true }
+  return memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+}
+
+/// Whether `a` holds the bytes of `b` (a format's magic number, say).
+func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Bool {
+  b.withUnsafeBytes { bytesEqual(a, $0) }
+}
+
+/// Whether `a` sorts before `b` by their bytes, compared as unsigned numbers, a prefix before
+/// what it is a prefix of: what "sorted by key bytes" means throughout the store.
+@inline(__always)
+func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+  let common = min(a.count, b.count)
+  if common > 0 {
+    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+    if order != 0 { return order < 0 }
+  }
+  return a.count < b.count
+}
+
 /// Whether the `count` bytes at `a` and at `b` are the same (`memcmp`).
 @inline(__always)
 func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {

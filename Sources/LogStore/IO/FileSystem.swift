@@ -19,7 +19,8 @@ package protocol FileSystem: Sendable {
   func removeFile(_ path: String) throws(LogStoreError)
   /// Removes the empty directory at `path`; a missing one is not an error.
   func removeDirectory(_ path: String) throws(LogStoreError)
-  /// Renames `source` to `destination`, replacing any file there, atomically.
+  /// Renames the file or directory `source` to `destination`, replacing any file (or empty
+  /// directory) there, atomically.
   func renameFile(_ source: String, to destination: String) throws(LogStoreError)
   /// Makes the directory's entries (files created, renamed, removed) durable: `fsync` on the
   /// directory on Linux, `F_FULLFSYNC` on Darwin.

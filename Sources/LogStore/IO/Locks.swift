@@ -170,21 +170,6 @@ package final class OnceFlag: @unchecked Sendable {
   }
 }
 
-/// A moment as the calendar in UTC has it.
-struct CalendarTime: Equatable {
-  var year, month, day, hour, minute, second: Int
-
-  /// Now, from the wall clock (`time` and `gmtime_r`).
-  static func utcNow() -> CalendarTime {
-    var seconds = time(nil)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    return CalendarTime(
-      year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
-      hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
-  }
-}
-
 /// Microseconds since 1970-01-01 00:00:00 UTC, from the wall clock (`CLOCK_REALTIME`).
 func wallClockMicroseconds() -> Int64 {
   var now = timespec()

@@ -54,9 +54,7 @@ final class IndexView: @unchecked Sendable {
         throw LogStoreError.segmentMissing(location.segment, in: directory)
       }
       let record = try record(at: location, in: segment)
-      guard record.key.count == key.count,
-        key.count == 0 || bytesEqual(record.key.baseAddress!, key.baseAddress!, key.count)
-      else {
+      guard bytesEqual(record.key, key) else {
         throw LogStoreError(
           .corrupted, "the index of table \"\(table)\" points at a record of another key")
       }
@@ -126,7 +124,7 @@ final class IndexView: @unchecked Sendable {
         }
         let record = try record(at: item.location, in: segment)
         let key = UnsafeRawBufferPointer(
-          rebasing: keys[item.keyStart..<item.keyStart + item.keyCount])
+          rebasing: keys[item.keyStart..<item.keyStart + item.keyLength])
         guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
           return
         }
@@ -210,7 +208,7 @@ struct Appended {
 private struct SortItem {
   var prefix: (high: UInt64, low: UInt64)
   var keyStart: Int
-  var keyCount: Int
+  var keyLength: Int
   var location: RecordLocation
 
   init(key: UnsafeRawBufferPointer, keyStart: Int, location: RecordLocation) {
@@ -225,23 +223,19 @@ private struct SortItem {
     }
     prefix = (high, low)
     self.keyStart = keyStart
-    keyCount = key.count
+    keyLength = key.count
     self.location = location
   }
 
   /// Sorts `items` by their keys' bytes, which are in `keys`.
   static func sort(_ items: inout [SortItem], keys: [UInt8]) {
-    keys.withUnsafeBufferPointer { buffer in
-      let base = buffer.baseAddress
+    keys.withUnsafeBytes { buffer in
       items.sort { a, b in
         if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
         if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
-        let common = min(a.keyCount, b.keyCount)
-        if common > 0 {
-          let order = compareBytes(base! + a.keyStart, base! + b.keyStart, common)
-          if order != 0 { return order < 0 }
-        }
-        return a.keyCount < b.keyCount
+        return bytesPrecede(
+          UnsafeRawBufferPointer(rebasing: buffer[a.keyStart..<a.keyStart + a.keyLength]),
+          UnsafeRawBufferPointer(rebasing: buffer[b.keyStart..<b.keyStart + b.keyLength]))
       }
     }
   }

@@ -55,6 +55,8 @@ struct Recovery {
     let handle: any FileHandle
     let size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
+    /// The salt as stored, for salvaging a segment whose header fails its checks.
+    let storedSalt: UInt32?
   }
 
   func path(_ name: String) -> String { directory + "/" + name }
@@ -214,39 +216,17 @@ struct Recovery {
         try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
       }
     }
-    return Candidate(number: number, path: path, handle: handle, size: size, header: header)
+    let storedSalt = headerBytes.withUnsafeBytes { bytes in
+      SegmentHeader.storedSalt(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
+    }
+    return Candidate(
+      number: number, path: path, handle: handle, size: size, header: header,
+      storedSalt: storedSalt)
   }
 
-  /// Segments that rule 2 removes: the inputs of the newest finished compaction, and the
-  /// outputs of any unfinished one after it.
+  /// Segments that rule 2 removes (``CompactionGroups``).
   private func obsoleteSegments(_ candidates: [Candidate]) -> Set<UInt32> {
-    var outputs: [UInt32: (count: UInt32, seen: Set<UInt32>, members: [UInt32])] = [:]
-    for candidate in candidates {
-      guard case .success(let header) = candidate.header, let mark = header.compaction,
-        header.fileNumber == candidate.number
-      else { continue }
-      var entry = outputs[mark.firstOutput] ?? (mark.outputCount, [], [])
-      if entry.count == mark.outputCount { entry.seen.insert(mark.outputIndex) }
-      entry.members.append(candidate.number)
-      outputs[mark.firstOutput] = entry
-    }
-    let finished = outputs.filter { $0.value.seen.count == $0.value.count }
-    let newestFinished = finished.keys.max() ?? 0
-    var obsolete = Set<UInt32>()
-    for candidate in candidates where candidate.number < newestFinished {
-      obsolete.insert(candidate.number)
-    }
-    for (firstOutput, entry) in outputs where finished[firstOutput] == nil {
-      // Outputs are missing. If the inputs are still there, the compaction did not finish:
-      // its outputs go. If no input is left, it did finish (inputs are removed only after
-      // every output is in place), so an output is missing or unreadable through damage:
-      // the outputs are the store's data and stay.
-      let inputsRemain = candidates.contains {
-        $0.number < firstOutput && !obsolete.contains($0.number)
-      }
-      if inputsRemain { obsolete.formUnion(entry.members) }
-    }
-    return obsolete
+    CompactionGroups(candidates.map { ($0.number, try? $0.header.get()) }).obsolete
   }
 
   private func damage(
@@ -288,15 +268,7 @@ struct Recovery {
     case .failure(.damaged(let reason)):
       try damage(candidate, offset: 0, reason: reason, into: &state)
       header = nil
-      // Salvage with the salt as stored: if only other header bytes were hit, the records
-      // still verify.
-      if candidate.size >= 20 {
-        var bytes = [UInt8](repeating: 0, count: 4)
-        _ = try bytes.withMutableBytes { buffer throws(LogStoreError) in
-          try candidate.handle.read(into: buffer, at: 16)
-        }
-        salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress!) }
-      }
+      salt = candidate.storedSalt ?? 0
     }
 
     let becomesWriter = writable && isLast && header != nil && header?.compaction == nil

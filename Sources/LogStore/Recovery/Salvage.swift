@@ -23,9 +23,15 @@ extension LogStore {
   /// - Throws: ``LogStoreError/Code/locked`` when another process has it open;
   ///   ``LogStoreError/Code/storeNotFound`` when there is no store at `path`.
   public static func recover(path: String) throws(LogStoreError) -> SalvageReport {
-    var path = path
-    while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-    let fileSystem = SystemFileSystem()
+    try recover(path: path, fileSystem: SystemFileSystem(), now: .now())
+  }
+
+  /// ``recover(path:)`` on another file system (tests), at the time `now` (which names the
+  /// damaged store's new place).
+  package static func recover(path: String, fileSystem: any FileSystem, now: Timestamp)
+    throws(LogStoreError) -> SalvageReport
+  {
+    let path = StorePath.trimmingTrailingSlashes(path)
     guard fileSystem.directoryExists(path) else {
       throw LogStoreError(.storeNotFound, "there is no store at \(path)")
     }
@@ -33,7 +39,7 @@ extension LogStore {
     defer { lock.unlock() }
 
     // Names that are free, even when recovering twice within a second.
-    let stamp = Self.fileNameTime()
+    let stamp = CalendarTime(now).iso8601(basic: true)
     var suffix = stamp
     var attempt = 1
     while fileSystem.directoryExists(path + ".damaged-" + suffix)
@@ -46,10 +52,14 @@ extension LogStore {
     let damaged = path + ".damaged-" + suffix
     var report = SalvageReport(damagedStorePath: damaged)
     do {
-      let old = try LogStore(path: path, options: Options(readOnly: true, corruption: .salvage))
+      var oldOptions = Options(readOnly: true, corruption: .salvage)
+      oldOptions.fileSystem = fileSystem
+      let old = try LogStore(path: path, options: oldOptions)
       defer { try? old.close() }
       report.damagedRegions = try old.statistics().damagedRecords
-      let new = try LogStore(path: fresh, options: Options(compaction: .manual))
+      var newOptions = Options(compaction: .manual)
+      newOptions.fileSystem = fileSystem
+      let new = try LogStore(path: fresh, options: newOptions)
       for table in try old.tableNames() {
         try new.createTable(table)
         report.tables += 1
@@ -77,24 +87,8 @@ extension LogStore {
       throw error
     }
     try fileSystem.renameFile(fresh, to: path)
-    try fileSystem.synchronizeDirectory(parentDirectory(of: path))
+    try fileSystem.synchronizeDirectory(StorePath.parent(of: path))
     return report
-  }
-
-  private static func parentDirectory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    return slash == path.startIndex ? "/" : String(path[..<slash])
-  }
-
-  /// Now as `20261129T123456Z`, for file names.
-  private static func fileNameTime() -> String {
-    let now = CalendarTime.utcNow()
-    func pad(_ value: Int, _ width: Int) -> String {
-      let digits = String(value)
-      return String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
-    return "\(pad(now.year, 4))\(pad(now.month, 2))\(pad(now.day, 2))"
-      + "T\(pad(now.hour, 2))\(pad(now.minute, 2))\(pad(now.second, 2))Z"
   }
 
   /// Removes a store directory this code created, and the files in it.

@@ -109,7 +109,7 @@ struct Verifier {
       }
     }
     var salts: [UInt32: UInt32] = [:]
-    var outputGroups: [UInt32: (count: UInt32, seen: Set<UInt32>)] = [:]
+    var headers: [UInt32: SegmentHeader] = [:]
     for (position, number) in segments.enumerated() {
       let name = StoreFileName.segment(number)
       let bytes = try readFile(name)
@@ -123,16 +123,12 @@ struct Verifier {
         salt = header.salt
         baseSequence = header.baseSequence
         salts[number] = salt
+        headers[number] = header
         if header.fileNumber != number {
           report.problems.append(
             VerificationFinding(
               file: name, offset: 0,
               message: "the header names segment \(header.fileNumber), not \(number)"))
-        }
-        if let mark = header.compaction {
-          var group = outputGroups[mark.firstOutput] ?? (mark.outputCount, [])
-          group.seen.insert(mark.outputIndex)
-          outputGroups[mark.firstOutput] = group
         }
       } catch {
         switch error {
@@ -153,9 +149,7 @@ struct Verifier {
           continue
         case .damaged(let reason):
           report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
-          if bytes.count >= 20 {
-            salt = bytes.withUnsafeBytes { loadLittleEndian(UInt32.self, $0.baseAddress! + 16) }
-          }
+          salt = bytes.withUnsafeBytes { SegmentHeader.storedSalt($0) } ?? 0
         }
       }
       let isLast = position == segments.count - 1
@@ -178,24 +172,32 @@ struct Verifier {
       report.problems += scan.problems
       report.notes += scan.notes
     }
-    for (firstOutput, group) in outputGroups where group.seen.count != group.count {
-      report.notes.append(
-        VerificationFinding(
-          file: StoreFileName.segment(firstOutput),
-          message: "output of an unfinished compaction; removed at the next open"))
-    }
-    if let finished = outputGroups.filter({ $0.value.seen.count == $0.value.count }).keys.max() {
-      for number in segments where number < finished {
-        report.notes.append(
-          VerificationFinding(
-            file: StoreFileName.segment(number),
-            message: "replaced by a finished compaction; removed at the next open"))
-      }
-    }
+    report.notes += Self.compactionFindings(
+      CompactionGroups(segments.map { ($0, headers[$0]) }))
     for number in hints.sorted() {
       try checkHint(number, segmentSalt: salts[number], into: &report)
     }
     return report
+  }
+
+  /// What rule 2 of opening a store (``CompactionGroups``) will do with the segments left by
+  /// compactions: a note for each segment it removes, and for each output it keeps although
+  /// its compaction's outputs are not all there (the missing ones are reported elsewhere: a
+  /// damaged header as a problem, a missing file by the manifest's check).
+  private static func compactionFindings(_ groups: CompactionGroups) -> [VerificationFinding] {
+    func notes(_ numbers: Set<UInt32>, _ message: String) -> [VerificationFinding] {
+      numbers.sorted().map {
+        VerificationFinding(file: StoreFileName.segment($0), message: message)
+      }
+    }
+    return notes(
+      groups.replacedInputs, "replaced by a finished compaction; removed at the next open")
+      + notes(
+        groups.unfinishedOutputs, "output of an unfinished compaction; removed at the next open")
+      + notes(
+        groups.keptIncompleteOutputs,
+        "output of a compaction whose other outputs are missing or damaged; kept at the next "
+          + "open, since its inputs are gone")
   }
 
   /// What scanning one segment's bytes found.
@@ -313,8 +315,8 @@ struct Verifier {
             let record = try? RecordCodec.decode(
               segmentBytes, at: entry.offset, salt: salt, member: isMember),
             record.kind == entry.kind, record.sequence == entry.sequence,
-            record.length == entry.length, record.table.elementsEqual(entry.table),
-            record.key.elementsEqual(entry.key)
+            record.length == entry.length, bytesEqual(record.table, entry.table),
+            bytesEqual(record.key, entry.key)
           else {
             report.problems.append(
               VerificationFinding(

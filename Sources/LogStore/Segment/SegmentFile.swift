@@ -7,13 +7,10 @@ package enum StoreFileName {
   /// File numbers are below this.
   static let maximumNumber: UInt32 = 1 << 31
 
-  package static func segment(_ number: UInt32) -> String { padded(number) + ".log" }
-  package static func hint(_ number: UInt32) -> String { padded(number) + ".hint" }
-
-  private static func padded(_ number: UInt32) -> String {
-    let digits = String(number)
-    return String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+  package static func segment(_ number: UInt32) -> String {
+    number.zeroPadded(width: 6) + ".log"
   }
+  package static func hint(_ number: UInt32) -> String { number.zeroPadded(width: 6) + ".hint" }
 
   /// What a directory entry is, judged by its name.
   enum Kind: Equatable {

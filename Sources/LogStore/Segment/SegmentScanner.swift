@@ -123,7 +123,7 @@ package struct SegmentScanner {
       let members = try RecordCodec.validateMembers(of: record, salt: salt)
       return .success(record, sequences: max(members, 1))
     } catch {
-      return .failure(error.message)
+      return .failure(error.reason)
     }
   }
 
