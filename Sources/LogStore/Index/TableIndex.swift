@@ -6,6 +6,17 @@ struct RecordLocation: Equatable, Hashable, Sendable {
   var length: UInt32
 }
 
+/// The number of keys and live bytes of every table of a ``KeyDirectory`` together.
+///
+/// Each ``TableIndex`` adds its own changes here as it makes them, so that the store's totals
+/// (`statistics()`, and the automatic-compaction check every megabyte written) cost the same
+/// whatever the number of tables, instead of a sum over all of them. Guarded, like the tables,
+/// by the store's index lock.
+final class IndexTotals {
+  @exclusivity(unchecked) fileprivate(set) var count = 0
+  @exclusivity(unchecked) fileprivate(set) var liveBytes = 0
+}
+
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
 ///
 /// Open addressing with linear probing and backward-shift deletion (no tombstones), at most
@@ -31,6 +42,8 @@ final class TableIndex {
   @exclusivity(unchecked) private(set) var count = 0
   /// The sum of the encoded lengths of the records the index points at.
   @exclusivity(unchecked) private(set) var liveBytes = 0
+  /// The directory's totals, which every change of `count` and `liveBytes` updates too.
+  @exclusivity(unchecked) private var totals: IndexTotals
 
   @exclusivity(unchecked) private var arena: UnsafeMutableRawPointer
   @exclusivity(unchecked) private var arenaCapacity: Int
@@ -43,7 +56,9 @@ final class TableIndex {
   @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let minimumCapacity = 16
 
-  init() {
+  /// A table whose changes are added to `totals`; by default, to totals of its own.
+  init(totals: IndexTotals = IndexTotals()) {
+    self.totals = totals
     slots = Self.allocateSlots(Self.minimumCapacity)
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
@@ -68,6 +83,27 @@ final class TableIndex {
 
   /// Bytes of memory the index holds (slots and arena), for measurements.
   var allocatedBytes: Int { (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity }
+
+  /// Changes the number of keys and live bytes, here and in the totals: every change to
+  /// either goes through here, so the totals never drift from the sum over the tables.
+  @inline(__always)
+  private func adjust(count countChange: Int, liveBytes bytesChange: Int) {
+    count += countChange
+    liveBytes += bytesChange
+    totals.count += countChange
+    totals.liveBytes += bytesChange
+  }
+
+  /// Takes the table out of the totals it was counted in, for a table that leaves its
+  /// directory (dropped, or replaced by an empty one when cleared): it counts only towards
+  /// totals of its own from then on.
+  func detachFromTotals() {
+    totals.count -= count
+    totals.liveBytes -= liveBytes
+    totals = IndexTotals()
+    totals.count = count
+    totals.liveBytes = liveBytes
+  }
 
   // MARK: Lookup
 
@@ -158,7 +194,7 @@ final class TableIndex {
       slots[index].segment = location.segment
       slots[index].offset = location.offset
       setRecordLength(slots[index].keyReference, location.length)
-      liveBytes += Int(location.length) - Int(previous.length)
+      adjust(count: 0, liveBytes: Int(location.length) - Int(previous.length))
       return previous
     }
     var empty = -1 - index
@@ -170,8 +206,7 @@ final class TableIndex {
     slots[empty] = Slot(
       hash: slotHash, keyReference: reference, segment: location.segment,
       offset: location.offset)
-    count += 1
-    liveBytes += Int(location.length)
+    adjust(count: 1, liveBytes: Int(location.length))
     return nil
   }
 
@@ -186,7 +221,7 @@ final class TableIndex {
     slots[index].segment = new.segment
     slots[index].offset = new.offset
     setRecordLength(slots[index].keyReference, new.length)
-    liveBytes += Int(new.length) - Int(old.length)
+    adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
     return true
   }
 
@@ -283,8 +318,7 @@ final class TableIndex {
   /// Empties the table, keeping its allocated room.
   private func removeEverything() {
     slots.update(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0), count: mask + 1)
-    count = 0
-    liveBytes = 0
+    adjust(count: -count, liveBytes: -liveBytes)
     arenaUsed = 0
     arenaGarbage = 0
   }
@@ -295,7 +329,7 @@ final class TableIndex {
 
   private func removeSlot(at index: Int, squeeze: Bool = true) {
     let reference = slots[index].keyReference
-    liveBytes -= Int(recordLength(reference))
+    adjust(count: -1, liveBytes: -Int(recordLength(reference)))
     arenaGarbage += Self.arenaEntryHeader + keyBytes(reference).count
     setRecordLength(reference, Self.removedEntry)
     var hole = index
@@ -311,7 +345,6 @@ final class TableIndex {
       next = (next + 1) & mask
     }
     slots[hole].hash = 0
-    count -= 1
     if squeeze { squeezeArenaIfWasteful() }
   }
 
