@@ -42,12 +42,12 @@ struct TableCountTests {
     "totals stay right through creates, puts, deletes, prefix deletes, clears, drops and batches over 3,000 tables, and after reopening"
   )
   func totalsThroughEveryChange() throws {
-    let directory = TemporaryDirectory()
-    let path = directory.appending("store")
+    let tables = 3_000
+    var model: Model = [:]
     var generator = SplitMix64(seed: 12)
     func pick(_ count: Int) -> Int { Int(generator.next() % UInt64(count)) }
-    var model: Model = [:]
-    let tables = 3_000
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
     var liveBytesBeforeClose = 0
     do {
       let store = try LogStore(path: path, options: .init(compaction: .manual))

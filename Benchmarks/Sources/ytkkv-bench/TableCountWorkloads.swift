@@ -45,6 +45,15 @@ private enum TableCountDataset {
     try store.close()
     return scratch
   }
+
+  typealias Item = (key: [UInt8], table: String)
+
+  /// Every item once, in an order shuffled with `seed`: its key and its table's name.
+  static func itemsInRandomOrder(tables: Int, items: Int, seed: UInt64) -> [Item] {
+    let names = tableNames(tables)
+    let keys = Dataset.keys(items)
+    return shuffled(Array(0..<items), seed: seed).map { (keys[$0], names[$0 % tables]) }
+  }
 }
 
 /// One tables workload: a store per table count, prepared once; `measure` gets the table
@@ -93,17 +102,14 @@ let tableCountWorkloads: [Workload] = [
     measure: { tables, scratch, configuration in
       let copy = try scratch.copy("tables-put-run")
       defer { copy.clean() }
-      let names = TableCountDataset.tableNames(tables)
-      let keys = Dataset.keys(configuration.tableItems)
-      let order = shuffled(Array(0..<configuration.tableItems), seed: 12)
+      let items = TableCountDataset.itemsInRandomOrder(
+        tables: tables, items: configuration.tableItems, seed: 12)
       let store = try LogStore(path: copy.path)
       defer { try? store.close() }
       let seconds = try timed {
-        for index in order {
-          try store.put(Dataset.value, forKey: keys[index], in: names[index % tables])
-        }
+        for item in items { try store.put(Dataset.value, forKey: item.key, in: item.table) }
       }
-      return Double(order.count) / seconds
+      return Double(items.count) / seconds
     }),
   tablesWorkload(
     name: "tables-get",
@@ -111,19 +117,16 @@ let tableCountWorkloads: [Workload] = [
     unit: .operationsPerSecond,
     note: "Each run reads every item once, in a random order.",
     measure: { tables, scratch, configuration in
-      let names = TableCountDataset.tableNames(tables)
-      let keys = Dataset.keys(configuration.tableItems)
-      let order = shuffled(Array(0..<configuration.tableItems), seed: 13)
+      let items = TableCountDataset.itemsInRandomOrder(
+        tables: tables, items: configuration.tableItems, seed: 13)
       let store = try LogStore(path: scratch.path)
       defer { try? store.close() }
       let seconds = try timed {
-        for index in order {
-          guard try store.value(forKey: keys[index], in: names[index % tables]) != nil else {
-            throw BenchmarkError("\(tables) tables: lost item \(index)")
-          }
+        for item in items where try store.value(forKey: item.key, in: item.table) == nil {
+          throw BenchmarkError("\(tables) tables: lost an item of \(item.table)")
         }
       }
-      return Double(order.count) / seconds
+      return Double(items.count) / seconds
     }),
   tablesWorkload(
     name: "tables-stats",
