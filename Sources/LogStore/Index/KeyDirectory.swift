@@ -122,11 +122,10 @@ final class KeyDirectory {
 
   // MARK: Replaying many records
 
-  /// Puts read by recovery but not yet applied; see ``applySoon(_:at:)``.
+  /// Puts read by recovery but not yet applied, with their tables; see ``applySoon(_:at:)``.
   @exclusivity(unchecked) private var pendingPuts:
-    [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] = []
-  /// The table of every pending put (a put into another table applies them first).
-  @exclusivity(unchecked) private var pendingTable: TableIndex?
+    [(table: TableIndex, key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] =
+      []
   private static let pendingLimit = 16
 
   /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
@@ -135,9 +134,12 @@ final class KeyDirectory {
   /// A put's key lands at a random slot of a table that is far larger than the cache, so each
   /// insert waits for memory. Here puts are kept back until a few have been read; then the
   /// slots they will probe first are all loaded at once, so that the waits overlap instead of
-  /// following one another, and only then are they inserted. Every other kind of record
-  /// applies the puts before it first, so the order of changes is the log's. The puts' keys
-  /// must stay readable until ``applyPending()``; call it before anything reads the index.
+  /// following one another, and only then are they inserted. The puts kept back may be to
+  /// different tables (a store with a table per conversation interleaves them), which changes
+  /// nothing: puts to one table keep their order, and puts to different tables commute. Every
+  /// other kind of record applies the puts before it first, so the order of changes is the
+  /// log's. The puts' keys must stay readable until ``applyPending()``; call it before anything
+  /// reads the index.
   func applySoon(_ record: Record, at location: RecordLocation) {
     guard record.kind == .put else {
       applyPending()
@@ -145,20 +147,17 @@ final class KeyDirectory {
       return
     }
     let table = self.table(record.table) ?? createTable(record.table)
-    if table !== pendingTable {
-      applyPending()
-      pendingTable = table
-    }
-    pendingPuts.append((record.key, KeyHash.hash(record.key), location))
+    pendingPuts.append((table, record.key, KeyHash.hash(record.key), location))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
-  /// Applies the puts ``applySoon(_:at:)`` has kept back.
+  /// Applies the puts ``applySoon(_:at:)`` has kept back, in order, once their slots are
+  /// loaded.
   func applyPending() {
-    guard let table = pendingTable, !pendingPuts.isEmpty else { return }
-    table.upsertAll(pendingPuts)
+    guard !pendingPuts.isEmpty else { return }
+    for put in pendingPuts { put.table.warm(put.hash) }
+    for put in pendingPuts { put.table.upsert(put.key, hash: put.hash, location: put.location) }
     pendingPuts.removeAll(keepingCapacity: true)
-    pendingTable = nil
   }
 
   private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {

@@ -156,14 +156,13 @@ final class TableIndex {
       segment: slot.segment, offset: slot.offset, length: recordLength(slot.keyReference))
   }
 
-  /// Loads the slots where the probes for `hashes` start, all at once, so that their cache
-  /// misses overlap and the lookups or inserts that follow find them in the cache.
+  /// Loads the slot where the probe for `hash` starts, so that the lookup or insert that
+  /// follows finds it in the cache. Warming the slots of a few keys first and then using them
+  /// lets their cache misses overlap instead of following one another.
   @inline(__always)
-  private func warm<S: Sequence>(_ hashes: S) where S.Element == UInt64 {
-    var loaded: UInt32 = 0
-    for hash in hashes { loaded ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash }
-    // Kept, so that the loads are not optimized away.
-    warmed ^= loaded
+  func warm(_ hash: UInt64) {
+    // Kept, so that the load is not optimized away.
+    warmed ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash
   }
 
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
@@ -172,15 +171,6 @@ final class TableIndex {
   }
 
   // MARK: Changes
-
-  /// Points each key at its location, in order, as ``upsert(_:hash:location:)`` one by one
-  /// would: for a group of keys read together (recovery), whose slots are loaded first.
-  func upsertAll(
-    _ puts: [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)]
-  ) {
-    warm(puts.lazy.map { $0.hash })
-    for put in puts { upsert(put.key, hash: put.hash, location: put.location) }
-  }
 
   /// Points `key` at `location`; returns where it pointed before, if anywhere.
   @discardableResult
@@ -251,7 +241,7 @@ final class TableIndex {
     var group: [(reference: UInt32, hash: UInt64)] = []
     group.reserveCapacity(Self.removalGroup)
     func removeGroup() {
-      warm(group.lazy.map { $0.hash })
+      for member in group { warm(member.hash) }
       for member in group {
         removeSlot(at: slotIndex(of: member.reference, hash: member.hash), squeeze: false)
       }
