@@ -20,11 +20,13 @@ struct Configuration: Sendable {
   var apiOperations = 50_000
   /// Rounds of overwriting every key for the disk-space workload.
   var overwriteRounds = 10
+  /// Items of the tables workloads, spread over 1, 100 or 10,000 tables.
+  var tableItems = 100_000
   var repetitions = 3
 
   static let quick = Configuration(
     keys: 20_000, largeKeys: 50_000, durablePuts: 200, sqliteYTKPuts: 200,
-    apiOperations: 5_000, overwriteRounds: 3, repetitions: 1)
+    apiOperations: 5_000, overwriteRounds: 3, tableItems: 20_000, repetitions: 1)
 }
 
 /// What a workload's number means.
@@ -384,7 +386,7 @@ let allWorkloads: [Workload] =
     ),
     compactionWorkload,
     importWorkload,
-  ] + jsonWorkloads
+  ] + jsonWorkloads + tableCountWorkloads
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
 /// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).

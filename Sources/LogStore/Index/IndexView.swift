@@ -145,7 +145,7 @@ final class IndexView: @unchecked Sendable {
     do {
       let record = try appended.file.record(at: appended.offset, verify: false)
       if record.kind == .batch {
-        try keys.applyBatch(record, at: location, salt: appended.file.salt)
+        try appended.file.forEachMember(of: record, at: appended.offset) { keys.apply($0, at: $1) }
       } else {
         keys.apply(record, at: location)
       }

@@ -3,57 +3,88 @@
 ///
 /// It changes only by applying records, in log order, through ``apply(_:at:)``: the same
 /// code path serves recovery (replaying segments) and live writes (applying what was just
-/// appended), so the two cannot disagree. Not thread-safe: guarded by the store's index lock.
+/// appended), so the two cannot disagree. A batch is applied member by member by whoever read
+/// it (``SegmentFile/forEachMember(of:at:_:)`` takes it apart): the index knows records, not
+/// how the log groups or hints them. Not thread-safe: guarded by the store's index lock.
 final class KeyDirectory {
   // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
-  @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:] {
-    didSet { tableList = tables.map { ($0.key, $0.value) } }
-  }
-  /// The same tables as a list: a store has a few, and comparing names is cheaper than hashing
-  /// one on every read.
-  @exclusivity(unchecked) private var tableList: [(name: String, index: TableIndex)] = []
+  // Changed only through `insertTable` and `removeTable`, which keep what is derived from it
+  // (the short list, the tables by bytes, the cached table, the totals) in step.
+  @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:]
+  /// The same tables by the UTF-8 bytes of their names, for writers, which have the bytes of
+  /// a record: finding a table this way makes no `String` and allocates nothing.
+  @exclusivity(unchecked) private var tablesByBytes: [TableName: TableIndex] = [:]
+  /// The same tables as a list while there are at most `fewTablesLimit`, empty beyond: most
+  /// stores have a few, and comparing names is cheaper than hashing one on every read. Kept
+  /// only while short, so that creating a table costs the same whether it is the tenth or the
+  /// ten-thousandth.
+  @exclusivity(unchecked) private var fewTables: [(name: String, index: TableIndex)] = []
+  private static let fewTablesLimit = 8
+  /// The keys and live bytes of all tables together, which each table updates as it changes.
+  private let totals = IndexTotals()
   /// Where the record that created each existing table is: compaction keeps exactly these
   /// creation records (a table created implicitly by salvage has none).
   @exclusivity(unchecked) private(set) var creations: [String: RecordLocation] = [:]
-  /// The table the previous record named, to skip building a `String` per record when
-  /// consecutive records share a table (the common case). Only writers use it.
-  @exclusivity(unchecked) private var lastTableName: [UInt8] = []
-  @exclusivity(unchecked) private var lastTable: TableIndex?
-  /// Room to make in tables about to be created (see `reserve(for:)`).
-  @exclusivity(unchecked) private var reservations: [String: (count: Int, keyBytes: Int)] = [:]
+  /// The table the previous record named, to skip hashing its name when consecutive records
+  /// share a table (the common case). Only writers use it.
+  @exclusivity(unchecked) private var lastTable: (name: TableName, index: TableIndex)?
+  /// Room to make in tables about to be created (see `reserve(_:)`).
+  @exclusivity(unchecked) private var reservations: [String: Room] = [:]
 
-  var itemCount: Int { tables.values.reduce(0) { $0 + $1.count } }
-  var liveBytes: Int { tables.values.reduce(0) { $0 + $1.liveBytes } }
+  /// Room to make in one table: for `count` more keys, of `keyBytes` bytes in all.
+  typealias Room = (count: Int, keyBytes: Int)
+
+  /// The number of keys in all tables.
+  var itemCount: Int { totals.count }
+  /// The sum of the encoded lengths of the records the index points at, in all tables.
+  var liveBytes: Int { totals.liveBytes }
 
   func table(_ name: String) -> TableIndex? {
-    if tableList.count <= 8 {
-      for entry in tableList where entry.name == name { return entry.index }
+    if tables.count <= Self.fewTablesLimit {
+      for entry in fewTables where entry.name == name { return entry.index }
       return nil
     }
     return tables[name]
   }
 
-  /// The table named by UTF-8 bytes, if it exists.
+  /// The table named by UTF-8 bytes, if it exists. Only writers may call it (it caches what
+  /// it found).
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
-    if let lastTable, name.count == lastTableName.count,
-      name.count == 0
-        || lastTableName.withUnsafeBytes({
-          bytesEqual($0.baseAddress!, name.baseAddress!, name.count)
-        })
-    {
-      return lastTable
+    let probe = TableName(borrowing: name)
+    if let lastTable, lastTable.name == probe { return lastTable.index }
+    if let position = tablesByBytes.index(forKey: probe) {
+      let (name, table) = tablesByBytes[position]
+      lastTable = (name, table)
+      return table
     }
-    let table = tables[String(decoding: name, as: UTF8.self)]
-    if let table {
-      lastTableName = Array(name)
-      lastTable = table
-    }
-    return table
+    // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
+    // (no valid record has such a name): decoding repairs them as it did when the table was
+    // created, so the same table is found.
+    return tables[String(decoding: name, as: UTF8.self)]
   }
 
-  private func forgetCachedTable() {
+  /// Adds `table` under `name`; a table it replaces leaves the totals.
+  private func insertTable(_ table: TableIndex, named name: String) {
+    tables.updateValue(table, forKey: name)?.detachFromTotals()
+    tablesByBytes[TableName(name)] = table
+    tablesChanged()
+  }
+
+  private func removeTable(named name: String) {
+    tables.removeValue(forKey: name)?.detachFromTotals()
+    tablesByBytes[TableName(name)] = nil
+    tablesChanged()
+  }
+
+  /// Brings what is derived from `tables` up to date: the short list (rebuilt only while it is
+  /// short) and the table cached for writers.
+  private func tablesChanged() {
+    if tables.count <= Self.fewTablesLimit {
+      fewTables = tables.map { ($0.key, $0.value) }
+    } else if !fewTables.isEmpty {
+      fewTables = []
+    }
     lastTable = nil
-    lastTableName = []
   }
 
   /// Applies one record that is not a batch, found at `location`.
@@ -77,14 +108,13 @@ final class KeyDirectory {
       }
     case .clearTable:
       if self.table(record.table) != nil {
-        tables[String(decoding: record.table, as: UTF8.self)] = TableIndex()
-        forgetCachedTable()
+        insertTable(
+          TableIndex(totals: totals), named: String(decoding: record.table, as: UTF8.self))
       }
     case .dropTable:
       let name = String(decoding: record.table, as: UTF8.self)
-      tables[name] = nil
+      removeTable(named: name)
       creations[name] = nil
-      forgetCachedTable()
     case .batch:
       preconditionFailure("batches are applied member by member")
     }
@@ -92,11 +122,10 @@ final class KeyDirectory {
 
   // MARK: Replaying many records
 
-  /// Puts read by recovery but not yet applied; see ``applySoon(_:at:)``.
+  /// Puts read by recovery but not yet applied, with their tables; see ``applySoon(_:at:)``.
   @exclusivity(unchecked) private var pendingPuts:
-    [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] = []
-  /// The table of every pending put (a put into another table applies them first).
-  @exclusivity(unchecked) private var pendingTable: TableIndex?
+    [(table: TableIndex, key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] =
+      []
   private static let pendingLimit = 16
 
   /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
@@ -105,9 +134,12 @@ final class KeyDirectory {
   /// A put's key lands at a random slot of a table that is far larger than the cache, so each
   /// insert waits for memory. Here puts are kept back until a few have been read; then the
   /// slots they will probe first are all loaded at once, so that the waits overlap instead of
-  /// following one another, and only then are they inserted. Every other kind of record
-  /// applies the puts before it first, so the order of changes is the log's. The puts' keys
-  /// must stay readable until ``applyPending()``; call it before anything reads the index.
+  /// following one another, and only then are they inserted. The puts kept back may be to
+  /// different tables (a store with a table per conversation interleaves them), which changes
+  /// nothing: puts to one table keep their order, and puts to different tables commute. Every
+  /// other kind of record applies the puts before it first, so the order of changes is the
+  /// log's. The puts' keys must stay readable until ``applyPending()``; call it before anything
+  /// reads the index.
   func applySoon(_ record: Record, at location: RecordLocation) {
     guard record.kind == .put else {
       applyPending()
@@ -115,78 +147,39 @@ final class KeyDirectory {
       return
     }
     let table = self.table(record.table) ?? createTable(record.table)
-    if table !== pendingTable {
-      applyPending()
-      pendingTable = table
-    }
-    pendingPuts.append((record.key, KeyHash.hash(record.key), location))
+    pendingPuts.append((table, record.key, KeyHash.hash(record.key), location))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
-  /// Applies the puts ``applySoon(_:at:)`` has kept back.
+  /// Applies the puts ``applySoon(_:at:)`` has kept back, in order, once their slots are
+  /// loaded.
   func applyPending() {
-    guard let table = pendingTable, !pendingPuts.isEmpty else { return }
-    table.upsertAll(pendingPuts)
+    guard !pendingPuts.isEmpty else { return }
+    for put in pendingPuts { put.table.warm(put.hash) }
+    for put in pendingPuts { put.table.upsert(put.key, hash: put.hash, location: put.location) }
     pendingPuts.removeAll(keepingCapacity: true)
-    pendingTable = nil
-  }
-
-  /// Applies a batch record found at `location` (its members were checked when it was read).
-  func applyBatch(_ batch: Record, at location: RecordLocation, salt: UInt32)
-    throws(LogStoreError)
-  {
-    let valueStart = Int(location.offset) + batch.length - batch.value.count
-    try RecordCodec.forEachMember(of: batch, salt: salt, verify: false) {
-      member, offset throws(LogStoreError) in
-      apply(
-        member,
-        at: RecordLocation(
-          segment: location.segment, offset: UInt32(valueStart + offset),
-          length: UInt32(member.length)))
-    }
   }
 
   private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {
-    let table = TableIndex()
+    let table = TableIndex(totals: totals)
     let key = String(decoding: name, as: UTF8.self)
     if let reservation = reservations.removeValue(forKey: key) {
       table.reserve(additional: reservation.count, keyBytes: reservation.keyBytes)
     }
-    tables[key] = table
-    forgetCachedTable()
+    insertTable(table, named: key)
     return table
   }
 
-  /// Makes room for the puts among `entries` (a hint file's) before they are applied, so that
-  /// loading a large store does not grow each table's index step by step.
-  func reserve(for entries: [HintFile.Entry]) {
-    var counts: [String: (count: Int, keyBytes: Int)] = [:]
-    // Entries of one table come in runs: count a run, then add it up under the table's name.
-    var run: (name: UnsafeRawBufferPointer, count: Int, keyBytes: Int)?
-    func finishRun() {
-      guard let run else { return }
-      let name = String(decoding: run.name, as: UTF8.self)
-      let total = counts[name] ?? (0, 0)
-      counts[name] = (total.count + run.count, total.keyBytes + run.keyBytes)
-    }
-    for entry in entries where entry.kind == .put {
-      if let current = run, current.name.count == entry.table.count,
-        bytesEqual(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
-      {
-        run!.count += 1
-        run!.keyBytes += entry.key.count
-      } else {
-        finishRun()
-        run = (entry.table, 1, entry.key.count)
-      }
-    }
-    finishRun()
-    for (name, count) in counts {
+  /// Makes room in each named table for `count` more keys of `keyBytes` bytes in all, before
+  /// they are applied, so that loading a large store does not grow each table's index step by
+  /// step. A table not created yet (its creation is among the records to come) gets its room
+  /// when it is.
+  func reserve(_ room: [String: Room]) {
+    for (name, room) in room {
       if let table = tables[name] {
-        table.reserve(additional: count.count, keyBytes: count.keyBytes)
+        table.reserve(additional: room.count, keyBytes: room.keyBytes)
       } else {
-        // Not created yet (its creation is among the entries): reserve when it is.
-        reservations[name] = count
+        reservations[name] = room
       }
     }
   }
@@ -203,4 +196,48 @@ final class KeyDirectory {
       table.forEachKey { key, location in body(name, key, location) }
     }
   }
+}
+
+/// A table's name as writers look tables up: its UTF-8 bytes, hashed and compared as bytes.
+///
+/// A stored name owns its bytes; a name made to look one up borrows the bytes of the record at
+/// hand, and lives no longer than the lookup. The bytes' ``KeyHash`` is kept beside them, so
+/// that the names a lookup passes over are told apart by it without reading their bytes.
+private struct TableName: Hashable {
+  private enum Bytes {
+    case stored([UInt8])
+    case borrowed(UnsafeRawBufferPointer)
+  }
+  private let bytes: Bytes
+  private let hash: UInt64
+
+  init(_ name: String) {
+    let bytes = Array(name.utf8)
+    self.bytes = .stored(bytes)
+    hash = bytes.withUnsafeBytes { KeyHash.hash($0) }
+  }
+
+  /// A name for a lookup only: `bytes` must stay valid while it is used.
+  init(borrowing bytes: UnsafeRawBufferPointer) {
+    self.bytes = .borrowed(bytes)
+    hash = KeyHash.hash(bytes)
+  }
+
+  private func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    switch bytes {
+    case .stored(let array): return array.withUnsafeBytes(body)
+    case .borrowed(let buffer): return body(buffer)
+    }
+  }
+
+  static func == (a: TableName, b: TableName) -> Bool {
+    guard a.hash == b.hash else { return false }
+    return a.withBytes { a in
+      b.withBytes { b in
+        a.count == b.count && (a.count == 0 || bytesEqual(a.baseAddress!, b.baseAddress!, a.count))
+      }
+    }
+  }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }

@@ -6,6 +6,17 @@ struct RecordLocation: Equatable, Hashable, Sendable {
   var length: UInt32
 }
 
+/// The number of keys and live bytes of every table of a ``KeyDirectory`` together.
+///
+/// Each ``TableIndex`` adds its own changes here as it makes them, so that the store's totals
+/// (`statistics()`, and the automatic-compaction check every megabyte written) cost the same
+/// whatever the number of tables, instead of a sum over all of them. Guarded, like the tables,
+/// by the store's index lock.
+final class IndexTotals {
+  @exclusivity(unchecked) fileprivate(set) var count = 0
+  @exclusivity(unchecked) fileprivate(set) var liveBytes = 0
+}
+
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
 ///
 /// Open addressing with linear probing and backward-shift deletion (no tombstones), at most
@@ -31,6 +42,8 @@ final class TableIndex {
   @exclusivity(unchecked) private(set) var count = 0
   /// The sum of the encoded lengths of the records the index points at.
   @exclusivity(unchecked) private(set) var liveBytes = 0
+  /// The directory's totals, which every change of `count` and `liveBytes` updates too.
+  @exclusivity(unchecked) private var totals: IndexTotals
 
   @exclusivity(unchecked) private var arena: UnsafeMutableRawPointer
   @exclusivity(unchecked) private var arenaCapacity: Int
@@ -43,7 +56,9 @@ final class TableIndex {
   @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let minimumCapacity = 16
 
-  init() {
+  /// A table whose changes are added to `totals`; by default, to totals of its own.
+  init(totals: IndexTotals = IndexTotals()) {
+    self.totals = totals
     slots = Self.allocateSlots(Self.minimumCapacity)
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
@@ -68,6 +83,27 @@ final class TableIndex {
 
   /// Bytes of memory the index holds (slots and arena), for measurements.
   var allocatedBytes: Int { (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity }
+
+  /// Changes the number of keys and live bytes, here and in the totals: every change to
+  /// either goes through here, so the totals never drift from the sum over the tables.
+  @inline(__always)
+  private func adjust(count countChange: Int, liveBytes bytesChange: Int) {
+    count += countChange
+    liveBytes += bytesChange
+    totals.count += countChange
+    totals.liveBytes += bytesChange
+  }
+
+  /// Takes the table out of the totals it was counted in, for a table that leaves its
+  /// directory (dropped, or replaced by an empty one when cleared): it counts only towards
+  /// totals of its own from then on.
+  func detachFromTotals() {
+    totals.count -= count
+    totals.liveBytes -= liveBytes
+    totals = IndexTotals()
+    totals.count = count
+    totals.liveBytes = liveBytes
+  }
 
   // MARK: Lookup
 
@@ -120,14 +156,13 @@ final class TableIndex {
       segment: slot.segment, offset: slot.offset, length: recordLength(slot.keyReference))
   }
 
-  /// Loads the slots where the probes for `hashes` start, all at once, so that their cache
-  /// misses overlap and the lookups or inserts that follow find them in the cache.
+  /// Loads the slot where the probe for `hash` starts, so that the lookup or insert that
+  /// follows finds it in the cache. Warming the slots of a few keys first and then using them
+  /// lets their cache misses overlap instead of following one another.
   @inline(__always)
-  private func warm<S: Sequence>(_ hashes: S) where S.Element == UInt64 {
-    var loaded: UInt32 = 0
-    for hash in hashes { loaded ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash }
-    // Kept, so that the loads are not optimized away.
-    warmed ^= loaded
+  func warm(_ hash: UInt64) {
+    // Kept, so that the load is not optimized away.
+    warmed ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash
   }
 
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
@@ -136,15 +171,6 @@ final class TableIndex {
   }
 
   // MARK: Changes
-
-  /// Points each key at its location, in order, as ``upsert(_:hash:location:)`` one by one
-  /// would: for a group of keys read together (recovery), whose slots are loaded first.
-  func upsertAll(
-    _ puts: [(key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)]
-  ) {
-    warm(puts.lazy.map { $0.hash })
-    for put in puts { upsert(put.key, hash: put.hash, location: put.location) }
-  }
 
   /// Points `key` at `location`; returns where it pointed before, if anywhere.
   @discardableResult
@@ -158,7 +184,7 @@ final class TableIndex {
       slots[index].segment = location.segment
       slots[index].offset = location.offset
       setRecordLength(slots[index].keyReference, location.length)
-      liveBytes += Int(location.length) - Int(previous.length)
+      adjust(count: 0, liveBytes: Int(location.length) - Int(previous.length))
       return previous
     }
     var empty = -1 - index
@@ -170,8 +196,7 @@ final class TableIndex {
     slots[empty] = Slot(
       hash: slotHash, keyReference: reference, segment: location.segment,
       offset: location.offset)
-    count += 1
-    liveBytes += Int(location.length)
+    adjust(count: 1, liveBytes: Int(location.length))
     return nil
   }
 
@@ -186,7 +211,7 @@ final class TableIndex {
     slots[index].segment = new.segment
     slots[index].offset = new.offset
     setRecordLength(slots[index].keyReference, new.length)
-    liveBytes += Int(new.length) - Int(old.length)
+    adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
     return true
   }
 
@@ -216,7 +241,7 @@ final class TableIndex {
     var group: [(reference: UInt32, hash: UInt64)] = []
     group.reserveCapacity(Self.removalGroup)
     func removeGroup() {
-      warm(group.lazy.map { $0.hash })
+      for member in group { warm(member.hash) }
       for member in group {
         removeSlot(at: slotIndex(of: member.reference, hash: member.hash), squeeze: false)
       }
@@ -283,8 +308,7 @@ final class TableIndex {
   /// Empties the table, keeping its allocated room.
   private func removeEverything() {
     slots.update(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0), count: mask + 1)
-    count = 0
-    liveBytes = 0
+    adjust(count: -count, liveBytes: -liveBytes)
     arenaUsed = 0
     arenaGarbage = 0
   }
@@ -295,7 +319,7 @@ final class TableIndex {
 
   private func removeSlot(at index: Int, squeeze: Bool = true) {
     let reference = slots[index].keyReference
-    liveBytes -= Int(recordLength(reference))
+    adjust(count: -1, liveBytes: -Int(recordLength(reference)))
     arenaGarbage += Self.arenaEntryHeader + keyBytes(reference).count
     setRecordLength(reference, Self.removedEntry)
     var hole = index
@@ -311,7 +335,6 @@ final class TableIndex {
       next = (next + 1) & mask
     }
     slots[hole].hash = 0
-    count -= 1
     if squeeze { squeezeArenaIfWasteful() }
   }
 

@@ -296,7 +296,7 @@ struct Recovery {
           segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
         if record.kind == .batch {
           state.keys.applyPending()
-          try state.keys.applyBatch(record, at: location, salt: salt)
+          try file.forEachMember(of: record, at: offset) { state.keys.apply($0, at: $1) }
         } else {
           state.keys.applySoon(record, at: location)
         }
@@ -364,7 +364,7 @@ struct Recovery {
         let contents = try? HintFile.decode(
           buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size)
       else { return nil }
-      state.keys.reserve(for: contents.entries)
+      state.keys.reserve(Self.putsPerTable(contents.entries))
       for entry in contents.entries {
         let record = Record(
           kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
@@ -380,6 +380,34 @@ struct Recovery {
       state.report.hintedSegments += 1
       return contents.coveredLength
     }
+  }
+
+  /// How many puts, and how many bytes of keys, `entries` (a hint file's) hold for each table:
+  /// the room to make in the index before applying them.
+  private static func putsPerTable(_ entries: [HintFile.Entry]) -> [String: KeyDirectory.Room] {
+    var counts: [String: KeyDirectory.Room] = [:]
+    // Entries of one table come in runs: count a run, then add it up under the table's name,
+    // so that a name is made into a `String` once a run rather than once an entry.
+    var run: (name: UnsafeRawBufferPointer, count: Int, keyBytes: Int)?
+    func finishRun() {
+      guard let run else { return }
+      let name = String(decoding: run.name, as: UTF8.self)
+      let total = counts[name] ?? (0, 0)
+      counts[name] = (total.count + run.count, total.keyBytes + run.keyBytes)
+    }
+    for entry in entries where entry.kind == .put {
+      if let current = run, current.name.count == entry.table.count,
+        bytesEqual(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
+      {
+        run!.count += 1
+        run!.keyBytes += entry.key.count
+      } else {
+        finishRun()
+        run = (entry.table, 1, entry.key.count)
+      }
+    }
+    finishRun()
+    return counts
   }
 
   /// Whether `candidate`, the last segment, is one whose creation a crash cut short before

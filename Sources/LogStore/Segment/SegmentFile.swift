@@ -74,6 +74,26 @@ final class SegmentFile: Sendable {
       && bytes[offset + RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
     return try RecordCodec.decode(bytes, at: offset, salt: salt, member: member, verify: verify)
   }
+
+  /// Calls `body` with each member of `batch`, the batch record at `offset` in this file, and
+  /// the member's own location: the index points at members, never at their batch.
+  ///
+  /// The members are not checksummed again: every caller has a batch that was checked when it
+  /// was read (scanned at open or by compaction) or that it has just written.
+  func forEachMember(
+    of batch: Record, at offset: Int,
+    _ body: (Record, RecordLocation) throws(LogStoreError) -> Void
+  ) throws(LogStoreError) {
+    let valueStart = offset + batch.length - batch.value.count
+    try RecordCodec.forEachMember(of: batch, salt: salt, verify: false) {
+      member, memberOffset throws(LogStoreError) in
+      try body(
+        member,
+        RecordLocation(
+          segment: number, offset: UInt32(valueStart + memberOffset),
+          length: UInt32(member.length)))
+    }
+  }
 }
 
 /// Appends records to the active segment through its writable mapping.
