@@ -53,7 +53,8 @@ struct DamageTests {
       try bytes.withUnsafeBytes { buffer in
         let header = try SegmentHeader.decode(buffer)
         var scanner = SegmentScanner(
-          bytes: buffer, salt: header.salt, baseSequence: header.baseSequence, isLast: false)
+          bytes: buffer, owner: nil, salt: header.salt, baseSequence: header.baseSequence,
+          isLast: false)
         while let event = scanner.next() {
           guard case .record(let record, let offset) = event else {
             Issue.record("the undamaged store has damage in \(name)")

@@ -5,9 +5,15 @@ import Testing
 
 @Suite("Segment lookup")
 struct SegmentLookupTests {
+  /// A simulated file system with a directory for the segments.
+  private func makeFileSystem() throws -> SimulatedFileSystem {
+    let fileSystem = SimulatedFileSystem()
+    try fileSystem.createDirectory("/store")
+    return fileSystem
+  }
+
   /// An open segment file numbered `number`, on a simulated file system.
-  private func segment(_ number: UInt32, on fileSystem: SimulatedFileSystem) throws -> SegmentFile
-  {
+  private func segment(_ number: UInt32, on fileSystem: SimulatedFileSystem) throws -> SegmentFile {
     let path = "/store/" + StoreFileName.segment(number)
     let handle = try fileSystem.openFile(path, mode: .createOrOpen)
     try handle.allocate(upTo: 64)
@@ -34,7 +40,7 @@ struct SegmentLookupTests {
 
   @Test("numbers in a narrow window, with gaps, and far apart are all found; others are not")
   func findsWhatADictionaryFinds() throws {
-    let fileSystem = SimulatedFileSystem()
+    let fileSystem = try makeFileSystem()
     var generator = SeededGenerator(seed: 12)
     // Narrow (the array), with holes, and spread wide (the dictionary), then changed one by
     // one, crossing from one kind to the other.
@@ -62,7 +68,7 @@ struct SegmentLookupTests {
 
   @Test("a copy keeps listing, and holding open, the segments of its moment")
   func copyKeepsItsSegments() throws {
-    let fileSystem = SimulatedFileSystem()
+    let fileSystem = try makeFileSystem()
     var lookup = SegmentLookup([2: try segment(2, on: fileSystem)])
     weak var dropped: SegmentFile?
     let captured: SegmentLookup

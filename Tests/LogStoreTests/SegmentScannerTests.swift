@@ -42,7 +42,7 @@ struct SegmentScannerTests {
     _ buffer: UnsafeRawBufferPointer, mayBeBeingWritten: Bool
   ) -> (records: Int, damaged: Int) {
     var scanner = SegmentScanner(
-      bytes: buffer, salt: salt, baseSequence: 1, isLast: true,
+      bytes: buffer, owner: nil, salt: salt, baseSequence: 1, isLast: true,
       mayBeBeingWritten: mayBeBeingWritten, waitsForReorderedStores: true)
     var result = (records: 0, damaged: 0)
     while let event = scanner.next() {

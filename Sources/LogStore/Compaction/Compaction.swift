@@ -188,8 +188,8 @@ final class Compactor: @unchecked Sendable {
       progress?(done, total)
       let size = plan.inputSizes[input.number] ?? 0
       done += size
-      // The records kept back for judging point into `input`, which `plan` keeps open; they
-      // are all judged before the next input's turn.
+      // The records kept back for judging point into `input`, which the scanner below holds
+      // open; they are all judged before the scanner goes.
       var pending: [(record: Record, location: RecordLocation)] = []
       // Records are judged live in chunks, under one read lock per chunk: taking the lock per
       // record would hand it back and forth with a busy writer thousands of times a second.
@@ -203,7 +203,8 @@ final class Compactor: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
       }
       var scanner = SegmentScanner(
-        bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), salt: input.salt,
+        bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), owner: input,
+        salt: input.salt,
         baseSequence: input.header?.baseSequence ?? 0, isLast: false)
       while let event = scanner.next() {
         if stopRequested.isSet { throw LogStoreError.closed(directory) }

@@ -2,6 +2,15 @@
 ///
 /// A `Record` is only ever produced by ``RecordCodec/decode(_:at:salt:member:verify:)``, which
 /// has checked its bounds and (unless told not to) its checksum.
+///
+/// It owns nothing: its fields are views of the buffer, valid while whatever owns that buffer
+/// lives. A record used within the call that decoded it is safe by that call's scope (readers
+/// hold the index lock, or a captured ``SegmentLookup``). Code that keeps records longer keeps
+/// them beside their owner, explicitly: a ``SegmentScanner`` holds the segment file it reads
+/// (and with it the records it returns, also across ``ScanPipeline``'s threads), and
+/// ``KeyDirectory/replay(from:_:)`` holds the file its pending puts point into. A strong
+/// reference in every record would make each read and each scanned record touch the
+/// segment's reference count, from every reader thread at once.
 package struct Record {
   package var kind: RecordKind
   package var sequence: UInt64

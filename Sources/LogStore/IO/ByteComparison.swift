@@ -7,8 +7,7 @@
 #endif
 
 // The package's byte comparisons, all here: equality of two byte ranges, and the order of
-// keys. Callers compare buffers; the pointer forms below them are what the buffer forms are
-// made of (and what code that has not moved to buffers yet still calls).
+// keys.
 
 /// Whether `a` and `b` hold the same bytes (lengths included).
 @inline(__always)
@@ -34,17 +33,4 @@ func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> B
     if order != 0 { return order < 0 }
   }
   return a.count < b.count
-}
-
-/// Whether the `count` bytes at `a` and at `b` are the same (`memcmp`).
-@inline(__always)
-func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
-  memcmp(a, b, count) == 0
-}
-
-/// The order of the `count` bytes at `a` and at `b`, compared as unsigned bytes (`memcmp`):
-/// negative if `a`'s come first, zero if equal, positive if `b`'s come first.
-@inline(__always)
-func compareBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Int32 {
-  memcmp(a, b, count)
 }

@@ -127,6 +127,23 @@ final class KeyDirectory {
     [(table: TableIndex, key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] =
       []
   private static let pendingLimit = 16
+  /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
+  @exclusivity(unchecked) private var pendingOwner: AnyObject?
+
+  /// Runs `body`, which applies records read from bytes that `owner` keeps mapped (a segment
+  /// file) through ``applySoon(_:at:)``, and applies every put kept back before returning.
+  ///
+  /// The puts kept back are views of those bytes: holding `owner` here, and applying them
+  /// all by the end of the call, is what makes sure no key outlives the bytes it points into.
+  func replay<E: Error>(from owner: AnyObject, _ body: () throws(E) -> Void) throws(E) {
+    precondition(pendingOwner == nil, "one replay at a time")
+    pendingOwner = owner
+    defer {
+      applyPending()
+      pendingOwner = nil
+    }
+    try body()
+  }
 
   /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
   /// recovery, which applies millions of records in a row.
@@ -138,9 +155,10 @@ final class KeyDirectory {
   /// different tables (a store with a table per conversation interleaves them), which changes
   /// nothing: puts to one table keep their order, and puts to different tables commute. Every
   /// other kind of record applies the puts before it first, so the order of changes is the
-  /// log's. The puts' keys must stay readable until ``applyPending()``; call it before anything
-  /// reads the index.
+  /// log's. Only inside ``replay(from:_:)``, whose owner keeps the puts' keys readable until
+  /// they are applied.
   func applySoon(_ record: Record, at location: RecordLocation) {
+    precondition(pendingOwner != nil, "applySoon outside a replay")
     guard record.kind == .put else {
       applyPending()
       apply(record, at: location)
@@ -232,11 +250,7 @@ private struct TableName: Hashable {
 
   static func == (a: TableName, b: TableName) -> Bool {
     guard a.hash == b.hash else { return false }
-    return a.withBytes { a in
-      b.withBytes { b in
-        a.count == b.count && (a.count == 0 || bytesEqual(a.baseAddress!, b.baseAddress!, a.count))
-      }
-    }
+    return a.withBytes { a in b.withBytes { b in bytesEqual(a, b) } }
   }
 
   func hash(into hasher: inout Hasher) { hasher.combine(hash) }

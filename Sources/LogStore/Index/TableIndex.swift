@@ -130,13 +130,6 @@ final class TableIndex {
     (arena + Int(reference)).storeBytes(of: length, as: UInt32.self)
   }
 
-  @inline(__always)
-  private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-    guard a.count == b.count else { return false }
-    guard a.count > 0 else { return true }
-    return bytesEqual(a.baseAddress!, b.baseAddress!, a.count)
-  }
-
   /// The slot holding `key`, or the empty slot where it would go (negative: `-1 - index`).
   @inline(__always)
   private func probe(_ key: UnsafeRawBufferPointer, _ hash: UInt32) -> Int {
@@ -145,7 +138,7 @@ final class TableIndex {
     while true {
       let slot = slots[index]
       if slot.hash == 0 { return -1 - index }
-      if slot.hash == hash && Self.equal(keyBytes(slot.keyReference), key) { return index }
+      if slot.hash == hash && bytesEqual(keyBytes(slot.keyReference), key) { return index }
       index = (index + 1) & mask
     }
   }
@@ -251,15 +244,15 @@ final class TableIndex {
     let end = arenaUsed
     while position < end {
       let entry = arena + position
-      let keyCount = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
-      let key = UnsafeRawBufferPointer(start: entry + Self.arenaEntryHeader, count: keyCount)
+      let keyLength = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+      let key = UnsafeRawBufferPointer(start: entry + Self.arenaEntryHeader, count: keyLength)
       if entry.loadUnaligned(as: UInt32.self) != Self.removedEntry
         && Self.hasPrefix(key, prefix)
       {
         group.append((UInt32(position), KeyHash.hash(key)))
         if group.count == Self.removalGroup { removeGroup() }
       }
-      position += Self.arenaEntryHeader + keyCount
+      position += Self.arenaEntryHeader + keyLength
     }
     removeGroup()
     squeezeArenaIfWasteful()

@@ -307,20 +307,22 @@ struct Recovery {
     }
     // A reader's last segment is the one a writer may be appending to right now.
     var scanner = SegmentScanner(
-      bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), salt: salt,
-      baseSequence: baseSequence, isLast: isLast, start: start,
+      bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), owner: file,
+      salt: salt, baseSequence: baseSequence, isLast: isLast, start: start,
       mayBeBeingWritten: isLast && !writable)
-    if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
-      // A large segment: checksums are checked on a second thread meanwhile.
-      defer { pipeline.finish() }
-      while let chunk = pipeline.next() {
-        for item in chunk { try handle(item.event, lastSequence: item.lastSequence) }
+    let keys = state.keys
+    try keys.replay(from: file) { () throws(LogStoreError) in
+      if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
+        // A large segment: checksums are checked on a second thread meanwhile.
+        defer { pipeline.finish() }
+        while let chunk = pipeline.next() {
+          for item in chunk { try handle(item.event, lastSequence: item.lastSequence) }
+        }
+        scanner = pipeline.finish()
+      } else {
+        while let event = scanner.next() { try handle(event, lastSequence: scanner.lastSequence) }
       }
-      scanner = pipeline.finish()
-    } else {
-      while let event = scanner.next() { try handle(event, lastSequence: scanner.lastSequence) }
     }
-    state.keys.applyPending()
 
     var size = candidate.size
     if isLast && scanner.end < candidate.size {
@@ -396,9 +398,7 @@ struct Recovery {
       counts[name] = (total.count + run.count, total.keyBytes + run.keyBytes)
     }
     for entry in entries where entry.kind == .put {
-      if let current = run, current.name.count == entry.table.count,
-        bytesEqual(current.name.baseAddress!, entry.table.baseAddress!, entry.table.count)
-      {
+      if let current = run, bytesEqual(current.name, entry.table) {
         run!.count += 1
         run!.keyBytes += entry.key.count
       } else {

@@ -7,8 +7,10 @@
 /// applied them from a scanner of its own. A few chunks at most wait between the two, so
 /// memory stays small whatever the segment's size.
 ///
-/// The owner must call ``finish()`` before the segment's bytes go away, also when it stops
-/// early (a damaged record under `.fail`): it stops the scanner and waits for its thread.
+/// The events' records are views of the segment's bytes, which the scanner's owner keeps
+/// mapped for as long as the pipeline holds the scanner. Whoever starts a pipeline calls
+/// ``finish()`` when done, also when it stops early (a damaged record under `.fail`): it stops
+/// the scanner and waits for its thread.
 final class ScanPipeline: @unchecked Sendable {
   /// One event of the scanner, with the scanner's last sequence number right after it.
   struct Item {

@@ -213,7 +213,7 @@ struct Verifier {
     var result = SegmentScan()
     bytes.withUnsafeBytes { buffer in
       var scanner = SegmentScanner(
-        bytes: buffer, salt: salt, baseSequence: baseSequence, isLast: isLast)
+        bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, isLast: isLast)
       while let event = scanner.next() {
         switch event {
         case .record(let record, _):

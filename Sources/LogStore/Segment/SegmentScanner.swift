@@ -16,6 +16,8 @@ package struct SegmentScanner {
   }
 
   let bytes: UnsafeRawBufferPointer
+  /// What keeps `bytes` mapped (see `init`).
+  let owner: AnyObject?
   let salt: UInt32
   let isLast: Bool
   /// A writer may be appending to these bytes right now (see `init`).
@@ -37,6 +39,10 @@ package struct SegmentScanner {
 
   /// - Parameters:
   ///   - bytes: the segment's bytes, header included; scanning starts after the header.
+  ///   - owner: what keeps `bytes` mapped: the segment file whose mapping they are. The scanner
+  ///     holds it, so the records it returns, which are views of `bytes`, stay readable as long
+  ///     as the scanner is kept (``ScanPipeline`` keeps it on another thread, and hands out
+  ///     records while it does). Nil only for a buffer that the caller's own scope keeps.
   ///   - baseSequence: the segment's first sequence number; records must not be below it.
   ///   - isLast: whether this is the last segment, the only one that may have a torn tail.
   ///   - start: where to start, when a hint file has covered the bytes before it.
@@ -51,11 +57,12 @@ package struct SegmentScanner {
   ///     there the bad record is looked at again for up to about 30 ms, in growing steps (a
   ///     record is copied within microseconds). Defaults to ``storesMayBeSeenOutOfOrder``.
   package init(
-    bytes: UnsafeRawBufferPointer, salt: UInt32, baseSequence: UInt64, isLast: Bool,
-    start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false,
+    bytes: UnsafeRawBufferPointer, owner: AnyObject?, salt: UInt32, baseSequence: UInt64,
+    isLast: Bool, start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false,
     waitsForReorderedStores: Bool = SegmentScanner.storesMayBeSeenOutOfOrder
   ) {
     self.bytes = bytes
+    self.owner = owner
     self.salt = salt
     self.isLast = isLast
     self.mayBeBeingWritten = mayBeBeingWritten
