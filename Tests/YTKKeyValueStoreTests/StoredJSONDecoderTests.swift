@@ -46,6 +46,11 @@ struct StoredJSONDecoderTests {
       "-9223372036854775808.0", "18446744073709551615.0", "10000000000000000.0000",
       "12345678901234567.89", "1.8446744073709551615e19", "0.000000000000000000001e21",
       "123456789012345678901234567890e-10",
+      // Integer text of more than 19 digits, read digit by digit: Int128's extremes and past.
+      "-10000000000000000000", "-170141183460469231731687303715884105728",
+      "-170141183460469231731687303715884105729", "170141183460469231731687303715884105727",
+      "340282366920938463463374607431768211455", "340282366920938463463374607431768211456",
+      "-100000000000000000000000000000000000000000",
     ]
     for text in texts {
       expectSameAsJSONDecoder(Int.self, text)
@@ -295,6 +300,90 @@ struct StoredJSONDecoderTests {
       #"{"base":{"id":1},"items":[[],[3],4]}"#,
     ] {
       expectSameAsJSONDecoder(Nesting.self, text)
+    }
+  }
+
+  // MARK: Every typed call of the containers
+
+  @Test("keyed containers: the typed decode and decodeIfPresent of every scalar type")
+  func keyedScalars() throws {
+    for text in Scalars.objects() {
+      expectSameAsJSONDecoder(Scalars.self, text)
+      expectSameAsJSONDecoder(OptionalScalars.self, text)
+    }
+    for value in [Scalars.extremes, Scalars.zeros] {
+      let text = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+      #expect(try decode(Scalars.self, text) == value)
+    }
+  }
+
+  @Test("unkeyed containers: the typed decode and decodeIfPresent of every scalar type")
+  func unkeyedScalars() throws {
+    for text in Scalars.arrays() {
+      expectSameAsJSONDecoder(ScalarRow.self, text)
+      expectSameAsJSONDecoder(OptionalScalarRow.self, text)
+    }
+    for value in [Scalars.extremes, Scalars.zeros] {
+      let text = String(decoding: try JSONEncoder().encode(ScalarRow(value)), as: UTF8.self)
+      #expect(try decode(ScalarRow.self, text) == ScalarRow(value))
+    }
+  }
+
+  @Test("Int128 and UInt128 through keyed and unkeyed containers")
+  func wideIntegerContainers() {
+    guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+      return
+    }
+    let texts = [
+      "0", "-1", "170141183460469231731687303715884105727",
+      "-170141183460469231731687303715884105728", "340282366920938463463374607431768211455",
+      "340282366920938463463374607431768211456", "1.5", "null", #""1""#,
+    ]
+    for signed in texts {
+      for unsigned in texts {
+        let text =
+          #"{"int128":\#(signed),"uint128":\#(unsigned),"row":[\#(signed),\#(unsigned)]}"#
+        expectSameAsJSONDecoder(WideIntegers.self, text)
+      }
+    }
+  }
+
+  @Test("coding path keys: an array position is \"Index n\" with the index as intValue")
+  func codingPathKeys() {
+    // What a user prints or matches: the keys' string and integer values, as JSONDecoder's.
+    func path(_ body: () throws -> Any) -> [String] {
+      guard let error = decodingError(body) else { return ["no error"] }
+      let context: DecodingError.Context
+      switch error {
+      case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found):
+        context = found
+      case .keyNotFound(let key, let found):
+        context = DecodingError.Context(
+          codingPath: found.codingPath + [key], debugDescription: "")
+      @unknown default: return ["unknown"]
+      }
+      return context.codingPath.map { "\($0.stringValue) \(String(describing: $0.intValue))" }
+    }
+    let cases: [(String, (Data) throws -> Any, ([UInt8]) throws -> Any)] = [
+      (
+        #"[[1],[2,"x"]]"#, { try JSONDecoder().decode([[Int]].self, from: $0) },
+        { try StoredJSONDecoder.decode([[Int]].self, from: $0) }
+      ),
+      (
+        #"{"id":1,"name":"n","homepage":"h","scores":[1,"2"],"joined":0}"#,
+        { try JSONDecoder().decode(MeasuredProfile.self, from: $0) },
+        { try StoredJSONDecoder.decode(MeasuredProfile.self, from: $0) }
+      ),
+      (
+        #"{"name":"n","reports":1,"super":{}}"#,
+        { try JSONDecoder().decode(Manager.self, from: $0) },
+        { try StoredJSONDecoder.decode(Manager.self, from: $0) }
+      ),
+    ]
+    for (text, theirs, ours) in cases {
+      let expected = path { try theirs(Data(text.utf8)) }
+      #expect(path { try ours(Array(text.utf8)) } == expected, "\(text)")
+      #expect(!expected.isEmpty && expected != ["no error"], "\(text)")
     }
   }
 
@@ -919,6 +1008,8 @@ private struct UnkeyedProbe: Decodable, Equatable {
       log.append("index \(container.currentIndex)")
       log.append("int? " + step { try container.decodeIfPresent(Int.self) as Any })
       log.append("index \(container.currentIndex)")
+      log.append("value? " + step { try container.decodeIfPresent(JSONValue.self) as Any })
+      log.append("index \(container.currentIndex)")
       if container.isAtEnd {
         log.append("string " + step { try container.decode(String.self) })
         log.append("nested " + step { try container.nestedUnkeyedContainer().count as Any })
@@ -955,6 +1046,7 @@ private struct KeyedProbe: Decodable, Equatable {
 
   init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: AnyKey.self)
+    log.append("userInfo \(decoder.userInfo.count)")
     log.append("keys " + container.allKeys.map(\.stringValue).sorted().joined(separator: ","))
     for name in ["a", "b", "c", "d", "K", "\u{212A}", "ab", "é", "e\u{301}", "z", "m"] {
       let key = AnyKey(name)
@@ -1062,6 +1154,7 @@ private struct Nesting: Decodable, Equatable {
             Int.self, forKey: AnyKey("id"))
         })
     var items = try container.nestedUnkeyedContainer(forKey: .items)
+    log.append("items at " + keys(items.codingPath).joined(separator: "/"))
     log.append(
       "first "
         + step {
