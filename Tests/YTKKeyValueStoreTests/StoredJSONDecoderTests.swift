@@ -95,6 +95,9 @@ struct StoredJSONDecoderTests {
       "0e5", "-0e5", "-0.0e5", "0.0e+5", "0e-5", "-0.0E5", "-0.00e1", "0.000e0", "0e00",
       "-0.0e-12", "0.0e123", "0.00000e1", "0E+1", "-0e+10", "0.0e-0", "0e-400", "0e400",
     ]
+    for text in ["[1.5,-0.0,1e300,7]", #"[1,"x"]"#, "[1,null]", "[]", "null", "{}"] {
+      expectSameAsJSONDecoder([Double].self, text)
+    }
     for text in texts {
       expectSameAsJSONDecoder(Double.self, text)
       expectSameAsJSONDecoder(Float.self, text)
@@ -305,27 +308,21 @@ struct StoredJSONDecoderTests {
 
   // MARK: Every typed call of the containers
 
-  @Test("keyed containers: the typed decode and decodeIfPresent of every scalar type")
-  func keyedScalars() throws {
+  @Test("keyed and unkeyed containers: the typed decode and decodeIfPresent of every scalar")
+  func typedScalars() throws {
     for text in Scalars.objects() {
       expectSameAsJSONDecoder(Scalars.self, text)
       expectSameAsJSONDecoder(OptionalScalars.self, text)
     }
-    for value in [Scalars.extremes, Scalars.zeros] {
-      let text = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-      #expect(try decode(Scalars.self, text) == value)
-    }
-  }
-
-  @Test("unkeyed containers: the typed decode and decodeIfPresent of every scalar type")
-  func unkeyedScalars() throws {
     for text in Scalars.arrays() {
       expectSameAsJSONDecoder(ScalarRow.self, text)
       expectSameAsJSONDecoder(OptionalScalarRow.self, text)
     }
     for value in [Scalars.extremes, Scalars.zeros] {
-      let text = String(decoding: try JSONEncoder().encode(ScalarRow(value)), as: UTF8.self)
-      #expect(try decode(ScalarRow.self, text) == ScalarRow(value))
+      let object = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+      #expect(try decode(Scalars.self, object) == value)
+      let row = String(decoding: try JSONEncoder().encode(ScalarRow(value)), as: UTF8.self)
+      #expect(try decode(ScalarRow.self, row) == ScalarRow(value))
     }
   }
 
@@ -385,6 +382,27 @@ struct StoredJSONDecoderTests {
       #expect(path { try ours(Array(text.utf8)) } == expected, "\(text)")
       #expect(!expected.isEmpty && expected != ["no error"], "\(text)")
     }
+  }
+
+  @Test("a coding path's keys remake themselves: an index from its integer, super from its name")
+  func codingPathKeyTypes() {
+    // Generic code may rebuild a key through its type. The decoder's own keys are made from
+    // what they stand for only: "Index 2" from the integer 2, "super" from "super".
+    let error = decodingError { try decode(Manager.self, #"{"name":"n","reports":1,"super":[]}"#) }
+    guard case .typeMismatch(_, let context) = error else {
+      Issue.record("expected typeMismatch, got \(String(describing: error))")
+      return
+    }
+    #expect(context.codingPath.map(remade) == ["super: super, nil, nil"])
+    let indexError = decodingError { try decode([[Int]].self, #"[[1],[2,"x"]]"#) }
+    guard case .typeMismatch(_, let indexContext) = indexError else {
+      Issue.record("expected typeMismatch, got \(String(describing: indexError))")
+      return
+    }
+    #expect(
+      indexContext.codingPath.map(remade) == [
+        "Index 1: nil, nil, Index 1", "Index 1: nil, nil, Index 1",
+      ])
   }
 
   @Test("enums with associated values decode as synthesized")
@@ -736,6 +754,21 @@ private func errorCase(_ error: any Error) -> (kind: String, path: [String]) {
   case .dataCorrupted(let context): return ("dataCorrupted", keys(context.codingPath))
   @unknown default: return ("unknown", [])
   }
+}
+
+/// What a key's own type makes of it: `key: from its string, from another string, from
+/// its integer (0 for a key without one)` (nil where the type makes no key).
+func remade(_ key: any CodingKey) -> String {
+  func remade<Key: CodingKey>(_ key: Key) -> String {
+    let fromString = Key(stringValue: key.stringValue)?.stringValue
+    let fromOther = Key(stringValue: key.stringValue + "x")?.stringValue
+    let fromInteger = Key(intValue: key.intValue ?? 0)?.stringValue
+    return "\(key.stringValue): "
+      + [fromString, fromOther, fromInteger].map {
+        $0 ?? "nil"
+      }.joined(separator: ", ")
+  }
+  return remade(key)
 }
 
 private func keys(_ path: [any CodingKey]) -> [String] {

@@ -362,9 +362,12 @@ struct StoredJSONEncoderTests {
     nanRow.double = .nan
     var infiniteRow = Scalars.zeros
     infiniteRow.float = -.infinity
+    var infiniteMember = Scalars.zeros
+    infiniteMember.float = .infinity
     let nanDate = Date(timeIntervalSinceReferenceDate: .nan)
     let cases: [any Encodable] = [
       ["rows": [ScalarRow(nanRow)]], [ScalarRow(infiniteRow)], ["dates": [nanDate]],
+      [infiniteMember], ["nan": nanRow],
       Wrapped(Transparent(inner: nanDate)), Wrapped([1, Float.nan]),
     ]
     for value in cases {
@@ -415,8 +418,9 @@ struct StoredJSONEncoderTests {
 
   @Test("a subclass and its superclass may share one encoder and its container")
   func sharedEncoder() throws {
-    try expectSame(SharingChild(base: 1, extra: "x"))
-    try expectSame([SharingChild(base: 2, extra: "y")])
+    try expectSame(Child(base: 1, extra: "x", sharesEncoder: true))
+    try expectSame([Child(base: 2, extra: "y", sharesEncoder: true)])
+    #expect(try text(Child(base: 1, extra: "x", sharesEncoder: true)) == #"{"base":1,"extra":"x"}"#)
     let twoArrays = Scripted { encoder in
       var first = encoder.unkeyedContainer()
       try first.encode(1)
@@ -441,6 +445,10 @@ struct StoredJSONEncoderTests {
       for index in 0..<20 { try container.encode(index, forKey: AnyKey("m\(index % 17)")) }
     }
     try expectSame(repeated)
+    // Keys alike in their first eight bytes are ordered by the rest.
+    let alike = ["abcdefgh2": 1, "abcdefgh10": 2, "abcdefgh": 3, "abcdefgi": 4]
+    try expectSame(alike)
+    #expect(try text(alike) == #"{"abcdefgh":3,"abcdefgh10":2,"abcdefgh2":1,"abcdefgi":4}"#)
     #expect(try text(repeated).hasPrefix(#"{"m0":17,"m1":18,"m10":10,"#))
   }
 
@@ -563,6 +571,20 @@ struct StoredJSONEncoderTests {
         context.debugDescription == "an Encoder was used after the value it encodes was finished")
       #expect(context.codingPath.isEmpty)
     }
+  }
+
+  @Test("a coding path's keys remake themselves: an index from its integer, super from its name")
+  func codingPathKeyTypes() throws {
+    let script = Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      var list = container.superEncoder().unkeyedContainer()
+      try list.encode(1)
+      try list.encode(Double.nan)
+    }
+    let error = #expect(throws: EncodingError.self) { try StoredJSONEncoder.encode(script) }
+    guard case .invalidValue(_, let context)? = error else { return }
+    #expect(
+      context.codingPath.map(remade) == ["super: super, superx, nil", "Index 1: nil, nil, Index 1"])
   }
 
   @Test("coding paths: encoders and containers report where they are")
@@ -846,15 +868,19 @@ private class Base: Encodable {
 
 private final class Child: Base {
   var extra: String
-  init(base: Int, extra: String) {
+  /// Whether the superclass writes into this class's encoder, as subclasses often have it
+  /// do, rather than into a super encoder.
+  var sharesEncoder: Bool
+  init(base: Int, extra: String, sharesEncoder: Bool = false) {
     self.extra = extra
+    self.sharesEncoder = sharesEncoder
     super.init(base: base)
   }
   enum CodingKeys: String, CodingKey { case extra }
   override func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(extra, forKey: .extra)
-    try super.encode(to: container.superEncoder())
+    try super.encode(to: sharesEncoder ? encoder : container.superEncoder())
   }
 }
 
@@ -1074,32 +1100,13 @@ private struct Scripted: Encodable, Sendable {
       var nested = container.nestedUnkeyedContainer(forKey: AnyKey("a"))
       try nested.encode(1)
     },
+    Scripted { encoder in
+      var list = encoder.unkeyedContainer()
+      try list.encode(1)
+      var container = encoder.container(keyedBy: AnyKey.self)
+      try container.encode(1, forKey: AnyKey("a"))
+    },
   ]
-}
-
-/// A class whose superclass writes into the same encoder, as subclasses often do.
-private class SharingBase: Encodable {
-  var base: Int
-  init(base: Int) { self.base = base }
-  enum CodingKeys: String, CodingKey { case base }
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: CodingKeys.self)
-    try container.encode(base, forKey: .base)
-  }
-}
-
-private final class SharingChild: SharingBase {
-  var extra: String
-  init(base: Int, extra: String) {
-    self.extra = extra
-    super.init(base: base)
-  }
-  enum ChildKeys: String, CodingKey { case extra }
-  override func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: ChildKeys.self)
-    try container.encode(extra, forKey: .extra)
-    try super.encode(to: encoder)
-  }
 }
 
 /// The keys of `path` as a user sees them: string and integer values.
