@@ -87,6 +87,8 @@ struct JSONValueTests {
     #expect(JSONValue.double(.infinity).int64Value == nil)
     #expect(JSONValue.string("1").intValue == nil)
     #expect(JSONValue.bool(true).intValue == nil)
+    #expect(JSONValue.string("1").int64Value == nil)
+    #expect(JSONValue.null.int64Value == nil)
   }
 
   @Test("doubleValue accepts integers and doubles")

@@ -17,16 +17,39 @@ struct KeyValueStoreImportTests {
       .deletingLastPathComponent().appendingPathComponent(
         "SQLiteReaderTests/Fixtures/make_fixtures.py"
       ).path
+    try python([script, directory])
+    return directory
+  }
+
+  /// Runs python3 with `arguments`; throws if it fails.
+  static func python(_ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script, directory]
+    process.arguments = ["python3"] + arguments
     process.standardOutput = FileHandle.nullDevice
     try process.run()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-      throw KeyValueStoreError(.io, "make_fixtures.py exited \(process.terminationStatus)")
+      throw KeyValueStoreError(.io, "python3 \(arguments[0]) exited \(process.terminationStatus)")
     }
-    return directory
+  }
+
+  /// A database that SQLite (python3's sqlite3 module) makes by running `sql`.
+  static func database(_ sql: String, in directory: TemporaryDirectory) throws -> String {
+    let path = directory.appending("made.sqlite")
+    let script = """
+      import sqlite3, sys
+      con = sqlite3.connect(sys.argv[1], isolation_level=None)
+      con.executescript(sys.argv[2])
+      con.close()
+      """
+    do {
+      try python(["-c", script, path, sql])
+    } catch {
+      Issue.record("the tests' databases need python3 with its sqlite3 module: \(error)")
+      throw error
+    }
+    return path
   }
 
   static func fixture(_ name: String) throws -> String {
@@ -219,5 +242,141 @@ struct KeyValueStoreImportTests {
       try store.importYTKDatabase(at: directory.appending("missing.sqlite"))
     }
     #expect(try store.tableNames().isEmpty)
+  }
+
+  @Test("rows whose id or json is not text, or whose id is too long, are listed with why")
+  func rejectedValueKinds() throws {
+    let directory = TemporaryDirectory()
+    let longID = String(repeating: "i", count: KeyValueStore.maxIDLength + 1)
+    let path = try Self.database(
+      """
+      CREATE TABLE odd (id, json, createdTime);
+      INSERT INTO odd VALUES (7, '[1]', '1'), (1.5, '[1]', '1'), (NULL, '[1]', '1'),
+        (x'0102', '[1]', '1'), ('json-integer', 5, '1'), ('json-null', NULL, '1'),
+        ('json-blob', x'00', '1'), ('\(longID)', '[1]', '1'), ('good', '[1]', '1');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    let report = try store.importYTKDatabase(at: path)
+    #expect(report.items == 1)
+    #expect(report.rejected.allSatisfy { $0.table == "odd" })
+    var reasons = Dictionary(
+      report.rejected.map { ($0.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
+    let longReason = reasons.removeValue(forKey: longID)
+    #expect(
+      longReason?.contains("\(KeyValueStore.maxIDLength)") == true,
+      "\(String(describing: longReason))")
+    #expect(
+      reasons == [
+        "the integer 7": "the id is the integer 7, not text",
+        "the real 1.5": "the id is the real 1.5, not text",
+        "NULL": "the id is NULL, not text",
+        "a blob of 2 bytes": "the id is a blob of 2 bytes, not text",
+        "json-integer": "the json column is the integer 5, not text",
+        "json-null": "the json column is NULL, not text",
+        "json-blob": "the json column is a blob of 1 bytes, not text",
+      ])
+    #expect(try store.object(id: "good", from: "odd") == [1])
+  }
+
+  @Test(
+    "createdTime as text, integer or real is seconds since 1970; NULL, a blob or other text is the import's time"
+  )
+  func createdTimeKinds() throws {
+    let directory = TemporaryDirectory()
+    let path = try Self.database(
+      """
+      CREATE TABLE times (id, json, createdTime);
+      INSERT INTO times VALUES ('text', '[1]', '1448000000.5'), ('integer', '[2]', 1448000001),
+        ('real', '[3]', 1448000002.25), ('null', '[4]', NULL), ('blob', '[5]', x'31'),
+        ('word', '[6]', 'yesterday');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    let before = Date()
+    try store.importYTKDatabase(at: path)
+    let after = Date()
+    let expected: [String: Double] = [
+      "text": 1_448_000_000.5, "integer": 1_448_000_001, "real": 1_448_000_002.25,
+    ]
+    for (id, seconds) in expected {
+      #expect(try store.item(id: id, from: "times")?.createdTime.timeIntervalSince1970 == seconds)
+    }
+    for id in ["null", "blob", "word"] {
+      let created = try #require(try store.item(id: id, from: "times")).createdTime
+      #expect(
+        created >= before.addingTimeInterval(-1) && created <= after.addingTimeInterval(1), "\(id)")
+    }
+  }
+
+  @Test("a table whose name this store does not allow imports nothing")
+  func disallowedTableNames() throws {
+    let directory = TemporaryDirectory()
+    let long = String(repeating: "t", count: 256)
+    let path = try Self.database(
+      """
+      CREATE TABLE fine (id, json, createdTime);
+      CREATE TABLE "\(long)" (id, json, createdTime);
+      INSERT INTO fine VALUES ('a', '[1]', '1');
+      INSERT INTO "\(long)" VALUES ('a', '[1]', '1');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    expectError(.invalidArgument, mentioning: ["does not allow", "1 to 255 bytes"]) {
+      try store.importYTKDatabase(at: path)
+    }
+    #expect(try store.tableNames().isEmpty)
+    #expect(try store.importYTKDatabase(at: path, tables: ["fine"]).items == 1)
+  }
+
+  @Test("a column default the reader does not evaluate, met while reading, imports nothing")
+  func unsupportedDefault() throws {
+    let directory = TemporaryDirectory()
+    // Rows written before createdTime was added read its default, a string under INTEGER
+    // affinity, whose value depends on SQLite's conversion of text to numbers.
+    let path = try Self.database(
+      """
+      CREATE TABLE early (id, json);
+      INSERT INTO early VALUES ('a', '[1]');
+      ALTER TABLE early ADD COLUMN createdTime INTEGER DEFAULT '12';
+      CREATE TABLE later (id, json, createdTime);
+      INSERT INTO later VALUES ('b', '[2]', '1');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    expectError(.invalidArgument, mentioning: ["early", "createdTime", "does not evaluate"]) {
+      try store.importYTKDatabase(at: path)
+    }
+    #expect(try store.tableNames().isEmpty)
+  }
+
+  @Test("a read-only store imports nothing and throws .readOnly")
+  func readOnlyStore() throws {
+    let directory = TemporaryDirectory()
+    try KeyValueStore(path: directory.storePath).close()
+    let store = try KeyValueStore(path: directory.storePath, options: StoreOptions(readOnly: true))
+    defer { try? store.close() }
+    expectError(.readOnly) { try store.importYTKDatabase(at: try Self.fixture("ytk-tables")) }
+    #expect(try store.tableNames().isEmpty)
+  }
+
+  @Test("progress is reported every 10,000 rows of each pass and at the end")
+  func progress() throws {
+    let directory = TemporaryDirectory()
+    let path = try Self.database(
+      """
+      CREATE TABLE many (id, json, createdTime);
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10500)
+      INSERT INTO many SELECT 'id' || i, '[' || i || ']', '1448000000' FROM n;
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    var calls: [String] = []
+    let report = try store.importYTKDatabase(at: path, tables: nil) { rows, total in
+      calls.append("\(rows)/\(total)")
+    }
+    #expect(report.items == 10_500)
+    #expect(calls == ["10000/0", "10000/10500", "10500/10500"])
+    #expect(try store.count(in: "many") == 10_500)
   }
 }

@@ -458,6 +458,15 @@ struct KeyValueStoreValuesTests {
     expectError(.typeMismatch, mentioning: ["\"object\""]) {
       _ = try store.string(id: "object", from: table)
     }
+    // A long id and a long value are shown cut to their first 60 characters.
+    let longID = String(repeating: "i", count: 70)
+    let longValue = JSONValue.array((0..<40).map { .int(Int64($0)) })
+    try store.put(longValue, id: longID, into: table)
+    let error = expectError(.typeMismatch) { _ = try store.string(id: longID, from: table) }
+    let shownID = String(repeating: "i", count: 60) + "…"
+    let shownValue = String(longValue.description.prefix(60)) + "…"
+    #expect(
+      error?.message == "id \"\(shownID)\" in table \"\(table)\" holds \(shownValue), not a string")
   }
 
   @Test("string(id:) reads [s] and a bare string only; every other shape is .typeMismatch")

@@ -46,6 +46,11 @@ struct StoredJSONDecoderTests {
       "-9223372036854775808.0", "18446744073709551615.0", "10000000000000000.0000",
       "12345678901234567.89", "1.8446744073709551615e19", "0.000000000000000000001e21",
       "123456789012345678901234567890e-10",
+      // Integer text of more than 19 digits, read digit by digit: Int128's extremes and past.
+      "-10000000000000000000", "-170141183460469231731687303715884105728",
+      "-170141183460469231731687303715884105729", "170141183460469231731687303715884105727",
+      "340282366920938463463374607431768211455", "340282366920938463463374607431768211456",
+      "-100000000000000000000000000000000000000000",
     ]
     for text in texts {
       expectSameAsJSONDecoder(Int.self, text)
@@ -90,6 +95,9 @@ struct StoredJSONDecoderTests {
       "0e5", "-0e5", "-0.0e5", "0.0e+5", "0e-5", "-0.0E5", "-0.00e1", "0.000e0", "0e00",
       "-0.0e-12", "0.0e123", "0.00000e1", "0E+1", "-0e+10", "0.0e-0", "0e-400", "0e400",
     ]
+    for text in ["[1.5,-0.0,1e300,7]", #"[1,"x"]"#, "[1,null]", "[]", "null", "{}"] {
+      expectSameAsJSONDecoder([Double].self, text)
+    }
     for text in texts {
       expectSameAsJSONDecoder(Double.self, text)
       expectSameAsJSONDecoder(Float.self, text)
@@ -296,6 +304,105 @@ struct StoredJSONDecoderTests {
     ] {
       expectSameAsJSONDecoder(Nesting.self, text)
     }
+  }
+
+  // MARK: Every typed call of the containers
+
+  @Test("keyed and unkeyed containers: the typed decode and decodeIfPresent of every scalar")
+  func typedScalars() throws {
+    for text in Scalars.objects() {
+      expectSameAsJSONDecoder(Scalars.self, text)
+      expectSameAsJSONDecoder(OptionalScalars.self, text)
+    }
+    for text in Scalars.arrays() {
+      expectSameAsJSONDecoder(ScalarRow.self, text)
+      expectSameAsJSONDecoder(OptionalScalarRow.self, text)
+    }
+    for value in [Scalars.extremes, Scalars.zeros] {
+      let object = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+      #expect(try decode(Scalars.self, object) == value)
+      let row = String(decoding: try JSONEncoder().encode(ScalarRow(value)), as: UTF8.self)
+      #expect(try decode(ScalarRow.self, row) == ScalarRow(value))
+    }
+  }
+
+  @Test("Int128 and UInt128 through keyed and unkeyed containers")
+  func wideIntegerContainers() {
+    guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+      return
+    }
+    let texts = [
+      "0", "-1", "170141183460469231731687303715884105727",
+      "-170141183460469231731687303715884105728", "340282366920938463463374607431768211455",
+      "340282366920938463463374607431768211456", "1.5", "null", #""1""#,
+    ]
+    for signed in texts {
+      for unsigned in texts {
+        let text =
+          #"{"int128":\#(signed),"uint128":\#(unsigned),"row":[\#(signed),\#(unsigned)]}"#
+        expectSameAsJSONDecoder(WideIntegers.self, text)
+      }
+    }
+  }
+
+  @Test("coding path keys: an array position is \"Index n\" with the index as intValue")
+  func codingPathKeys() {
+    // What a user prints or matches: the keys' string and integer values, as JSONDecoder's.
+    func path(_ body: () throws -> Any) -> [String] {
+      guard let error = decodingError(body) else { return ["no error"] }
+      let context: DecodingError.Context
+      switch error {
+      case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found):
+        context = found
+      case .keyNotFound(let key, let found):
+        context = DecodingError.Context(
+          codingPath: found.codingPath + [key], debugDescription: "")
+      @unknown default: return ["unknown"]
+      }
+      return context.codingPath.map { "\($0.stringValue) \(String(describing: $0.intValue))" }
+    }
+    let cases: [(String, (Data) throws -> Any, ([UInt8]) throws -> Any)] = [
+      (
+        #"[[1],[2,"x"]]"#, { try JSONDecoder().decode([[Int]].self, from: $0) },
+        { try StoredJSONDecoder.decode([[Int]].self, from: $0) }
+      ),
+      (
+        #"{"id":1,"name":"n","homepage":"h","scores":[1,"2"],"joined":0}"#,
+        { try JSONDecoder().decode(MeasuredProfile.self, from: $0) },
+        { try StoredJSONDecoder.decode(MeasuredProfile.self, from: $0) }
+      ),
+      (
+        #"{"name":"n","reports":1,"super":{}}"#,
+        { try JSONDecoder().decode(Manager.self, from: $0) },
+        { try StoredJSONDecoder.decode(Manager.self, from: $0) }
+      ),
+    ]
+    for (text, theirs, ours) in cases {
+      let expected = path { try theirs(Data(text.utf8)) }
+      #expect(path { try ours(Array(text.utf8)) } == expected, "\(text)")
+      #expect(!expected.isEmpty && expected != ["no error"], "\(text)")
+    }
+  }
+
+  @Test("a coding path's keys remake themselves: an index from its integer, super from its name")
+  func codingPathKeyTypes() {
+    // Generic code may rebuild a key through its type. The decoder's own keys are made from
+    // what they stand for only: "Index 2" from the integer 2, "super" from "super".
+    let error = decodingError { try decode(Manager.self, #"{"name":"n","reports":1,"super":[]}"#) }
+    guard case .typeMismatch(_, let context) = error else {
+      Issue.record("expected typeMismatch, got \(String(describing: error))")
+      return
+    }
+    #expect(context.codingPath.map(remade) == ["super: super, nil, nil"])
+    let indexError = decodingError { try decode([[Int]].self, #"[[1],[2,"x"]]"#) }
+    guard case .typeMismatch(_, let indexContext) = indexError else {
+      Issue.record("expected typeMismatch, got \(String(describing: indexError))")
+      return
+    }
+    #expect(
+      indexContext.codingPath.map(remade) == [
+        "Index 1: nil, nil, Index 1", "Index 1: nil, nil, Index 1",
+      ])
   }
 
   @Test("enums with associated values decode as synthesized")
@@ -649,6 +756,21 @@ private func errorCase(_ error: any Error) -> (kind: String, path: [String]) {
   }
 }
 
+/// What a key's own type makes of it: `key: from its string, from another string, from
+/// its integer (0 for a key without one)` (nil where the type makes no key).
+func remade(_ key: any CodingKey) -> String {
+  func remade<Key: CodingKey>(_ key: Key) -> String {
+    let fromString = Key(stringValue: key.stringValue)?.stringValue
+    let fromOther = Key(stringValue: key.stringValue + "x")?.stringValue
+    let fromInteger = Key(intValue: key.intValue ?? 0)?.stringValue
+    return "\(key.stringValue): "
+      + [fromString, fromOther, fromInteger].map {
+        $0 ?? "nil"
+      }.joined(separator: ", ")
+  }
+  return remade(key)
+}
+
 private func keys(_ path: [any CodingKey]) -> [String] {
   path.map { $0.intValue.map { "Index \($0)" } ?? $0.stringValue }
 }
@@ -919,6 +1041,8 @@ private struct UnkeyedProbe: Decodable, Equatable {
       log.append("index \(container.currentIndex)")
       log.append("int? " + step { try container.decodeIfPresent(Int.self) as Any })
       log.append("index \(container.currentIndex)")
+      log.append("value? " + step { try container.decodeIfPresent(JSONValue.self) as Any })
+      log.append("index \(container.currentIndex)")
       if container.isAtEnd {
         log.append("string " + step { try container.decode(String.self) })
         log.append("nested " + step { try container.nestedUnkeyedContainer().count as Any })
@@ -955,6 +1079,7 @@ private struct KeyedProbe: Decodable, Equatable {
 
   init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: AnyKey.self)
+    log.append("userInfo \(decoder.userInfo.count)")
     log.append("keys " + container.allKeys.map(\.stringValue).sorted().joined(separator: ","))
     for name in ["a", "b", "c", "d", "K", "\u{212A}", "ab", "é", "e\u{301}", "z", "m"] {
       let key = AnyKey(name)
@@ -1062,6 +1187,7 @@ private struct Nesting: Decodable, Equatable {
             Int.self, forKey: AnyKey("id"))
         })
     var items = try container.nestedUnkeyedContainer(forKey: .items)
+    log.append("items at " + keys(items.codingPath).joined(separator: "/"))
     log.append(
       "first "
         + step {

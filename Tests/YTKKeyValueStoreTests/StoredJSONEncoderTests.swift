@@ -327,6 +327,140 @@ struct StoredJSONEncoderTests {
     try expectSame(EmptySuper())
   }
 
+  // MARK: Every typed call of the containers
+
+  @Test("the typed encode of every scalar type, in keyed, unkeyed and single-value containers")
+  func typedScalars() throws {
+    for value in [Scalars.extremes, Scalars.zeros] {
+      try expectSame(value)
+      try expectSame(ScalarRow(value))
+      try expectSame(["rows": [ScalarRow(value)]])
+      try expectSame(
+        try JSONDecoder().decode(OptionalScalars.self, from: JSONEncoder().encode(value)))
+      // Each member alone, through its type's own encode(to:) and a single-value container.
+      for member in Mirror(reflecting: value).children {
+        let encodable = member.value as? any Encodable
+        #expect(encodable != nil)
+        if let encodable { try expectSame(encodable) }
+      }
+    }
+    try expectSame(OptionalScalars())
+    #expect(try text(OptionalScalars()) == "{}")
+    #expect(try text(ScalarRow(.zeros)) == #"[false,"",0,0,0,0,0,0,0,0,0,0,0,0]"#)
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      for (signed, unsigned) in [(Int128.min, UInt128.max), (0, 0), (-1, UInt128(UInt64.max))] {
+        let value = WideIntegers(
+          int128: signed, uint128: unsigned, row: .init(int128: signed, uint128: unsigned))
+        try expectSame(value)
+      }
+    }
+  }
+
+  @Test("an invalid value inside a container throws at JSONEncoder's coding path")
+  func invalidValuePaths() throws {
+    var nanRow = Scalars.zeros
+    nanRow.double = .nan
+    var infiniteRow = Scalars.zeros
+    infiniteRow.float = -.infinity
+    var infiniteMember = Scalars.zeros
+    infiniteMember.float = .infinity
+    let nanDate = Date(timeIntervalSinceReferenceDate: .nan)
+    let cases: [any Encodable] = [
+      ["rows": [ScalarRow(nanRow)]], [ScalarRow(infiniteRow)], ["dates": [nanDate]],
+      [infiniteMember], ["nan": nanRow],
+      Wrapped(Transparent(inner: nanDate)), Wrapped([1, Float.nan]),
+    ]
+    for value in cases {
+      let ours = encodingErrorPath { try StoredJSONEncoder.encode(value) }
+      let theirs = encodingErrorPath { try JSONEncoder().encode(value) }
+      #expect(ours != nil && ours == theirs, "\(value)")
+    }
+    // JSONEncoder writes a NaN Decimal as the text NaN, which the reader then refuses (so
+    // the old path threw too, without a path); this encoder throws at the value's path.
+    let decimal = encodingErrorPath {
+      try StoredJSONEncoder.encode([Wrapped([Transparent(inner: Decimal.nan)])])
+    }
+    #expect(decimal == ["Index 0 Optional(0)", "value nil", "Index 0 Optional(0)"])
+  }
+
+  @Test("super encoders: coding paths, scalars and arrays in them, as with JSONEncoder")
+  func superEncoders() throws {
+    let recorder = PathRecorder()
+    let probe = Scripted { encoder in
+      recorder.paths.append(["userInfo \(encoder.userInfo.count)"])
+      var keyed = encoder.container(keyedBy: AnyKey.self)
+      try keyed.encode(1, forKey: AnyKey("a"))
+      // A superclass that encodes a single value, and one that encodes an array.
+      let superEncoder = keyed.superEncoder()
+      recorder.paths.append(
+        described(superEncoder.codingPath) + ["userInfo \(superEncoder.userInfo.count)"])
+      try 5.encode(to: superEncoder)
+      let listEncoder = keyed.superEncoder(forKey: AnyKey("list"))
+      recorder.paths.append(described(listEncoder.codingPath))
+      try [Int8(1), nil].encode(to: listEncoder)
+      var list = keyed.nestedUnkeyedContainer(forKey: AnyKey("l"))
+      try list.encode("first")
+      let element = list.superEncoder()
+      recorder.paths.append(described(element.codingPath))
+      try "second".encode(to: element)
+    }
+    _ = try JSONEncoder().encode(["top": probe])
+    var expected = recorder.paths
+    recorder.paths = []
+    try expectSame(["top": probe])
+    // JSONEncoder leaves the key of a nested container out of its elements' paths; this
+    // encoder keeps it (see codingPaths).
+    #expect(expected.count == 4)
+    expected[3] = ["top nil", "l nil", "Index 1 Optional(1)"]
+    #expect(Array(recorder.paths.prefix(4)) == expected)
+    #expect(try text(probe) == #"{"a":1,"l":["first","second"],"list":[1,null],"super":5}"#)
+  }
+
+  @Test("a subclass and its superclass may share one encoder and its container")
+  func sharedEncoder() throws {
+    try expectSame(Child(base: 1, extra: "x", sharesEncoder: true))
+    try expectSame([Child(base: 2, extra: "y", sharesEncoder: true)])
+    #expect(try text(Child(base: 1, extra: "x", sharesEncoder: true)) == #"{"base":1,"extra":"x"}"#)
+    let twoArrays = Scripted { encoder in
+      var first = encoder.unkeyedContainer()
+      try first.encode(1)
+      var second = encoder.unkeyedContainer()
+      try second.encode(2)
+      try first.encode(3)
+    }
+    try expectSame(twoArrays)
+    #expect(try text(twoArrays) == "[1,2,3]")
+  }
+
+  @Test("objects of more than 16 members: sorted, one member per key")
+  func largeObjects() throws {
+    var members: [String: Int] = [:]
+    for index in 0..<40 { members["k\(index)"] = index }
+    try expectSame(members)
+    members["é"] = -1
+    members["e\u{301}x"] = -2
+    try expectSame(members)
+    let repeated = Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      for index in 0..<20 { try container.encode(index, forKey: AnyKey("m\(index % 17)")) }
+    }
+    try expectSame(repeated)
+    // Keys alike in their first eight bytes are ordered by the rest.
+    let alike = ["abcdefgh2": 1, "abcdefgh10": 2, "abcdefgh": 3, "abcdefgi": 4]
+    try expectSame(alike)
+    #expect(try text(alike) == #"{"abcdefgh":3,"abcdefgh10":2,"abcdefgh2":1,"abcdefgi":4}"#)
+    #expect(try text(repeated).hasPrefix(#"{"m0":17,"m1":18,"m10":10,"#))
+  }
+
+  @Test("long strings and keys, and arrays of UInt and UInt64, are written as JSONEncoder's")
+  func longAndUnsigned() throws {
+    let long = String(repeating: "ab\"é", count: 3000)
+    try expectSame(long)
+    try expectSame([long: [long]])
+    try expectSame([UInt(0), UInt.max, UInt(Int.max)])
+    try expectSame([UInt64(0), UInt64.max, UInt64(Int64.max) + 1])
+  }
+
   // MARK: Container semantics
 
   @Test("a nested container written after its parent's later members still lands inside it")
@@ -396,6 +530,61 @@ struct StoredJSONEncoderTests {
     for script in Scripted.misuses {
       #expect(throws: EncodingError.self) { try StoredJSONEncoder.encode(script) }
     }
+  }
+
+  @Test("an encoder kept past its value's end reports no coding path, and using it throws")
+  func staleEncoder() {
+    final class Kept: @unchecked Sendable {
+      var encoder: (any Encoder)?
+    }
+    let uses: [@Sendable (any Encoder) throws -> Void] = [
+      { encoder in
+        var container = encoder.container(keyedBy: AnyKey.self)
+        try container.encode(1, forKey: AnyKey("x"))
+      },
+      { encoder in
+        var container = encoder.unkeyedContainer()
+        try container.encode(1)
+      },
+      { encoder in
+        var container = encoder.singleValueContainer()
+        try container.encode(1)
+      },
+    ]
+    for use in uses {
+      let kept = Kept()
+      let keeping = Scripted { encoder in
+        kept.encoder = encoder
+        var container = encoder.singleValueContainer()
+        try container.encode(0)
+      }
+      let script = Scripted { encoder in
+        var container = encoder.unkeyedContainer()
+        try container.encode(keeping)
+        let stale = try #require(kept.encoder)
+        #expect(stale.codingPath.isEmpty)
+        try use(stale)
+      }
+      let error = #expect(throws: EncodingError.self) { try StoredJSONEncoder.encode(script) }
+      guard case .invalidValue(_, let context)? = error else { continue }
+      #expect(
+        context.debugDescription == "an Encoder was used after the value it encodes was finished")
+      #expect(context.codingPath.isEmpty)
+    }
+  }
+
+  @Test("a coding path's keys remake themselves: an index from its integer, super from its name")
+  func codingPathKeyTypes() throws {
+    let script = Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      var list = container.superEncoder().unkeyedContainer()
+      try list.encode(1)
+      try list.encode(Double.nan)
+    }
+    let error = #expect(throws: EncodingError.self) { try StoredJSONEncoder.encode(script) }
+    guard case .invalidValue(_, let context)? = error else { return }
+    #expect(
+      context.codingPath.map(remade) == ["super: super, superx, nil", "Index 1: nil, nil, Index 1"])
   }
 
   @Test("coding paths: encoders and containers report where they are")
@@ -679,15 +868,19 @@ private class Base: Encodable {
 
 private final class Child: Base {
   var extra: String
-  init(base: Int, extra: String) {
+  /// Whether the superclass writes into this class's encoder, as subclasses often have it
+  /// do, rather than into a super encoder.
+  var sharesEncoder: Bool
+  init(base: Int, extra: String, sharesEncoder: Bool = false) {
     self.extra = extra
+    self.sharesEncoder = sharesEncoder
     super.init(base: base)
   }
   enum CodingKeys: String, CodingKey { case extra }
   override func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(extra, forKey: .extra)
-    try super.encode(to: container.superEncoder())
+    try super.encode(to: sharesEncoder ? encoder : container.superEncoder())
   }
 }
 
@@ -901,7 +1094,36 @@ private struct Scripted: Encodable, Sendable {
       var nested = container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("a"))
       try nested.encode(1, forKey: AnyKey("b"))
     },
+    Scripted { encoder in
+      var container = encoder.container(keyedBy: AnyKey.self)
+      try container.encode(1, forKey: AnyKey("a"))
+      var nested = container.nestedUnkeyedContainer(forKey: AnyKey("a"))
+      try nested.encode(1)
+    },
+    Scripted { encoder in
+      var list = encoder.unkeyedContainer()
+      try list.encode(1)
+      var container = encoder.container(keyedBy: AnyKey.self)
+      try container.encode(1, forKey: AnyKey("a"))
+    },
   ]
+}
+
+/// The keys of `path` as a user sees them: string and integer values.
+private func described(_ path: [any CodingKey]) -> [String] {
+  path.map { "\($0.stringValue) \(String(describing: $0.intValue))" }
+}
+
+/// The coding path of the `EncodingError.invalidValue` that `body` throws, or nil.
+private func encodingErrorPath(_ body: () throws -> Any) -> [String]? {
+  do {
+    _ = try body()
+    return nil
+  } catch EncodingError.invalidValue(_, let context) {
+    return described(context.codingPath)
+  } catch {
+    return nil
+  }
 }
 
 /// Counts failures from many threads.
