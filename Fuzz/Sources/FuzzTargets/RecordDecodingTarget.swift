@@ -14,7 +14,8 @@ package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
   segment += body
   segment.withUnsafeBytes { bytes in
     for isLast in [true, false] {
-      var scanner = SegmentScanner(bytes: bytes, owner: nil, salt: salt, baseSequence: 0, isLast: isLast)
+      var scanner = SegmentScanner(
+        bytes: bytes, owner: nil, salt: salt, baseSequence: 0, isLast: isLast)
       var position = SegmentHeader.size
       while let event = scanner.next() {
         switch event {
