@@ -42,6 +42,10 @@ final class StoreEngine: @unchecked Sendable {
         throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
       }
     } else {
+      if !fileSystem.directoryExists(directory) {
+        // A `recover` cut short may have left the store's copy beside an empty place.
+        _ = try LogStore.finishInterruptedRecovery(at: directory, fileSystem: fileSystem)
+      }
       try fileSystem.createDirectory(directory)
       storeLock = try fileSystem.lockFile(directory + "/" + StoreFileName.lock)
     }

@@ -500,7 +500,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let number = announce("opendir", path)
     return try state.withLock { state throws(LogStoreError) -> [String] in
       try enter(&state, number, "opendir", path)
-      return state.files.keys.filter { parent(of: $0) == path }.map { name(of: $0) }.sorted()
+      // Files and directories, as `readdir` gives them.
+      let entries = Set(state.files.keys).union(state.directories)
+      return entries.filter { $0 != path && parent(of: $0) == path }.map { name(of: $0) }.sorted()
     }
   }
 

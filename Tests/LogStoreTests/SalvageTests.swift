@@ -120,14 +120,23 @@ struct RecoverSimulatedTests {
           #expect(
             try Self.readable(at: Self.path, files: image) == readable, "call \(call), \(mode)")
         } else {
-          // Between the two renames nothing is at the store's path: its data is in the damaged
-          // store put aside, and the copy beside it (`recover` does not finish the swap when
-          // run again; a person moves one of them back).
+          // Between the two renames nothing is at the store's path: the damaged store is
+          // aside, its copy beside it. Running recover again finishes the swap.
           betweenRenames += 1
+          let again = SimulatedFileSystem(files: image)
+          let finished = try LogStore.recover(path: Self.path, fileSystem: again, now: Self.now)
+          #expect(finished.damagedStorePath == report.damagedStorePath)
+          #expect(finished.items == report.items && finished.tables == report.tables)
           #expect(
-            try Self.readable(at: report.damagedStorePath, files: image) == readable,
+            try Self.readable(at: Self.path, files: again.files) == readable,
             "call \(call), \(mode)")
         }
+        // So does a writer's open, which would otherwise start an empty store there.
+        var options = LogStore.Options(compaction: .manual)
+        options.fileSystem = SimulatedFileSystem(files: image)
+        let reopened = try LogStore(path: Self.path, options: options)
+        #expect(try StoreModel.reading(reopened) == readable, "call \(call), \(mode)")
+        try reopened.close()
       }
       if mode == .process { #expect(betweenRenames == 1) }
     }

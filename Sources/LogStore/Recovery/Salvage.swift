@@ -20,6 +20,12 @@ extension LogStore {
   /// The store's lock is held throughout, so no other process can write to it meanwhile.
   /// Nothing is deleted: the damaged store stays beside the new one for inspection.
   ///
+  /// A recovery cut short between its two renames (a crash, a power loss) left nothing at
+  /// `path`: the damaged store is aside, and its complete copy waits beside it. Running this
+  /// again finishes that one (its report counts the tables and items of the copy, and no
+  /// damage), and so does the next writer's open of `path`, which would otherwise start an
+  /// empty store there.
+  ///
   /// - Throws: ``LogStoreError/Code/locked`` when another process has it open;
   ///   ``LogStoreError/Code/storeNotFound`` when there is no store at `path`.
   public static func recover(path: String) throws(LogStoreError) -> SalvageReport {
@@ -33,7 +39,16 @@ extension LogStore {
   {
     let path = StorePath.trimmingTrailingSlashes(path)
     guard fileSystem.directoryExists(path) else {
-      throw LogStoreError(.storeNotFound, "there is no store at \(path)")
+      guard let damaged = try finishInterruptedRecovery(at: path, fileSystem: fileSystem) else {
+        throw LogStoreError(.storeNotFound, "there is no store at \(path)")
+      }
+      var options = Options(readOnly: true)
+      options.fileSystem = fileSystem
+      let store = try LogStore(path: path, options: options)
+      defer { try? store.close() }
+      let statistics = try store.statistics()
+      return SalvageReport(
+        tables: statistics.tables, items: statistics.liveItems, damagedStorePath: damaged)
     }
     let lock = try fileSystem.lockFile(path + "/" + StoreFileName.lock)
     defer { lock.unlock() }
@@ -89,6 +104,29 @@ extension LogStore {
     try fileSystem.renameFile(fresh, to: path)
     try fileSystem.synchronizeDirectory(StorePath.parent(of: path))
     return report
+  }
+
+  /// Puts the copy of a recovery interrupted between its two renames at `path`, where nothing
+  /// is; returns where the damaged store was put aside, or nil when there is no such recovery.
+  ///
+  /// The copy is complete once the damaged store has been moved: that rename comes only after
+  /// the copy was closed (synced). So a `.recovering-` directory with a `.damaged-` one of the
+  /// same suffix beside it is a finished copy, and one without is an unfinished one, which is
+  /// left alone. Only one can be waiting: the next writer's open of `path` finishes it.
+  package static func finishInterruptedRecovery(at path: String, fileSystem: any FileSystem)
+    throws(LogStoreError) -> String?
+  {
+    let parent = StorePath.parent(of: path)
+    let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    let recovering = name + ".recovering-"
+    guard let names = try? fileSystem.contentsOfDirectory(parent) else { return nil }
+    let existing = Set(names)
+    let suffixes = names.filter { $0.hasPrefix(recovering) }.map { $0.dropFirst(recovering.count) }
+    guard let suffix = suffixes.filter({ existing.contains(name + ".damaged-" + $0) }).max()
+    else { return nil }
+    try fileSystem.renameFile(path + ".recovering-" + suffix, to: path)
+    try fileSystem.synchronizeDirectory(parent)
+    return path + ".damaged-" + suffix
   }
 
   /// Removes a store directory this code created, and the files in it.
