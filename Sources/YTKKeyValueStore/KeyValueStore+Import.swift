@@ -189,16 +189,16 @@ package enum YTKRow {
       return .rejected(id: id, reason: error.message)
     }
     let createdTime: Timestamp?
-    // Text (what FMDB stored) is read in place, without making a String.
+    // Text (what FMDB stored) is read in place, without making a String; text that is not a
+    // time gets the import's time, as NULL and a blob do.
     if let time = try cursor.withUTF8Text(at: table.createdTime, YTKTime.timestamp(utf8:)) {
       createdTime = time
     } else {
       switch try cursor.value(at: table.createdTime) {
-      case .null: createdTime = nil
-      case .text(let text): createdTime = YTKTime.timestamp(seconds: text)
       case .integer(let seconds): createdTime = YTKTime.timestamp(seconds: String(seconds))
       case .real(let seconds): createdTime = YTKTime.timestamp(seconds: "\(seconds)")
-      case .blob: createdTime = nil
+      // Not text: that was read above.
+      case .null, .blob, .text: createdTime = nil
       }
     }
     return .item(id: id, value: value, createdTime: createdTime)
