@@ -230,12 +230,14 @@ private struct SortItem {
   /// Sorts `items` by their keys' bytes, which are in `keys`.
   static func sort(_ items: inout [SortItem], keys: [UInt8]) {
     keys.withUnsafeBytes { buffer in
+      // Nil only when every key is empty, and then no key's bytes are read.
+      let base = buffer.baseAddress
       items.sort { a, b in
         if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
         if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
         return bytesPrecede(
-          UnsafeRawBufferPointer(rebasing: buffer[a.keyStart..<a.keyStart + a.keyLength]),
-          UnsafeRawBufferPointer(rebasing: buffer[b.keyStart..<b.keyStart + b.keyLength]))
+          UnsafeRawBufferPointer(start: base.map { $0 + a.keyStart }, count: a.keyLength),
+          UnsafeRawBufferPointer(start: base.map { $0 + b.keyStart }, count: b.keyLength))
       }
     }
   }

@@ -27,7 +27,7 @@ final class KeyDirectory {
   @exclusivity(unchecked) private(set) var creations: [String: RecordLocation] = [:]
   /// The table the previous record named, to skip hashing its name when consecutive records
   /// share a table (the common case). Only writers use it.
-  @exclusivity(unchecked) private var lastTable: (name: TableName, index: TableIndex)?
+  @exclusivity(unchecked) private var lastTable: (name: [UInt8], index: TableIndex)?
   /// Room to make in tables about to be created (see `reserve(_:)`).
   @exclusivity(unchecked) private var reservations: [String: Room] = [:]
 
@@ -50,11 +50,17 @@ final class KeyDirectory {
   /// The table named by UTF-8 bytes, if it exists. Only writers may call it (it caches what
   /// it found).
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
-    let probe = TableName(borrowing: name)
-    if let lastTable, lastTable.name == probe { return lastTable.index }
-    if let position = tablesByBytes.index(forKey: probe) {
-      let (name, table) = tablesByBytes[position]
-      lastTable = (name, table)
+    // Consecutive records mostly name the same table: comparing its bytes is cheaper than
+    // hashing them.
+    if let lastTable, lastTable.name.count == name.count,
+      lastTable.name.withUnsafeBytes({ bytesEqual($0, name) })
+    {
+      return lastTable.index
+    }
+    if let position = tablesByBytes.index(forKey: TableName(borrowing: name)) {
+      let (stored, table) = tablesByBytes[position]
+      // The dictionary's own copy of the name: shared, not copied.
+      lastTable = (stored.storedBytes, table)
       return table
     }
     // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
@@ -124,8 +130,10 @@ final class KeyDirectory {
 
   /// Puts read by recovery but not yet applied, with their tables; see ``applySoon(_:at:)``.
   @exclusivity(unchecked) private var pendingPuts:
-    [(table: TableIndex, key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)] =
-      []
+    [(
+      table: Unmanaged<TableIndex>, key: UnsafeRawBufferPointer, hash: UInt64,
+      location: RecordLocation
+    )] = []
   private static let pendingLimit = 16
   /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
   @exclusivity(unchecked) private var pendingOwner: AnyObject?
@@ -165,7 +173,11 @@ final class KeyDirectory {
       return
     }
     let table = self.table(record.table) ?? createTable(record.table)
-    pendingPuts.append((table, record.key, KeyHash.hash(record.key), location))
+    // Unretained: every record that could drop or replace the table applies the pending puts
+    // first, so the directory holds it until they are applied; and without a reference to
+    // release, emptying the list costs nothing per put.
+    pendingPuts.append(
+      (Unmanaged.passUnretained(table), record.key, KeyHash.hash(record.key), location))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
@@ -173,8 +185,14 @@ final class KeyDirectory {
   /// loaded.
   func applyPending() {
     guard !pendingPuts.isEmpty else { return }
-    for put in pendingPuts { put.table.warm(put.hash) }
-    for put in pendingPuts { put.table.upsert(put.key, hash: put.hash, location: put.location) }
+    // Borrowed for the call, neither retained nor released (`_withUnsafeGuaranteedRef` is
+    // inlined from the standard library's interface, so no platform version limits it).
+    for put in pendingPuts { put.table._withUnsafeGuaranteedRef { $0.warm(put.hash) } }
+    for put in pendingPuts {
+      put.table._withUnsafeGuaranteedRef {
+        $0.upsert(put.key, hash: put.hash, location: put.location)
+      }
+    }
     pendingPuts.removeAll(keepingCapacity: true)
   }
 
@@ -245,6 +263,14 @@ private struct TableName: Hashable {
     switch bytes {
     case .stored(let array): return array.withUnsafeBytes(body)
     case .borrowed(let buffer): return body(buffer)
+    }
+  }
+
+  /// The bytes of a stored name (a borrowed one's are copied).
+  var storedBytes: [UInt8] {
+    switch bytes {
+    case .stored(let array): array
+    case .borrowed(let buffer): Array(buffer)
     }
   }
 
