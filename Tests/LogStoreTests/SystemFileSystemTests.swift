@@ -81,7 +81,7 @@ struct SystemFileSystemTests {
     try handle.synchronize(.durable)
     try fileSystem.synchronizeDirectory(directory.path)
     #expect(try contents(handle)[5000..<5003] == [1, 2, 3])
-    // Syncing no bytes, even at the end of the mapping, is no call and no error.
+    // Syncing no bytes, even at the end of the mapping, succeeds.
     try mapping.synchronize(offset: 8192, count: 0, .durable)
   }
 
