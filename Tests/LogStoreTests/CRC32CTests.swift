@@ -28,6 +28,10 @@ struct CRC32CTests {
       let combined = Array(bytes[split...]).withUnsafeBytes { CRC32C.extend(head, $0) }
       #expect(combined == whole)
     }
+    // No bytes leave a checksum as it is, also from a buffer without an address.
+    let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+    #expect(CRC32C.extend(whole, empty) == whole)
+    #expect([UInt8]().withUnsafeBytes { CRC32C.extend(whole, $0) } == whole)
   }
 
   @Test("masking is undone by unmasking and changes the value")

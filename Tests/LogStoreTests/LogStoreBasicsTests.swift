@@ -95,4 +95,18 @@ struct LogStoreBasicsTests {
     }
     try store.close()
   }
+
+  @Test("an empty key is one key, whether or not the buffer naming it has an address")
+  func emptyKey() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(path: directory.appending("store"))
+    try store.createTable("t")
+    try store.put("empty".bytes, forKey: [], in: "t")
+    let withoutAddress = UnsafeRawBufferPointer(start: nil, count: 0)
+    let found = try store.withValue(forKey: withoutAddress, in: "t") { value, _ in Array(value) }
+    #expect(found == "empty".bytes)
+    try store.delete(key: withoutAddress, in: "t")
+    #expect(try store.value(forKey: [], in: "t") == nil)
+    try store.close()
+  }
 }

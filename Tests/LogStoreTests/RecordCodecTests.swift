@@ -2,15 +2,16 @@ import Testing
 
 @testable import LogStore
 
-/// Encodes one record into a fresh array.
+/// Encodes one record into a fresh array; `valueBytes`, when given, is the value instead of
+/// `value` (a batch's value is its encoded members).
 func encodeRecord(
   _ kind: RecordKind = .put, sequence: UInt64 = 7, timestamp: Int64 = 1_448_000_000_000_000,
   table: String = "user_table", key: String = "1", value: String = "{\"id\":1}",
-  salt: UInt32 = 0x1234_5678, member: Bool = false
+  valueBytes: [UInt8]? = nil, salt: UInt32 = 0x1234_5678, member: Bool = false
 ) -> [UInt8] {
   let tableBytes = Array(table.utf8)
   let keyBytes = Array(key.utf8)
-  let valueBytes = Array(value.utf8)
+  let valueBytes = valueBytes ?? Array(value.utf8)
   var out = [UInt8](
     repeating: 0,
     count: RecordLayout.length(
@@ -146,6 +147,69 @@ struct RecordCodecTests {
           RecordLayout.valueLengthOffset..<RecordLayout.valueLengthOffset + 4, with: $0)
       }
       #expect(throws: RecordDecodingError.self) { try decodeRecord(bytes).get() }
+    }
+  }
+
+  /// A batch record of sequence 7 whose value is `members`.
+  private func batch(_ members: [UInt8]) -> [UInt8] {
+    encodeRecord(.batch, sequence: 7, table: "", key: "", valueBytes: members)
+  }
+
+  /// A member of a batch: a put of `key` in table "t".
+  private func member(_ key: String, sequence: UInt64) -> [UInt8] {
+    encodeRecord(.put, sequence: sequence, table: "t", key: key, value: "v", member: true)
+  }
+
+  /// What checking the members of the batch record `bytes` finds: their count, or the reason
+  /// it gives; and what `forEachMember` does: the keys it visits, or the error it throws.
+  private func checkMembers(_ bytes: [UInt8]) throws -> (
+    validated: Result<Int, RecordDecodingError>, visited: Result<[String], LogStoreError>
+  ) {
+    try bytes.withUnsafeBytes { buffer in
+      let record = try RecordCodec.decode(buffer, at: 0, salt: 0x1234_5678)
+      let validated = Result { () throws(RecordDecodingError) in
+        try RecordCodec.validateMembers(of: record, salt: 0x1234_5678)
+      }
+      var keys: [String] = []
+      let visited = Result { () throws(LogStoreError) -> [String] in
+        try RecordCodec.forEachMember(of: record, salt: 0x1234_5678) { member, _ in
+          keys.append(String(decoding: member.key, as: UTF8.self))
+        }
+        return keys
+      }
+      if case .failure = visited {
+        #expect(keys.isEmpty, "members were visited before the refusal")
+      }
+      return (validated, visited)
+    }
+  }
+
+  @Test("a batch's members are all checked before any is visited; each refusal says where")
+  func batchMembers() throws {
+    let first = member("a", sequence: 7)
+    let good = try checkMembers(batch(first + member("b", sequence: 8)))
+    #expect(good.validated == .success(2))
+    #expect(try good.visited.get() == ["a", "b"])
+
+    var damaged = member("b", sequence: 8)
+    damaged[damaged.count - 1] ^= 1
+    let gap = "batch member at \(first.count) is out of sequence"
+    let cases: [(members: [UInt8], reason: String)] = [
+      (first + damaged, "batch member at \(first.count): checksum mismatch"),
+      (first + member("b", sequence: 9), gap),
+      (member("a", sequence: 8), "batch member at 0 is out of sequence"),
+      (
+        first + Array(member("b", sequence: 8).dropLast()),
+        "batch member at \(first.count): the record runs past the end of its buffer"
+      ),
+      (
+        first + encodeRecord(sequence: 8), "batch member at \(first.count): invalid record kind 0x1"
+      ),
+    ]
+    for (members, reason) in cases {
+      let result = try checkMembers(batch(members))
+      #expect(result.validated == .failure(.damaged(reason)))
+      #expect(throws: LogStoreError(.corrupted, reason)) { try result.visited.get() }
     }
   }
 

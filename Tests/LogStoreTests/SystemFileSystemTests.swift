@@ -81,5 +81,117 @@ struct SystemFileSystemTests {
     try handle.synchronize(.durable)
     try fileSystem.synchronizeDirectory(directory.path)
     #expect(try contents(handle)[5000..<5003] == [1, 2, 3])
+    // Syncing no bytes, even at the end of the mapping, succeeds.
+    try mapping.synchronize(offset: 8192, count: 0, .durable)
+  }
+
+  /// The error a failing call throws: its code, the `errno` it carries, and a message that
+  /// names the call, the path and the system's reason.
+  @discardableResult
+  private func expectFailure(
+    _ code: LogStoreError.Code, _ systemError: Int32, _ message: String,
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+  ) -> LogStoreError? {
+    let error = #expect(throws: LogStoreError.self, sourceLocation: sourceLocation) { try body() }
+    #expect(error?.code == code, sourceLocation: sourceLocation)
+    #expect(error?.systemError == systemError, sourceLocation: sourceLocation)
+    #expect(error?.message == message, sourceLocation: sourceLocation)
+    return error
+  }
+
+  @Test("createDirectory makes every missing parent, and names the component that is a file")
+  func createDirectory() throws {
+    let directory = TemporaryDirectory()
+    let nested = directory.appending("a/b/c")
+    try fileSystem.createDirectory(nested)
+    try fileSystem.createDirectory(nested)
+    #expect(fileSystem.directoryExists(nested))
+
+    try fileSystem.openFile(directory.appending("file"), mode: .createOrOpen).close()
+    let below = directory.appending("file/sub/deeper")
+    expectFailure(.io, ENOTDIR, "mkdir failed for \(directory.path)/file/sub: Not a directory") {
+      try fileSystem.createDirectory(below)
+    }
+    expectFailure(.io, ENOTDIR, "\(directory.path)/file exists and is not a directory") {
+      try fileSystem.createDirectory(directory.appending("file"))
+    }
+  }
+
+  @Test("createDirectory takes a path relative to the working directory")
+  func createRelativeDirectory() throws {
+    let directory = TemporaryDirectory()
+    let current = try #require(getcwd(nil, 0))
+    defer { free(current) }
+    let workingDirectory = String(cString: current)
+    try #require(workingDirectory != "/")
+    // Up to the root from the working directory, then down to the temporary directory.
+    let upward = workingDirectory.split(separator: "/").map { _ in ".." }.joined(separator: "/")
+    let relative = upward + directory.path + "/made/here"
+    #expect(!relative.hasPrefix("/"))
+    try fileSystem.createDirectory(relative)
+    #expect(fileSystem.directoryExists(directory.appending("made/here")))
+  }
+
+  @Test("removing a missing file or directory is no error; other failures say why")
+  func remove() throws {
+    let directory = TemporaryDirectory()
+    try fileSystem.removeFile(directory.appending("missing"))
+    try fileSystem.removeDirectory(directory.appending("missing"))
+
+    try fileSystem.createDirectory(directory.appending("full"))
+    try fileSystem.openFile(directory.appending("full/file"), mode: .createOrOpen).close()
+    expectFailure(.io, ENOTEMPTY, "rmdir failed for \(directory.path)/full: Directory not empty") {
+      try fileSystem.removeDirectory(directory.appending("full"))
+    }
+    let throughFile = directory.appending("full/file/x")
+    expectFailure(.io, ENOTDIR, "unlink failed for \(throughFile): Not a directory") {
+      try fileSystem.removeFile(throughFile)
+    }
+    try fileSystem.removeFile(directory.appending("full/file"))
+    try fileSystem.removeDirectory(directory.appending("full"))
+    #expect(try fileSystem.contentsOfDirectory(directory.path).isEmpty)
+  }
+
+  @Test("opening a missing file for reading fails with ENOENT, which readers treat as removed")
+  func openMissing() {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("missing")
+    let error = expectFailure(.io, ENOENT, "open failed for \(path): No such file or directory") {
+      _ = try fileSystem.openFile(path, mode: .readOnly)
+    }
+    #expect(error?.isMissingFile == true)
+  }
+
+  @Test("a file opened for reading cannot be extended or mapped for writing")
+  func readOnlyHandle() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("file")
+    try fileSystem.openFile(path, mode: .createOrOpen).close()
+    let handle = try fileSystem.openFile(path, mode: .readOnly)
+    defer { handle.close() }
+    #if canImport(Darwin)
+      let reserve = "fcntl(F_PREALLOCATE)"
+    #else
+      let reserve = "posix_fallocate"
+    #endif
+    expectFailure(.io, EBADF, "\(reserve) failed for \(path): Bad file descriptor") {
+      try handle.allocate(upTo: 4096)
+    }
+    #expect(try handle.size() == 0)
+    // Reserving nothing asks for nothing (posix_fallocate refuses a length of zero with
+    // EINVAL, which is taken as "cannot reserve", and then there are no zeros to write).
+    try handle.allocate(upTo: 0)
+    #expect(try handle.size() == 0)
+
+    try [UInt8](repeating: 1, count: 4096).withUnsafeBytes {
+      let writer = try fileSystem.openFile(path, mode: .createOrOpen)
+      defer { writer.close() }
+      try writer.write($0, at: 0)
+    }
+    expectFailure(.permissionDenied, EACCES, "mmap failed for \(path): Permission denied") {
+      _ = try handle.map(length: 4096, writable: true)
+    }
+    let mapping = try handle.map(length: 4096, writable: false)
+    #expect(mapping.bytes.allSatisfy { $0 == 1 })
   }
 }

@@ -26,6 +26,18 @@ func recordBytes(_ path: String) throws -> [UInt8] {
   return bytes
 }
 
+/// The bytes of `value`, little-endian: for building file contents field by field.
+func littleEndianBytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+  withUnsafeBytes(of: value.littleEndian) { Array($0) }
+}
+
+/// Stores at `offset` the masked CRC-32C of `bytes[range]`, as every header of the format
+/// stores its checksum: bytes changed on purpose then pass the check and reach the next one.
+func storeChecksum(_ bytes: inout [UInt8], at offset: Int, of range: Range<Int>) {
+  let checksum = CRC32C.mask(CRC32C.checksum(Array(bytes[range])))
+  bytes.replaceSubrange(offset..<offset + 4, with: littleEndianBytes(checksum))
+}
+
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
   try Data(bytes).write(to: URL(fileURLWithPath: path))
 }

@@ -14,9 +14,6 @@
 /// ``LogStoreError/Code/permissionDenied``, and everything else as
 /// ``LogStoreError/Code/io``.
 enum SystemCall {
-  /// The calling thread's current `errno`.
-  static var lastError: Int32 { errno }
-
   /// Runs `body` until it does not fail with `EINTR`, and returns its result; `-1` becomes
   /// a thrown error describing `operation` on `path`.
   @inline(__always)

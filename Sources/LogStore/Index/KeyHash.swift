@@ -14,28 +14,31 @@ enum KeyHash {
   static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
     let count = key.count
     var h = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
-    guard let base = key.baseAddress else { return fold(h, 0xA076_1D64_78BD_642F) }
-    var p = base
-    var remaining = count
-    while remaining >= 16 {
-      let a = p.loadUnaligned(as: UInt64.self)
-      let b = (p + 8).loadUnaligned(as: UInt64.self)
-      h = fold(a ^ 0xA076_1D64_78BD_642F, b ^ h)
-      p += 16
-      remaining -= 16
-    }
-    if remaining >= 8 {
-      h = fold(p.loadUnaligned(as: UInt64.self) ^ 0xE703_7ED1_A0B4_28DB, h ^ 0x8EBC_6AF0_9C88_C6E3)
-      p += 8
-      remaining -= 8
-    }
     var tail: UInt64 = 0
-    var shift: UInt64 = 0
-    while remaining > 0 {
-      tail |= UInt64(p.load(as: UInt8.self)) << shift
-      shift += 8
-      p += 1
-      remaining -= 1
+    // A buffer without an address has no bytes: it hashes as every other empty key does, with
+    // no words and an empty tail.
+    if var p = key.baseAddress {
+      var remaining = count
+      while remaining >= 16 {
+        let a = p.loadUnaligned(as: UInt64.self)
+        let b = (p + 8).loadUnaligned(as: UInt64.self)
+        h = fold(a ^ 0xA076_1D64_78BD_642F, b ^ h)
+        p += 16
+        remaining -= 16
+      }
+      if remaining >= 8 {
+        h = fold(
+          p.loadUnaligned(as: UInt64.self) ^ 0xE703_7ED1_A0B4_28DB, h ^ 0x8EBC_6AF0_9C88_C6E3)
+        p += 8
+        remaining -= 8
+      }
+      var shift: UInt64 = 0
+      while remaining > 0 {
+        tail |= UInt64(p.load(as: UInt8.self)) << shift
+        shift += 8
+        p += 1
+        remaining -= 1
+      }
     }
     h = fold(tail ^ 0x5899_65CC_7537_4CC3, h ^ 0x1D8E_4E27_C47D_124F)
     return fold(h, 0xA076_1D64_78BD_642F)
