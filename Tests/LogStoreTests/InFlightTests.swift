@@ -1,15 +1,8 @@
+import Foundation
 import Testing
 
 @testable import LogStore
 @testable import LogStoreTesting
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 
 /// Calls that arrive while a compaction or a sync outside the log's lock is in progress. Each
 /// test stops the thread doing that work just before one of its file-system calls (with the
@@ -77,37 +70,43 @@ struct InFlightTests {
     return model
   }
 
-  /// The error a call on another thread threw, if any.
-  private final class Outcome: Sendable {
-    let error = Guarded<LogStoreError?>(nil)
-    func run(_ body: () throws(LogStoreError) -> Void) {
-      do { try body() } catch { self.error.withLock { $0 = error } }
+  /// A call made on a thread of its own, started (from a hook) while what it must wait for is
+  /// held, and left asleep at that wait.
+  private final class Arrival: Sendable {
+    private let thread = Guarded<WaitingThread?>(nil)
+    private let failure = Guarded<LogStoreError?>(nil)
+
+    /// Starts `body` on a new thread and returns once that thread is asleep.
+    func start(_ body: @escaping @Sendable () throws(LogStoreError) -> Void) throws {
+      let started = WaitingThread { [failure] in
+        do throws(LogStoreError) { try body() } catch { failure.withLock { $0 = error } }
+      }
+      thread.withLock { $0 = started }
+      try started.waitUntilAsleep()
     }
-    var value: LogStoreError? { error.withLock { $0 } }
+
+    /// Waits for the call to be started and to return; the error it threw, if any.
+    func finish() throws -> LogStoreError? {
+      try waitUntil("the call to be started") { thread.withLock { $0 } != nil }
+      thread.withLock { $0 }?.join()
+      return failure.withLock { $0 }
+    }
   }
 
   @Test("compact() called while a compaction runs waits for it, then compacts again")
   func compactDuringCompaction() throws {
     let fileSystem = SimulatedFileSystem()
-    let store = try LogStore(path: Self.path, options: options(fileSystem))
-    let model = try fill(store, keys: 300, rounds: 8)
-    let second = Outcome()
+    let (store, model) = try filledStore(fileSystem, keys: 300, rounds: 8)
+    let second = Arrival()
     let reports = Guarded<[(done: Int, total: Int)]>([])
-    let waiter = Guarded<WaitingThread?>(nil)
     let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
-      let thread = WaitingThread {
-        second.run { () throws(LogStoreError) in
-          try store.compact { done, total in reports.withLock { $0.append((done, total)) } }
-        }
+      try second.start { () throws(LogStoreError) in
+        try store.compact { done, total in reports.withLock { $0.append((done, total)) } }
       }
-      waiter.withLock { $0 = thread }
-      try thread.waitUntilAsleep()
     }
     try store.compact()
-    #expect(trap.hasFired)
-    waiter.withLock { $0 }?.join()
+    #expect(try second.finish() == nil)
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(second.value == nil)
     // The second compaction ran over the first one's outputs, reporting its progress.
     let progress = reports.withLock { $0 }
     #expect(progress.count >= 2)
@@ -122,21 +121,15 @@ struct InFlightTests {
   @Test("close() during a compaction stops it early, and the reopened store is intact")
   func closeDuringCompaction() throws {
     let fileSystem = SimulatedFileSystem()
-    let store = try LogStore(path: Self.path, options: options(fileSystem))
     // More than the 512 records judged at a time, so the copy goes on after its first output.
-    let model = try fill(store, keys: 2_000, rounds: 2)
-    let closing = Outcome()
-    let closer = Guarded<WaitingThread?>(nil)
+    let (store, model) = try filledStore(fileSystem, keys: 2_000, rounds: 2)
+    let closing = Arrival()
     let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
-      let thread = WaitingThread { closing.run { () throws(LogStoreError) in try store.close() } }
-      closer.withLock { $0 = thread }
-      try thread.waitUntilAsleep()
+      try closing.start { () throws(LogStoreError) in try store.close() }
     }
     #expect(throws: LogStoreError.self) { try store.compact() }
-    #expect(trap.hasFired)
-    closer.withLock { $0 }?.join()
+    #expect(try closing.finish() == nil)
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(closing.value == nil)
     #expect(!fileSystem.files.keys.contains { $0.hasSuffix(".tmp") }, "outputs left behind")
     let reopened = try LogStore(path: Self.path, options: options(fileSystem))
     #expect(try reopened.snapshot() == ["t": model])
@@ -161,20 +154,40 @@ struct InFlightTests {
     try reader.waitForCompaction()
   }
 
-  /// A store whose garbage is past the automatic threshold, closed: 6 MiB of overwrites.
-  private func storeWithGarbage(_ fileSystem: SimulatedFileSystem) throws -> [String: String] {
-    let store = try LogStore(path: Self.path, options: options(fileSystem, maxSegmentSize: 1 << 20))
-    defer { try? store.close() }
-    return try fill(store, keys: 200, rounds: 300)
+  /// A store on `fileSystem` filled by ``fill(_:keys:rounds:)``, and what it holds.
+  private func filledStore(
+    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy = .never, keys: Int, rounds: Int
+  ) throws -> (LogStore, [String: String]) {
+    let store = try LogStore(path: Self.path, options: options(fileSystem, sync: sync))
+    return (store, try fill(store, keys: keys, rounds: rounds))
+  }
+
+  /// A store whose garbage is past the automatic threshold (6 MiB of overwrites), closed and
+  /// opened again with automatic compaction; and what it holds.
+  private func storeWithGarbage(_ fileSystem: SimulatedFileSystem) throws -> (
+    LogStore, [String: String]
+  ) {
+    let writer = try LogStore(
+      path: Self.path, options: options(fileSystem, maxSegmentSize: 1 << 20))
+    let model = try fill(writer, keys: 200, rounds: 300)
+    try writer.close()
+    let store = try LogStore(
+      path: Self.path,
+      options: options(fileSystem, compaction: .automatic, maxSegmentSize: 1 << 20))
+    return (store, model)
+  }
+
+  /// Waits for automatic compaction, then checks that it left little garbage and lost nothing.
+  private func expectCompacted(_ store: LogStore, holding model: [String: String]) throws {
+    try store.waitForCompaction()
+    #expect(try store.statistics().garbageBytes < CompactionScheduler.minimumGarbage)
+    #expect(try store.snapshot() == ["t": model])
   }
 
   @Test("waitForCompaction() starts a compaction that is due, and reports one that failed")
   func waitForCompactionRunsAndReports() throws {
     let fileSystem = SimulatedFileSystem()
-    let model = try storeWithGarbage(fileSystem)
-    let store = try LogStore(
-      path: Self.path,
-      options: options(fileSystem, compaction: .automatic, maxSegmentSize: 1 << 20))
+    let (store, model) = try storeWithGarbage(fileSystem)
     // Nothing has been written since the open, so only the wait finds the garbage.
     fileSystem.inject(.init(call: fileSystem.calls + 1, errorNumber: ENOSPC, persistent: true))
     do {
@@ -185,33 +198,22 @@ struct InFlightTests {
     }
     fileSystem.clearFaults()
     #expect(try store.snapshot() == ["t": model])
-    try store.waitForCompaction()
-    let statistics = try store.statistics()
-    #expect(statistics.diskBytes - statistics.liveBytes < CompactionScheduler.minimumGarbage)
-    #expect(try store.snapshot() == ["t": model])
+    try expectCompacted(store, holding: model)
   }
 
   @Test("waitForCompaction() returns when the store is closed during the compaction it waits for")
   func closedWhileWaiting() throws {
     let fileSystem = SimulatedFileSystem()
-    let model = try storeWithGarbage(fileSystem)
-    let store = try LogStore(
-      path: Self.path,
-      options: options(fileSystem, compaction: .automatic, maxSegmentSize: 1 << 20))
-    let closing = Outcome()
-    let closer = Guarded<WaitingThread?>(nil)
+    let (store, model) = try storeWithGarbage(fileSystem)
+    let closing = Arrival()
     let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
-      let thread = WaitingThread { closing.run { () throws(LogStoreError) in try store.close() } }
-      closer.withLock { $0 = thread }
-      try thread.waitUntilAsleep()
+      try closing.start { () throws(LogStoreError) in try store.close() }
     }
     // The wait ends as soon as the store is closing, perhaps before the hook has kept the
     // thread that closes it.
     try store.waitForCompaction()
-    try waitUntil("the closing thread") { closer.withLock { $0 } != nil }
-    closer.withLock { $0 }?.join()
+    #expect(try closing.finish() == nil)
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(closing.value == nil)
     let reopened = try LogStore(path: Self.path, options: options(fileSystem))
     #expect(try reopened.snapshot() == ["t": model])
   }
@@ -219,34 +221,23 @@ struct InFlightTests {
   @Test("writes made during an automatic compaction that bring garbage back start another one")
   func compactionRequestedAgain() throws {
     let fileSystem = SimulatedFileSystem()
-    var model = try storeWithGarbage(fileSystem)
-    let store = try LogStore(
-      path: Self.path,
-      options: options(fileSystem, compaction: .automatic, maxSegmentSize: 1 << 20))
-    let writes = Outcome()
+    let (store, before) = try storeWithGarbage(fileSystem)
+    var model = before
+    // Another 6 MiB of overwrites while the compaction thread is about to write its output.
     let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
-      // Another 6 MiB of overwrites while the compaction thread is about to write its output.
-      let writer = WaitingThread {
-        writes.run { () throws(LogStoreError) in
-          for round in 0..<300 {
-            for number in 0..<200 {
-              let value = "again \(round)-" + String(repeating: "w", count: 90)
-              try store.put(value.bytes, forKey: "k\(number)".bytes, in: "t")
-            }
-          }
+      for round in 0..<300 {
+        for number in 0..<200 {
+          let value = "again \(round)-" + String(repeating: "w", count: 90)
+          try store.put(value.bytes, forKey: "k\(number)".bytes, in: "t")
         }
       }
-      writer.join()
     }
     for number in 0..<200 {
       model["k\(number)"] = "again 299-" + String(repeating: "w", count: 90)
     }
-    try store.waitForCompaction()
+    try expectCompacted(store, holding: model)
     #expect(trap.hasFired)
-    #expect(writes.value == nil)
-    let statistics = try store.statistics()
-    #expect(statistics.diskBytes - statistics.liveBytes < CompactionScheduler.minimumGarbage)
-    #expect(try store.snapshot() == ["t": model])
+    #expect(trap.failure.withLock { $0 } == nil)
   }
 
   @Test("when a group's sync fails, every writer of the group gets the error and none comes back")
@@ -254,8 +245,7 @@ struct InFlightTests {
     let fileSystem = SimulatedFileSystem()
     let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
     try store.createTable("t")
-    let outcomes = [Outcome(), Outcome()]
-    let writers = Guarded<[WaitingThread]>([])
+    let writers = [Arrival(), Arrival()]
     // The first writer's sync is held while two more queue behind it; they then form one
     // group, whose sync fails.
     let failed = OnceFlag()
@@ -266,20 +256,15 @@ struct InFlightTests {
         fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
       },
       then: { _ in
-        for (index, outcome) in outcomes.enumerated() {
-          let thread = WaitingThread {
-            outcome.run { () throws(LogStoreError) in
-              try store.put("late".bytes, forKey: "w\(index)".bytes, in: "t")
-            }
+        for (index, writer) in writers.enumerated() {
+          try writer.start { () throws(LogStoreError) in
+            try store.put("late".bytes, forKey: "w\(index)".bytes, in: "t")
           }
-          writers.withLock { $0.append(thread) }
-          try thread.waitUntilAsleep()
         }
       })
     try store.put("first".bytes, forKey: "w".bytes, in: "t")
-    for thread in writers.withLock({ $0 }) { thread.join() }
+    #expect(try writers.map { try $0.finish()?.code } == [.io, .io])
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(outcomes.map { $0.value?.code } == [.io, .io])
     fileSystem.clearFaults()
     #expect(try store.snapshot() == ["t": ["w": "first"]])
     var images = [fileSystem.image(.process)]
@@ -291,7 +276,7 @@ struct InFlightTests {
     }
   }
 
-  /// The store's state after any power loss now, as seen by a reopened store.
+  /// The store's states after power losses now, as seen by a reopened store.
   private func afterPowerLosses(_ fileSystem: SimulatedFileSystem) throws -> Set<
     [String: [String: String]]
   > {
@@ -307,26 +292,17 @@ struct InFlightTests {
   @Test("sync() and compaction wait for a group's sync in flight")
   func waitForGroupSync() throws {
     let fileSystem = SimulatedFileSystem()
-    let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
-    let model = try fill(store, keys: 20, rounds: 2)
-    let outcomes = [Outcome(), Outcome()]
-    let threads = Guarded<[WaitingThread]>([])
+    let (store, model) = try filledStore(fileSystem, sync: .always, keys: 20, rounds: 2)
+    let syncing = Arrival()
+    let compacting = Arrival()
     let trap = Trap(fileSystem, when: Self.isDataSync) { _ in
-      let syncing = WaitingThread {
-        outcomes[0].run { () throws(LogStoreError) in try store.sync() }
-      }
-      threads.withLock { $0.append(syncing) }
-      try syncing.waitUntilAsleep()
-      let compacting = WaitingThread {
-        outcomes[1].run { () throws(LogStoreError) in try store.compact() }
-      }
-      threads.withLock { $0.append(compacting) }
-      try compacting.waitUntilAsleep()
+      try syncing.start { () throws(LogStoreError) in try store.sync() }
+      try compacting.start { () throws(LogStoreError) in try store.compact() }
     }
     try store.put("last".bytes, forKey: "k0".bytes, in: "t")
-    for thread in threads.withLock({ $0 }) { thread.join() }
+    #expect(try syncing.finish() == nil)
+    #expect(try compacting.finish() == nil)
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(outcomes.map(\.value) == [nil, nil])
     var expected = model
     expected["k0"] = "last"
     #expect(try store.snapshot() == ["t": expected])
@@ -336,25 +312,19 @@ struct InFlightTests {
   @Test("a group commit waits for compaction's sync in flight")
   func groupWaitsForCompactionSync() throws {
     let fileSystem = SimulatedFileSystem()
-    let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
-    var model = try fill(store, keys: 20, rounds: 2)
+    let (store, before) = try filledStore(fileSystem, sync: .always, keys: 20, rounds: 2)
+    var model = before
     // The compaction leaves a new active segment whose header the next one syncs first.
     try store.compact()
-    let late = Outcome()
-    let writer = Guarded<WaitingThread?>(nil)
+    let late = Arrival()
     let trap = Trap(fileSystem, when: Self.isDataSync) { _ in
-      let thread = WaitingThread {
-        late.run { () throws(LogStoreError) in
-          try store.put("late".bytes, forKey: "k1".bytes, in: "t")
-        }
+      try late.start { () throws(LogStoreError) in
+        try store.put("late".bytes, forKey: "k1".bytes, in: "t")
       }
-      writer.withLock { $0 = thread }
-      try thread.waitUntilAsleep()
     }
     try store.compact()
-    writer.withLock { $0 }?.join()
+    #expect(try late.finish() == nil)
     #expect(trap.failure.withLock { $0 } == nil)
-    #expect(late.value == nil)
     model["k1"] = "late"
     #expect(try store.snapshot() == ["t": model])
     #expect(try afterPowerLosses(fileSystem) == [["t": model]])

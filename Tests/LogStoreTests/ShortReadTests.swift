@@ -19,18 +19,23 @@ struct ShortReadTests {
     return options
   }
 
-  /// A closed store whose first segments are compaction outputs (with hint files), and what
-  /// it holds.
-  private func makeStore(_ fileSystem: SimulatedFileSystem) throws -> [String: [String: String]] {
+  /// The files of a closed store whose first segments are compaction outputs (with hint
+  /// files), what it holds, and its segment files in order.
+  private func storeFiles() throws -> (
+    files: [String: [UInt8]], model: [String: [String: String]], segments: [String]
+  ) {
+    let fileSystem = SimulatedFileSystem()
     let store = try LogStore(path: Self.path, options: options(fileSystem))
-    defer { try? store.close() }
     try store.createTable("t")
     for index in 0..<200 {
       try store.put("value \(index)".bytes, forKey: "k\(index % 70)".bytes, in: "t")
     }
     try store.compact()
     try store.put("after".bytes, forKey: "k1".bytes, in: "t")
-    return try store.snapshot()
+    let model = try store.snapshot()
+    try store.close()
+    let files = fileSystem.files
+    return (files, model, files.keys.filter { $0.hasSuffix(".log") }.sorted())
   }
 
   /// Makes the first read of a file whose name ends with `suffix` find it cut to half its size.
@@ -48,11 +53,10 @@ struct ShortReadTests {
 
   @Test("a manifest or hint file cut while it is read is not used; the open reads the segments")
   func manifestAndHintCut() throws {
-    let writer = SimulatedFileSystem()
-    let model = try makeStore(writer)
-    #expect(writer.files.keys.contains { $0.hasSuffix(".hint") })
+    let (files, model, _) = try storeFiles()
+    #expect(files.keys.contains { $0.hasSuffix(".hint") })
     for suffix in [Manifest.fileName, ".hint"] {
-      let fileSystem = SimulatedFileSystem(files: writer.files)
+      let fileSystem = SimulatedFileSystem(files: files)
       let cut = cutBeforeFirstRead(of: suffix, in: fileSystem)
       var readOnly = options(fileSystem, corruption: .fail)
       readOnly.readOnly = true
@@ -62,13 +66,35 @@ struct ShortReadTests {
     }
   }
 
+  @Test("a last segment whose creation was cut short, and that shrinks while read, is removed")
+  func cutShortSegmentShrinks() throws {
+    let (original, model, segments) = try storeFiles()
+    var files = original
+    let last = try #require(segments.last)
+    let number = try #require(UInt32(last.dropFirst(Self.path.count + 1).prefix(6)))
+    // A segment created with its space reserved, the crash coming before its header was written.
+    let extra = Self.path + "/" + StoreFileName.segment(number + 1)
+    files[extra] = [UInt8](repeating: 0, count: 4096)
+    let fileSystem = SimulatedFileSystem(files: files)
+    let cut = OnceFlag()
+    fileSystem.callHook = { call in
+      guard call.operation == "pread", call.path == extra, cut.set() else { return }
+      let handle = try! fileSystem.openFile(extra, mode: .init(writable: true, create: false))
+      try! handle.truncate(to: 100)
+      handle.close()
+    }
+    let store = try LogStore(path: Self.path, options: options(fileSystem, corruption: .fail))
+    #expect(cut.isSet)
+    #expect(try store.snapshot() == model)
+    #expect(fileSystem.files[extra] == nil)
+  }
+
   @Test("verify reads a segment cut while it is read as far as it goes")
   func verifiedSegmentCut() throws {
-    let writer = SimulatedFileSystem()
-    _ = try makeStore(writer)
-    let fileSystem = SimulatedFileSystem(files: writer.files)
+    let (files, _, segments) = try storeFiles()
+    let fileSystem = SimulatedFileSystem(files: files)
     let whole = try LogStore.verify(path: Self.path, fileSystem: fileSystem)
-    let first = try #require(writer.files.keys.filter { $0.hasSuffix(".log") }.min())
+    let first = try #require(segments.first)
     let cut = cutBeforeFirstRead(of: first, in: fileSystem)
     let report = try LogStore.verify(path: Self.path, fileSystem: fileSystem)
     #expect(cut.isSet)
@@ -78,9 +104,8 @@ struct ShortReadTests {
 
   @Test("a manifest larger than any store's is not read; the open uses the directory listing")
   func oversizedManifest() throws {
-    let writer = SimulatedFileSystem()
-    let model = try makeStore(writer)
-    var files = writer.files
+    let (original, model, _) = try storeFiles()
+    var files = original
     files[Self.path + "/" + Manifest.fileName] = [UInt8](repeating: 7, count: (1 << 24) + 1)
     var readOnly = options(SimulatedFileSystem(files: files), corruption: .fail)
     readOnly.readOnly = true
@@ -90,12 +115,10 @@ struct ShortReadTests {
 
   @Test("a read-only open of a store whose manifest names a lost segment reads the files there")
   func manifestNamesLostSegment() throws {
-    let writer = SimulatedFileSystem()
-    let model = try makeStore(writer)
-    var files = writer.files
+    let (original, model, segments) = try storeFiles()
+    var files = original
     // The active segment holds only the put made after the compaction.
-    let last = try #require(files.keys.filter { $0.hasSuffix(".log") }.max())
-    files[last] = nil
+    files[try #require(segments.last)] = nil
     var readOnly = options(SimulatedFileSystem(files: files), corruption: .fail)
     readOnly.readOnly = true
     let store = try LogStore(path: Self.path, options: readOnly)
