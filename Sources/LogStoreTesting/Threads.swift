@@ -53,3 +53,52 @@ package struct WaitTimedOut: Error, CustomStringConvertible {
 
   package var description: String { "waited \(seconds) s for \(what), in vain" }
 }
+
+/// A thread a test starts to run `body` beside its own, and can wait for until the thread is
+/// asleep: blocked on a lock or a condition, because what it waits for has not happened yet.
+/// So a test can make a thread arrive at a wait while another holds what it waits for (from a
+/// ``SimulatedFileSystem/callHook``, say), and only then let that go: the wait is taken every
+/// time, not only when the scheduler happens to interleave the threads so.
+package final class WaitingThread: @unchecked Sendable {
+  // `kernelID` is written once by the thread before `started` is signalled, and read after.
+  private var kernelID: Int32 = 0
+  private let started = DispatchSemaphore(value: 0)
+  private let finished = DispatchSemaphore(value: 0)
+
+  package init(_ body: @escaping @Sendable () -> Void) {
+    let thread = Thread { [self] in
+      #if os(Linux)
+        // `/proc/thread-self` links to `PID/task/TID`.
+        let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+        kernelID = link.flatMap { Int32($0.split(separator: "/").last ?? "") } ?? 0
+      #endif
+      started.signal()
+      body()
+      finished.signal()
+    }
+    thread.stackSize = 4 << 20
+    thread.start()
+    started.wait()
+  }
+
+  /// Returns once the thread sleeps in the kernel (Linux: its state in `/proc` is `S`); fails
+  /// with ``WaitTimedOut`` if it does not within a minute. Elsewhere it waits a tenth of a second,
+  /// which lets the thread reach its wait but does not prove it did.
+  package func waitUntilAsleep() throws {
+    #if os(Linux)
+      let path = "/proc/self/task/\(kernelID)/stat"
+      try waitUntil("thread \(kernelID) to sleep") {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+          let end = stat.lastIndex(of: ")")
+        else { return false }
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first == "S"
+      }
+    #else
+      Thread.sleep(forTimeInterval: 0.1)
+    #endif
+  }
+
+  /// Waits until `body` has returned.
+  package func join() { finished.wait() }
+}

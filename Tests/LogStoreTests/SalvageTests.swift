@@ -2,6 +2,14 @@ import Testing
 
 @testable import LogStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 @Suite("Recover, large values")
 struct RecoverLargeValuesTests {
   @Test("recover copies values that together pass the 256 MiB batch limit")
@@ -139,6 +147,43 @@ struct RecoverSimulatedTests {
         try reopened.close()
       }
       if mode == .process { #expect(betweenRenames == 1) }
+    }
+  }
+
+  @Test("an I/O error at any call of recover leaves the store readable and no half copy behind")
+  func failureAtEveryCall() throws {
+    let (files, readable) = try Self.damagedStore()
+    let reference = SimulatedFileSystem(files: files)
+    _ = try LogStore.recover(path: Self.path, fileSystem: reference, now: Self.now)
+    var failures = 0
+    for call in 1...reference.calls {
+      let fileSystem = SimulatedFileSystem(files: files)
+      fileSystem.inject(.init(call: call, errorNumber: ENOSPC, persistent: false))
+      do {
+        _ = try LogStore.recover(path: Self.path, fileSystem: fileSystem, now: Self.now)
+      } catch {
+        failures += 1
+        if !fileSystem.directoryExists(Self.path) {
+          // The last rename failed: the copy waits beside the store put aside, and running
+          // recover again puts it in place.
+          _ = try LogStore.recover(path: Self.path, fileSystem: fileSystem, now: Self.now)
+        }
+      }
+      let names = fileSystem.files.keys
+      #expect(!names.contains { $0.contains(".recovering-") }, "call \(call): a copy is left")
+      #expect(
+        try Self.readable(at: Self.path, files: fileSystem.files) == readable, "call \(call)")
+    }
+    #expect(failures > 0)
+  }
+
+  @Test("recover of a path with no store, absolute or relative, throws storeNotFound")
+  func missingStore() {
+    for path in ["/data/missing", "missing"] {
+      let error = #expect(throws: LogStoreError.self) {
+        try LogStore.recover(path: path, fileSystem: SimulatedFileSystem(), now: Self.now)
+      }
+      #expect(error?.code == .storeNotFound, "\(path)")
     }
   }
 }

@@ -99,4 +99,32 @@ struct SegmentScannerTests {
     #expect(seen.records == 1)
     #expect(seen.damaged == 0)
   }
+
+  @Test(
+    "a record whose sequence does not follow, and a batch whose members do not decode, are damage")
+  func wellFormedButOutOfPlace() {
+    let (bytes, offsets) = Self.segment(values: ["a", "b", "c", "d", "e"])
+    // A copy of the first record (sequence 1) after the third, where 4 must come next.
+    let replayed = Array(bytes[offsets[0]..<offsets[1]])
+    let withReplay = Array(bytes[..<offsets[3]]) + replayed + Array(bytes[offsets[3]...])
+    let replay = withReplay.withUnsafeBytes { Self.events($0, mayBeBeingWritten: false) }
+    #expect(replay.records == 5)
+    #expect(replay.damaged == 1)
+    // A batch record whose checksum holds but whose value is no list of members.
+    let value = [UInt8](repeating: 0xAB, count: 24)
+    var batch = [UInt8](repeating: 0, count: RecordLayout.length(table: 0, key: 0, value: 24))
+    value.withUnsafeBytes { value in
+      batch.withUnsafeMutableBytes { destination in
+        RecordCodec.encode(
+          kind: .batch, sequence: 4, timestamp: 0,
+          table: UnsafeRawBufferPointer(start: nil, count: 0),
+          key: UnsafeRawBufferPointer(start: nil, count: 0), value: value, salt: Self.salt,
+          into: destination)
+      }
+    }
+    let withBatch = Array(bytes[..<offsets[3]]) + batch + Array(bytes[offsets[3]...])
+    let members = withBatch.withUnsafeBytes { Self.events($0, mayBeBeingWritten: false) }
+    #expect(members.records == 5)
+    #expect(members.damaged == 1)
+  }
 }

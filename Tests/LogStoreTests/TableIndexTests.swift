@@ -91,6 +91,49 @@ struct TableIndexTests {
     }
   }
 
+  @Test("keys whose hashes have no high bits share a slot tag and are still told apart")
+  func hashesWithoutHighBits() {
+    let index = TableIndex()
+    // The slot tag is the hash's high half; zero means an empty slot, so these all get tag 1.
+    let keys = (0..<40).map { Array("zero-high-\($0)".utf8) }
+    for (number, key) in keys.enumerated() {
+      key.withUnsafeBytes {
+        _ = index.upsert($0, hash: UInt64(number % 3), location: location(number))
+      }
+    }
+    for (number, key) in keys.enumerated() {
+      #expect(key.withUnsafeBytes { index.find($0, hash: UInt64(number % 3)) } == location(number))
+    }
+    #expect(keys[7].withUnsafeBytes { index.remove($0, hash: 1) } == location(7))
+    #expect(keys[7].withUnsafeBytes { index.find($0, hash: 1) } == nil)
+    #expect(keys[8].withUnsafeBytes { index.find($0, hash: 2) } == location(8))
+    #expect(index.count == keys.count - 1)
+  }
+
+  @Test("a prefix of eight bytes or more removes exactly the keys that start with it")
+  func longPrefixes() {
+    let index = TableIndex()
+    let keys = [
+      "conversation-17/a", "conversation-17/b", "conversation-17", "conversation-170/a",
+      "conversation-18/a", "conversatioN-17/a", "conv", "other-key-entirely",
+    ].map { Array($0.utf8) }
+    for (number, key) in keys.enumerated() {
+      key.withUnsafeBytes {
+        _ = index.upsert($0, hash: KeyHash.hash($0), location: location(number))
+      }
+    }
+    // 16 bytes: two whole words compared and no byte left over; then 15: a word and 7 bytes.
+    for (prefix, expected) in [("conversation-17/", 2), ("conversation-17", 2)] {
+      let removed = Array(prefix.utf8).withUnsafeBytes { index.removeAll(withPrefix: $0) }
+      #expect(removed == expected, "prefix \(prefix)")
+    }
+    let left = keys.filter { key in
+      key.withUnsafeBytes { index.find($0, hash: KeyHash.hash($0)) } != nil
+    }.map { String(decoding: $0, as: UTF8.self) }
+    #expect(
+      Set(left) == ["conversation-18/a", "conversatioN-17/a", "conv", "other-key-entirely"])
+  }
+
   @Test("index memory is zero when allocated and usable to its last byte, below and above 2 MiB")
   func indexMemory() {
     for byteCount in [1, 4_096, (2 << 20) - 8, 2 << 20, (2 << 20) + 8, 5 << 20] {

@@ -132,8 +132,6 @@ final class SegmentWriter {
     self.durable = durable
   }
 
-  var isEmpty: Bool { used <= SegmentHeader.size }
-
   func fits(_ count: Int) -> Bool { count <= capacity - used }
 
   /// Reserves room for and writes `count` bytes filled in by `body`; returns their offset.

@@ -1,0 +1,332 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+@testable import LogStoreTesting
+
+/// Calls that arrive while a compaction or a sync outside the log's lock is in progress. Each
+/// test stops the thread doing that work just before one of its file-system calls (with the
+/// simulated file system's call hook), starts the other calls on threads of their own, waits
+/// until they are asleep at their waits, and only then lets the work go on.
+@Suite("Calls that meet a compaction or a sync in flight", .serialized)
+struct InFlightTests {
+  private static let path = "/store"
+
+  private func options(
+    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy = .never,
+    compaction: CompactionPolicy = .manual, maxSegmentSize: Int = 64 << 10
+  ) -> LogStore.Options {
+    var options = LogStore.Options(
+      sync: sync, corruption: .fail, compaction: compaction, maxSegmentSize: maxSegmentSize)
+    options.fileSystem = fileSystem
+    return options
+  }
+
+  /// Runs `action` on the thread about to make the first call that `matches` once this
+  /// returns, before that call; `later` before every matching call after it. An error `action`
+  /// throws is kept in `failure`.
+  private final class Trap: Sendable {
+    let failure = Guarded<(any Error)?>(nil)
+    private let fired = OnceFlag()
+
+    init(
+      _ fileSystem: SimulatedFileSystem,
+      when matches: @escaping @Sendable (SimulatedFileSystem.UpcomingCall) -> Bool,
+      later: (@Sendable (SimulatedFileSystem.UpcomingCall) -> Void)? = nil,
+      then action: @escaping @Sendable (SimulatedFileSystem.UpcomingCall) throws -> Void
+    ) {
+      fileSystem.callHook = { [fired, failure] call in
+        guard matches(call) else { return }
+        guard fired.set() else {
+          later?(call)
+          return
+        }
+        do { try action(call) } catch { failure.withLock { $0 = error } }
+      }
+    }
+
+    var hasFired: Bool { fired.isSet }
+  }
+
+  private static func isDataSync(_ call: SimulatedFileSystem.UpcomingCall) -> Bool {
+    (call.operation == "msync" || call.operation == "fdatasync") && call.path.hasSuffix(".log")
+  }
+
+  private static func isCompactionOutput(_ call: SimulatedFileSystem.UpcomingCall) -> Bool {
+    call.path.hasSuffix(".log.tmp")
+  }
+
+  /// Table "t" with `keys` keys written `rounds` times each (values of 100 bytes), and the model.
+  private func fill(_ store: LogStore, keys: Int, rounds: Int) throws -> [String: String] {
+    try store.createTable("t")
+    var model: [String: String] = [:]
+    for round in 0..<rounds {
+      for number in 0..<keys {
+        let value = "\(round)-" + String(repeating: "v", count: 96)
+        try store.put(value.bytes, forKey: "k\(number)".bytes, in: "t")
+        model["k\(number)"] = value
+      }
+    }
+    return model
+  }
+
+  /// A call made on a thread of its own, started (from a hook) while what it must wait for is
+  /// held, and left asleep at that wait.
+  private final class Arrival: Sendable {
+    private let thread = Guarded<WaitingThread?>(nil)
+    private let failure = Guarded<LogStoreError?>(nil)
+
+    /// Starts `body` on a new thread and returns once that thread is asleep.
+    func start(_ body: @escaping @Sendable () throws(LogStoreError) -> Void) throws {
+      let started = WaitingThread { [failure] in
+        do throws(LogStoreError) { try body() } catch { failure.withLock { $0 = error } }
+      }
+      thread.withLock { $0 = started }
+      try started.waitUntilAsleep()
+    }
+
+    /// Waits for the call to be started and to return; the error it threw, if any.
+    func finish() throws -> LogStoreError? {
+      try waitUntil("the call to be started") { thread.withLock { $0 } != nil }
+      thread.withLock { $0 }?.join()
+      return failure.withLock { $0 }
+    }
+  }
+
+  @Test("compact() called while a compaction runs waits for it, then compacts again")
+  func compactDuringCompaction() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, model) = try filledStore(fileSystem, keys: 300, rounds: 8)
+    let second = Arrival()
+    let reports = Guarded<[(done: Int, total: Int)]>([])
+    let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
+      try second.start { () throws(LogStoreError) in
+        try store.compact { done, total in reports.withLock { $0.append((done, total)) } }
+      }
+    }
+    try store.compact()
+    #expect(try second.finish() == nil)
+    #expect(trap.failure.withLock { $0 } == nil)
+    // The second compaction ran over the first one's outputs, reporting its progress.
+    let progress = reports.withLock { $0 }
+    #expect(progress.count >= 2)
+    #expect(progress.first?.done == 0 && (progress.first?.total ?? 0) > 0)
+    #expect(progress.last.map { $0.done == $0.total } == true)
+    #expect(try store.snapshot() == ["t": model])
+    try store.close()
+    let reopened = try LogStore(path: Self.path, options: options(fileSystem))
+    #expect(try reopened.snapshot() == ["t": model])
+  }
+
+  @Test("close() during a compaction stops it early, and the reopened store is intact")
+  func closeDuringCompaction() throws {
+    let fileSystem = SimulatedFileSystem()
+    // More than the 512 records judged at a time, so the copy goes on after its first output.
+    let (store, model) = try filledStore(fileSystem, keys: 2_000, rounds: 2)
+    let closing = Arrival()
+    let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
+      try closing.start { () throws(LogStoreError) in try store.close() }
+    }
+    #expect(throws: LogStoreError.self) { try store.compact() }
+    #expect(try closing.finish() == nil)
+    #expect(trap.failure.withLock { $0 } == nil)
+    #expect(!fileSystem.files.keys.contains { $0.hasSuffix(".tmp") }, "outputs left behind")
+    let reopened = try LogStore(path: Self.path, options: options(fileSystem))
+    #expect(try reopened.snapshot() == ["t": model])
+  }
+
+  @Test("waitForCompaction() throws on a closed store and returns at once when nothing compacts")
+  func waitForCompactionWithoutCompactions() throws {
+    let fileSystem = SimulatedFileSystem()
+    let store = try LogStore(path: Self.path, options: options(fileSystem, compaction: .automatic))
+    _ = try fill(store, keys: 10, rounds: 1)
+    try store.waitForCompaction()
+    try store.close()
+    let error = #expect(throws: LogStoreError.self) { try store.waitForCompaction() }
+    #expect(error?.code == .closed)
+    let manual = try LogStore(path: Self.path, options: options(fileSystem, compaction: .manual))
+    try manual.waitForCompaction()
+    try manual.close()
+    var readOnly = options(fileSystem, compaction: .automatic)
+    readOnly.readOnly = true
+    let reader = try LogStore(path: Self.path, options: readOnly)
+    #expect(reader.options.readOnly)
+    try reader.waitForCompaction()
+  }
+
+  /// A store on `fileSystem` filled by ``fill(_:keys:rounds:)``, and what it holds.
+  private func filledStore(
+    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy = .never, keys: Int, rounds: Int
+  ) throws -> (LogStore, [String: String]) {
+    let store = try LogStore(path: Self.path, options: options(fileSystem, sync: sync))
+    return (store, try fill(store, keys: keys, rounds: rounds))
+  }
+
+  /// A store whose garbage is past the automatic threshold (6 MiB of overwrites), closed and
+  /// opened again with automatic compaction; and what it holds.
+  private func storeWithGarbage(_ fileSystem: SimulatedFileSystem) throws -> (
+    LogStore, [String: String]
+  ) {
+    let writer = try LogStore(
+      path: Self.path, options: options(fileSystem, maxSegmentSize: 1 << 20))
+    let model = try fill(writer, keys: 200, rounds: 300)
+    try writer.close()
+    let store = try LogStore(
+      path: Self.path,
+      options: options(fileSystem, compaction: .automatic, maxSegmentSize: 1 << 20))
+    return (store, model)
+  }
+
+  /// Waits for automatic compaction, then checks that it left little garbage and lost nothing.
+  private func expectCompacted(_ store: LogStore, holding model: [String: String]) throws {
+    try store.waitForCompaction()
+    #expect(try store.statistics().garbageBytes < CompactionScheduler.minimumGarbage)
+    #expect(try store.snapshot() == ["t": model])
+  }
+
+  @Test("waitForCompaction() starts a compaction that is due, and reports one that failed")
+  func waitForCompactionRunsAndReports() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, model) = try storeWithGarbage(fileSystem)
+    // Nothing has been written since the open, so only the wait finds the garbage.
+    fileSystem.inject(.init(call: fileSystem.calls + 1, errorNumber: ENOSPC, persistent: true))
+    do {
+      try store.waitForCompaction()
+      Issue.record("a compaction on a full disk succeeded")
+    } catch {
+      #expect(error.code == .diskFull)
+    }
+    fileSystem.clearFaults()
+    #expect(try store.snapshot() == ["t": model])
+    try expectCompacted(store, holding: model)
+  }
+
+  @Test("waitForCompaction() returns when the store is closed during the compaction it waits for")
+  func closedWhileWaiting() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, model) = try storeWithGarbage(fileSystem)
+    let closing = Arrival()
+    let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
+      try closing.start { () throws(LogStoreError) in try store.close() }
+    }
+    // The wait ends as soon as the store is closing, perhaps before the hook has kept the
+    // thread that closes it.
+    try store.waitForCompaction()
+    #expect(try closing.finish() == nil)
+    #expect(trap.failure.withLock { $0 } == nil)
+    let reopened = try LogStore(path: Self.path, options: options(fileSystem))
+    #expect(try reopened.snapshot() == ["t": model])
+  }
+
+  @Test("writes made during an automatic compaction that bring garbage back start another one")
+  func compactionRequestedAgain() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, before) = try storeWithGarbage(fileSystem)
+    var model = before
+    // Another 6 MiB of overwrites while the compaction thread is about to write its output.
+    let trap = Trap(fileSystem, when: Self.isCompactionOutput) { _ in
+      for round in 0..<300 {
+        for number in 0..<200 {
+          let value = "again \(round)-" + String(repeating: "w", count: 90)
+          try store.put(value.bytes, forKey: "k\(number)".bytes, in: "t")
+        }
+      }
+    }
+    for number in 0..<200 {
+      model["k\(number)"] = "again 299-" + String(repeating: "w", count: 90)
+    }
+    try expectCompacted(store, holding: model)
+    #expect(trap.hasFired)
+    #expect(trap.failure.withLock { $0 } == nil)
+  }
+
+  @Test("when a group's sync fails, every writer of the group gets the error and none comes back")
+  func failedGroupSync() throws {
+    let fileSystem = SimulatedFileSystem()
+    let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
+    try store.createTable("t")
+    let writers = [Arrival(), Arrival()]
+    // The first writer's sync is held while two more queue behind it; they then form one
+    // group, whose sync fails.
+    let failed = OnceFlag()
+    let trap = Trap(
+      fileSystem, when: Self.isDataSync,
+      later: { call in
+        guard let number = call.number, failed.set() else { return }
+        fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+      },
+      then: { _ in
+        for (index, writer) in writers.enumerated() {
+          try writer.start { () throws(LogStoreError) in
+            try store.put("late".bytes, forKey: "w\(index)".bytes, in: "t")
+          }
+        }
+      })
+    try store.put("first".bytes, forKey: "w".bytes, in: "t")
+    #expect(try writers.map { try $0.finish()?.code } == [.io, .io])
+    #expect(trap.failure.withLock { $0 } == nil)
+    fileSystem.clearFaults()
+    #expect(try store.snapshot() == ["t": ["w": "first"]])
+    var images = [fileSystem.image(.process)]
+    for seed: UInt64 in 0..<8 { images.append(fileSystem.image(.power(seed: seed))) }
+    for image in images {
+      let copy = SimulatedFileSystem(files: image)
+      let reopened = try LogStore(path: Self.path, options: options(copy))
+      #expect(try reopened.snapshot() == ["t": ["w": "first"]])
+    }
+  }
+
+  /// The store's states after power losses now, as seen by a reopened store.
+  private func afterPowerLosses(_ fileSystem: SimulatedFileSystem) throws -> Set<
+    [String: [String: String]]
+  > {
+    var states: Set<[String: [String: String]]> = []
+    for seed: UInt64 in 0..<8 {
+      let copy = SimulatedFileSystem(files: fileSystem.image(.power(seed: seed)))
+      let reopened = try LogStore(path: Self.path, options: options(copy))
+      states.insert(try reopened.snapshot())
+    }
+    return states
+  }
+
+  @Test("sync() and compaction wait for a group's sync in flight")
+  func waitForGroupSync() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, model) = try filledStore(fileSystem, sync: .always, keys: 20, rounds: 2)
+    let syncing = Arrival()
+    let compacting = Arrival()
+    let trap = Trap(fileSystem, when: Self.isDataSync) { _ in
+      try syncing.start { () throws(LogStoreError) in try store.sync() }
+      try compacting.start { () throws(LogStoreError) in try store.compact() }
+    }
+    try store.put("last".bytes, forKey: "k0".bytes, in: "t")
+    #expect(try syncing.finish() == nil)
+    #expect(try compacting.finish() == nil)
+    #expect(trap.failure.withLock { $0 } == nil)
+    var expected = model
+    expected["k0"] = "last"
+    #expect(try store.snapshot() == ["t": expected])
+    #expect(try afterPowerLosses(fileSystem) == [["t": expected]])
+  }
+
+  @Test("a group commit waits for compaction's sync in flight")
+  func groupWaitsForCompactionSync() throws {
+    let fileSystem = SimulatedFileSystem()
+    let (store, before) = try filledStore(fileSystem, sync: .always, keys: 20, rounds: 2)
+    var model = before
+    // The compaction leaves a new active segment whose header the next one syncs first.
+    try store.compact()
+    let late = Arrival()
+    let trap = Trap(fileSystem, when: Self.isDataSync) { _ in
+      try late.start { () throws(LogStoreError) in
+        try store.put("late".bytes, forKey: "k1".bytes, in: "t")
+      }
+    }
+    try store.compact()
+    #expect(try late.finish() == nil)
+    #expect(trap.failure.withLock { $0 } == nil)
+    model["k1"] = "late"
+    #expect(try store.snapshot() == ["t": model])
+    #expect(try afterPowerLosses(fileSystem) == [["t": model]])
+  }
+}
