@@ -237,8 +237,10 @@ package enum YTKTime {
     var micros: Int64 = 0
     if parts.count == 2 {
       let digits = parts[1]
+      // Six digits at most (ASCII, checked above), padded with zeros to microseconds.
       let kept = digits.prefix(6)
-      micros = Int64(kept + String(repeating: "0", count: 6 - kept.count)) ?? 0
+      for digit in kept.utf8 { micros = micros * 10 + Int64(digit - UInt8(ascii: "0")) }
+      for _ in kept.count..<6 { micros *= 10 }
       if let next = digits.dropFirst(6).first, next >= "5" { micros += 1 }
     }
     let total = seconds * 1_000_000 + micros

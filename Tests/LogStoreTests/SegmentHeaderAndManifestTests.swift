@@ -35,20 +35,20 @@ struct SegmentHeaderAndManifestTests {
     let cases: [(bytes: [UInt8], error: SegmentHeader.DecodingError)] = [
       (Array(good.prefix(47)), .incomplete),
       ([UInt8](repeating: 0, count: 48), .incomplete),
-      (changedByte, .damaged("segment header checksum mismatch")),
-      (badMagic, .damaged("not a segment file (bad magic)")),
+      (changedByte, .damaged("segment header checksum mismatch", storedSalt: 99)),
+      (badMagic, .damaged("not a segment file (bad magic)", storedSalt: 99)),
       (
         SegmentHeader(version: 2, fileNumber: 7, salt: 99, baseSequence: 12).encoded(),
         .unsupportedVersion(2)
       ),
       (
         SegmentHeader(version: 0, fileNumber: 7, salt: 99, baseSequence: 12).encoded(),
-        .damaged("unknown format version 0")
+        .damaged("unknown format version 0", storedSalt: 99)
       ),
       (
         SegmentHeader(fileNumber: 7, salt: 99, baseSequence: RecordLayout.sequenceLimit)
           .encoded(),
-        .damaged("base sequence number out of range")
+        .damaged("base sequence number out of range", storedSalt: 99)
       ),
     ]
     for (bytes, error) in cases {

@@ -99,19 +99,15 @@ final class Compactor: @unchecked Sendable {
 
   /// What a compaction works on, fixed when it starts.
   private final class Plan {
-    let inputs: [SegmentFile]
-    let inputSizes: [UInt32: Int]
+    /// The sealed segments below the outputs, in order, with the bytes each holds.
+    let inputs: [(file: SegmentFile, size: Int)]
     let firstOutput: UInt32
     let outputLimit: UInt32
     /// Damaged regions met while copying: records the index pointed at may be among them.
     var damageSeen = 0
 
-    init(
-      inputs: [SegmentFile], inputSizes: [UInt32: Int], firstOutput: UInt32,
-      outputLimit: UInt32
-    ) {
+    init(inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32) {
       self.inputs = inputs
-      self.inputSizes = inputSizes
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
     }
@@ -135,14 +131,12 @@ final class Compactor: @unchecked Sendable {
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
       let firstOutput = try log.sealForCompaction(reserving: outputLimit)
       isRunning = true
-      let inputs = index.segments.files.filter { $0.number < firstOutput }.sorted {
-        $0.number < $1.number
+      // Every segment below the outputs is sealed now, its size known.
+      let inputs = log.segmentSizes.compactMap { number, size in
+        number < firstOutput ? index.segments[number].map { (file: $0, size: size) } : nil
       }
-      let sealedSizes = log.segmentSizes
-      var inputSizes: [UInt32: Int] = [:]
-      for input in inputs { inputSizes[input.number] = sealedSizes[input.number] ?? 0 }
       return Plan(
-        inputs: inputs, inputSizes: inputSizes, firstOutput: firstOutput,
+        inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
         outputLimit: outputLimit)
     }
   }
@@ -151,7 +145,7 @@ final class Compactor: @unchecked Sendable {
   private func copyLiveRecords(
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
   ) throws(LogStoreError) -> [Move] {
-    let total = plan.inputSizes.values.reduce(0, +)
+    let total = plan.inputs.map(\.size).reduce(0, +)
     var done = 0
     var moves: [Move] = []
     var current: SegmentBuilder?
@@ -184,9 +178,8 @@ final class Compactor: @unchecked Sendable {
           isCreation: isCreation))
     }
 
-    for input in plan.inputs {
+    for (input, size) in plan.inputs {
       progress?(done, total)
-      let size = plan.inputSizes[input.number] ?? 0
       done += size
       // The records kept back for judging point into `input`, which the scanner below holds
       // open; they are all judged before the scanner goes.
@@ -276,7 +269,7 @@ final class Compactor: @unchecked Sendable {
           number: output.number, path: output.finalPath, salt: output.salt,
           header: output.header, handle: output.handle, mapping: mapping))
     }
-    let inputNumbers = Set(plan.inputs.map(\.number))
+    let inputNumbers = Set(plan.inputs.map(\.file.number))
     // The manifest switches to the outputs now; the inputs are deleted only once it has. If
     // it cannot be replaced, the inputs stay on disk (readers may still be told of them) and
     // the next open removes them: the compaction has happened either way.

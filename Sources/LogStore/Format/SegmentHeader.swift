@@ -19,7 +19,7 @@
 /// All integers are little-endian. Records start at offset 48.
 package struct SegmentHeader: Equatable, Sendable {
   package static let size = 48
-  /// Where ``salt`` is stored: ``storedSalt(_:)`` reads it from a header that fails its checks.
+  /// Where ``salt`` is stored: a header that fails its checks reports it (``DecodingError``).
   static let saltOffset = 16
   static let magic: [UInt8] = Array("YTKKVSEG".utf8)
   static let currentVersion: UInt16 = 1
@@ -63,23 +63,15 @@ package struct SegmentHeader: Equatable, Sendable {
     case incomplete
     /// A header from a newer version of the format.
     case unsupportedVersion(UInt16)
-    /// Anything else.
-    case damaged(String)
+    /// Anything else; with the salt as stored, which a damaged header still holds (there are
+    /// 48 bytes): a segment is salvaged with it, and if only other header bytes were hit, its
+    /// records still verify.
+    case damaged(String, storedSalt: UInt32)
 
     var isDamage: Bool {
       if case .damaged = self { return true }
       return false
     }
-  }
-
-  /// The salt as stored at the start of a segment's `bytes`, whether or not the header checks;
-  /// nil when there are too few bytes to hold it.
-  ///
-  /// A segment whose header is damaged is salvaged with it: if only other header bytes were
-  /// hit, its records still verify.
-  static func storedSalt(_ bytes: UnsafeRawBufferPointer) -> UInt32? {
-    guard bytes.count >= saltOffset + 4, let base = bytes.baseAddress else { return nil }
-    return loadLittleEndian(UInt32.self, base + saltOffset)
   }
 
   package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError)
@@ -88,18 +80,21 @@ package struct SegmentHeader: Equatable, Sendable {
     guard bytes.count >= size, let base = bytes.baseAddress else { throw .incomplete }
     let header = UnsafeRawBufferPointer(start: base, count: size)
     if header.allSatisfy({ $0 == 0 }) { throw .incomplete }
+    func damaged(_ reason: String) -> DecodingError {
+      .damaged(reason, storedSalt: loadLittleEndian(UInt32.self, base + saltOffset))
+    }
     // Every version keeps a 48-byte header whose last four bytes check the rest, so a newer
     // version is recognized only by a header that checks: a damaged version byte is damage.
     let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
     guard stored == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])) else {
-      throw .damaged("segment header checksum mismatch")
+      throw damaged("segment header checksum mismatch")
     }
     guard bytesEqual(UnsafeRawBufferPointer(rebasing: header[0..<8]), magic) else {
-      throw .damaged("not a segment file (bad magic)")
+      throw damaged("not a segment file (bad magic)")
     }
     let version = loadLittleEndian(UInt16.self, base + 8)
     if version > currentVersion { throw .unsupportedVersion(version) }
-    guard version == currentVersion else { throw .damaged("unknown format version \(version)") }
+    guard version == currentVersion else { throw damaged("unknown format version \(version)") }
     let flags = loadLittleEndian(UInt16.self, base + 10)
     var compaction: CompactionMark?
     if flags & 1 != 0 {
@@ -110,7 +105,7 @@ package struct SegmentHeader: Equatable, Sendable {
     }
     let baseSequence = loadLittleEndian(UInt64.self, base + 32)
     guard baseSequence < RecordLayout.sequenceLimit else {
-      throw .damaged("base sequence number out of range")
+      throw damaged("base sequence number out of range")
     }
     return SegmentHeader(
       version: version, fileNumber: loadLittleEndian(UInt32.self, base + 12),

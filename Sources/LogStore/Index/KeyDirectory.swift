@@ -59,8 +59,9 @@ final class KeyDirectory {
     }
     if let position = tablesByBytes.index(forKey: TableName(borrowing: name)) {
       let (stored, table) = tablesByBytes[position]
-      // The dictionary's own copy of the name: shared, not copied.
-      lastTable = (stored.storedBytes, table)
+      // The dictionary's own copy of the name (every key it holds is stored): shared, not
+      // copied.
+      if case .stored(let bytes) = stored.bytes { lastTable = (bytes, table) }
       return table
     }
     // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
@@ -190,7 +191,7 @@ final class KeyDirectory {
     for put in pendingPuts { put.table._withUnsafeGuaranteedRef { $0.warm(put.hash) } }
     for put in pendingPuts {
       put.table._withUnsafeGuaranteedRef {
-        $0.upsert(put.key, hash: put.hash, location: put.location)
+        _ = $0.upsert(put.key, hash: put.hash, location: put.location)
       }
     }
     pendingPuts.removeAll(keepingCapacity: true)
@@ -240,11 +241,11 @@ final class KeyDirectory {
 /// hand, and lives no longer than the lookup. The bytes' ``KeyHash`` is kept beside them, so
 /// that the names a lookup passes over are told apart by it without reading their bytes.
 private struct TableName: Hashable {
-  private enum Bytes {
+  enum Bytes {
     case stored([UInt8])
     case borrowed(UnsafeRawBufferPointer)
   }
-  private let bytes: Bytes
+  let bytes: Bytes
   private let hash: UInt64
 
   init(_ name: String) {
@@ -263,14 +264,6 @@ private struct TableName: Hashable {
     switch bytes {
     case .stored(let array): return array.withUnsafeBytes(body)
     case .borrowed(let buffer): return body(buffer)
-    }
-  }
-
-  /// The bytes of a stored name (a borrowed one's are copied).
-  var storedBytes: [UInt8] {
-    switch bytes {
-    case .stored(let array): array
-    case .borrowed(let buffer): Array(buffer)
     }
   }
 

@@ -55,8 +55,6 @@ struct Recovery {
     let handle: any FileHandle
     let size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
-    /// The salt as stored, for salvaging a segment whose header fails its checks.
-    let storedSalt: UInt32?
   }
 
   func path(_ name: String) -> String { directory + "/" + name }
@@ -216,12 +214,7 @@ struct Recovery {
         try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
       }
     }
-    let storedSalt = headerBytes.withUnsafeBytes { bytes in
-      SegmentHeader.storedSalt(UnsafeRawBufferPointer(rebasing: bytes[0..<read]))
-    }
-    return Candidate(
-      number: number, path: path, handle: handle, size: size, header: header,
-      storedSalt: storedSalt)
+    return Candidate(number: number, path: path, handle: handle, size: size, header: header)
   }
 
   /// Segments that rule 2 removes (``CompactionGroups``).
@@ -265,10 +258,10 @@ struct Recovery {
       try damage(candidate, offset: 0, reason: "the segment header is missing", into: &state)
       candidate.handle.close()
       return
-    case .failure(.damaged(let reason)):
+    case .failure(.damaged(let reason, let storedSalt)):
       try damage(candidate, offset: 0, reason: reason, into: &state)
       header = nil
-      salt = candidate.storedSalt ?? 0
+      salt = storedSalt
     }
 
     let becomesWriter = writable && isLast && header != nil && header?.compaction == nil

@@ -147,9 +147,9 @@ struct Verifier {
               file: name, offset: 8,
               message: "format version \(version) is newer than this tool reads"))
           continue
-        case .damaged(let reason):
+        case .damaged(let reason, let storedSalt):
           report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
-          salt = bytes.withUnsafeBytes { SegmentHeader.storedSalt($0) } ?? 0
+          salt = storedSalt
         }
       }
       let isLast = position == segments.count - 1
