@@ -3,7 +3,7 @@
 // UInt64 range (KeyHash's, and chosen ones that collide at 2^31 and at the table's end); and
 // KeyDirectory rebuilt from a segment, as recovery does, and from its hint file.
 
-/// Keys by number, in one block of memory that stays put (TableIndex.upsertAll takes
+/// Keys by number, in one block of memory that stays put (TableIndex.upsert takes
 /// pointers). Key 0 is empty; the others are [group, number (4 bytes, big-endian), filler],
 /// 5 to 33 bytes, and every 1009th 300 to 500 bytes.
 struct KeySet {
@@ -263,7 +263,8 @@ func syntheticHashScenario(_ c: inout Checker) -> String {
         puts.append((keys[member], hashes[member], location))
         model.set(member, location)
       }
-      table.upsertAll(puts)
+      for put in puts { table.warm(put.hash) }
+      for put in puts { _ = table.upsert(put.key, hash: put.hash, location: put.location) }
       batches += 1
     } else if choice < 75 {
       let previous = table.remove(keys[id], hash: hashes[id])
@@ -288,7 +289,7 @@ func syntheticHashScenario(_ c: inout Checker) -> String {
   for id in 0..<keys.count { model.set(id, nil) }
   model.verify(table, keys, hashes: hashes, &c, "after removing everything")
   return
-    "\(keys.count) keys, every 20th with a slot hash of 1, 2^31-1, 2^31, 2^32-1 (collision chains, wrap-around); \(batches) upsertAll groups; \(peak) keys at the end"
+    "\(keys.count) keys, every 20th with a slot hash of 1, 2^31-1, 2^31, 2^32-1 (collision chains, wrap-around); \(batches) groups of 16 warmed, then upserted; \(peak) keys at the end"
 }
 
 // MARK: KeyDirectory
@@ -361,8 +362,12 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
   // Recovery's way: scan, puts a few at a time (applySoon), batches member by member.
   let scanned = KeyDirectory()
   var events = 0
+  // The segment's bytes are an array here: this object stands for the file that owns them.
+  final class SegmentOwner {}
+  let owner = SegmentOwner()
   segment.withUnsafeBytes { b in
-    var scanner = SegmentScanner(bytes: b, salt: salt, baseSequence: 1, isLast: true)
+    var scanner = SegmentScanner(bytes: b, owner: owner, salt: salt, baseSequence: 1, isLast: true)
+    scanned.replay(from: owner) {
     while let event = scanner.next() {
       guard case .record(let record, let offset) = event else {
         c.expect(false, "damage in a clean segment")
@@ -373,26 +378,26 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
         segment: segmentNumber, offset: UInt32(offset), length: UInt32(record.length))
       if record.kind == .batch {
         scanned.applyPending()
-        do throws(LogStoreError) {
-          try scanned.applyBatch(record, at: location, salt: salt)
-        } catch {
-          c.expect(false, "applyBatch: \(error.message)")
-        }
         let valueStart = offset + record.length - record.value.count
-        try? RecordCodec.forEachMember(of: record, salt: salt) { member, at throws(LogStoreError) in
-          model.apply(
-            member,
-            at: RecordLocation(
-              segment: segmentNumber, offset: UInt32(valueStart + at), length: UInt32(member.length)
-            ))
+        do throws(LogStoreError) {
+          try RecordCodec.forEachMember(of: record, salt: salt) {
+            member, at throws(LogStoreError) in
+            let memberLocation = RecordLocation(
+              segment: segmentNumber, offset: UInt32(valueStart + at),
+              length: UInt32(member.length))
+            scanned.apply(member, at: memberLocation)
+            model.apply(member, at: memberLocation)
+          }
+        } catch {
+          c.expect(false, "batch members: \(error.message)")
         }
       } else {
         scanned.applySoon(record, at: location)
         model.apply(record, at: location)
       }
     }
+    }
   }
-  scanned.applyPending()
   c.expect(events == records.count, "\(events) records scanned of \(records.count)")
   model.verify(scanned, &c, "from the segment")
   // Recovery from the hint file: room reserved first, then every entry applied.
@@ -404,7 +409,13 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
     do throws(HintFile.Invalid) {
       let contents = try HintFile.decode(
         b, fileNumber: segmentNumber, salt: salt, segmentLength: segment.count)
-      hinted.reserve(for: contents.entries)
+      var room: [String: KeyDirectory.Room] = [:]
+      for entry in contents.entries where entry.kind == .put {
+        let name = String(decoding: entry.table, as: UTF8.self)
+        let counted = room[name] ?? (0, 0)
+        room[name] = (counted.count + 1, counted.keyBytes + entry.key.count)
+      }
+      hinted.reserve(room)
       for entry in contents.entries {
         let record = Record(
           kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,

@@ -95,7 +95,7 @@ func buildHint(_ segment: [UInt8], salt: UInt32, fileNumber: UInt32, coveredLeng
   var entries: [ExpectedEntry] = []
   segment.withUnsafeBytes { b in
     var scanner = SegmentScanner(
-      bytes: UnsafeRawBufferPointer(rebasing: b[0..<coveredLength]), salt: salt,
+      bytes: UnsafeRawBufferPointer(rebasing: b[0..<coveredLength]), owner: nil, salt: salt,
       baseSequence: 1, isLast: true)
     func add(_ record: Record, _ offset: Int) {
       builder.add(record, offset: offset)
@@ -288,7 +288,7 @@ func scan(
 ) -> (events: [ScanEvent], end: Int, torn: Bool, last: UInt64) {
   bytes.withUnsafeBytes { b in
     var scanner = SegmentScanner(
-      bytes: b, salt: salt, baseSequence: 1, isLast: isLast, start: start,
+      bytes: b, owner: nil, salt: salt, baseSequence: 1, isLast: isLast, start: start,
       mayBeBeingWritten: mayBeBeingWritten)
     var events: [ScanEvent] = []
     while let event = scanner.next() {
