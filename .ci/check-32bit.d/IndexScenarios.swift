@@ -368,34 +368,34 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
   segment.withUnsafeBytes { b in
     var scanner = SegmentScanner(bytes: b, owner: owner, salt: salt, baseSequence: 1, isLast: true)
     scanned.replay(from: owner) {
-    while let event = scanner.next() {
-      guard case .record(let record, let offset) = event else {
-        c.expect(false, "damage in a clean segment")
-        continue
-      }
-      events += 1
-      let location = RecordLocation(
-        segment: segmentNumber, offset: UInt32(offset), length: UInt32(record.length))
-      if record.kind == .batch {
-        scanned.applyPending()
-        let valueStart = offset + record.length - record.value.count
-        do throws(LogStoreError) {
-          try RecordCodec.forEachMember(of: record, salt: salt) {
-            member, at throws(LogStoreError) in
-            let memberLocation = RecordLocation(
-              segment: segmentNumber, offset: UInt32(valueStart + at),
-              length: UInt32(member.length))
-            scanned.apply(member, at: memberLocation)
-            model.apply(member, at: memberLocation)
-          }
-        } catch {
-          c.expect(false, "batch members: \(error.message)")
+      while let event = scanner.next() {
+        guard case .record(let record, let offset) = event else {
+          c.expect(false, "damage in a clean segment")
+          continue
         }
-      } else {
-        scanned.applySoon(record, at: location)
-        model.apply(record, at: location)
+        events += 1
+        let location = RecordLocation(
+          segment: segmentNumber, offset: UInt32(offset), length: UInt32(record.length))
+        if record.kind == .batch {
+          scanned.applyPending()
+          let valueStart = offset + record.length - record.value.count
+          do throws(LogStoreError) {
+            try RecordCodec.forEachMember(of: record, salt: salt) {
+              member, at throws(LogStoreError) in
+              let memberLocation = RecordLocation(
+                segment: segmentNumber, offset: UInt32(valueStart + at),
+                length: UInt32(member.length))
+              scanned.apply(member, at: memberLocation)
+              model.apply(member, at: memberLocation)
+            }
+          } catch {
+            c.expect(false, "batch members: \(error.message)")
+          }
+        } else {
+          scanned.applySoon(record, at: location)
+          model.apply(record, at: location)
+        }
       }
-    }
     }
   }
   c.expect(events == records.count, "\(events) records scanned of \(records.count)")
