@@ -9,6 +9,12 @@ package enum StorePath {
     return String(path)
   }
 
+  /// The last component of `path`: the whole of a bare name.
+  package static func name(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return path }
+    return String(path[path.index(after: slash)...])
+  }
+
   /// The directory that holds `path`: `.` for a bare name, `/` for a name in the root.
   package static func parent(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

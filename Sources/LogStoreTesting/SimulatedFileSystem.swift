@@ -688,10 +688,7 @@ private func parent(of path: String) -> String {
   return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
-private func name(of path: String) -> String {
-  guard let slash = path.lastIndex(of: "/") else { return path }
-  return String(path[path.index(after: slash)...])
-}
+private func name(of path: String) -> String { StorePath.name(of: path) }
 
 private final class SimulatedLock: FileLock, @unchecked Sendable {
   // Immutable after init; `released` is only touched under the file system's lock via unlock.

@@ -28,7 +28,7 @@ final class ActiveLog: @unchecked Sendable {
   private var retiredSegments: Set<UInt32> = []
   /// A thread is syncing the active segment without holding `lock`; nobody may seal,
   /// replace or close it meanwhile.
-  var syncInFlight = false
+  private(set) var syncInFlight = false
   /// `close()` has begun: new writes are refused and background threads stop.
   private(set) var closing = false
 
@@ -126,12 +126,6 @@ final class ActiveLog: @unchecked Sendable {
   /// (2^31: a store would need billions of segments to get there; only a file named so by
   /// hand or by damage brings it close).
   private func checkFileNumbers(from first: UInt32, count: UInt32) throws(LogStoreError) {
-    try Self.checkFileNumbers(from: first, count: count, directory: directory)
-  }
-
-  static func checkFileNumbers(from first: UInt32, count: UInt32, directory: String)
-    throws(LogStoreError)
-  {
     guard first < StoreFileName.maximumNumber, count <= StoreFileName.maximumNumber - first
     else {
       throw LogStoreError(
@@ -250,28 +244,37 @@ final class ActiveLog: @unchecked Sendable {
     return sizes
   }
 
-  /// Syncs what the active segment holds, outside `lock` (taken and released here), so that
-  /// writers go on meanwhile; another sync outside the lock is waited for first.
-  func flushOutsideLock() throws(LogStoreError) {
-    let target = lock.withLock { () -> (SegmentWriter, Range<Int>)? in
-      while syncInFlight { lock.wait() }
-      guard !closing, let active = writer else { return nil }
-      syncInFlight = true
-      return (active, active.unsynchronized)
-    }
-    guard let (active, range) = target else { return }
+  /// Syncs `range` of `active` with `lock` released meanwhile, so that writers go on;
+  /// `syncInFlight` is set throughout, so that nothing seals, replaces or closes the segment.
+  /// Call with `lock` held and no sync in flight; returns with it held, and the error if the
+  /// sync failed.
+  func synchronizeOutsideLock(
+    _ active: SegmentWriter, _ range: Range<Int>, _ strength: SyncStrength
+  ) -> LogStoreError? {
+    syncInFlight = true
+    lock.unlock()
     var failure: LogStoreError?
     do {
-      try active.synchronize(range, .durable)
+      try active.synchronize(range, strength)
     } catch {
       failure = error
     }
-    lock.withLock {
-      syncInFlight = false
-      if failure == nil { active.markDurable(upTo: range.upperBound) }
-      lock.broadcast()
-    }
-    if let failure { throw failure }
+    lock.lock()
+    syncInFlight = false
+    lock.broadcast()
+    return failure
+  }
+
+  /// Syncs what the active segment holds, outside `lock` (taken and released here), so that
+  /// writers go on meanwhile; another sync outside the lock is waited for first.
+  func flushOutsideLock() throws(LogStoreError) {
+    lock.lock()
+    defer { lock.unlock() }
+    while syncInFlight { lock.wait() }
+    guard !closing, let active = writer else { return }
+    let range = active.unsynchronized
+    if let failure = synchronizeOutsideLock(active, range, .durable) { throw failure }
+    active.markDurable(upTo: range.upperBound)
   }
 
   /// The loop of the `SyncPolicy.interval` thread: sync what was written, then sleep.
@@ -288,14 +291,10 @@ final class ActiveLog: @unchecked Sendable {
       guard !closing, !syncInFlight, let active = writer else { continue }
       let range = active.unordered
       guard !range.isEmpty else { continue }
-      syncInFlight = true
-      lock.unlock()
-      let synced = (try? active.synchronize(range, .ordered)) != nil
-      lock.lock()
-      syncInFlight = false
-      lock.broadcast()
       // A failed background sync is retried at the next interval; `sync()` reports errors.
-      if synced { active.markOrdered(upTo: range.upperBound) }
+      if synchronizeOutsideLock(active, range, .ordered) == nil {
+        active.markOrdered(upTo: range.upperBound)
+      }
     }
   }
 

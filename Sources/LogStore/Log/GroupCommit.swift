@@ -57,18 +57,9 @@ final class GroupCommit: @unchecked Sendable {
     while log.syncInFlight { lock.wait() }
     let active = log.writer!
     let range = active.unsynchronized
-    log.syncInFlight = true
-    lock.unlock()
-    var syncError: LogStoreError?
     let syncStart = monotonicNanoseconds()
-    do {
-      try active.synchronize(range, .durable)
-    } catch {
-      syncError = error
-    }
-    lock.lock()
+    let syncError = log.synchronizeOutsideLock(active, range, .durable)
     lastSyncNanoseconds = monotonicNanoseconds() - syncStart
-    log.syncInFlight = false
     if let syncError {
       // What did not reach the disk must not come back after a crash either: zero it, and
       // fail every change written there. Changes in segments sealed meanwhile are durable.

@@ -117,7 +117,7 @@ extension LogStore {
     throws(LogStoreError) -> String?
   {
     let parent = StorePath.parent(of: path)
-    let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    let name = StorePath.name(of: path)
     let recovering = name + ".recovering-"
     guard let names = try? fileSystem.contentsOfDirectory(parent) else { return nil }
     let existing = Set(names)
