@@ -25,6 +25,7 @@ let scenarios: [Scenario] = [
   Scenario(name: "table-index", body: tableIndexScenario),
   Scenario(name: "table-index-hashes", body: syntheticHashScenario),
   Scenario(name: "key-directory", body: keyDirectoryScenario),
+  Scenario(name: "index-file", body: indexFileScenario),
 ]
 
 @main

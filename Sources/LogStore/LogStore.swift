@@ -270,11 +270,13 @@ public final class LogStore: Sendable {
   /// Every key of `table`, sorted by their bytes.
   public func keys(in table: String) throws(LogStoreError) -> [[UInt8]] {
     var keys: [[UInt8]] = []
-    try engine.readIndex { directory throws(LogStoreError) in
-      guard let index = directory.table(table) else { throw engine.index.tableNotFound(table) }
-      keys.reserveCapacity(index.count)
-      index.forEachKey { key, _ in keys.append(Array(key)) }
-    }
+    try engine.index.forEachKey(
+      in: table,
+      restart: { count in
+        keys = []
+        keys.reserveCapacity(count)
+      },
+      { key, _ in keys.append(Array(key)) })
     keys.sort { a, b in a.withUnsafeBytes { a in b.withUnsafeBytes { b in bytesPrecede(a, b) } } }
     return keys
   }
@@ -300,6 +302,14 @@ public final class LogStore: Sendable {
   /// at once under ``CompactionPolicy/manual``. Throws the error of an automatic compaction
   /// that failed meanwhile (a full disk, say).
   public func waitForCompaction() throws(LogStoreError) { try engine.waitForCompaction() }
+
+  /// Writes an index file of the store as it is now (docs/FORMAT.md, "Index files"), so that
+  /// the next open maps it and reads only the log written after, instead of every record.
+  /// Writes go on meanwhile. The store does this itself after each compaction and at `close()`
+  /// when enough was written since the last one; call it after loading much data, say, to
+  /// make the next launch fast at once. Does nothing when ``Options/indexFiles`` is off or an
+  /// index file already covers the whole log.
+  public func checkpoint() throws(LogStoreError) { try engine.checkpoint() }
 
   /// What the store holds and how much space it takes.
   public func statistics() throws(LogStoreError) -> StoreStatistics {

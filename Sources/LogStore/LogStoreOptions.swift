@@ -58,13 +58,19 @@ extension LogStore {
     /// Check each record's checksum when it is read, not only when the store is opened.
     /// Default `true`.
     public var verifyChecksumsOnRead: Bool
+    /// Keep a persisted index beside the log (index files, docs/FORMAT.md), so that an open
+    /// maps it and reads only the log written after it, instead of reading every record.
+    /// Written after each compaction, at ``LogStore/checkpoint()``, and at `close()` when
+    /// enough was written since the last one. Default `true`; with `false` none is written or
+    /// used (a writer's open removes those there), and every open reads the whole log.
+    public var indexFiles: Bool
     /// The file system the engine works on; tests substitute a fault-injecting one.
     package var fileSystem: any FileSystem
 
     public init(
       sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
       compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
-      verifyChecksumsOnRead: Bool = true
+      verifyChecksumsOnRead: Bool = true, indexFiles: Bool = true
     ) {
       self.sync = sync
       self.readOnly = readOnly
@@ -72,6 +78,7 @@ extension LogStore {
       self.compaction = compaction
       self.maxSegmentSize = maxSegmentSize
       self.verifyChecksumsOnRead = verifyChecksumsOnRead
+      self.indexFiles = indexFiles
       self.fileSystem = SystemFileSystem()
     }
 
@@ -110,7 +117,7 @@ public struct StoreStatistics: Sendable, Equatable, Hashable {
   public var liveItems: Int
   /// Encoded bytes of the records those keys point at.
   public var liveBytes: Int
-  /// Bytes of the store's segment and hint files, not counting space reserved ahead of the
+  /// Bytes of the store's segment, hint and index files, not counting space reserved ahead of the
   /// active segment's last record (at most 1 MiB). Sealed segments keep their reserved space
   /// (zeros, at most 1 MiB each) until compaction replaces them: a file is never cut shorter
   /// while a reader may have it mapped.
@@ -132,6 +139,13 @@ public struct StoreStatistics: Sendable, Equatable, Hashable {
   /// ``LogStoreError/Code/corrupted`` without counting it. ``LogStore/verify(path:)`` finds all
   /// of it. The count comes from the engine; docs/FORMAT.md ("Recovery") says the same.
   public var damagedRecords: Int
+  /// Bytes of the index file the store opened from or last wrote, mapped read-only: clean
+  /// memory the system can drop and read back from the file (docs/FORMAT.md, "Index
+  /// files"). Zero without one.
+  public var indexMappedBytes = 0
+  /// Bytes of heap the index holds: all of it for a store opened without an index file, else
+  /// the changes since it (the *overlay*).
+  public var indexHeapBytes = 0
   /// Bytes compaction could reclaim: `diskBytes - liveBytes`.
   public var garbageBytes: Int { diskBytes - liveBytes }
 

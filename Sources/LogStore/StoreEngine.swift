@@ -25,6 +25,7 @@ final class StoreEngine: @unchecked Sendable {
   private let groupCommit: GroupCommit
   private let compactor: Compactor
   private let scheduler: CompactionScheduler
+  private let checkpointer: Checkpointer
   /// How the last open rebuilt the index.
   let openReport: OpenReport
 
@@ -55,9 +56,16 @@ final class StoreEngine: @unchecked Sendable {
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)
     log = ActiveLog(directory: directory, options: options, index: index, state: state)
     groupCommit = GroupCommit(log: log)
-    compactor = Compactor(log: log, groupCommit: groupCommit)
-    scheduler = CompactionScheduler(log: log, compactor: compactor)
+    checkpointer = Checkpointer(log: log, groupCommit: groupCommit, openedFrom: state.keys.mapped)
+    compactor = Compactor(log: log, groupCommit: groupCommit, checkpointer: checkpointer)
+    scheduler = CompactionScheduler(log: log, compactor: compactor, checkpointer: checkpointer)
     openReport = state.report
+    index.rebuildAfterDamage = { [unowned self] in
+      log.lock.withLock {
+        compactor.waitUntilStopped()
+        if index.keys.mapped != nil { log.rebuildIndex() }
+      }
+    }
     if !options.readOnly {
       try log.lock.withLock { () throws(LogStoreError) in
         if log.writer == nil { try log.startFirstSegment() }
@@ -83,6 +91,7 @@ final class StoreEngine: @unchecked Sendable {
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
+    defer { rebuildIfDamaged() }
     if options.sync == .always {
       scheduler.noteWritten(try groupCommit.commit(mutation))
       return
@@ -92,6 +101,15 @@ final class StoreEngine: @unchecked Sendable {
     let appended = try log.append(mutation)
     index.change { index.apply(appended) }
     scheduler.noteWritten(appended.length)
+  }
+
+  /// A writer that found the index file damaged while applying a change (its counts may then
+  /// be off) rebuilds the directory from the log, which holds that change too. Call with the
+  /// log's lock held.
+  private func rebuildIfDamaged() {
+    guard index.keys.baseDamaged else { return }
+    compactor.waitUntilStopped()
+    if index.keys.baseDamaged { log.rebuildIndex() }
   }
 
   // MARK: Sync, statistics, compaction, close
@@ -108,18 +126,31 @@ final class StoreEngine: @unchecked Sendable {
     try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
       let disk = log.diskBytes
       return try index.read { keys throws(LogStoreError) in
-        StoreStatistics(
+        var statistics = StoreStatistics(
           tables: keys.tables.count, liveItems: keys.itemCount, liveBytes: keys.liveBytes,
-          diskBytes: disk, segments: index.segments.count, damagedRecords: index.damagedRecords)
+          diskBytes: disk + checkpointer.currentFileSize, segments: index.segments.count,
+          damagedRecords: index.damagedRecords)
+        statistics.indexMappedBytes = keys.mapped?.fileLength ?? 0
+        statistics.indexHeapBytes = keys.heapBytes
+        return statistics
       }
     }
   }
 
   func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
-    try compactor.compact(progress: progress)
+    if try compactor.compact(progress: progress) { checkpointAfterCompaction() }
+  }
+
+  /// The segments changed: an index file of the new ones lets the next open skip them. Only an
+  /// optimization, so a failure to write it does not fail the compaction, which has happened
+  /// (without it, and without hint files, the next open reads the new segments whole).
+  private func checkpointAfterCompaction() {
+    try? checkpointer.checkpoint(compactor: compactor)
   }
 
   func waitForCompaction() throws(LogStoreError) { try scheduler.waitForCompaction() }
+
+  func checkpoint() throws(LogStoreError) { try checkpointer.checkpoint(compactor: compactor) }
 
   /// Stops background work (a compaction in progress stops early and leaves the store as it
   /// was), syncs the active segment, and releases every file.
@@ -134,6 +165,7 @@ final class StoreEngine: @unchecked Sendable {
     log.beginClosing()
     compactor.requestStop()
     compactor.waitUntilStopped()
+    checkpointer.waitUntilStopped()
     let threads = backgroundThreads
     backgroundThreads = []
     lock.unlock()
@@ -144,6 +176,10 @@ final class StoreEngine: @unchecked Sendable {
     defer { lock.unlock() }
     var failure: LogStoreError?
     do {
+      try log.writer?.synchronize()
+      // An index file is only an optimization: a close that cannot write one still closes
+      // (the next open reads the log instead).
+      try? checkpointer.checkpointAtClose()
       try log.close()
     } catch {
       failure = error

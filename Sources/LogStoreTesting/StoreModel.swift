@@ -11,6 +11,8 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
   case dropTable(String)
   case batch([WriteBatch.Operation])
   case compact
+  /// Writes an index file (``LogStore/checkpoint()``); changes no data.
+  case checkpoint
 
   package var description: String {
     switch self {
@@ -23,6 +25,7 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
     case .dropTable(let table): "dropTable(\(table))"
     case .batch(let operations): "batch(\(operations.count) operations)"
     case .compact: "compact"
+    case .checkpoint: "checkpoint"
     }
   }
 
@@ -46,6 +49,7 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
       for operation in operations { batch.append(operation) }
       try store.write(batch)
     case .compact: try store.compact()
+    case .checkpoint: try store.checkpoint()
     }
   }
 }
@@ -82,7 +86,7 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
         guard trial.applyMember(member) else { return }
       }
       self = trial
-    case .compact: break
+    case .compact, .checkpoint: break
     }
   }
 
@@ -114,7 +118,7 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
   /// that does not exist at that point. An empty batch is never refused: it writes nothing.
   package func refuses(_ operation: StoreOperation) -> Bool {
     switch operation {
-    case .createTable, .compact: return false
+    case .createTable, .compact, .checkpoint: return false
     case .deleteMany(let table, let keys): return !keys.isEmpty && tables[table] == nil
     case .put(let table, _, _), .delete(let table, _), .deletePrefix(let table, _),
       .clearTable(let table), .dropTable(let table):

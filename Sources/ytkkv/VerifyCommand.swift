@@ -7,16 +7,17 @@ struct VerifyCommand: Command {
   static let abstract = "Check every record and hint file; report each problem."
   static let usage = "ytkkv verify PATH [--json]"
   static let discussion = """
-    Reads every segment and hint file without opening the store (so it works while another
-    process has it open, and changes nothing), checks every record's checksum and every hint
-    entry against its record, and prints each problem with its file and offset. Ends with
+    Reads every segment, hint and index file without opening the store (so it works while
+    another process has it open, and changes nothing), checks every record's checksum, every
+    hint entry and every index entry against its record, and prints each problem with its
+    file and offset. Ends with
     "OK" (exit status 0) or "N problems found" (exit status 1). Notes (a torn tail left by a
     crash, leftovers of an interrupted compaction) are printed but are not problems: the
     next open tidies them.
 
     Options:
       --json   print one JSON object instead: {"ok", "segments", "records", "hintFiles",
-               "problems": [{"file", "offset", "message"}], "notes": [...]}
+               "indexFiles", "problems": [{"file", "offset", "message"}], "notes": [...]}
 
     Example:
       $ ytkkv verify test.db
@@ -49,7 +50,8 @@ struct VerifyCommand: Command {
       }
       output.print(
         "{\"ok\":\(report.isClean),\"segments\":\(report.segments),\"records\":\(report.records),"
-          + "\"hintFiles\":\(report.hintFiles),\"problems\":\(try encode(report.problems)),"
+          + "\"hintFiles\":\(report.hintFiles),\"indexFiles\":\(report.indexFiles),"
+          + "\"problems\":\(try encode(report.problems)),"
           + "\"notes\":\(try encode(report.notes))}")
     } else {
       for problem in report.problems { output.print(problem.description) }
@@ -57,7 +59,7 @@ struct VerifyCommand: Command {
       if report.isClean {
         output.print(
           "OK (\(report.segments) segments, \(report.records) records, "
-            + "\(report.hintFiles) hint files)")
+            + "\(report.hintFiles) hint files, \(report.indexFiles) index files)")
       } else {
         let count = report.problems.count
         output.print("\(count) problem\(count == 1 ? "" : "s") found")

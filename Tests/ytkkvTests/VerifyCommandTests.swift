@@ -20,7 +20,7 @@ struct VerifyCommandTests {
 
     let result = try Tool.run(["verify", store.path])
     #expect(result.status == 0)
-    #expect(result.outputLines == ["OK (1 segments, 10 records, 0 hint files)"])
+    #expect(result.outputLines == ["OK (1 segments, 10 records, 0 hint files, 0 index files)"])
     #expect(result.standardError == "")
 
     let json = try Tool.run(["verify", store.path, "--json"])
@@ -122,7 +122,7 @@ struct VerifyCommandTests {
       result.outputLines == [
         "note: \(segment) at offset \(torn.offset): torn tail of \(torn.remaining) bytes "
           + "left by a crash; cleared at the next open",
-        "OK (1 segments, 9 records, 0 hint files)",
+        "OK (1 segments, 9 records, 0 hint files, 0 index files)",
       ])
 
     let json = try Tool.run(["verify", store.path, "--json"])

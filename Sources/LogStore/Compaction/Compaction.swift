@@ -21,6 +21,7 @@
 final class Compactor: @unchecked Sendable {
   private let log: ActiveLog
   private let groupCommit: GroupCommit
+  private let checkpointer: Checkpointer
   private var index: IndexView { log.index }
   private var options: LogStore.Options { log.options }
   private var directory: String { log.directory }
@@ -31,9 +32,10 @@ final class Compactor: @unchecked Sendable {
   /// Set by `close()` so that a compaction in progress stops early; read without locks.
   let stopRequested = OnceFlag()
 
-  init(log: ActiveLog, groupCommit: GroupCommit) {
+  init(log: ActiveLog, groupCommit: GroupCommit, checkpointer: Checkpointer) {
     self.log = log
     self.groupCommit = groupCommit
+    self.checkpointer = checkpointer
   }
 
   /// A record copied by compaction: where it was and where its copy is.
@@ -62,10 +64,15 @@ final class Compactor: @unchecked Sendable {
   }
 
   /// Compacts now: waits for a compaction already running, then runs one. `progress` is
-  /// called now and then with the input bytes copied so far and the total.
-  func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
+  /// called now and then with the input bytes copied so far and the total. Returns whether an
+  /// index file should follow (``Checkpointer/followsCompaction()``: the outputs got no hint
+  /// files); the caller writes it.
+  @discardableResult
+  func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError)
+    -> Bool
+  {
     guard !options.readOnly else { throw LogStoreError.readOnly(directory) }
-    guard let plan = try begin() else { return }
+    guard let plan = try begin() else { return false }
     var succeeded = false
     defer {
       if !succeeded {
@@ -95,6 +102,9 @@ final class Compactor: @unchecked Sendable {
     }
     try swapIn(outputs: outputs, moves: moves, plan: plan)
     succeeded = true
+    // A relocation that found the index file damaged left its key where it was: rebuild.
+    log.lock.withLock { if index.keys.baseDamaged { log.rebuildIndex() } }
+    return plan.writesIndex
   }
 
   /// What a compaction works on, fixed when it starts.
@@ -105,11 +115,17 @@ final class Compactor: @unchecked Sendable {
     let outputLimit: UInt32
     /// Damaged regions met while copying: records the index pointed at may be among them.
     var damageSeen = 0
+    /// An index file is written after the compaction, so the outputs need no hint files.
+    let writesIndex: Bool
 
-    init(inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32) {
+    init(
+      inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
+      writesIndex: Bool
+    ) {
       self.inputs = inputs
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
+      self.writesIndex = writesIndex
     }
   }
 
@@ -119,9 +135,12 @@ final class Compactor: @unchecked Sendable {
     // the lock has little left to sync.
     try log.flushOutsideLock()
     return try log.lock.withLock { () throws(LogStoreError) -> Plan? in
-      while isRunning && !log.closing { log.lock.wait() }
+      while (isRunning || checkpointer.isRunning) && !log.closing { log.lock.wait() }
       groupCommit.waitUntilIdle()
       try log.checkWritable()
+      // Compaction decides what is live by the index: an index file that fails a check is
+      // replaced by a directory rebuilt from the log first.
+      if !index.keys.verifyMapped() { log.rebuildIndex() }
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
       let recordBytes = inputBytes - sizes.count * SegmentHeader.size
@@ -137,7 +156,7 @@ final class Compactor: @unchecked Sendable {
       }
       return Plan(
         inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-        outputLimit: outputLimit)
+        outputLimit: outputLimit, writesIndex: checkpointer.followsCompaction())
     }
   }
 
@@ -164,7 +183,8 @@ final class Compactor: @unchecked Sendable {
         let output = try SegmentBuilder(
           directory: directory, number: plan.firstOutput + index,
           mark: .init(firstOutput: plan.firstOutput, outputIndex: index, outputCount: 0),
-          baseSequence: record.sequence, fileSystem: fileSystem)
+          baseSequence: record.sequence, fileSystem: fileSystem,
+          writesHint: !plan.writesIndex)
         outputs.append(output)
         current = output
       }
@@ -234,9 +254,16 @@ final class Compactor: @unchecked Sendable {
     switch record.kind {
     case .put:
       // By name, not by bytes: the lookup by bytes caches its last table, for writers only.
-      let table = keys.table(String(decoding: record.table, as: UTF8.self))
-      return table?.find(record.key, hash: KeyHash.hash(record.key)) == location
-        ? .keepValue : .drop
+      guard let table = keys.table(String(decoding: record.table, as: UTF8.self)) else {
+        return .drop
+      }
+      switch table.lookup(record.key, hash: KeyHash.hash(record.key)) {
+      case .found(let found): return found == location ? .keepValue : .drop
+      case .absent: return .drop
+      // The index file was damaged after it was checked (compaction checks it first): keep
+      // the record, since dropping one that is live would lose it.
+      case .damaged: return .keepValue
+      }
     case .createTable:
       return keys.creations[String(decoding: record.table, as: UTF8.self)] == location
         ? .keepCreation : .drop
@@ -250,7 +277,7 @@ final class Compactor: @unchecked Sendable {
   private func commitOutputs(_ outputs: [SegmentBuilder]) throws(LogStoreError) {
     for output in outputs { try output.finish(outputCount: UInt32(outputs.count)) }
     // Hints first: a hint without its segment is ignored (and removed) at open.
-    for output in outputs {
+    for output in outputs where output.writesHint {
       try fileSystem.renameFile(output.hintTemporaryPath, to: output.hintFinalPath)
     }
     for output in outputs {
@@ -337,6 +364,8 @@ final class Compactor: @unchecked Sendable {
       try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
       try fileSystem.removeFile(directory + "/" + StoreFileName.hint(number))
     }
+    // The index file described the inputs: no open can use it any more.
+    try log.lock.withLock { () throws(LogStoreError) in try checkpointer.removeCurrent() }
     try fileSystem.synchronizeDirectory(directory)
   }
 }

@@ -15,6 +15,7 @@ final class CompactionScheduler: @unchecked Sendable {
 
   private let log: ActiveLog
   private let compactor: Compactor
+  private let checkpointer: Checkpointer
   private var policy: CompactionPolicy { log.options.compaction }
 
   private var requested = false
@@ -22,9 +23,10 @@ final class CompactionScheduler: @unchecked Sendable {
   private var automaticError: LogStoreError?
   private var bytesSinceCheck = 0
 
-  init(log: ActiveLog, compactor: Compactor) {
+  init(log: ActiveLog, compactor: Compactor, checkpointer: Checkpointer) {
     self.log = log
     self.compactor = compactor
+    self.checkpointer = checkpointer
   }
 
   /// Counts written bytes and wakes the background thread when the threshold is passed.
@@ -63,15 +65,26 @@ final class CompactionScheduler: @unchecked Sendable {
         lock.unlock()
         // A failure (a full disk, say) leaves the store as it was; the next check retries.
         var succeeded = true
+        var wantsIndex = false
         do {
-          try compactor.compact()
+          wantsIndex = try compactor.compact()
         } catch {
           succeeded = false
           lock.withLock { automaticError = error }
         }
         lock.lock()
-        // Writes made meanwhile may have brought garbage back over the threshold.
-        if succeeded && !log.closing && isDue() { requested = true }
+        // Writes made meanwhile may have brought garbage back over the threshold: compact
+        // again first, and write the index file once compaction has caught up (it would only
+        // describe segments about to be replaced).
+        if succeeded && !log.closing && isDue() {
+          requested = true
+        } else if wantsIndex && !log.closing {
+          lock.unlock()
+          // Only an optimization: a failure leaves the next open to read the log. Given up if
+          // a compaction becomes due meanwhile, so that it does not wait.
+          try? checkpointer.checkpoint(compactor: compactor) { [self] in requested }
+          lock.lock()
+        }
         lock.broadcast()
       } else {
         lock.wait()

@@ -18,6 +18,9 @@ final class IndexView: @unchecked Sendable {
   /// Records lost to damage: regions the open skipped, plus keys a compaction found pointing
   /// into damage (``StoreStatistics/damagedRecords``).
   @exclusivity(unchecked) private(set) var damagedRecords: Int
+  /// Rebuilds the key directory from the log, for a reader that found the index file damaged
+  /// (``StoreEngine/rebuildIndex()``). Set once, before the store is used.
+  var rebuildAfterDamage: () -> Void = {}
 
   init(
     directory: String, keys: KeyDirectory, segments: [UInt32: SegmentFile], damagedRecords: Int,
@@ -40,26 +43,56 @@ final class IndexView: @unchecked Sendable {
     }
   }
 
+  /// Runs `attempt` (which takes the shared lock) again after rebuilding the directory from
+  /// the log if it found the index file damaged (returned nil); the rebuilt directory has no
+  /// index file, so the second run cannot find it damaged.
+  private func retryingAfterDamage<R>(_ attempt: () throws(LogStoreError) -> R?)
+    throws(LogStoreError) -> R
+  {
+    if let result = try attempt() { return result }
+    rebuildAfterDamage()
+    guard let result = try attempt() else {
+      throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
+    }
+    return result
+  }
+
   /// Looks `key` up in `table` and calls `body` with its record, under the shared lock; nil
   /// when the key has no value. The record is valid only during `body`.
   func withRecord<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, hash: UInt64,
     _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>? {
-    try lock.withReadLock { () throws(LogStoreError) -> Result<R, E>? in
-      if isClosed { throw LogStoreError.closed(directory) }
-      guard let index = keys.table(table) else { throw tableNotFound(table) }
-      guard let location = index.find(key, hash: hash) else { return nil }
-      guard let segment = segments[location.segment] else {
-        throw LogStoreError.segmentMissing(location.segment, in: directory)
+    try retryingAfterDamage { () throws(LogStoreError) -> Result<R, E>?? in
+      try lock.withReadLock { () throws(LogStoreError) -> Result<R, E>?? in
+        try withRecordLocked(key: key, table: table, hash: hash, body)
       }
-      let record = try record(at: location, in: segment)
-      guard bytesEqual(record.key, key) else {
-        throw LogStoreError(
-          .corrupted, "the index of table \"\(table)\" points at a record of another key")
-      }
-      return Result { () throws(E) -> R in try body(record) }
     }
+  }
+
+  /// ``withRecord(key:table:hash:_:)`` with the shared lock held; nil (the outer optional) if
+  /// the index file was found damaged.
+  private func withRecordLocked<R, E: Error>(
+    key: UnsafeRawBufferPointer, table: String, hash: UInt64,
+    _ body: (Record) throws(E) -> R
+  ) throws(LogStoreError) -> Result<R, E>?? {
+    if isClosed { throw LogStoreError.closed(directory) }
+    guard let index = keys.table(table) else { throw tableNotFound(table) }
+    let location: RecordLocation
+    switch index.lookup(key, hash: hash) {
+    case .found(let found): location = found
+    case .absent: return .some(nil)
+    case .damaged: return nil
+    }
+    guard let segment = segments[location.segment] else {
+      throw LogStoreError.segmentMissing(location.segment, in: directory)
+    }
+    let record = try record(at: location, in: segment)
+    guard bytesEqual(record.key, key) else {
+      throw LogStoreError(
+        .corrupted, "the index of table \"\(table)\" points at a record of another key")
+    }
+    return Result { () throws(E) -> R in try body(record) }
   }
 
   /// Decodes the record at `location` of `segment`, which the caller keeps alive.
@@ -94,6 +127,24 @@ final class IndexView: @unchecked Sendable {
 
   // MARK: Iteration
 
+  /// Calls `body` under the shared lock with every key of `table` and its location, in no
+  /// particular order, and returns the segments as they were then (a copy keeps them readable
+  /// after). `restart` is called first with the number of keys, and again if the visit has to
+  /// start over (after the index file was found damaged and the directory rebuilt).
+  @discardableResult
+  func forEachKey(
+    in table: String, restart: (Int) -> Void = { _ in },
+    _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
+  ) throws(LogStoreError) -> SegmentLookup {
+    try retryingAfterDamage { () throws(LogStoreError) -> SegmentLookup? in
+      try read { keys throws(LogStoreError) -> SegmentLookup? in
+        guard let index = keys.table(table) else { throw tableNotFound(table) }
+        restart(index.count)
+        return index.forEachKey(body) ? segments : nil
+      }
+    }
+  }
+
   /// Calls `body` with every key of `table` sorted by its bytes, its value and its time, as of
   /// the moment of the call, until `body` returns false.
   ///
@@ -107,16 +158,25 @@ final class IndexView: @unchecked Sendable {
   ) throws(LogStoreError) {
     var keyBytes: [UInt8] = []
     var items: [SortItem] = []
-    let captured = try read { keys throws(LogStoreError) -> SegmentLookup in
-      guard let index = keys.table(table) else { throw tableNotFound(table) }
-      items.reserveCapacity(index.count)
-      index.forEachKey { key, location in
-        items.append(SortItem(key: key, keyStart: keyBytes.count, location: location))
-        keyBytes.append(contentsOf: key)
+    var sortedCount = 0
+    let captured = try retryingAfterDamage { () throws(LogStoreError) -> SegmentLookup? in
+      try read { keys throws(LogStoreError) -> SegmentLookup? in
+        guard let index = keys.table(table) else { throw tableNotFound(table) }
+        keyBytes = []
+        items = []
+        items.reserveCapacity(index.count)
+        func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
+          items.append(SortItem(key: key, keyStart: keyBytes.count, location: location))
+          keyBytes.append(contentsOf: key)
+        }
+        // The index file's keys first, in order: only the keys changed since need sorting.
+        guard index.forEachBaseKey(add) else { return nil }
+        sortedCount = items.count
+        index.forEachChangedKey(add)
+        return segments
       }
-      return segments
     }
-    SortItem.sort(&items, keys: keyBytes)
+    SortItem.sort(&items, sortedCount: sortedCount, keys: keyBytes)
     try keyBytes.withBytes { keys throws(LogStoreError) in
       for item in items {
         guard let segment = captured[item.location.segment] else {
@@ -153,6 +213,9 @@ final class IndexView: @unchecked Sendable {
       preconditionFailure("a record just written does not decode: \(error)")
     }
   }
+
+  /// Replaces the key directory with one rebuilt from the log. Call inside ``change(_:)``.
+  func replaceKeys(_ rebuilt: KeyDirectory) { keys = rebuilt }
 
   /// Adds or removes a segment. Call inside ``change(_:)``.
   func setSegment(_ number: UInt32, _ file: SegmentFile?) { segments[number] = file }
@@ -196,49 +259,4 @@ struct Appended {
   let offset: Int
   let length: Int
   let firstSequence: UInt64
-}
-
-/// A key of ``IndexView/forEachEntry(in:_:)`` being sorted: where its bytes are, its first 16
-/// bytes as two big-endian numbers (zero-padded), and where its record is.
-///
-/// Comparing the numbers orders nearly all keys without reading their bytes: when they
-/// differ, the keys differ at the same place, or the shorter key ended there and is a
-/// prefix of the other, which sorts first either way. Only keys whose first 16 bytes (as
-/// padded) are equal are compared byte by byte.
-private struct SortItem {
-  var prefix: (high: UInt64, low: UInt64)
-  var keyStart: Int
-  var keyLength: Int
-  var location: RecordLocation
-
-  init(key: UnsafeRawBufferPointer, keyStart: Int, location: RecordLocation) {
-    var high: UInt64 = 0
-    var low: UInt64 = 0
-    for (position, byte) in key.prefix(16).enumerated() {
-      if position < 8 {
-        high |= UInt64(byte) << (56 - 8 * position)
-      } else {
-        low |= UInt64(byte) << (56 - 8 * (position - 8))
-      }
-    }
-    prefix = (high, low)
-    self.keyStart = keyStart
-    keyLength = key.count
-    self.location = location
-  }
-
-  /// Sorts `items` by their keys' bytes, which are in `keys`.
-  static func sort(_ items: inout [SortItem], keys: [UInt8]) {
-    keys.withUnsafeBytes { buffer in
-      // Nil only when every key is empty, and then no key's bytes are read.
-      let base = buffer.baseAddress
-      items.sort { a, b in
-        if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
-        if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
-        return bytesPrecede(
-          UnsafeRawBufferPointer(start: base.map { $0 + a.keyStart }, count: a.keyLength),
-          UnsafeRawBufferPointer(start: base.map { $0 + b.keyStart }, count: b.keyLength))
-      }
-    }
-  }
 }

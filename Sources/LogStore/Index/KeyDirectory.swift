@@ -34,6 +34,39 @@ final class KeyDirectory {
   /// Room to make in one table: for `count` more keys, of `keyBytes` bytes in all.
   typealias Room = (count: Int, keyBytes: Int)
 
+  /// The index file the tables' bases are in, if the directory was opened from one.
+  private(set) var mapped: MappedIndex?
+
+  init() {}
+
+  /// The directory an index file describes: each table's keys are the file's, used in place.
+  init(mapped: MappedIndex) {
+    self.mapped = mapped
+    for entry in mapped.tables {
+      insertTable(TableIndex(totals: totals, base: entry.table), named: entry.name)
+      if let creation = entry.creation { creations[entry.name] = creation }
+    }
+  }
+
+  /// A writer found the index file damaged while changing a table: the counts may be off, and
+  /// the store must rebuild the directory from its log (``IndexView/apply(_:)``).
+  var baseDamaged: Bool { totals.baseDamaged }
+
+  /// Bytes of heap the tables hold.
+  var heapBytes: Int { totals.heapBytes }
+
+  /// Checks every part of the index file the tables use; false if any is damaged.
+  func verifyMapped() -> Bool {
+    guard let mapped else { return true }
+    return mapped.tables.allSatisfy { $0.table.verifyAll() }
+  }
+
+  /// Every table copied (``TableIndex/init(copying:)``) with its name and creation, for a
+  /// checkpoint: taken with the log's lock held, read after it is released.
+  func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)] {
+    tables.map { name, table in (name, TableIndex(copying: table), creations[name]) }
+  }
+
   /// The number of keys in all tables.
   var itemCount: Int { totals.count }
   /// The sum of the encoded lengths of the records the index points at, in all tables.
@@ -136,6 +169,8 @@ final class KeyDirectory {
       location: RecordLocation
     )] = []
   private static let pendingLimit = 16
+  /// The hashes of the pending puts' keys with the index file's seed.
+  @exclusivity(unchecked) private var pendingBaseHashes = [UInt64](repeating: 0, count: 16)
   /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
   @exclusivity(unchecked) private var pendingOwner: AnyObject?
 
@@ -189,9 +224,28 @@ final class KeyDirectory {
     // Borrowed for the call, neither retained nor released (`_withUnsafeGuaranteedRef` is
     // inlined from the standard library's interface, so no platform version limits it).
     for put in pendingPuts { put.table._withUnsafeGuaranteedRef { $0.warm(put.hash) } }
-    for put in pendingPuts {
+    if mapped != nil {
+      // Tables opened from an index file look each new key up in the file too: its slot group,
+      // then the entry the group points at, each loaded for all the puts before any is used.
+      for index in pendingPuts.indices {
+        let put = pendingPuts[index]
+        put.table._withUnsafeGuaranteedRef {
+          pendingBaseHashes[index] = $0.baseHash(put.key)
+          $0.warmBase(pendingBaseHashes[index], entries: false)
+        }
+      }
+      for index in pendingPuts.indices {
+        pendingPuts[index].table._withUnsafeGuaranteedRef {
+          $0.warmBase(pendingBaseHashes[index], entries: true)
+        }
+      }
+    }
+    for index in pendingPuts.indices {
+      let put = pendingPuts[index]
       put.table._withUnsafeGuaranteedRef {
-        _ = $0.upsert(put.key, hash: put.hash, location: put.location)
+        _ = $0.upsert(
+          put.key, hash: put.hash, location: put.location,
+          baseHash: mapped != nil ? pendingBaseHashes[index] : nil)
       }
     }
     pendingPuts.removeAll(keepingCapacity: true)

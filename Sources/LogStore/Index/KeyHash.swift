@@ -1,6 +1,7 @@
-/// The hash of keys in the in-memory index: a multiply-and-fold mix over 8-byte words, with
-/// a seed chosen at random per process so that keys chosen by an attacker cannot be made to
-/// collide on purpose. Hashes live only in memory; nothing on disk depends on them.
+/// The hash of keys in the index: a multiply-and-fold mix over 8-byte words, with a seed
+/// chosen at random so that keys chosen by an attacker cannot be made to collide on purpose.
+/// The in-memory index uses a seed chosen per process; an index file stores the seed its
+/// tables were built with (docs/FORMAT.md), so the function itself must never change.
 enum KeyHash {
   static let seed: UInt64 = UInt64.random(in: .min ... .max)
 
@@ -11,7 +12,10 @@ enum KeyHash {
   }
 
   @inline(__always)
-  static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+  static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 { hash(key, seed: seed) }
+
+  @inline(__always)
+  static func hash(_ key: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
     let count = key.count
     var h = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
     var tail: UInt64 = 0

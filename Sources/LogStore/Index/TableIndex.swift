@@ -15,6 +15,11 @@ struct RecordLocation: Equatable, Hashable, Sendable {
 final class IndexTotals {
   @exclusivity(unchecked) fileprivate(set) var count = 0
   @exclusivity(unchecked) fileprivate(set) var liveBytes = 0
+  /// A writer found a table's index file damaged while changing the table (``TableIndex``):
+  /// its counts may be wrong, and the store rebuilds its index from the log.
+  @exclusivity(unchecked) fileprivate(set) var baseDamaged = false
+  /// Bytes of heap the tables hold (``TableIndex/allocatedBytes``).
+  @exclusivity(unchecked) fileprivate(set) var heapBytes = 0
 }
 
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
@@ -28,6 +33,12 @@ final class IndexTotals {
 /// Memory per key is therefore 16 bytes / load factor (21 to 43 bytes) plus 6 bytes and the
 /// key itself in the arena (which grows by half when full). Not thread-safe: the store guards
 /// it with its index lock.
+///
+/// A table opened from an index file has that file's table as its *base*: the keys here are
+/// an overlay of what changed since. A key here hides the base's entry for it: a live entry
+/// replaces it, a *tombstone* (an arena entry whose record length is ``tombstone``) deletes
+/// it. A tombstone is kept only for a key the base holds. `count` and `liveBytes` are those of
+/// the table as a whole, base included.
 final class TableIndex {
   private struct Slot {
     var hash: UInt32
@@ -45,6 +56,11 @@ final class TableIndex {
   /// The directory's totals, which every change of `count` and `liveBytes` updates too.
   @exclusivity(unchecked) private var totals: IndexTotals
 
+  /// The index file's table under this one, if the table was opened from one.
+  @exclusivity(unchecked) private(set) var base: MappedTable?
+  /// Slots in use: live entries and tombstones.
+  @exclusivity(unchecked) private var occupied = 0
+
   @exclusivity(unchecked) private var arena: UnsafeMutableRawPointer
   @exclusivity(unchecked) private var arenaCapacity: Int
   @exclusivity(unchecked) private var arenaUsed = 0
@@ -56,16 +72,40 @@ final class TableIndex {
   @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let minimumCapacity = 16
 
-  /// A table whose changes are added to `totals`; by default, to totals of its own.
-  init(totals: IndexTotals = IndexTotals()) {
+  /// A table whose changes are added to `totals`; by default, to totals of its own. With a
+  /// `base`, it starts as that index file's table.
+  init(totals: IndexTotals = IndexTotals(), base: MappedTable? = nil) {
     self.totals = totals
+    self.base = base
     slots = Self.allocateSlots(Self.minimumCapacity)
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
     arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
+    if let base { adjust(count: base.count, liveBytes: base.liveBytes) }
+    allocationChanged()
+  }
+
+  /// A copy of `other` with memory of its own (the base, which never changes, is shared) and
+  /// totals of its own: two memory copies, for a checkpoint, which copies the tables while it
+  /// holds the log's lock and reads the copies after releasing it.
+  init(copying other: TableIndex) {
+    totals = IndexTotals()
+    base = other.base
+    mask = other.mask
+    slots = Self.allocateSlots(other.mask + 1)
+    slots.update(from: other.slots, count: other.mask + 1)
+    arenaCapacity = max(other.arenaUsed, 1)
+    arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
+    arena.copyMemory(from: other.arena, byteCount: other.arenaUsed)
+    arenaUsed = other.arenaUsed
+    arenaGarbage = other.arenaGarbage
+    occupied = other.occupied
+    adjust(count: other.count, liveBytes: other.liveBytes)
+    allocationChanged()
   }
 
   deinit {
+    totals.heapBytes -= countedHeapBytes
     Self.deallocateSlots(slots, mask + 1)
     IndexMemory.deallocate(arena, byteCount: arenaCapacity)
   }
@@ -83,6 +123,18 @@ final class TableIndex {
 
   /// Bytes of memory the index holds (slots and arena), for measurements.
   var allocatedBytes: Int { (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity }
+  /// What `allocatedBytes` was when the totals last heard of it.
+  @exclusivity(unchecked) private var countedHeapBytes = 0
+
+  /// Tells the totals of a change of `allocatedBytes`.
+  private func allocationChanged() {
+    let now = allocatedBytes
+    totals.heapBytes += now - countedHeapBytes
+    countedHeapBytes = now
+  }
+
+  /// Bytes of the index file's mapping the base uses.
+  var mappedBytes: Int { base?.mappedBytes ?? 0 }
 
   /// Changes the number of keys and live bytes, here and in the totals: every change to
   /// either goes through here, so the totals never drift from the sum over the tables.
@@ -100,9 +152,11 @@ final class TableIndex {
   func detachFromTotals() {
     totals.count -= count
     totals.liveBytes -= liveBytes
+    totals.heapBytes -= countedHeapBytes
     totals = IndexTotals()
     totals.count = count
     totals.liveBytes = liveBytes
+    totals.heapBytes = countedHeapBytes
   }
 
   // MARK: Lookup
@@ -143,6 +197,14 @@ final class TableIndex {
     }
   }
 
+  /// The record length of a tombstone's arena entry (no record is that long).
+  private static let tombstone = UInt32.max - 1
+
+  @inline(__always)
+  private func isTombstone(_ slot: Slot) -> Bool {
+    recordLength(slot.keyReference) == Self.tombstone
+  }
+
   @inline(__always)
   private func recordLocation(of slot: Slot) -> RecordLocation {
     RecordLocation(
@@ -158,39 +220,102 @@ final class TableIndex {
     warmed ^= slots[Int(truncatingIfNeeded: Self.slotHash(hash)) & mask].hash
   }
 
-  func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
+  /// Where `key`'s record is, for readers: they may not change the table, so a damaged base
+  /// is reported, for the caller to deal with.
+  func lookup(_ key: UnsafeRawBufferPointer, hash: UInt64) -> MappedLookup {
     let index = probe(key, Self.slotHash(hash))
-    return index >= 0 ? recordLocation(of: slots[index]) : nil
+    if index >= 0 {
+      let slot = slots[index]
+      return isTombstone(slot) ? .absent : .found(recordLocation(of: slot))
+    }
+    return base?.find(key) ?? .absent
+  }
+
+  /// Where `key`'s record is. A damaged base answers nil and is recorded in the totals
+  /// (``IndexTotals/baseDamaged``), so only a thread that may change the table calls this.
+  /// Loads what the base's lookup of `key` will read first, for ``KeyDirectory/applyPending()``
+  /// (the group where its probe starts when `entries` is false, else the entry its slot points
+  /// at); does nothing without a base.
+  @inline(__always)
+  func warmBase(_ baseHash: UInt64, entries: Bool) {
+    guard let base else { return }
+    warmed ^= entries ? base.warmEntry(baseHash) : base.warmGroup(baseHash)
+  }
+
+  /// The hash of `key` the base uses (its file's seed), or 0 without a base.
+  @inline(__always)
+  func baseHash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+    guard let base else { return 0 }
+    return KeyHash.hash(key, seed: base.seed)
+  }
+
+  func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
+    switch lookup(key, hash: hash) {
+    case .found(let location): return location
+    case .absent: return nil
+    case .damaged:
+      totals.baseDamaged = true
+      return nil
+    }
+  }
+
+  /// Where the base has `key`'s record (nil without a base); damage as in ``find(_:hash:)``.
+  /// `baseHash` is the key's hash with the base's seed, when the caller has it.
+  private func baseFind(_ key: UnsafeRawBufferPointer, baseHash: UInt64? = nil) -> RecordLocation? {
+    guard let base else { return nil }
+    switch base.find(key, hash: baseHash ?? KeyHash.hash(key, seed: base.seed)) {
+    case .found(let location): return location
+    case .absent: return nil
+    case .damaged:
+      totals.baseDamaged = true
+      return nil
+    }
   }
 
   // MARK: Changes
 
   /// Points `key` at `location`; returns where it pointed before, if anywhere.
   @discardableResult
-  func upsert(_ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation)
-    -> RecordLocation?
-  {
+  func upsert(
+    _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation, baseHash: UInt64? = nil
+  ) -> RecordLocation? {
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if index >= 0 {
+      let hidden = isTombstone(slots[index])
       let previous = recordLocation(of: slots[index])
       slots[index].segment = location.segment
       slots[index].offset = location.offset
       setRecordLength(slots[index].keyReference, location.length)
+      if hidden {
+        adjust(count: 1, liveBytes: Int(location.length))
+        return nil
+      }
       adjust(count: 0, liveBytes: Int(location.length) - Int(previous.length))
       return previous
     }
-    var empty = -1 - index
-    if (count + 1) * 4 > (mask + 1) * 3 {
+    let previous = baseFind(key, baseHash: baseHash)
+    insert(key, slotHash: slotHash, at: -1 - index, location: location)
+    adjust(
+      count: previous == nil ? 1 : 0, liveBytes: Int(location.length) - Int(previous?.length ?? 0))
+    return previous
+  }
+
+  /// Puts `key` in the empty slot `empty` (where its probe ended), growing the table first if
+  /// it is full; a tombstone when `location` is nil. Counts nothing.
+  private func insert(
+    _ key: UnsafeRawBufferPointer, slotHash: UInt32, at empty: Int, location: RecordLocation?
+  ) {
+    var empty = empty
+    if (occupied + 1) * 4 > (mask + 1) * 3 {
       grow()
       empty = -1 - probe(key, slotHash)
     }
-    let reference = appendKey(key, length: location.length)
+    let reference = appendKey(key, length: location?.length ?? Self.tombstone)
     slots[empty] = Slot(
-      hash: slotHash, keyReference: reference, segment: location.segment,
-      offset: location.offset)
-    adjust(count: 1, liveBytes: Int(location.length))
-    return nil
+      hash: slotHash, keyReference: reference, segment: location?.segment ?? 0,
+      offset: location?.offset ?? 0)
+    occupied += 1
   }
 
   /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
@@ -199,8 +324,16 @@ final class TableIndex {
     _ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
     to new: RecordLocation
   ) -> Bool {
-    let index = probe(key, Self.slotHash(hash))
-    guard index >= 0, recordLocation(of: slots[index]) == old else { return false }
+    let slotHash = Self.slotHash(hash)
+    let index = probe(key, slotHash)
+    if index < 0 {
+      // Not changed since the index file: the base must point at `old`.
+      guard baseFind(key) == old else { return false }
+      insert(key, slotHash: slotHash, at: -1 - index, location: new)
+      adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
+      return true
+    }
+    guard !isTombstone(slots[index]), recordLocation(of: slots[index]) == old else { return false }
     slots[index].segment = new.segment
     slots[index].offset = new.offset
     setRecordLength(slots[index].keyReference, new.length)
@@ -211,11 +344,32 @@ final class TableIndex {
   /// Removes `key`; returns where it pointed, if it was present.
   @discardableResult
   func remove(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
-    let index = probe(key, Self.slotHash(hash))
-    guard index >= 0 else { return nil }
+    let slotHash = Self.slotHash(hash)
+    let index = probe(key, slotHash)
+    guard index >= 0 else {
+      // A key only the base holds is hidden by a tombstone.
+      guard let previous = baseFind(key) else { return nil }
+      insert(key, slotHash: slotHash, at: -1 - index, location: nil)
+      adjust(count: -1, liveBytes: -Int(previous.length))
+      return previous
+    }
+    guard !isTombstone(slots[index]) else { return nil }
     let previous = recordLocation(of: slots[index])
-    removeSlot(at: index)
+    if baseFind(key) != nil {
+      makeTombstone(at: index)
+    } else {
+      removeSlot(at: index)
+    }
     return previous
+  }
+
+  /// Turns the live entry in slot `index` into a tombstone, for a key the base holds.
+  private func makeTombstone(at index: Int) {
+    let reference = slots[index].keyReference
+    adjust(count: -1, liveBytes: -Int(recordLength(reference)))
+    setRecordLength(reference, Self.tombstone)
+    slots[index].segment = 0
+    slots[index].offset = 0
   }
 
   /// Removes every key that starts with `prefix`; returns how many there were.
@@ -229,6 +383,34 @@ final class TableIndex {
       removeEverything()
       return before
     }
+    removeFromOverlay(withPrefix: prefix)
+    if let base { hideInBase(base, withPrefix: prefix) }
+    return before - count
+  }
+
+  /// Puts a tombstone over every key of the base that starts with `prefix` and has no entry
+  /// here (those that have one were dealt with by ``removeFromOverlay(withPrefix:)``).
+  private func hideInBase(_ base: MappedTable, withPrefix prefix: UnsafeRawBufferPointer) {
+    guard let first = base.lowerBound(prefix) else {
+      totals.baseDamaged = true
+      return
+    }
+    let intact = base.forEachEntry(from: first) { entry in
+      guard Self.hasPrefix(entry.key, prefix) else { return false }
+      let slotHash = Self.slotHash(KeyHash.hash(entry.key))
+      let index = probe(entry.key, slotHash)
+      if index < 0 {
+        insert(entry.key, slotHash: slotHash, at: -1 - index, location: nil)
+        adjust(count: -1, liveBytes: -Int(entry.location.length))
+      }
+      return true
+    }
+    if !intact { totals.baseDamaged = true }
+  }
+
+  /// Removes (or, for keys the base holds, turns into tombstones) the live entries here whose
+  /// keys start with `prefix`.
+  private func removeFromOverlay(withPrefix prefix: UnsafeRawBufferPointer) {
     // Matching keys are removed in groups: the slots of a group are loaded together first,
     // so that their cache misses overlap (as in KeyDirectory.applySoon).
     var group: [(reference: UInt32, hash: UInt64)] = []
@@ -246,17 +428,21 @@ final class TableIndex {
       let entry = arena + position
       let keyLength = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
       let key = UnsafeRawBufferPointer(start: entry + Self.arenaEntryHeader, count: keyLength)
-      if entry.loadUnaligned(as: UInt32.self) != Self.removedEntry
-        && Self.hasPrefix(key, prefix)
-      {
-        group.append((UInt32(position), KeyHash.hash(key)))
-        if group.count == Self.removalGroup { removeGroup() }
+      let length = entry.loadUnaligned(as: UInt32.self)
+      if length != Self.removedEntry && length != Self.tombstone && Self.hasPrefix(key, prefix) {
+        let hash = KeyHash.hash(key)
+        if base != nil && baseFind(key) != nil {
+          // Turned in place: no slot moves, so the group's slots are still found.
+          makeTombstone(at: slotIndex(of: UInt32(position), hash: hash))
+        } else {
+          group.append((UInt32(position), hash))
+          if group.count == Self.removalGroup { removeGroup() }
+        }
       }
       position += Self.arenaEntryHeader + keyLength
     }
     removeGroup()
     squeezeArenaIfWasteful()
-    return before - count
   }
 
   /// Whether `key` starts with `prefix` (not empty), comparing eight bytes at a time.
@@ -298,12 +484,14 @@ final class TableIndex {
     return index
   }
 
-  /// Empties the table, keeping its allocated room.
+  /// Empties the table, keeping its allocated room (and letting go of the base).
   private func removeEverything() {
     slots.update(repeating: Slot(hash: 0, keyReference: 0, segment: 0, offset: 0), count: mask + 1)
     adjust(count: -count, liveBytes: -liveBytes)
+    occupied = 0
     arenaUsed = 0
     arenaGarbage = 0
+    base = nil
   }
 
   /// Marks an arena entry whose key was removed (in its record-length field, which no record
@@ -312,7 +500,10 @@ final class TableIndex {
 
   private func removeSlot(at index: Int, squeeze: Bool = true) {
     let reference = slots[index].keyReference
-    adjust(count: -1, liveBytes: -Int(recordLength(reference)))
+    if recordLength(reference) != Self.tombstone {
+      adjust(count: -1, liveBytes: -Int(recordLength(reference)))
+    }
+    occupied -= 1
     arenaGarbage += Self.arenaEntryHeader + keyBytes(reference).count
     setRecordLength(reference, Self.removedEntry)
     var hole = index
@@ -337,12 +528,42 @@ final class TableIndex {
 
   // MARK: Iteration
 
-  /// Calls `body` with every key and its location, in no particular order. `body` must not
-  /// change the index.
-  func forEachKey(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
+  /// Calls `body` with every key and its location, in no particular order (the base's keys
+  /// in their order, after the others). `body` must not change the index. Returns false if
+  /// the base was found damaged on the way (some keys were then not visited).
+  @discardableResult
+  func forEachKey<E: Error>(_ body: (UnsafeRawBufferPointer, RecordLocation) throws(E) -> Void)
+    throws(E) -> Bool
+  {
+    try forEachChangedKey(body)
+    return try forEachBaseKey(body)
+  }
+
+  /// Calls `body` with every live key here (all of them, without a base), in no order.
+  func forEachChangedKey<E: Error>(
+    _ body: (UnsafeRawBufferPointer, RecordLocation) throws(E) -> Void
+  ) throws(E) {
     for index in 0...mask {
       let slot = slots[index]
-      if slot.hash != 0 { try body(keyBytes(slot.keyReference), recordLocation(of: slot)) }
+      if slot.hash != 0 && !isTombstone(slot) {
+        try body(keyBytes(slot.keyReference), recordLocation(of: slot))
+      }
+    }
+  }
+
+  /// Calls `body` with every key of the base that has no entry here, in key order. Returns
+  /// false if the base was found damaged on the way.
+  @discardableResult
+  func forEachBaseKey<E: Error>(_ body: (UnsafeRawBufferPointer, RecordLocation) throws(E) -> Void)
+    throws(E) -> Bool
+  {
+    guard let base else { return true }
+    return try base.forEachEntry { (entry) throws(E) -> Bool in
+      // Keys with an entry here are changed or deleted.
+      if occupied == 0 || probe(entry.key, Self.slotHash(KeyHash.hash(entry.key))) < 0 {
+        try body(entry.key, entry.location)
+      }
+      return true
     }
   }
 
@@ -351,7 +572,7 @@ final class TableIndex {
   /// Makes room for `additional` more keys of `keyBytes` bytes in all, at once.
   func reserve(additional: Int, keyBytes: Int) {
     var capacity = mask + 1
-    while (count + additional) * 4 > capacity * 3 { capacity *= 2 }
+    while (occupied + additional) * 4 > capacity * 3 { capacity *= 2 }
     if capacity > mask + 1 { rehash(capacity: capacity) }
     let needed = arenaUsed + additional * Self.arenaEntryHeader + keyBytes
     if needed > arenaCapacity { resizeArena(needed) }
@@ -374,6 +595,7 @@ final class TableIndex {
       slots[position] = slot
     }
     Self.deallocateSlots(oldSlots, oldCapacity)
+    allocationChanged()
   }
 
   private func appendKey(_ key: UnsafeRawBufferPointer, length: UInt32) -> UInt32 {
@@ -399,6 +621,7 @@ final class TableIndex {
     IndexMemory.deallocate(arena, byteCount: arenaCapacity)
     arena = bigger
     arenaCapacity = capacity
+    allocationChanged()
   }
 
   /// Copies the live keys into a fresh arena, dropping the garbage of removed keys.
@@ -420,5 +643,6 @@ final class TableIndex {
     arenaCapacity = capacity
     arenaUsed = used
     arenaGarbage = 0
+    allocationChanged()
   }
 }

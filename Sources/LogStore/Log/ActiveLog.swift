@@ -168,6 +168,13 @@ final class ActiveLog: @unchecked Sendable {
     }
   }
 
+  /// A file number for a new file that is not a segment (an index file).
+  func takeFileNumber() throws(LogStoreError) -> UInt32 {
+    try checkFileNumbers(from: nextFileNumber, count: 1)
+    defer { nextFileNumber += 1 }
+    return nextFileNumber
+  }
+
   /// The first segment of a store opened on an empty or new directory.
   func startFirstSegment() throws(LogStoreError) {
     try checkFileNumbers(from: nextFileNumber, count: 1)
@@ -229,6 +236,30 @@ final class ActiveLog: @unchecked Sendable {
     }
   }
 
+  // MARK: Rebuilding the index
+
+  /// Rebuilds the key directory from the segments, as an open without an index file does, and
+  /// puts it in place: for a store whose index file was found damaged after the open checked
+  /// it (a block fails its checksum when first read). Damage met in the segments is skipped
+  /// and counted, as ``CorruptionPolicy/salvage`` does. Call with `lock` held and no
+  /// compaction running. Readers wait meanwhile; it takes as long as an open that reads every
+  /// record.
+  func rebuildIndex() {
+    let sizes = segmentSizes
+    let files = index.segments.byNumber.sorted { $0.key < $1.key }.compactMap {
+      number, file -> (file: SegmentFile, size: Int)? in
+      guard let size = sizes[number], size <= file.mapping.bytes.count else { return nil }
+      return (file, size)
+    }
+    var damage = 0
+    // Counting damage throws nothing.
+    let keys = try! KeyDirectory.rebuilt(from: files) { _, _, _ in damage += 1 }
+    index.change {
+      index.replaceKeys(keys)
+      index.addDamagedRecords(damage)
+    }
+  }
+
   // MARK: Sizes and syncs
 
   /// Bytes of segment and hint files, without space reserved past the active segment's end
@@ -266,12 +297,14 @@ final class ActiveLog: @unchecked Sendable {
   }
 
   /// Syncs what the active segment holds, outside `lock` (taken and released here), so that
-  /// writers go on meanwhile; another sync outside the lock is waited for first.
-  func flushOutsideLock() throws(LogStoreError) {
+  /// writers go on meanwhile; another sync outside the lock is waited for first. Once `close`
+  /// has begun, it does nothing (close syncs) unless `evenWhenClosing`, for a caller that
+  /// `close` waits for.
+  func flushOutsideLock(evenWhenClosing: Bool = false) throws(LogStoreError) {
     lock.lock()
     defer { lock.unlock() }
     while syncInFlight { lock.wait() }
-    guard !closing, let active = writer else { return }
+    guard !closing || evenWhenClosing, let active = writer else { return }
     let range = active.unsynchronized
     if let failure = synchronizeOutsideLock(active, range, .durable) { throw failure }
     active.markDurable(upTo: range.upperBound)

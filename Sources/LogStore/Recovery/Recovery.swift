@@ -8,8 +8,12 @@ struct RecoveredState {
   var nextSequence: UInt64 = 1
   var nextFileNumber: UInt32 = 1
   var damagedRecords = 0
+  /// Of those, segments whose header was missing, damaged or named another file.
+  var damagedHeaders = 0
   /// Sizes of the hint files in use.
   var hintSizes: [UInt32: Int] = [:]
+  /// Index files found beside the segments (a writer's open removes those it does not use).
+  var indexNumbers: [UInt32] = []
   /// How the index was rebuilt: records decoded from segments, entries read from hints.
   var report = OpenReport()
   /// The manifest on disk once the open is done (a writer may have replaced it).
@@ -24,6 +28,10 @@ package struct OpenReport: Sendable, Equatable {
   package var hintEntries = 0
   /// Segments read through a hint file.
   package var hintedSegments = 0
+  /// The index file the open used, if any: the log it covers was not read.
+  package var indexFile: UInt32?
+  /// Why index files beside the segments were not used, by file number.
+  package var rejectedIndexFiles: [UInt32: String] = [:]
 }
 
 /// Opening a store: finding its files, finishing or undoing an interrupted compaction, and
@@ -66,12 +74,52 @@ struct Recovery {
 
   func run() throws(LogStoreError) -> RecoveredState {
     var state = RecoveredState()
-    let live = writable ? try takeOver(&state) : try openSnapshot()
+    let live = writable ? try takeOver(&state) : try openSnapshot(&state)
     var maxSequence: UInt64 = 0
-    for (position, candidate) in live.enumerated() {
+    var first = 0
+    if options.indexFiles,
+      let mapped = chooseIndex(state.indexNumbers, live: live, report: &state.report)
+    {
+      // The index file stands for the log up to its position: the segments it covers whole are
+      // only opened, and the last one it covers is read from where it stops.
+      state.keys = KeyDirectory(mapped: mapped)
+      state.report.indexFile = mapped.number
+      maxSequence = mapped.nextSequence &- 1
+      for candidate in live[0..<mapped.segments.count - 1] {
+        // `check` found each header intact.
+        guard case .success(let header) = candidate.header else { preconditionFailure() }
+        try open(candidate, header: header, into: &state)
+      }
+      first = mapped.segments.count - 1
       try replay(
-        candidate, isLast: position == live.count - 1, into: &state, maxSequence: &maxSequence)
+        live[first], isLast: first == live.count - 1, covered: mapped.segments.last!.coveredLength,
+        into: &state, maxSequence: &maxSequence)
+      first += 1
     }
+    for position in first..<live.count {
+      try replay(
+        live[position], isLast: position == live.count - 1, covered: nil, into: &state,
+        maxSequence: &maxSequence)
+    }
+    if state.keys.baseDamaged {
+      // Replaying the log after the index file found a part of the file damaged: read the
+      // whole log instead, from the segments already open.
+      state.report.rejectedIndexFiles[state.report.indexFile!] = "a part of it is damaged"
+      state.report.indexFile = nil
+      let files = state.segments.sorted { $0.key < $1.key }.map { number, file in
+        (file: file, size: state.sealedSizes[number] ?? state.writer!.used)
+      }
+      state.damagedRecords = state.damagedHeaders
+      state.keys = try KeyDirectory.rebuilt(from: files) {
+        file, offset, reason throws(LogStoreError) in
+        if options.corruption == .fail {
+          throw LogStoreError(
+            .corrupted, "damaged data in \(file.path) at offset \(offset): \(reason)")
+        }
+        state.damagedRecords += 1
+      }
+    }
+    if writable { try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers) }
     state.nextSequence = maxSequence + 1
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
       state.nextSequence = max(state.nextSequence, base)
@@ -91,11 +139,13 @@ struct Recovery {
       switch StoreFileName.classify(name) {
       case .segment(let number): segmentNumbers.append(number)
       case .hint(let number): hintNumbers.insert(number)
+      case .index(let number): state.indexNumbers.append(number)
       case .temporary: temporaries.append(name)
       case .other: break
       }
     }
-    let highest = max(segmentNumbers.max() ?? 0, hintNumbers.max() ?? 0)
+    let highest = max(
+      segmentNumbers.max() ?? 0, hintNumbers.max() ?? 0, state.indexNumbers.max() ?? 0)
     state.nextFileNumber = highest + 1  // below 2^31 + 1: names above are not ours
 
     var candidates: [Candidate] = []
@@ -155,7 +205,7 @@ struct Recovery {
   /// without a usable manifest (written by an earlier version, or damaged) is read from the
   /// directory listing; so is one whose manifest names a missing file and stays the same
   /// when read again (no writer replaced it: the file was lost).
-  private func openSnapshot() throws(LogStoreError) -> [Candidate] {
+  private func openSnapshot(_ state: inout RecoveredState) throws(LogStoreError) -> [Candidate] {
     var attempt = 1
     var previous: Manifest?
     var trustsManifest = true
@@ -185,6 +235,13 @@ struct Recovery {
         attempt += 1
         continue
       }
+      // Index files are found by listing: one that goes meanwhile is not used (any index file
+      // is checked against the segments before it is).
+      state.indexNumbers =
+        (try? fileSystem.contentsOfDirectory(directory).compactMap { name in
+          if case .index(let number) = StoreFileName.classify(name) { return number }
+          return nil
+        }) ?? []
       // Without a manifest the listing may hold what a writer's open would remove.
       let obsolete = obsoleteSegments(candidates)
       candidates.removeAll { obsolete.contains($0.number) }
@@ -223,8 +280,10 @@ struct Recovery {
   }
 
   private func damage(
-    _ candidate: Candidate, offset: Int, reason: String, into state: inout RecoveredState
+    header: Bool = false, _ candidate: Candidate, offset: Int, reason: String,
+    into state: inout RecoveredState
   ) throws(LogStoreError) {
+    if header { state.damagedHeaders += 1 }
     if options.corruption == .fail {
       throw LogStoreError(
         .corrupted, "damaged data in \(candidate.path) at offset \(offset): \(reason)")
@@ -232,8 +291,83 @@ struct Recovery {
     state.damagedRecords += 1
   }
 
+  // MARK: Index files
+
+  /// The newest index file among `numbers` that describes the start of `live`: every segment
+  /// it names is the next live one, with the same salt, at least as long as it covers. The
+  /// others are rejected, with the reason in `report`.
+  private func chooseIndex(_ numbers: [UInt32], live: [Candidate], report: inout OpenReport)
+    -> MappedIndex?
+  {
+    for number in numbers.sorted(by: >) {
+      do throws(MappedIndex.Rejection) {
+        let mapped = try MappedIndex.open(
+          directory: directory, number: number, fileSystem: fileSystem)
+        try check(mapped, against: live)
+        return mapped
+      } catch {
+        report.rejectedIndexFiles[number] = error.reason
+      }
+    }
+    return nil
+  }
+
+  private func check(_ mapped: MappedIndex, against live: [Candidate]) throws(MappedIndex.Rejection)
+  {
+    guard !mapped.segments.isEmpty, mapped.segments.count <= live.count else {
+      throw MappedIndex.Rejection(reason: "it covers other segments than the store has")
+    }
+    for (covered, candidate) in zip(mapped.segments, live) {
+      guard covered.number == candidate.number,
+        case .success(let header) = candidate.header, header.fileNumber == candidate.number,
+        header.salt == covered.salt
+      else {
+        throw MappedIndex.Rejection(
+          reason: "it covers segment \(covered.number), which the store no longer has as it was")
+      }
+      guard covered.coveredLength >= SegmentHeader.size, covered.coveredLength <= candidate.size
+      else {
+        throw MappedIndex.Rejection(
+          reason: "it covers \(covered.coveredLength) bytes of segment \(covered.number), "
+            + "which holds \(candidate.size)")
+      }
+    }
+  }
+
+  /// Removes every index file among `numbers` but `kept`: one the open did not use is stale
+  /// (or damaged), and a newer one is written at the next checkpoint.
+  private func removeIndexFiles(except kept: UInt32?, of numbers: [UInt32]) throws(LogStoreError) {
+    var removed = false
+    for number in numbers where number != kept {
+      try fileSystem.removeFile(path(StoreFileName.index(number)))
+      removed = true
+    }
+    if removed { try fileSystem.synchronizeDirectory(directory) }
+  }
+
+  /// Opens a sealed segment the index file covers whole: nothing in it is read.
+  private func open(_ candidate: Candidate, header: SegmentHeader, into state: inout RecoveredState)
+    throws(LogStoreError)
+  {
+    let mapping = try candidate.handle.map(length: max(candidate.size, 1), writable: false)
+    state.segments[candidate.number] = SegmentFile(
+      number: candidate.number, path: candidate.path, salt: header.salt, header: header,
+      handle: candidate.handle, mapping: mapping)
+    state.sealedSizes[candidate.number] = candidate.size
+    if let hint = try? fileSystem.openFile(
+      path(StoreFileName.hint(candidate.number)), mode: .readOnly)
+    {
+      defer { hint.close() }
+      if let size = try? hint.size() { state.hintSizes[candidate.number] = size }
+    }
+  }
+
+  // MARK: Replaying segments
+
+  /// Applies the records of `candidate` to the directory; with `covered`, only those from that
+  /// offset on (an index file holds what comes before).
   private func replay(
-    _ candidate: Candidate, isLast: Bool, into state: inout RecoveredState,
+    _ candidate: Candidate, isLast: Bool, covered: Int?, into state: inout RecoveredState,
     maxSequence: inout UInt64
   ) throws(LogStoreError) {
     let header: SegmentHeader?
@@ -244,6 +378,7 @@ struct Recovery {
       salt = decoded.salt
     case .success(let decoded):
       try damage(
+        header: true,
         candidate, offset: 0,
         reason: "the header names segment \(decoded.fileNumber), not \(candidate.number)",
         into: &state)
@@ -255,11 +390,12 @@ struct Recovery {
         "\(candidate.path) is in format version \(version), written by a newer version of "
           + "this library; this one reads version \(SegmentHeader.currentVersion)")
     case .failure(.incomplete):
-      try damage(candidate, offset: 0, reason: "the segment header is missing", into: &state)
+      try damage(
+        header: true, candidate, offset: 0, reason: "the segment header is missing", into: &state)
       candidate.handle.close()
       return
     case .failure(.damaged(let reason, let storedSalt)):
-      try damage(candidate, offset: 0, reason: reason, into: &state)
+      try damage(header: true, candidate, offset: 0, reason: reason, into: &state)
       header = nil
       salt = storedSalt
     }
@@ -274,7 +410,10 @@ struct Recovery {
 
     var start = SegmentHeader.size
     var baseSequence = header?.baseSequence ?? 0
-    if let header, !becomesWriter,
+    if let covered {
+      start = covered
+      baseSequence = maxSequence + 1
+    } else if let header, !becomesWriter,
       let covered = try replayHint(
         of: candidate, header: header, into: &state, maxSequence: &maxSequence)
     {

@@ -25,6 +25,9 @@ public struct VerificationReport: Sendable {
   public var records = 0
   /// Hint files checked against their segments.
   public var hintFiles = 0
+  /// Index files checked in full: every part against its checksum, every entry against the
+  /// record it points at.
+  public var indexFiles = 0
   /// Whether no problem was found.
   public var isClean: Bool { problems.isEmpty }
 }
@@ -80,10 +83,12 @@ struct Verifier {
     let manifest = try checkManifest(into: &report)
     var segments: [UInt32] = []
     var hints: [UInt32] = []
+    var indexes: [UInt32] = []
     for name in try fileSystem.contentsOfDirectory(directory) {
       switch StoreFileName.classify(name) {
       case .segment(let number): segments.append(number)
       case .hint(let number): hints.append(number)
+      case .index(let number): indexes.append(number)
       case .temporary where name == Manifest.temporaryName:
         report.notes.append(
           VerificationFinding(
@@ -177,7 +182,99 @@ struct Verifier {
     for number in hints.sorted() {
       try checkHint(number, segmentSalt: salts[number], into: &report)
     }
+    for number in indexes.sorted() {
+      try checkIndex(number, segments: segments, headers: headers, into: &report)
+    }
     return report
+  }
+
+  /// An index file's findings: damage is a problem (the open reads the log instead); an index
+  /// file of segments the store no longer has as they were is stale, a note.
+  private func checkIndex(
+    _ number: UInt32, segments: [UInt32], headers: [UInt32: SegmentHeader],
+    into report: inout VerificationReport
+  ) throws(LogStoreError) {
+    let name = StoreFileName.index(number)
+    let mapped: MappedIndex
+    do throws(MappedIndex.Rejection) {
+      mapped = try MappedIndex.open(directory: directory, number: number, fileSystem: fileSystem)
+    } catch {
+      report.problems.append(
+        VerificationFinding(file: name, message: "\(error.reason); the log is read instead"))
+      return
+    }
+    let live = segments.filter { headers[$0] != nil }
+    let matches =
+      mapped.segments.count <= live.count
+      && zip(mapped.segments, live).allSatisfy { covered, number in
+        covered.number == number && headers[number]?.salt == covered.salt
+      }
+    guard matches else {
+      report.notes.append(
+        VerificationFinding(
+          file: name,
+          message: "describes segments the store no longer has as they were; not used, and "
+            + "removed at the next open"))
+      return
+    }
+    report.indexFiles += 1
+    // Every entry must point at a good record of its table and key, within what it covers.
+    var files: [UInt32: (file: any FileHandle, mapping: any FileMapping, covered: Int)] = [:]
+    defer { for entry in files.values { entry.file.close() } }
+    for covered in mapped.segments {
+      let handle = try fileSystem.openFile(
+        directory + "/" + StoreFileName.segment(covered.number), mode: .readOnly)
+      let size = try handle.size()
+      guard size >= covered.coveredLength else {
+        handle.close()
+        report.problems.append(
+          VerificationFinding(
+            file: name,
+            message:
+              "covers \(covered.coveredLength) bytes of \(StoreFileName.segment(covered.number)), "
+              + "which holds \(size); the log is read instead"))
+        return
+      }
+      files[covered.number] = (
+        handle, try handle.map(length: max(size, 1), writable: false), covered.coveredLength
+      )
+    }
+    for entry in mapped.tables {
+      guard entry.table.verifyAll() else {
+        report.problems.append(
+          VerificationFinding(
+            file: name,
+            message: "a part of table \"\(entry.name)\" is damaged; the log is read instead"))
+        continue
+      }
+      var wrong = 0
+      entry.table.forEachEntry { item in
+        guard let segment = files[item.location.segment],
+          Int(item.location.offset) + Int(item.location.length) <= segment.covered,
+          Int(item.location.offset) + RecordLayout.kindOffset < segment.covered,
+          let salt = headers[item.location.segment]?.salt,
+          let record = try? RecordCodec.decode(
+            UnsafeRawBufferPointer(rebasing: segment.mapping.bytes[0..<segment.covered]),
+            at: Int(item.location.offset), salt: salt,
+            member: segment.mapping.bytes[Int(item.location.offset) + RecordLayout.kindOffset]
+              & RecordLayout.memberFlag != 0),
+          record.kind == .put, record.length == Int(item.location.length),
+          bytesEqual(record.key, item.key),
+          String(decoding: record.table, as: UTF8.self) == entry.name
+        else {
+          wrong += 1
+          return true
+        }
+        return true
+      }
+      if wrong > 0 {
+        report.problems.append(
+          VerificationFinding(
+            file: name,
+            message: "\(wrong) entries of table \"\(entry.name)\" do not point at a good record of "
+              + "their key"))
+      }
+    }
   }
 
   /// What rule 2 of opening a store (``CompactionGroups``) will do with the segments left by

@@ -10,7 +10,9 @@ final class SegmentBuilder {
   let hintFinalPath: String
   let handle: any FileHandle
   private let fileSystem: any FileSystem
-  private var hint = HintFile.Builder()
+  /// Nil when the output gets no hint file (an index file will cover it).
+  private var hint: HintFile.Builder?
+  var writesHint: Bool { hint != nil }
   /// Bytes of the hint file, once written.
   private(set) var hintSize = 0
   private(set) var header: SegmentHeader
@@ -25,9 +27,10 @@ final class SegmentBuilder {
 
   init(
     directory: String, number: UInt32, mark: SegmentHeader.CompactionMark, baseSequence: UInt64,
-    fileSystem: any FileSystem
+    fileSystem: any FileSystem, writesHint: Bool = true
   ) throws(LogStoreError) {
     self.number = number
+    hint = writesHint ? HintFile.Builder() : nil
     self.fileSystem = fileSystem
     finalPath = directory + "/" + StoreFileName.segment(number)
     temporaryPath = finalPath + StoreFileName.temporarySuffix
@@ -59,7 +62,7 @@ final class SegmentBuilder {
     }
     var copy = record
     copy.length = length
-    hint.add(copy, offset: offset)
+    hint?.add(copy, offset: offset)
     if buffer.count >= Self.bufferLimit { try flush() }
     return (offset, length)
   }
@@ -81,6 +84,7 @@ final class SegmentBuilder {
       try handle.write(bytes, at: 0)
     }
     try handle.synchronize(.durable)
+    guard let hint else { return }
     let hintBytes = hint.encoded(fileNumber: number, salt: header.salt, coveredLength: size)
     let hintHandle = try fileSystem.openFile(hintTemporaryPath, mode: .createOrOpen)
     defer { hintHandle.close() }

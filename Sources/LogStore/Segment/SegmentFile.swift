@@ -11,18 +11,20 @@ package enum StoreFileName {
     number.zeroPadded(width: 6) + ".log"
   }
   package static func hint(_ number: UInt32) -> String { number.zeroPadded(width: 6) + ".hint" }
+  package static func index(_ number: UInt32) -> String { number.zeroPadded(width: 6) + ".index" }
 
   /// What a directory entry is, judged by its name.
   enum Kind: Equatable {
     case segment(UInt32)
     case hint(UInt32)
+    case index(UInt32)
     case temporary
     case other
   }
 
   static func classify(_ name: String) -> Kind {
     if name.hasSuffix(temporarySuffix) { return .temporary }
-    for (suffix, make) in [(".log", Kind.segment), (".hint", Kind.hint)] {
+    for (suffix, make) in [(".log", Kind.segment), (".hint", Kind.hint), (".index", Kind.index)] {
       guard name.hasSuffix(suffix) else { continue }
       let digits = name.dropLast(suffix.count)
       // Numbers stay below 2^31 (a store would need billions of segments to get there), so

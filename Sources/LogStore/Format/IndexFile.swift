@@ -1,0 +1,270 @@
+/// Index files: the key directory as of one position in the log, laid out to be used in place
+/// through a read-only mapping, so that an open maps it and reads only the log written after
+/// that position (docs/FORMAT.md, "Index files").
+///
+/// ```
+/// header (64 bytes)
+///  0  8  magic            "YTKKVIDX"
+///  8  2  version          1
+/// 10  2  reserved         0
+/// 12  4  fileNumber       the number in the file's name
+/// 16  8  nextSequence     the sequence number after the last record covered
+/// 24  8  hashSeed         the KeyHash seed the slot groups were built with
+/// 32  8  fileLength       the file's length
+/// 40  4  segmentCount
+/// 44  4  tableCount
+/// 48  8  directoryLength  bytes of directory after the header
+/// 56  4  directoryCRC     masked CRC-32C of the directory
+/// 60  4  headerCRC        masked CRC-32C of bytes 0..<60
+/// directory
+///   segmentCount × 16: number u32, salt u32, coveredLength u64 (the position: every segment
+///     listed, in order, up to its covered length)
+///   tableCount × (65 + name): count u64, liveBytes u64, entriesOffset u64, entriesLength u64,
+///     groupsOffset u64, ranksOffset u64, groupCount u32, creation segment u32 (0: none),
+///     creation offset u32, creation length u32, nameLength u8, name
+/// per table, at the offsets the directory gives (groups and ranks 64-byte aligned):
+///   groups   groupCount × 64: 7 slots of (tag u32, entry u32), 0 u32, CRC u32 of bytes 0..<60
+///   samples  ⌈⌈count / 16⌉ / 15⌉ × 64: the offsets (u32) of entries 0, 16, 32, … 15 to a
+///            group, zeros after the last, CRC u32 of bytes 0..<60
+///   entries  in key order: CRC u32 of the rest of the entry, segment u32, offset u32,
+///            length u32, keyLength u16, key
+/// ```
+/// `groupCount` is ⌈count / (7 × 0.85)⌉. A slot's tag is the high 32 bits of the key's hash
+/// (1 if they are 0; 0 marks an empty slot), its entry the offset of the key's entry in
+/// `entries` plus one; a key's probe starts at group ⌊(low 32 bits of the hash) × groupCount /
+/// 2^32⌋ and goes on group by group, from the last to the first. Every CRC is masked
+/// (``CRC32C/mask(_:)``). The header and directory are checked when the file is opened; a
+/// group, a rank group and an entry each time they are read.
+package enum IndexFileFormat {
+  static let magic: [UInt8] = Array("YTKKVIDX".utf8)
+  static let version: UInt16 = 1
+  static let headerSize = 64
+  static let segmentRecordSize = 16
+  static let tableRecordSize = 65
+  static let groupSize = 64
+  static let slotsPerGroup = 7
+  static let samplesPerGroup = 15
+  /// Every this many entries, the samples give the offset of one.
+  static let sampleInterval = 16
+  static let entryHeaderSize = 18
+  /// Slot groups are about this full (of 7 slots each): a probe mostly reads one group, and
+  /// the slots cost about 10 bytes a key.
+  static let load = 0.85
+
+  /// One segment of the position an index file covers.
+  struct CoveredSegment: Equatable {
+    var number: UInt32
+    var salt: UInt32
+    var coveredLength: Int
+  }
+
+  /// The number of slot groups for `count` keys (0 for none). Integer arithmetic, so that every
+  /// platform computes the same number: ⌈count × 100 / (7 × 85)⌉.
+  static func groupCount(for count: Int) -> Int {
+    let divisor = Int64(slotsPerGroup * 85)
+    return Int((Int64(count) * 100 + divisor - 1) / divisor)
+  }
+
+  static func sampleCount(for count: Int) -> Int {
+    (count + sampleInterval - 1) / sampleInterval
+  }
+
+  static func sampleGroupCount(for count: Int) -> Int {
+    (sampleCount(for: count) + samplesPerGroup - 1) / samplesPerGroup
+  }
+
+  /// The group where the probe for `hash` starts, of `groupCount`.
+  @inline(__always)
+  static func firstGroup(_ hash: UInt64, of groupCount: Int) -> Int {
+    Int(truncatingIfNeeded: ((hash & 0xFFFF_FFFF) &* UInt64(truncatingIfNeeded: groupCount)) >> 32)
+  }
+
+  /// `value` rounded up to a multiple of `multiple`.
+  static func roundUp(_ value: Int, to multiple: Int) -> Int {
+    (value + multiple - 1) / multiple * multiple
+  }
+
+  @inline(__always)
+  static func tag(_ hash: UInt64) -> UInt32 {
+    let high = UInt32(truncatingIfNeeded: hash >> 32)
+    return high == 0 ? 1 : high
+  }
+
+  @inline(__always)
+  static func groupChecksum(_ group: UnsafeRawPointer) -> UInt32 {
+    CRC32C.mask(CRC32C.update(0, group, groupSize - 4))
+  }
+}
+
+/// What a checkpoint writes: the key directory copied at one position of the log.
+struct IndexSnapshot {
+  struct Table {
+    var name: [UInt8]
+    var creation: RecordLocation?
+    /// The keys, one after another; `items` says where each is.
+    var keys: [UInt8] = []
+    var items: [SortItem] = []
+    /// The first `sortedCount` items are in key order already.
+    var sortedCount = 0
+    var liveBytes = 0
+  }
+  var segments: [IndexFileFormat.CoveredSegment]
+  var nextSequence: UInt64
+  var tables: [Table]
+
+  /// The keys and locations of tables copied by ``KeyDirectory/copyTables()``, base first;
+  /// nil if a base was found damaged on the way.
+  static func tables(of copies: [(name: String, table: TableIndex, creation: RecordLocation?)])
+    -> [Table]?
+  {
+    var result: [Table] = []
+    result.reserveCapacity(copies.count)
+    for (name, table, creation) in copies {
+      var copy = Table(name: Array(name.utf8), creation: creation)
+      copy.items.reserveCapacity(table.count)
+      copy.liveBytes = table.liveBytes
+      func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
+        copy.items.append(SortItem(key: key, keyStart: copy.keys.count, location: location))
+        copy.keys.append(contentsOf: key)
+      }
+      // The base's keys first, in order: only the changed ones need sorting.
+      guard table.forEachBaseKey(add) else { return nil }
+      copy.sortedCount = copy.items.count
+      table.forEachChangedKey(add)
+      result.append(copy)
+    }
+    return result
+  }
+
+  /// Sorts every table's items by their keys' bytes.
+  mutating func sortKeys() {
+    for index in tables.indices {
+      SortItem.sort(
+        &tables[index].items, sortedCount: tables[index].sortedCount, keys: tables[index].keys)
+      tables[index].sortedCount = tables[index].items.count
+    }
+  }
+
+  /// The whole file for `snapshot` (sorted), numbered `number`, with slot groups built with
+  /// `seed`; nil when a table is too large for the format's 32-bit entry offsets.
+  func encoded(number: UInt32, seed: UInt64) -> [UInt8]? {
+    typealias F = IndexFileFormat
+    var directoryLength = segments.count * F.segmentRecordSize
+    for table in tables { directoryLength += F.tableRecordSize + table.name.count }
+    var offset = F.roundUp(F.headerSize + directoryLength, to: F.groupSize)
+    var layout: [(groups: Int, ranks: Int, entries: Int, entriesLength: Int, groupCount: Int)] = []
+    for table in tables {
+      let groupCount = F.groupCount(for: table.items.count)
+      let groups = offset
+      let ranks = groups + groupCount * F.groupSize
+      let entries = ranks + F.sampleGroupCount(for: table.items.count) * F.groupSize
+      let entriesLength = table.items.count * F.entryHeaderSize + table.keys.count
+      // Entry offsets are 32 bits (compared in 64 bits: where `Int` is 32 bits, UInt32.max is
+      // not an `Int`).
+      guard UInt64(entriesLength) < UInt64(UInt32.max) else { return nil }
+      layout.append((groups, ranks, entries, entriesLength, groupCount))
+      offset = F.roundUp(entries + entriesLength, to: F.groupSize)
+    }
+    let fileLength = offset
+    var bytes = [UInt8](repeating: 0, count: fileLength)
+    bytes.withUnsafeMutableBytes { buffer in
+      let base = buffer.baseAddress!
+      // Directory.
+      var cursor = base + F.headerSize
+      for segment in segments {
+        storeLittleEndian(segment.number, cursor)
+        storeLittleEndian(segment.salt, cursor + 4)
+        storeLittleEndian(UInt64(segment.coveredLength), cursor + 8)
+        cursor += F.segmentRecordSize
+      }
+      for (table, place) in zip(tables, layout) {
+        storeLittleEndian(UInt64(table.items.count), cursor)
+        storeLittleEndian(UInt64(table.liveBytes), cursor + 8)
+        storeLittleEndian(UInt64(place.entries), cursor + 16)
+        storeLittleEndian(UInt64(place.entriesLength), cursor + 24)
+        storeLittleEndian(UInt64(place.groups), cursor + 32)
+        storeLittleEndian(UInt64(place.ranks), cursor + 40)
+        storeLittleEndian(UInt32(place.groupCount), cursor + 48)
+        storeLittleEndian(table.creation?.segment ?? 0, cursor + 52)
+        storeLittleEndian(table.creation?.offset ?? 0, cursor + 56)
+        storeLittleEndian(table.creation?.length ?? 0, cursor + 60)
+        cursor.storeBytes(of: UInt8(table.name.count), toByteOffset: 64, as: UInt8.self)
+        table.name.withUnsafeBytes { name in
+          if name.count > 0 {
+            (cursor + 65).copyMemory(from: name.baseAddress!, byteCount: name.count)
+          }
+        }
+        cursor += F.tableRecordSize + table.name.count
+        Self.writeTable(table, at: place, seed: seed, into: base)
+      }
+      // Header.
+      base.copyMemory(from: F.magic, byteCount: 8)
+      storeLittleEndian(F.version, base + 8)
+      storeLittleEndian(number, base + 12)
+      storeLittleEndian(nextSequence, base + 16)
+      storeLittleEndian(seed, base + 24)
+      storeLittleEndian(UInt64(fileLength), base + 32)
+      storeLittleEndian(UInt32(segments.count), base + 40)
+      storeLittleEndian(UInt32(tables.count), base + 44)
+      storeLittleEndian(UInt64(directoryLength), base + 48)
+      let directoryCRC = CRC32C.update(0, base + F.headerSize, directoryLength)
+      storeLittleEndian(CRC32C.mask(directoryCRC), base + 56)
+      storeLittleEndian(CRC32C.mask(CRC32C.update(0, base, 60)), base + 60)
+    }
+    return bytes
+  }
+
+  private static func writeTable(
+    _ table: Table,
+    at place: (groups: Int, ranks: Int, entries: Int, entriesLength: Int, groupCount: Int),
+    seed: UInt64, into base: UnsafeMutableRawPointer
+  ) {
+    typealias F = IndexFileFormat
+    table.keys.withUnsafeBytes { keys in
+      var entryOffset = 0
+      for (rank, item) in table.items.enumerated() {
+        let key = UnsafeRawBufferPointer(
+          start: keys.baseAddress.map { $0 + item.keyStart }, count: item.keyLength)
+        // The entry.
+        let entry = base + place.entries + entryOffset
+        storeLittleEndian(item.location.segment, entry + 4)
+        storeLittleEndian(item.location.offset, entry + 8)
+        storeLittleEndian(item.location.length, entry + 12)
+        storeLittleEndian(UInt16(key.count), entry + 16)
+        if key.count > 0 {
+          (entry + F.entryHeaderSize).copyMemory(from: key.baseAddress!, byteCount: key.count)
+        }
+        let crc = CRC32C.update(0, entry + 4, F.entryHeaderSize - 4 + key.count)
+        storeLittleEndian(CRC32C.mask(crc), entry)
+        // Its sample.
+        if rank % F.sampleInterval == 0 {
+          let sample = rank / F.sampleInterval
+          let group = base + place.ranks + (sample / F.samplesPerGroup) * F.groupSize
+          storeLittleEndian(UInt32(entryOffset), group + (sample % F.samplesPerGroup) * 4)
+        }
+        // Its slot.
+        let hash = KeyHash.hash(key, seed: seed)
+        var group = F.firstGroup(hash, of: place.groupCount)
+        placing: while true {
+          let slots = base + place.groups + group * F.groupSize
+          for slot in 0..<F.slotsPerGroup where loadLittleEndian(UInt32.self, slots + slot * 8) == 0
+          {
+            storeLittleEndian(F.tag(hash), slots + slot * 8)
+            storeLittleEndian(UInt32(entryOffset + 1), slots + slot * 8 + 4)
+            break placing
+          }
+          group = group + 1 == place.groupCount ? 0 : group + 1
+        }
+        entryOffset += F.entryHeaderSize + key.count
+      }
+      for group in 0..<place.groupCount {
+        let start = base + place.groups + group * F.groupSize
+        storeLittleEndian(F.groupChecksum(start), start + 60)
+      }
+      for group in 0..<F.sampleGroupCount(for: table.items.count) {
+        let start = base + place.ranks + group * F.groupSize
+        storeLittleEndian(F.groupChecksum(start), start + 60)
+      }
+    }
+  }
+}

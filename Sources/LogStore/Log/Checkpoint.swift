@@ -1,0 +1,253 @@
+/// Writing index files: the key directory as of one position of the log, so that the next
+/// open maps it and reads only what was written after (docs/FORMAT.md, "Index files").
+///
+/// A checkpoint takes three steps:
+/// 1. *Copy* (log's lock held): the position (every live segment, in order, the active one up
+///    to its last record) and every table's keys and locations. Nothing changes the index
+///    while the lock is held, so the copy is exactly the state at the position.
+/// 2. *Write* (no lock): sync the log up to the position, then sort the keys, write the file
+///    under a temporary name, sync it, rename it, sync the directory. The log is durable
+///    before the index file that covers it is, so an index file never covers records a power
+///    loss could take away.
+/// 3. *Publish* (log's lock): the new file is the store's; older ones are removed.
+/// Checkpoints and compactions take turns: a compaction replaces segments, which would make
+/// an index file written meanwhile describe segments that are gone. State guarded by the log's
+/// lock.
+final class Checkpointer: @unchecked Sendable {
+  private let log: ActiveLog
+  private let groupCommit: GroupCommit
+  private var index: IndexView { log.index }
+  private var directory: String { log.directory }
+  private var fileSystem: any FileSystem { log.options.fileSystem }
+
+  /// A checkpoint is between its first and its last step.
+  private(set) var isRunning = false
+  /// The index file the store's last open used or the last checkpoint wrote, and the position
+  /// it covers (its last segment and the length covered there).
+  private var current: (number: UInt32, segment: UInt32, covered: Int, size: Int)?
+
+  init(log: ActiveLog, groupCommit: GroupCommit, openedFrom mapped: MappedIndex?) {
+    self.log = log
+    self.groupCommit = groupCommit
+    if let mapped, let last = mapped.segments.last {
+      current = (mapped.number, last.number, last.coveredLength, mapped.fileLength)
+    }
+  }
+
+  /// Bytes of the index file in use, for `statistics().diskBytes`.
+  var currentFileSize: Int { current?.size ?? 0 }
+
+  /// Removes the index file in use, once a compaction has replaced segments it covers (the
+  /// key directory may still use its mapping, which stays valid). Call with the log's lock
+  /// held.
+  func removeCurrent() throws(LogStoreError) {
+    guard let number = current?.number else { return }
+    current = nil
+    try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
+  }
+
+  /// Waits until no checkpoint runs. Call with the log's lock held.
+  func waitUntilStopped() {
+    while isRunning { log.lock.wait() }
+  }
+
+  /// The file number of the index file in use, if any.
+  var currentFile: UInt32? { current?.number }
+
+  /// Bytes written to the log after the position the current index file covers (all of it
+  /// without one). Call with the log's lock held.
+  func bytesSinceIndex() -> Int {
+    var total = 0
+    for (number, size) in log.segmentSizes {
+      guard let current else {
+        total += size - SegmentHeader.size
+        continue
+      }
+      if number > current.segment {
+        total += size - SegmentHeader.size
+      } else if number == current.segment {
+        total += max(0, size - current.covered)
+      }
+    }
+    return total
+  }
+
+  /// Stores with less live data than this get no index file from compaction or close (an
+  /// explicit checkpoint writes one anyway): reading their whole log takes milliseconds.
+  static let minimumLiveBytes = 4 << 20
+
+  /// Whether a compaction starting now writes an index file when it ends (and so its outputs
+  /// need no hint files). Call with the log's lock held.
+  func followsCompaction() -> Bool {
+    log.options.indexFiles && index.keys.liveBytes >= Self.minimumLiveBytes
+  }
+
+  /// Whether a clean close should write an index file: at least 4 MiB and a quarter of the
+  /// live bytes were written since the last one, so that the next open would read a log tail
+  /// worth skipping, while a store that changed little does not pay for a whole new file at
+  /// each close. Call with the log's lock held.
+  func isWorthwhile() -> Bool {
+    let liveBytes = index.keys.liveBytes
+    guard liveBytes >= Self.minimumLiveBytes else { return false }
+    let written = bytesSinceIndex()
+    return written >= 4 << 20 && written >= liveBytes / 4
+  }
+
+  // MARK: Steps
+
+  /// What step 1 copies.
+  struct Copy {
+    var segments: [IndexFileFormat.CoveredSegment]
+    var nextSequence: UInt64
+    var tables: [(name: String, table: TableIndex, creation: RecordLocation?)]
+    var number: UInt32
+  }
+
+  /// Step 1: copies the index and its position. Call with the log's lock held, no compaction
+  /// or checkpoint running, and the group commit idle (every record appended is applied). Nil
+  /// when there is nothing new to write. Only memory is copied here
+  /// (``TableIndex/init(copying:)``): the keys are read out of the copies in step 2, without
+  /// the lock.
+  func copy() throws(LogStoreError) -> Copy? {
+    guard let writer = log.writer else { return nil }
+    if let current, current.segment == writer.file.number, current.covered == writer.used {
+      return nil
+    }
+    var segments: [IndexFileFormat.CoveredSegment] = []
+    let sizes = log.segmentSizes
+    for number in log.liveSegmentNumbers() {
+      guard let file = index.segments[number], let size = sizes[number] else { return nil }
+      segments.append(.init(number: number, salt: file.salt, coveredLength: size))
+    }
+    let number = try log.takeFileNumber()
+    return Copy(
+      segments: segments, nextSequence: log.nextSequence, tables: index.keys.copyTables(),
+      number: number)
+  }
+
+  /// Step 2: writes the file (the log up to its position must be durable). Without a lock.
+  /// Returns its size; 0 when none was written (a table too large for the format, or an index
+  /// file found damaged while its keys were read: the next open reads the log instead).
+  /// `giveUp` is asked between the steps that take long; when it says yes, nothing is written.
+  @discardableResult
+  func write(_ copy: Copy, giveUp: () -> Bool = { false }) throws(LogStoreError) -> Int {
+    guard let tables = IndexSnapshot.tables(of: copy.tables), !giveUp() else { return 0 }
+    var snapshot = IndexSnapshot(
+      segments: copy.segments, nextSequence: copy.nextSequence, tables: tables)
+    snapshot.sortKeys()
+    guard !giveUp(),
+      let bytes = snapshot.encoded(number: copy.number, seed: UInt64.random(in: .min ... .max)),
+      !giveUp()
+    else { return 0 }
+    let path = directory + "/" + StoreFileName.index(copy.number)
+    let temporary = path + StoreFileName.temporarySuffix
+    do {
+      let handle = try fileSystem.openFile(temporary, mode: .createOrOpen)
+      defer { handle.close() }
+      try handle.truncate(to: 0)
+      try bytes.withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
+      try handle.synchronize(.durable)
+      try fileSystem.renameFile(temporary, to: path)
+      try fileSystem.synchronizeDirectory(directory)
+    } catch {
+      try? fileSystem.removeFile(temporary)
+      throw error
+    }
+    return bytes.count
+  }
+
+  /// Step 3: makes `copy`'s file the current one, removes the one before, and puts the new
+  /// one under the key directory (``adopt(_:)``). Call with the log's lock held.
+  func publish(_ copy: Copy, size: Int) throws(LogStoreError) {
+    guard size > 0 else { return }
+    let previous = current?.number
+    let last = copy.segments.last!
+    current = (copy.number, last.number, last.coveredLength, size)
+    adopt(copy)
+    if let previous {
+      // A reader that mapped it keeps its mapping; the next open would remove it anyway.
+      try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
+    }
+  }
+
+  /// Replaces the key directory with one made of the new index file and what was written after
+  /// its position (during step 2), read back from the log: as a reopen would, so that the
+  /// heap holds only the changes since, and the next checkpoint copies only those. Keeps the
+  /// directory as it is if the file cannot be opened or a record after it cannot be read (it
+  /// was written moments ago, so neither should happen). Call with the log's lock held.
+  private func adopt(_ copy: Copy) {
+    guard
+      let mapped = try? MappedIndex.open(
+        directory: directory, number: copy.number, fileSystem: fileSystem),
+      mapped.segments == copy.segments
+    else { return }
+    let keys = KeyDirectory(mapped: mapped)
+    let last = copy.segments.last!
+    let sizes = log.segmentSizes
+    let active = log.writer?.file.number
+    do throws(LogStoreError) {
+      for number in log.liveSegmentNumbers() where number >= last.number {
+        guard let file = index.segments[number], let size = sizes[number] else { return }
+        let start = number == last.number ? last.coveredLength : SegmentHeader.size
+        try keys.applyRecords(of: file, in: start..<size, isLast: number == active) {
+          offset, reason throws(LogStoreError) in
+          throw LogStoreError(.corrupted, "\(offset): \(reason)")
+        }
+      }
+    } catch {
+      return
+    }
+    guard !keys.baseDamaged else { return }
+    index.change { index.replaceKeys(keys) }
+  }
+
+  // MARK: Whole checkpoints
+
+  /// Writes an index file now, unless one covers the log as it is: steps 1 to 3, with writers
+  /// going on during step 2. Waits for a compaction or checkpoint in progress first. Call
+  /// without the log's lock. `giveUp` (asked with the lock held) stops it before it writes
+  /// the file: the automatic checkpoint after a compaction gives way to the next compaction.
+  func checkpoint(compactor: Compactor, giveUp: (() -> Bool)? = nil) throws(LogStoreError) {
+    guard !log.options.readOnly else { throw LogStoreError.readOnly(directory) }
+    guard log.options.indexFiles else { return }
+    let lock = log.lock
+    lock.lock()
+    defer { lock.unlock() }
+    while (isRunning || compactor.isRunning) && !log.closing { lock.wait() }
+    groupCommit.waitUntilIdle()
+    try log.checkWritable()
+    guard let copy = try copy() else { return }
+    isRunning = true
+    defer {
+      isRunning = false
+      lock.broadcast()
+    }
+    lock.unlock()
+    var failure: LogStoreError?
+    var size = 0
+    do {
+      // `close` waits for this checkpoint, so the sync must happen even once it has begun.
+      try log.flushOutsideLock(evenWhenClosing: true)
+      size = try write(copy) { giveUp.map { giveUp in lock.withLock { giveUp() } } ?? false }
+    } catch {
+      failure = error
+    }
+    lock.lock()
+    if let failure { throw failure }
+    try publish(copy, size: size)
+  }
+
+  /// At close, with the log's lock held and everything stopped: writes an index file if it
+  /// is worth it (``isWorthwhile()``). The log must be durable already (`close` syncs it
+  /// first).
+  func checkpointAtClose() throws(LogStoreError) {
+    guard log.options.indexFiles, !log.options.readOnly, isWorthwhile(),
+      let copy = try copy()
+    else { return }
+    let size = try write(copy)
+    guard size > 0 else { return }
+    let last = copy.segments.last!
+    // The store is closing: no need to put the file under the directory.
+    current = (copy.number, last.number, last.coveredLength, size)
+  }
+}

@@ -1,0 +1,394 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+@Suite("Index files")
+struct IndexFileTests {
+  private static let options = LogStore.Options(compaction: .manual, maxSegmentSize: 64 << 10)
+
+  /// A store of three tables with keys overwritten, deleted one by one and by prefix, in
+  /// several segments.
+  private func fill(_ store: LogStore, keys: Int = 1_500) throws {
+    for table in ["a", "b", "c"] { try store.createTable(table) }
+    for index in 0..<keys {
+      try store.put(Array("value \(index)".utf8), forKey: Array("key\(index)".utf8), in: "a")
+      try store.put(Array("b\(index)".utf8), forKey: Array("k\(index % 300)".utf8), in: "b")
+    }
+    for index in stride(from: 0, to: keys, by: 7) {
+      try store.delete(key: Array("key\(index)".utf8), in: "a")
+    }
+    try store.deletePrefix(Array("key1".utf8), in: "a")
+    try store.put([], forKey: [], in: "c")
+  }
+
+  /// Every key of `expected` read one by one, and keys that are not there read as missing.
+  private func expectPointReads(
+    _ store: LogStore, _ expected: [String: [String: String]],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    for (table, items) in expected {
+      #expect(try store.count(in: table) == items.count, "\(table)", sourceLocation: sourceLocation)
+      for (key, value) in items {
+        let read = try store.value(forKey: Array(key.utf8), in: table)
+        #expect(
+          read.map { String(decoding: $0, as: UTF8.self) } == value, sourceLocation: sourceLocation)
+      }
+      for missing in ["key7", "key14", "key1", "key100", "nothing"] where items[missing] == nil {
+        #expect(
+          try store.value(forKey: Array(missing.utf8), in: table) == nil,
+          sourceLocation: sourceLocation)
+      }
+    }
+  }
+
+  private func indexFiles(in path: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".index") }
+      .sorted().map { path + "/" + $0 }
+  }
+
+  @Test("a checkpointed store opens from its index file and reads none of the log it covers")
+  func opensFromIndex() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store)
+    let expected = try store.snapshot()
+    let statistics = try store.statistics()
+    try store.checkpoint()
+    try store.close()
+    #expect(try indexFiles(in: path).count == 1)
+
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(reopened.openReport.scannedRecords == 0)
+    #expect(try reopened.snapshot() == expected)
+    try expectPointReads(reopened, expected)
+    let after = try reopened.statistics()
+    #expect(after.liveItems == statistics.liveItems)
+    #expect(after.liveBytes == statistics.liveBytes)
+    #expect(after.tables == statistics.tables)
+    #expect(after.indexMappedBytes > 0)
+    #expect(after.indexHeapBytes < statistics.indexHeapBytes / 4)
+    #expect(statistics.indexMappedBytes == 0)
+  }
+
+  @Test("changes after the index file are read from the log, over the file's keys")
+  func changesAfterIndex() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store)
+      try store.checkpoint()
+      try store.close()
+    }
+    let store = try LogStore(path: path, options: Self.options)
+    // Overwrite and delete keys of the file, one by one and by prefix; drop, clear, recreate.
+    try store.put(Array("new".utf8), forKey: Array("key2".utf8), in: "a")
+    try store.put(Array("fresh".utf8), forKey: Array("key0".utf8), in: "a")
+    try store.delete(key: Array("key3".utf8), in: "a")
+    try store.delete(key: Array("key3".utf8), in: "a")
+    try store.deletePrefix(Array("key2".utf8), in: "a")
+    try store.put(Array("back".utf8), forKey: Array("key25".utf8), in: "a")
+    try store.deletePrefix(Array("k1".utf8), in: "b")
+    try store.put(Array("again".utf8), forKey: Array("k10".utf8), in: "b")
+    try store.clearTable("c")
+    try store.put(Array("c".utf8), forKey: Array("c".utf8), in: "c")
+    try store.dropTable("b")
+    try store.createTable("b")
+    try store.put(Array("b".utf8), forKey: Array("k5".utf8), in: "b")
+    try store.createTable("d")
+    let expected = try store.snapshot()
+    try expectPointReads(store, expected)
+    let statistics = try store.statistics()
+    try store.close()
+
+    for useIndex in [true, false] {
+      let reopened = try LogStore(
+        path: path, options: .init(readOnly: true, corruption: .fail, indexFiles: useIndex))
+      #expect((reopened.openReport.indexFile != nil) == useIndex)
+      #expect(try reopened.snapshot() == expected)
+      try expectPointReads(reopened, expected)
+      let after = try reopened.statistics()
+      #expect(after.liveItems == statistics.liveItems)
+      #expect(after.liveBytes == statistics.liveBytes)
+    }
+  }
+
+  @Test("random changes, checkpoints and reopens keep the store equal to a model")
+  func randomAgainstModel() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var generator = SeededGenerator(seed: 15)
+    var model: [String: [String: String]] = ["t": [:], "u": [:]]
+    var store = try LogStore(path: path, options: Self.options)
+    try store.createTable("t")
+    try store.createTable("u")
+    for step in 0..<6_000 {
+      let table = Bool.random(using: &generator) ? "t" : "u"
+      let key = "k\(Int.random(in: 0..<400, using: &generator))"
+      switch Int.random(in: 0..<100, using: &generator) {
+      case 0..<60:
+        let value = "v\(step)"
+        try store.put(Array(value.utf8), forKey: Array(key.utf8), in: table)
+        model[table]![key] = value
+      case 60..<85:
+        try store.delete(key: Array(key.utf8), in: table)
+        model[table]![key] = nil
+      case 85..<90:
+        let prefix = String(key.prefix(2))
+        try store.deletePrefix(Array(prefix.utf8), in: table)
+        model[table] = model[table]!.filter { !$0.key.hasPrefix(prefix) }
+      case 90..<92:
+        try store.clearTable(table)
+        model[table] = [:]
+      case 92..<96:
+        try store.checkpoint()
+      case 96..<98:
+        try store.compact()
+      default:
+        try store.close()
+        store = try LogStore(path: path, options: Self.options)
+      }
+      if step % 500 == 0 {
+        #expect(try store.snapshot() == model, "step \(step)")
+        for (table, items) in model {
+          #expect(try store.count(in: table) == items.count, "step \(step)")
+        }
+      }
+    }
+    #expect(try store.snapshot() == model)
+    try expectPointReads(store, model)
+    let statistics = try store.statistics()
+    try store.close()
+    let scanned = try LogStore(path: path, options: .init(readOnly: true, indexFiles: false))
+    #expect(try scanned.statistics().liveBytes == statistics.liveBytes)
+    #expect(try scanned.statistics().liveItems == statistics.liveItems)
+  }
+
+  @Test("compaction writes an index file of its outputs (no hint files) and removes the one before")
+  func compactionWritesIndex() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(
+      path: path, options: .init(compaction: .manual, maxSegmentSize: 1 << 20))
+    try fill(store)
+    // Enough live data for compaction to write an index file (a small store gets hint files).
+    let large = [UInt8](repeating: 0x41, count: 4096)
+    for index in 0..<1_100 { try store.put(large, forKey: Array("large\(index)".utf8), in: "c") }
+    try store.checkpoint()
+    let first = try indexFiles(in: path)
+    try store.put(Array("x".utf8), forKey: Array("key1".utf8), in: "a")
+    try store.compact()
+    let second = try indexFiles(in: path)
+    #expect(first.count == 1 && second.count == 1 && first != second)
+    let expected = try store.snapshot()
+    try store.close()
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(reopened.openReport.scannedRecords == 0)
+    #expect(reopened.openReport.hintEntries == 0)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".hint") }
+        .isEmpty)
+    #expect(try reopened.snapshot() == expected)
+  }
+
+  @Test("compaction of a small store writes hint files and no index file")
+  func smallStoreGetsHints() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store)
+    try store.compact()
+    try store.close()
+    #expect(try indexFiles(in: path).isEmpty)
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.hintedSegments > 0)
+  }
+
+  @Test("close writes an index file when much was written since the last, not otherwise")
+  func closePolicy() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var store = try LogStore(path: path, options: Self.options)
+    try store.createTable("t")
+    let value = [UInt8](repeating: 7, count: 1000)
+    for index in 0..<5_000 { try store.put(value, forKey: Array("key\(index)".utf8), in: "t") }
+    try store.close()
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1)
+    store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.scannedRecords == 0)
+    // A little more: not worth a new file at close.
+    for index in 0..<10 { try store.put(value, forKey: Array("key\(index)".utf8), in: "t") }
+    try store.close()
+    #expect(try indexFiles(in: path) == written)
+    store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.scannedRecords == 10)
+    #expect(try store.count(in: "t") == 5_000)
+  }
+
+  @Test("without indexFiles, none is written and a writer's open removes those there")
+  func turnedOff() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store)
+    try store.checkpoint()
+    try store.close()
+    #expect(try indexFiles(in: path).count == 1)
+    var options = Self.options
+    options.indexFiles = false
+    let reopened = try LogStore(path: path, options: options)
+    #expect(reopened.openReport.indexFile == nil)
+    #expect(try indexFiles(in: path).isEmpty)
+    try reopened.checkpoint()
+    try reopened.compact()
+    try reopened.close()
+    #expect(try indexFiles(in: path).isEmpty)
+  }
+
+  // MARK: Damage
+
+  /// A closed, checkpointed store with writes after the checkpoint, its expected contents, and
+  /// its index file.
+  private func checkpointedStore(_ directory: TemporaryDirectory) throws -> (
+    path: String, expected: [String: [String: String]], index: String
+  ) {
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store, keys: 300)
+    try store.checkpoint()
+    try store.put(Array("after".utf8), forKey: Array("key2".utf8), in: "a")
+    try store.delete(key: Array("key3".utf8), in: "a")
+    let expected = try store.snapshot()
+    try store.close()
+    return (path, expected, try indexFiles(in: path)[0])
+  }
+
+  @Test("a flipped byte anywhere in the index file never changes what the store returns")
+  func flippedBytes() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    let original = try fileBytes(index)
+    var used = 0
+    var rejected = 0
+    // Every byte of the header, a third of the directory's, a sample of the rest spread over
+    // every part; each under one of the two corruption policies.
+    let positions =
+      Array(0..<64) + Array(stride(from: 64, to: 200, by: 3))
+      + Array(stride(from: 200, to: original.count, by: 29))
+    for position in positions where position < original.count {
+      var damaged = original
+      damaged[position] ^= 1 << (position % 8)
+      try writeFile(index, damaged)
+      do {
+        let corruption = position % 2 == 0 ? CorruptionPolicy.fail : .salvage
+        let store = try LogStore(path: path, options: .init(readOnly: true, corruption: corruption))
+        if store.openReport.indexFile != nil { used += 1 } else { rejected += 1 }
+        try expectPointReads(store, expected)
+        #expect(try store.snapshot() == expected, "byte \(position)")
+      }
+    }
+    // Damage in the header or directory is found at open; in a table's parts, when read.
+    #expect(used > 0 && rejected > 0)
+  }
+
+  @Test("a writer that finds the index file damaged while writing rebuilds from the log")
+  func writerMeetsDamage() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store, keys: 300)
+      try store.checkpoint()
+      expected = try store.snapshot()
+      try store.close()
+    }
+    let index = try indexFiles(in: path)[0]
+    var damaged = try fileBytes(index)
+    // Damage every slot group, rank group and entry: only the header and directory hold.
+    let directoryLength = damaged[48..<56].enumerated().reduce(0) {
+      $0 | Int($1.element) << (8 * $1.offset)
+    }
+    let start = (64 + directoryLength + 63) / 64 * 64
+    for position in stride(from: start, to: damaged.count, by: 5) { damaged[position] ^= 0x10 }
+    try writeFile(index, damaged)
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    try store.put(Array("later".utf8), forKey: Array("key5".utf8), in: "a")
+    try store.delete(key: Array("key6".utf8), in: "a")
+    var model = expected
+    model["a"]!["key5"] = "later"
+    model["a"]!["key6"] = nil
+    #expect(try store.snapshot() == model)
+    try expectPointReads(store, model)
+    #expect(try store.count(in: "a") == model["a"]!.count)
+    try store.close()
+  }
+
+  @Test("verify checks an index file in full: damage is a problem, a stale one a note")
+  func verification() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, index) = try checkpointedStore(directory)
+    var report = try LogStore.verify(path: path)
+    #expect(report.isClean, "\(report.problems)")
+    #expect(report.indexFiles == 1)
+    let original = try fileBytes(index)
+    // Damage in each part: the header, the directory, and the tables' parts after them.
+    for position in [10, 70, original.count / 3, original.count / 2, original.count * 3 / 4] {
+      var damaged = original
+      damaged[position] ^= 0x04
+      try writeFile(index, damaged)
+      report = try LogStore.verify(path: path)
+      #expect(!report.isClean, "byte \(position)")
+      #expect(report.problems.allSatisfy { $0.file.hasSuffix(".index") }, "byte \(position)")
+    }
+    // Once a compaction replaced its segments, the file is stale: compaction removes it, and
+    // one put back is noted, not used, and removed at the next open.
+    try writeFile(index, original)
+    let store = try LogStore(path: path, options: Self.options)
+    try store.compact()
+    try store.close()
+    #expect(try indexFiles(in: path).isEmpty)
+    try writeFile(index, original)
+    report = try LogStore.verify(path: path)
+    #expect(report.isClean)
+    #expect(report.notes.contains { $0.file == URL(fileURLWithPath: index).lastPathComponent })
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.indexFile == nil)
+    #expect(reopened.openReport.rejectedIndexFiles.count == 1)
+    #expect(try indexFiles(in: path).isEmpty)
+  }
+
+  @Test("an index file cut at any length is not used, and the store opens from its log")
+  func truncated() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    let original = try fileBytes(index)
+    for length in stride(from: 0, to: original.count, by: max(1, original.count / 200)) {
+      try writeFile(index, Array(original[..<length]))
+      let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+      #expect(store.openReport.indexFile == nil, "length \(length)")
+      #expect(try store.snapshot() == expected)
+    }
+  }
+
+  @Test("another store's index file, or one of segments since compacted, is not used")
+  func foreign() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    let other = TemporaryDirectory()
+    let (otherPath, _, otherIndex) = try checkpointedStore(other)
+    _ = otherPath
+    try FileManager.default.removeItem(atPath: index)
+    try FileManager.default.copyItem(atPath: otherIndex, toPath: index)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile == nil)
+    #expect(store.openReport.rejectedIndexFiles.count == 1)
+    #expect(try store.snapshot() == expected)
+  }
+}
