@@ -391,4 +391,158 @@ struct IndexFileTests {
     #expect(store.openReport.rejectedIndexFiles.count == 1)
     #expect(try store.snapshot() == expected)
   }
+
+  // MARK: Crashes and I/O errors
+
+  /// The operations the crash and fault tests run on a closed store: writes, a checkpoint,
+  /// more writes, a compaction and a checkpoint of its outputs, and a close. Returns the
+  /// models after each acknowledged write; stops at the first error.
+  private static func checkpointWorkload(
+    _ fileSystem: SimulatedFileSystem, from initial: StoreModel, sync: SyncPolicy = .always
+  ) -> (acknowledged: StoreModel, pending: StoreModel?, history: [StoreModel], finished: Bool) {
+    var model = initial
+    var pending: StoreModel?
+    var history = [initial]
+    var options = LogStore.Options(sync: sync, compaction: .manual, maxSegmentSize: 8 << 10)
+    options.fileSystem = fileSystem
+    do throws(LogStoreError) {
+      let store = try LogStore(path: "/store", options: options)
+      func put(_ key: String, _ value: String) throws(LogStoreError) {
+        var next = model
+        next.tables["t", default: [:]][key] = value
+        pending = next
+        history.append(next)
+        try store.put(Array(value.utf8), forKey: Array(key.utf8), in: "t")
+        model = next
+        pending = nil
+      }
+      func delete(_ key: String) throws(LogStoreError) {
+        var next = model
+        next.tables["t"]?[key] = nil
+        pending = next
+        history.append(next)
+        try store.delete(key: Array(key.utf8), in: "t")
+        model = next
+        pending = nil
+      }
+      for index in 0..<20 { try put("k\(index)", "overwritten \(index)") }
+      try put("k1", "after open")
+      try store.checkpoint()
+      try put("k2", "after the checkpoint")
+      try delete("k3")
+      try store.compact()
+      try store.checkpoint()
+      try put("k4", "after the second checkpoint")
+      try store.close()
+    } catch {
+      return (model, pending, history, false)
+    }
+    return (model, pending, history, true)
+  }
+
+  /// A closed store of 150 keys in table t on the simulated file system, with an index file.
+  private static func crashBase() throws -> (files: [String: [UInt8]], model: StoreModel) {
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(compaction: .manual, maxSegmentSize: 8 << 10)
+    options.fileSystem = fileSystem
+    let store = try LogStore(path: "/store", options: options)
+    try store.createTable("t")
+    for index in 0..<150 {
+      try store.put(Array("value \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+    }
+    try store.checkpoint()
+    let model = try StoreModel.reading(store)
+    try store.close()
+    return (fileSystem.files, model)
+  }
+
+  @Test("a crash or power loss at any call of checkpoints and the compaction between loses nothing")
+  func crashAtEveryCall() throws {
+    let (base, initial) = try Self.crashBase()
+    let reference = SimulatedFileSystem(files: base)
+    #expect(Self.checkpointWorkload(reference, from: initial).finished)
+    #expect(reference.calls > 50)
+    var openedFromIndex = 0
+    // Under .always every acknowledged write survives; under .never a power loss keeps some
+    // prefix of the writes (then an index file must never cover records that did not survive).
+    let cases: [(SimulatedFileSystem.Platform, SimulatedFileSystem.CrashMode, SyncPolicy)] = [
+      (.linux, .process, .always), (.darwin, .power(seed: 8), .always),
+      (.linux, .power(seed: 9), .never), (.darwin, .power(seed: 10), .never),
+    ]
+    for (platform, mode, sync) in cases {
+      let run = SimulatedFileSystem(files: base, platform: platform)
+      #expect(Self.checkpointWorkload(run, from: initial, sync: sync).finished)
+      let calls = run.calls
+      do {
+        for call in 1...calls {
+          let fileSystem = SimulatedFileSystem(files: base, platform: platform)
+          fileSystem.crash(atCall: call, mode: mode)
+          let (acknowledged, pending, history, finished) = Self.checkpointWorkload(
+            fileSystem, from: initial, sync: sync)
+          #expect(!finished, "call \(call) was never reached")
+          let image = try #require(fileSystem.crashImage)
+          for readOnly in [true, false] {
+            var options = LogStore.Options(readOnly: readOnly, corruption: .fail)
+            options.fileSystem = SimulatedFileSystem(files: image)
+            let store = try LogStore(path: "/store", options: options)
+            if store.openReport.indexFile != nil { openedFromIndex += 1 }
+            let found = try StoreModel.reading(store)
+            let allowed = sync == .always ? [acknowledged] + (pending.map { [$0] } ?? []) : history
+            #expect(
+              allowed.contains(found),
+              "call \(call): \(fileSystem.log[call - 1]), \(mode), \(platform), read-only \(readOnly)"
+            )
+            try store.close()
+          }
+        }
+      }
+    }
+    #expect(openedFromIndex > reference.calls)
+  }
+
+  @Test("an I/O error at any call of a checkpoint leaves the store whole, readable and writable")
+  func failureAtEveryCall() throws {
+    let base = try Self.crashBase().files
+    var options = LogStore.Options(compaction: .manual, maxSegmentSize: 8 << 10)
+    func open(_ fileSystem: SimulatedFileSystem) throws -> LogStore {
+      options.fileSystem = fileSystem
+      return try LogStore(path: "/store", options: options)
+    }
+    // The calls a checkpoint makes, after a few writes.
+    let reference = SimulatedFileSystem(files: base)
+    var store = try open(reference)
+    try store.put(Array("x".utf8), forKey: Array("k1".utf8), in: "t")
+    let before = reference.calls
+    try store.checkpoint()
+    let after = reference.calls
+    try store.close()
+    #expect(after - before >= 5)
+    var failed = 0
+    for call in before + 1...after {
+      let fileSystem = SimulatedFileSystem(files: base)
+      store = try open(fileSystem)
+      try store.put(Array("x".utf8), forKey: Array("k1".utf8), in: "t")
+      fileSystem.inject(.init(call: call, errorNumber: ENOSPC, persistent: false))
+      do {
+        try store.checkpoint()
+      } catch {
+        failed += 1
+        #expect(error.code == .diskFull, "call \(call): \(error)")
+      }
+      try store.put(Array("y".utf8), forKey: Array("k2".utf8), in: "t")
+      var expected = try StoreModel.reading(store)
+      #expect(expected.tables["t"]?["k1"] == "x" && expected.tables["t"]?["k2"] == "y")
+      try store.close()
+      #expect(
+        !fileSystem.files.keys.contains { $0.hasSuffix(".tmp") },
+        "call \(call): a temporary file is left")
+      let reopened = try open(SimulatedFileSystem(files: fileSystem.files))
+      expected = try StoreModel.reading(reopened)
+      #expect(expected.tables["t"]?.count == 150, "call \(call)")
+      #expect(
+        expected.tables["t"]?["k1"] == "x" && expected.tables["t"]?["k2"] == "y", "call \(call)")
+      try reopened.close()
+    }
+    #expect(failed > 0)
+  }
 }
