@@ -6,10 +6,9 @@ import LogStoreTesting
 ///
 /// Input layout: repeated `[kind: 1 byte][length: 2 bytes, little-endian][contents]`, where
 /// kind bit 0 chooses a segment (`.log`) or hint (`.hint`) file and the file number is
-/// `1 + (kind >> 1) % 4`; kind 255 is the manifest instead, and kind 254 an index file
-/// (`000005.index`; kinds 252 and 253, numbers 6 and 7). Opening and reading must never trap,
-/// and nothing read may fail its checksum silently: every value the store returns must come
-/// from a record that verifies.
+/// `1 + (kind >> 1) % 4`; kind 255 is the manifest instead, and kinds 248 to 254 are index
+/// files numbered 1 to 7. Opening and reading must never trap, and nothing read may fail its
+/// checksum silently: every value the store returns must come from a record that verifies.
 package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
   var files: [String: [UInt8]] = [:]
   var position = 0
@@ -22,8 +21,8 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     let name =
       kind == 255
       ? Manifest.fileName
-      : kind >= 252
-        ? StoreFileName.index(5 + 254 - UInt32(min(kind, 254)))
+      : kind >= 248
+        ? StoreFileName.index(UInt32(kind) - 247)
         : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
     files["/store/" + name] = Array(data[position..<end])
     position = end
