@@ -420,6 +420,14 @@ public final class KeyValueStore: Sendable {
     try bridge { () throws(LogStoreError) in try logStore.compact() }
   }
 
+  /// Writes an index file of the store as it is now, so that the next open (the next launch)
+  /// maps it instead of reading every record (``LogStore/checkpoint()``). The store does this
+  /// itself after compactions and at `close()` when much was written; call it after a large
+  /// import, say.
+  public func checkpoint() throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try logStore.checkpoint() }
+  }
+
   /// Items, tables, live and disk bytes, segments and damaged records.
   public func statistics() throws(KeyValueStoreError) -> StoreStatistics {
     try bridge { () throws(LogStoreError) in try logStore.statistics() }

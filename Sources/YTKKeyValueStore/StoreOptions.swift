@@ -38,12 +38,17 @@ public struct StoreOptions: Sendable, Equatable {
   /// files created later inherit it. Ignored by read-only opens, on macOS and off Apple
   /// platforms. See docs/PLATFORMS.md before choosing `.complete`.
   public var fileProtection: FileProtection
+  /// Keep a persisted index beside the data, so that an open maps it and reads only what was
+  /// written after it instead of every record (``LogStore/Options/indexFiles``). Default
+  /// `true`.
+  public var indexFiles: Bool
 
   public init(
     sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
     compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
     verifyChecksumsOnRead: Bool = true,
-    fileProtection: FileProtection = .completeUntilFirstUserAuthentication
+    fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
+    indexFiles: Bool = true
   ) {
     self.sync = sync
     self.readOnly = readOnly
@@ -52,11 +57,13 @@ public struct StoreOptions: Sendable, Equatable {
     self.maxSegmentSize = maxSegmentSize
     self.verifyChecksumsOnRead = verifyChecksumsOnRead
     self.fileProtection = fileProtection
+    self.indexFiles = indexFiles
   }
 
   var engineOptions: LogStore.Options {
     LogStore.Options(
       sync: sync, readOnly: readOnly, corruption: corruption, compaction: compaction,
-      maxSegmentSize: maxSegmentSize, verifyChecksumsOnRead: verifyChecksumsOnRead)
+      maxSegmentSize: maxSegmentSize, verifyChecksumsOnRead: verifyChecksumsOnRead,
+      indexFiles: indexFiles)
   }
 }

@@ -257,16 +257,21 @@ let allWorkloads: [Workload] =
     ),
     Workload(
       name: "reopen",
-      title: { "close and reopen of a \(thousands($0.largeKeys))-key store just written" },
+      title: {
+        "close and reopen of a \(thousands($0.largeKeys))-key store, compacted, then 10% overwritten"
+      },
       unit: .milliseconds, engines: peersStore + [.hardware, .logStoreRead],
       prepare: { engine, configuration in
         try filledStore(engine, count: configuration.largeKeys, label: "reopen")
       },
       measure: { engine, scratch, configuration in
-        // As just after a fill: the last writes are recent (in LevelDB's log, in our active
-        // segment). Then the timed part: close, open, and read one key (ready to serve).
+        // Compacted (LevelDB and RocksDB: everything in tables; this store: an index file of
+        // it all), then 10% of the keys overwritten: the recent writes are in LevelDB's log and
+        // in our active segment. Then the timed part: close, open, and read one key (ready to
+        // serve).
         let path = scratch!.path
         var store = try engine.make(path, false)
+        try store.compact()
         let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
           configuration.largeKeys / 10)
         for key in recent { try store.put(key, Dataset.value) }
@@ -292,12 +297,12 @@ let allWorkloads: [Workload] =
         return seconds * 1000
       },
       note: """
-        Before each timed run, 10% of the keys are overwritten; the time covers close, open and \
-        one get. The last two rows are floors, not stores: `hardware` closes and reopens its \
+        Before each timed run, the store is compacted (LevelDB and RocksDB: a full range \
+        compaction; this store: `compact()`, which writes an index file) and 10% of the keys \
+        are then overwritten; the time covers close, open and one get. The last two rows are floors, not stores: `hardware` closes and reopens its \
         file of bare records and reads it once; `logstore-read` reads every byte of this \
-        store's files once, checking nothing. An open that checks every record, as this \
-        store's does (a damaged record is found and counted, or refused, when the store \
-        opens), costs at least `logstore-read`.
+        store's files once, checking nothing: what an open that reads every record costs at \
+        least (this store's does so without an index file).
         """
     ),
     Workload(
@@ -355,6 +360,22 @@ let allWorkloads: [Workload] =
       },
       note:
         "Growth of the process's anonymous (heap) memory, measured in a fresh process per engine; see PERFORMANCE.md for resident memory including mapped files."
+    ),
+    Workload(
+      name: "memory-reopen",
+      title: { "memory per key, reopening a compacted \(thousands($0.largeKeys))-key store" },
+      unit: .bytesPerKey,
+      engines: peersStore,
+      prepare: { engine, configuration in
+        let scratch = try filledStore(engine, count: configuration.largeKeys, label: "memreopen")
+        try withStore(engine, scratch) { try $0.compact() }
+        return scratch
+      },
+      measure: { engine, scratch, configuration in
+        try reopenMemoryInChild(engine, path: scratch!.path, keys: configuration.largeKeys)
+      },
+      note:
+        "Growth of the process's anonymous (heap) memory from before the open to after it and one get of every 1,000th key, in a fresh process per engine, over a store filled and compacted (as in `reopen`): what a launch costs in heap."
     ),
     Workload(
       name: "disk",
@@ -514,6 +535,49 @@ func memoryInChild(_ engine: EngineKind, keys: Int) throws -> (anonymous: Double
 }
 
 nonisolated(unsafe) var memoryResident: [String: [Double]] = [:]
+
+/// Anonymous memory growth per key of opening the store at `path` and reading every 1,000th
+/// key, in a child process.
+func reopenMemoryInChild(_ engine: EngineKind, path: String, keys: Int) throws -> Double {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+  if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path),
+    let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+  {
+    process.executableURL = URL(fileURLWithPath: exe)
+  }
+  process.arguments = ["--child-reopen-memory", engine.name, path, String(keys)]
+  let output = Pipe()
+  process.standardOutput = output
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0,
+    let growth = Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+  else {
+    throw BenchmarkError("the reopen memory child for \(engine) failed")
+  }
+  return growth
+}
+
+/// The child's side of ``reopenMemoryInChild``: prints the growth per key.
+func runReopenMemoryChild(engine name: String, path: String, keys count: Int) throws {
+  guard let engine = (EngineKind.all).first(where: { $0.name == name }) else {
+    throw BenchmarkError("unknown engine \(name)")
+  }
+  let keys = stride(from: 0, to: count, by: 1000).map { Dataset.key($0) }
+  _ = mallocTrim(0)
+  let anonymous = processStatus("RssAnon")
+  let store = try engine.make(path, false)
+  for key in keys {
+    guard try store.get(key) != nil else { throw BenchmarkError("\(engine) lost a key") }
+  }
+  _ = mallocTrim(0)
+  let growth = Double(processStatus("RssAnon") - anonymous) / Double(count)
+  withExtendedLifetime(store) {}
+  try store.close()
+  print(growth)
+}
 
 /// The child's side: fill, print anonymous and resident growth per key.
 func runMemoryChild(engine name: String, keys count: Int) throws {

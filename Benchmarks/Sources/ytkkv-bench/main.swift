@@ -27,6 +27,15 @@ let usage = """
   """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--child-reopen-memory", arguments.count == 4, let keys = Int(arguments[3]) {
+  do {
+    try runReopenMemoryChild(engine: arguments[1], path: arguments[2], keys: keys)
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+  }
+}
 if arguments.first == "--child-memory", arguments.count == 3, let keys = Int(arguments[2]) {
   do {
     try runMemoryChild(engine: arguments[1], keys: keys)

@@ -13,12 +13,17 @@ protocol Engine: AnyObject {
   /// Reads every item; returns how many there were.
   func scan() throws -> Int
   func close() throws
+  /// Brings the store to its compacted state, as its own compaction does (LevelDB and RocksDB:
+  /// a full compaction of the key range; this store: `compact()`, which also writes an index
+  /// file); engines without one do nothing.
+  func compact() throws
   /// Whether several threads may call `put` at once.
   static var allowsConcurrentWriters: Bool { get }
 }
 
 extension Engine {
   static var allowsConcurrentWriters: Bool { true }
+  func compact() throws {}
 }
 
 /// An engine by name, as the command line gives it.

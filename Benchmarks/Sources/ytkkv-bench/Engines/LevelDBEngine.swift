@@ -99,6 +99,8 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
     }
   }
 
+  func compact() throws { leveldb_compact_range(database, nil, 0, nil, 0) }
+
   func close() throws {
     leveldb_close(database)
     leveldb_readoptions_destroy(readOptions)

@@ -34,5 +34,7 @@ final class LogStoreEngine: Engine {
     return count
   }
 
+  func compact() throws { try store.compact() }
+
   func close() throws { try store.close() }
 }

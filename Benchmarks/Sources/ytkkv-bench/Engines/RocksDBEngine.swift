@@ -86,6 +86,8 @@ final class RocksDBEngine: Engine, @unchecked Sendable {
     return count
   }
 
+  func compact() throws { rocksdb_compact_range(database, nil, 0, nil, 0) }
+
   func close() throws {
     rocksdb_close(database)
     rocksdb_readoptions_destroy(readOptions)
