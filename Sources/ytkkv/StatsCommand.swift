@@ -7,10 +7,11 @@ struct StatsCommand: Command {
   static let usage = "ytkkv stats PATH [--json]"
   static let discussion = """
     Opens the store read-only (so it works while another process has it open) and prints:
-    items, tables, live bytes (records that hold current values), disk bytes (segment and
-    hint files), garbage (disk minus live, what compaction reclaims) and its share of the
-    disk, segment files, damaged records skipped while opening, and how the index was
-    rebuilt (records scanned, hint entries read).
+    items, tables, live bytes (records that hold current values), disk bytes (segment, hint
+    and index files), garbage (disk minus live, what compaction reclaims) and its share of
+    the disk, segment files, damaged records skipped while opening, how the index was
+    rebuilt (records scanned, hint entries read) and the index file it opened from, if any,
+    with the index's memory (the file mapped, and heap).
 
     Options:
       --json   print one JSON object instead
@@ -45,7 +46,10 @@ struct StatsCommand: Command {
           + "\"liveBytes\":\(statistics.liveBytes),\"diskBytes\":\(statistics.diskBytes),"
           + "\"garbageBytes\":\(statistics.garbageBytes),\"garbageFraction\":\(garbageShare),"
           + "\"segments\":\(statistics.segments),\"damagedRecords\":\(statistics.damagedRecords),"
-          + "\"scannedRecords\":\(report.scannedRecords),\"hintEntries\":\(report.hintEntries)}")
+          + "\"scannedRecords\":\(report.scannedRecords),\"hintEntries\":\(report.hintEntries),"
+          + "\"indexFile\":\(report.indexFile.map { "\"\(StoreFileName.index($0))\"" } ?? "null"),"
+          + "\"indexMappedBytes\":\(statistics.indexMappedBytes),"
+          + "\"indexHeapBytes\":\(statistics.indexHeapBytes)}")
       return .success
     }
     let rows: [(String, String)] = [
@@ -59,6 +63,12 @@ struct StatsCommand: Command {
       (
         "opened from",
         "\(report.scannedRecords) records scanned, \(report.hintEntries) hint entries"
+          + (report.indexFile.map { ", index file \(StoreFileName.index($0))" } ?? "")
+      ),
+      (
+        "index memory",
+        "\(Formatting.bytes(statistics.indexMappedBytes)) mapped, "
+          + "\(Formatting.bytes(statistics.indexHeapBytes)) heap"
       ),
     ]
     for (label, value) in rows {

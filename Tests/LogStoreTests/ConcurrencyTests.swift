@@ -165,6 +165,64 @@ struct ConcurrencyTests {
     #expect(failures.value == 0)
     #expect(try store.count(in: "t") == 500)
   }
+
+  @Test("readers, iteration, compaction and checkpoints run alongside writers over an index file")
+  func readersWritersCheckpoints() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var store = try LogStore(
+      path: path, options: .init(compaction: .manual, maxSegmentSize: 16 << 10))
+    try store.createTable("t")
+    for index in 0..<500 {
+      try store.put(Array("0".utf8), forKey: Array("k\(index)".utf8), in: "t")
+    }
+    // Opened from an index file, so that reads go through the mapped file and its overlay.
+    try store.checkpoint()
+    try store.close()
+    store = try LogStore(path: path, options: .init(compaction: .manual, maxSegmentSize: 16 << 10))
+    #expect(store.openReport.indexFile != nil)
+    let failures = LockedCounter()
+    onThreads(4) { [store] thread in
+      do {
+        for step in 0..<1_500 {
+          let key = Array("k\(step % 500)".utf8)
+          switch thread {
+          case 0:
+            try store.put(Array("\(step)".utf8), forKey: key, in: "t")
+            // Deleted and put back at once: readers of other keys must not notice.
+            if step % 50 == 0 {
+              try store.delete(key: Array("extra".utf8), in: "t")
+              try store.put(Array("x".utf8), forKey: Array("extra".utf8), in: "t")
+            }
+          case 1:
+            if step % 300 == 0 { try store.compact() }
+            if step % 200 == 100 { try store.checkpoint() }
+          case 2:
+            // Iteration sees every key, each with some value.
+            if step % 100 == 0 {
+              var count = 0
+              try store.forEachEntry(in: "t") { key, _, _ in
+                if key.starts(with: Array("k".utf8)) { count += 1 }
+                return true
+              }
+              if count != 500 { failures.add() }
+            }
+          default:
+            // Every key always has some value: a reader must never see it missing.
+            if try store.value(forKey: key, in: "t") == nil { failures.add() }
+            if try store.count(in: "t") < 500 { failures.add() }
+          }
+        }
+      } catch {
+        failures.add()
+      }
+    }
+    #expect(failures.value == 0)
+    #expect(try store.count(in: "t") == 501)
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.count(in: "t") == 501)
+  }
 }
 
 /// A counter threads can bump.

@@ -8,6 +8,31 @@ import YTKKeyValueStore
 struct KeyValueStoreCompactionTests {
   private let directory = TemporaryDirectory("compaction")
 
+  @Test("checkpoint() writes an index file the next open uses; indexFiles: false writes none")
+  func checkpoints() throws {
+    for indexFiles in [true, false] {
+      let path = directory.storePath + (indexFiles ? "-on" : "-off")
+      let options = StoreOptions(compaction: .manual, indexFiles: indexFiles)
+      var store = try KeyValueStore(path: path, options: options)
+      try store.createTable("t")
+      for index in 0..<200 {
+        try store.put(["n": .int(Int64(index))], id: "user_\(index)", into: "t")
+      }
+      try store.checkpoint()
+      try store.delete(id: "user_3", from: "t")
+      let names = try FileManager.default.contentsOfDirectory(atPath: path)
+      #expect(names.contains { $0.hasSuffix(".index") } == indexFiles)
+      try store.close()
+      store = try KeyValueStore(path: path, options: options)
+      let statistics = try store.statistics()
+      #expect((statistics.indexMappedBytes > 0) == indexFiles)
+      #expect(statistics.liveItems == 199)
+      #expect(try store.object(id: "user_7", from: "t") == ["n": .int(7)])
+      #expect(try store.object(id: "user_3", from: "t") == nil)
+      try store.close()
+    }
+  }
+
   @Test("deletes, prefix deletes, clears and drops stay in force after compaction and reopen")
   func deletionsStayDeleted() throws {
     let options = StoreOptions(compaction: .manual, maxSegmentSize: 4096)

@@ -41,7 +41,7 @@ struct StatsCommandTests {
     #expect(result.status == 0)
     #expect(result.standardError == "")
     let lines = result.outputLines
-    try #require(lines.count == 8, "\(lines)")
+    try #require(lines.count == 9, "\(lines)")
     let garbage = expected.diskBytes - expected.liveBytes
     let percent = String(format: "%.1f", Double(garbage) / Double(expected.diskBytes) * 100)
     #expect(
@@ -58,6 +58,31 @@ struct StatsCommandTests {
     #expect(lines[7].hasPrefix(Self.row("opened from", "")))
     #expect(lines[7].contains(" records scanned, "))
     #expect(lines[7].hasSuffix(" hint entries"))
+    #expect(lines[8].hasPrefix(Self.row("index memory", "0 B mapped, ")))
+  }
+
+  @Test("names the index file a store was opened from, and its mapped and heap bytes")
+  func indexFile() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = try Self.fixture.make(in: scratch)
+    let writer = try KeyValueStore(path: path)
+    try writer.checkpoint()
+    let checkpointed = try writer.statistics()
+    try writer.close()
+    #expect(checkpointed.indexMappedBytes > 0)
+    let text = try Tool.run(["stats", path])
+    #expect(text.status == 0)
+    #expect(text.outputLines[7].contains(", index file "), "\(text.outputLines)")
+    #expect(text.outputLines[7].hasSuffix(".index"))
+    let json = try Tool.run(["stats", path, "--json"])
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    #expect((object["indexFile"] as? String)?.hasSuffix(".index") == true)
+    #expect((object["indexMappedBytes"] as? NSNumber)?.intValue == checkpointed.indexMappedBytes)
+    #expect(((object["indexHeapBytes"] as? NSNumber)?.intValue ?? -1) >= 0)
+    let verified = try Tool.run(["verify", path])
+    #expect(
+      verified.outputLines.last?.hasSuffix(", 1 index files)") == true, "\(verified.outputLines)")
   }
 
   @Test("--json prints one object whose values match the store's statistics")
@@ -73,7 +98,7 @@ struct StatsCommandTests {
       try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
     for key in [
       "items", "tables", "liveBytes", "diskBytes", "garbageBytes", "garbageFraction", "segments",
-      "damagedRecords",
+      "damagedRecords", "indexMappedBytes", "indexHeapBytes",
     ] {
       #expect(object[key] is NSNumber, "\(key) in \(result.standardOutput)")
     }
