@@ -29,6 +29,10 @@ struct IndexFileTests {
   ) throws {
     for (table, items) in expected {
       #expect(try store.count(in: table) == items.count, "\(table)", sourceLocation: sourceLocation)
+      #expect(
+        try store.keys(in: table).map { String(decoding: $0, as: UTF8.self) }
+          == items.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
+        sourceLocation: sourceLocation)
       for (key, value) in items {
         let read = try store.value(forKey: Array(key.utf8), in: table)
         #expect(
@@ -40,6 +44,28 @@ struct IndexFileTests {
           sourceLocation: sourceLocation)
       }
     }
+  }
+
+  /// `bytes` of an index file with every `stride`-th byte of every table's slot groups flipped:
+  /// the open accepts the file (it checks the directory and the ends of the entries), and
+  /// lookups find the damage.
+  private func damagingSlotGroups(_ bytes: [UInt8], every stride: Int) -> [UInt8] {
+    var damaged = bytes
+    func field(_ offset: Int, _ size: Int) -> Int {
+      bytes[offset..<offset + size].enumerated().reduce(0) {
+        $0 | Int($1.element) << (8 * $1.offset)
+      }
+    }
+    var position = 64 + 16 * field(40, 4)
+    for _ in 0..<field(44, 4) {
+      let groups = field(position + 32, 8)
+      let count = field(position + 48, 4)
+      for offset in Swift.stride(from: groups, to: groups + count * 64, by: stride) {
+        damaged[offset] ^= 0x10
+      }
+      position += 65 + Int(bytes[position + 64])
+    }
+    return damaged
   }
 
   private func indexFiles(in path: String) throws -> [String] {
@@ -309,14 +335,7 @@ struct IndexFileTests {
       try store.close()
     }
     let index = try indexFiles(in: path)[0]
-    var damaged = try fileBytes(index)
-    // Damage every slot group, rank group and entry: only the header and directory hold.
-    let directoryLength = damaged[48..<56].enumerated().reduce(0) {
-      $0 | Int($1.element) << (8 * $1.offset)
-    }
-    let start = (64 + directoryLength + 63) / 64 * 64
-    for position in stride(from: start, to: damaged.count, by: 5) { damaged[position] ^= 0x10 }
-    try writeFile(index, damaged)
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 5))
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
     try store.put(Array("later".utf8), forKey: Array("key5".utf8), in: "a")
@@ -362,6 +381,47 @@ struct IndexFileTests {
     #expect(reopened.openReport.indexFile == nil)
     #expect(reopened.openReport.rejectedIndexFiles.count == 1)
     #expect(try indexFiles(in: path).isEmpty)
+  }
+
+  @Test("when the log after a damaged index file is replayed, the whole log is read, by its policy")
+  func damagedIndexAndRecord() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    // Every slot group damaged, so that replaying the writes after the file meets it; and a
+    // record the file covers damaged too, which only reading the whole log finds.
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 7))
+    let segment = try segmentFiles(in: path)[0]
+    var records = try fileBytes(segment)
+    records[SegmentHeader.size + 200] ^= 0x01
+    try writeFile(segment, records)
+    #expect(throws: LogStoreError.self) {
+      try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    }
+    let store = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(store.openReport.indexFile == nil)
+    #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
+    #expect(try store.statistics().damagedRecords >= 1)
+    // Everything but what the damaged record held is there.
+    let found = try store.snapshot()
+    #expect(found.keys.sorted() == expected.keys.sorted())
+    let foundCount = found.values.reduce(0) { $0 + $1.count }
+    let expectedCount = expected.values.reduce(0) { $0 + $1.count }
+    #expect(foundCount <= expectedCount)
+  }
+
+  @Test("a checkpoint of a read-only store is refused; one with nothing new writes nothing")
+  func checkpointEdges() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, index) = try checkpointedStore(directory)
+    let reader = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(throws: LogStoreError.self) { try reader.checkpoint() }
+    let store = try LogStore(path: path, options: Self.options)
+    try store.checkpoint()
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1 && written != [index])
+    try store.checkpoint()
+    #expect(try indexFiles(in: path) == written)
+    try store.close()
   }
 
   @Test("an index file cut at any length is not used, and the store opens from its log")

@@ -183,6 +183,20 @@ final class MappedTable: @unchecked Sendable {
     samples = base + Int(ranksOffset)
     entries = UnsafeRawBufferPointer(start: base + Int(entriesOffset), count: Int(entriesLength))
     self.owner = owner
+    guard endsWhereItSays() else { throw reject }
+  }
+
+  /// Whether the last entries, walked from the last sample, end exactly where the entries do:
+  /// a cheap check at open that `count` and the entries' length agree (at most 16 entries).
+  private func endsWhereItSays() -> Bool {
+    guard count > 0 else { return entries.count == 0 }
+    let lastSample = (count - 1) / F.sampleInterval
+    guard var offset = sampleOffset(lastSample) else { return false }
+    for _ in lastSample * F.sampleInterval..<count {
+      guard let entry = entry(at: offset) else { return false }
+      offset = entry.end
+    }
+    return offset == entries.count
   }
 
   /// The bytes of the file this table uses, for `statistics()`.

@@ -199,6 +199,8 @@ struct Verifier {
     do throws(MappedIndex.Rejection) {
       mapped = try MappedIndex.open(directory: directory, number: number, fileSystem: fileSystem)
     } catch {
+      // A writer beside this check may have replaced the file since it was listed.
+      if (try? fileSystem.contentsOfDirectory(directory).contains(name)) == false { return }
       report.problems.append(
         VerificationFinding(file: name, message: "\(error.reason); the log is read instead"))
       return

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+/// An index file read in place (`MappedIndex`, `MappedTable`): what its open refuses, and what
+/// a read does with each part that fails its check.
+@Suite("Mapped index files")
+struct MappedIndexTests {
+  /// Bytes kept at one address while a `MappedIndex` reads them, as a mapping would be.
+  final class Held {
+    let buffer: UnsafeMutableRawBufferPointer
+    init(_ bytes: [UInt8]) {
+      buffer = .allocate(byteCount: max(bytes.count, 1), alignment: 64)
+      buffer.copyBytes(from: bytes)
+    }
+    deinit { buffer.deallocate() }
+    var view: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<buffer.count]) }
+  }
+
+  /// The index file of a store of two tables (a: 400 keys, b: 3), its number, and the keys.
+  private static func indexFile() throws -> (bytes: [UInt8], number: UInt32) {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: .init(compaction: .manual))
+    try store.createTable("a")
+    try store.createTable("b")
+    for index in 0..<400 {
+      try store.put(Array("v\(index)".utf8), forKey: Array("key\(index)".utf8), in: "a")
+    }
+    for index in 0..<3 { try store.put([1], forKey: Array("b\(index)".utf8), in: "b") }
+    try store.checkpoint()
+    try store.close()
+    let name = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: path).first { $0.hasSuffix(".index") })
+    return (try fileBytes(path + "/" + name), UInt32(name.dropLast(6))!)
+  }
+
+  private static func open(_ bytes: [UInt8], number: UInt32) -> Result<
+    MappedIndex, MappedIndex.Rejection
+  > {
+    let held = Held(bytes)
+    return Result { () throws(MappedIndex.Rejection) -> MappedIndex in
+      try MappedIndex(number: number, path: "index", bytes: held.view, owner: held)
+    }
+  }
+
+  /// `bytes` with the directory's and the header's checksums made to match again.
+  private static func resealed(_ bytes: [UInt8]) -> [UInt8] {
+    var bytes = bytes
+    let directoryLength = Int(
+      bytes[48..<56].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) })
+    if 64 + directoryLength <= bytes.count {
+      storeChecksum(&bytes, at: 56, of: 64..<64 + directoryLength)
+    }
+    storeChecksum(&bytes, at: 60, of: 0..<60)
+    return bytes
+  }
+
+  private static func setting<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: [UInt8])
+    -> [UInt8]
+  {
+    var bytes = bytes
+    bytes.replaceSubrange(offset..<offset + MemoryLayout<T>.size, with: littleEndianBytes(value))
+    return resealed(bytes)
+  }
+
+  /// Where table `name`'s record is in the directory of `bytes`.
+  static func record(of name: String, in bytes: [UInt8]) -> Int {
+    var position = 64 + 16 * Int(bytes[40])
+    while true {
+      let length = Int(bytes[position + 64])
+      if Array(bytes[position + 65..<position + 65 + length]) == Array(name.utf8) {
+        return position
+      }
+      position += 65 + length
+    }
+  }
+
+  @Test("an open refuses every header and directory that does not describe a whole file")
+  func refusals() throws {
+    let (bytes, number) = try Self.indexFile()
+    guard case .success(let index) = Self.open(bytes, number: number) else {
+      Issue.record("a good file was refused")
+      return
+    }
+    #expect(index.tables.map(\.name).sorted() == ["a", "b"])
+    let table = Self.record(of: "a", in: bytes)
+    let refused: [(String, [UInt8])] = [
+      ("shorter than a header", Array(bytes[0..<40])),
+      ("another magic", Self.resealed([0x58] + bytes[1...])),
+      ("a newer version", Self.setting(UInt16(2), at: 8, in: bytes)),
+      ("another file number", Self.setting(number + 1, at: 12, in: bytes)),
+      ("another length", Self.setting(UInt64(bytes.count + 64), at: 32, in: bytes)),
+      ("a directory past the end", Self.setting(UInt64(bytes.count), at: 48, in: bytes)),
+      ("a directory cut short", Self.setting(UInt64(table + 30 - 64), at: 48, in: bytes)),
+      (
+        "a directory with bytes left over",
+        Self.setting(UInt64(bytes.count - 64), at: 48, in: bytes)
+      ),
+      ("more segments than the directory holds", Self.setting(UInt32(1000), at: 40, in: bytes)),
+      ("more tables than the directory holds", Self.setting(UInt32(3), at: 44, in: bytes)),
+      ("a segment covered past 4 GiB", Self.setting(UInt64(1) << 33, at: 64 + 8, in: bytes)),
+      ("a count the file cannot hold", Self.setting(UInt64(1) << 40, at: table, in: bytes)),
+      ("a count the groups do not fit", Self.setting(UInt64(401), at: table, in: bytes)),
+      ("entries past the end", Self.setting(UInt64(bytes.count), at: table + 16, in: bytes)),
+      ("entries too short for the count", Self.setting(UInt64(100), at: table + 24, in: bytes)),
+      ("groups off their alignment", Self.setting(UInt64(65), at: table + 32, in: bytes)),
+      ("groups past the end", Self.setting(UInt64(bytes.count - 64), at: table + 32, in: bytes)),
+      ("samples off their alignment", Self.setting(UInt64(65), at: table + 40, in: bytes)),
+      ("another group count", Self.setting(UInt32(7), at: table + 48, in: bytes)),
+      ("a table without a name", Self.setting(UInt8(0), at: table + 64, in: bytes)),
+      ("a table named twice", Self.setting(UInt8(UInt8(ascii: "b")), at: table + 65, in: bytes)),
+    ]
+    for (what, damaged) in refused {
+      if case .success = Self.open(damaged, number: number) {
+        Issue.record("\(what): the file was used")
+      }
+    }
+  }
+
+  @Test("each part of a table that fails its check is reported, never used")
+  func damagedParts() throws {
+    let (bytes, number) = try Self.indexFile()
+    guard case .success(let good) = Self.open(bytes, number: number),
+      let table = good.tables.first(where: { $0.name == "a" })?.table
+    else {
+      Issue.record("a good file was refused")
+      return
+    }
+    #expect(table.verifyAll())
+    #expect(table.entry(at: -1) == nil)
+    #expect(table.entry(at: Int(UInt32.max)) == nil)
+    let place = try #require(Array("key2".utf8).withUnsafeBytes { table.lowerBound($0) })
+    #expect(place.rank > 0)
+    let first = try #require(table.entry(at: 0))
+    #expect(String(decoding: first.key, as: UTF8.self) == "key0")
+    // The regions of table a, from its directory record.
+    let record = Self.record(of: "a", in: bytes)
+    func field(_ offset: Int) -> Int {
+      Int(
+        bytes[record + offset..<record + offset + 8].enumerated().reduce(UInt64(0)) {
+          $0 | UInt64($1.element) << (8 * $1.offset)
+        })
+    }
+    let (entries, groups, samples) = (field(16), field(32), field(40))
+    for (what, offset) in [
+      ("a slot group", groups + 3), ("a sample group", samples + 1), ("an entry", entries + 20),
+    ] {
+      var damaged = bytes
+      damaged[offset] ^= 0x40
+      guard case .success(let index) = Self.open(damaged, number: number),
+        let damagedTable = index.tables.first(where: { $0.name == "a" })?.table
+      else {
+        Issue.record("\(what): refused at open, but only the directory is checked there")
+        continue
+      }
+      #expect(!damagedTable.verifyAll(), "\(what)")
+      var answers: Set<String> = []
+      for key in 0..<400 {
+        let answer = Array("key\(key)".utf8).withUnsafeBytes { damagedTable.find($0) }
+        switch answer {
+        case .found(let location):
+          let expected = Array("key\(key)".utf8).withUnsafeBytes { table.find($0) }
+          #expect(.found(location) == expected, "\(what): key\(key)")
+          answers.insert("found")
+        case .absent: Issue.record("\(what): key\(key) read as absent")
+        case .damaged: answers.insert("damaged")
+        }
+      }
+      let walked = damagedTable.forEachEntry { _ in true }
+      let bound = Array("key3".utf8).withUnsafeBytes { damagedTable.lowerBound($0) }
+      #expect(answers.contains("damaged") || !walked || bound == nil, "\(what): never noticed")
+      // A table over the damaged file notices too when a prefix deletion walks it.
+      let totals = IndexTotals()
+      let overlay = TableIndex(totals: totals, base: damagedTable)
+      _ = Array("key".utf8).withUnsafeBytes { overlay.removeAll(withPrefix: $0) }
+      #expect(totals.baseDamaged || what == "a slot group", "\(what)")
+    }
+  }
+}
