@@ -24,7 +24,7 @@ struct IndexFileTests {
 
   /// Every key of `expected` read one by one, and keys that are not there read as missing.
   private func expectPointReads(
-    _ store: LogStore, _ expected: [String: [String: String]],
+    _ store: LogStore, _ expected: [String: [String: String]], _ context: String = "",
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
     for (table, items) in expected {
@@ -49,7 +49,9 @@ struct IndexFileTests {
   /// `bytes` of an index file with every `stride`-th byte of every table's slot groups flipped:
   /// the open accepts the file (it checks the directory and the ends of the entries), and
   /// lookups find the damage.
-  private func damagingSlotGroups(_ bytes: [UInt8], every stride: Int) -> [UInt8] {
+  private func damagingSlotGroups(_ bytes: [UInt8], every stride: Int, entries: Bool = false)
+    -> [UInt8]
+  {
     var damaged = bytes
     func field(_ offset: Int, _ size: Int) -> Int {
       bytes[offset..<offset + size].enumerated().reduce(0) {
@@ -58,9 +60,9 @@ struct IndexFileTests {
     }
     var position = 64 + 16 * field(40, 4)
     for _ in 0..<field(44, 4) {
-      let groups = field(position + 32, 8)
-      let count = field(position + 48, 4)
-      for offset in Swift.stride(from: groups, to: groups + count * 64, by: stride) {
+      let start = field(position + (entries ? 16 : 32), 8)
+      let length = entries ? field(position + 24, 8) : field(position + 48, 4) * 64
+      for offset in Swift.stride(from: start, to: start + length, by: stride) {
         damaged[offset] ^= 0x10
       }
       position += 65 + Int(bytes[position + 64])
@@ -407,6 +409,64 @@ struct IndexFileTests {
     let foundCount = found.values.reduce(0) { $0 + $1.count }
     let expectedCount = expected.values.reduce(0) { $0 + $1.count }
     #expect(foundCount <= expectedCount)
+  }
+
+  /// Writes `bytes` over the file at `path` in place (same file, so a mapping of it sees them).
+  private func overwriteInPlace(_ path: String, with bytes: [UInt8]) throws {
+    let handle = try #require(FileHandle(forUpdatingAtPath: path))
+    defer { try? handle.close() }
+    try handle.seek(toOffset: 0)
+    try handle.write(contentsOf: Data(bytes))
+  }
+
+  @Test(
+    "an index file damaged while the store has it mapped: reads, checkpoints and compaction rebuild from the log"
+  )
+  func damagedWhileOpen() throws {
+    for step in ["read", "iterate", "checkpoint", "compact", "write"] {
+      let directory = TemporaryDirectory()
+      let (path, expected, index) = try checkpointedStore(directory)
+      let store = try LogStore(path: path, options: Self.options)
+      #expect(store.openReport.indexFile != nil)
+      try overwriteInPlace(
+        index,
+        with: damagingSlotGroups(try fileBytes(index), every: 3, entries: step == "checkpoint"))
+      switch step {
+      case "read": try expectPointReads(store, expected)
+      case "iterate": #expect(try store.snapshot() == expected)
+      case "checkpoint":
+        // Reading the copied tables meets the damage: no file is written, the store goes on.
+        try store.checkpoint()
+        #expect(try indexFiles(in: path) == [index])
+      case "compact": try store.compact()
+      default:
+        try store.put(Array("w".utf8), forKey: Array("key5".utf8), in: "a")
+        try store.delete(key: Array("key5".utf8), in: "a")
+        try store.deletePrefix(Array("nothing".utf8), in: "a")
+      }
+      var model = expected
+      if step == "write" { model["a"]!["key5"] = nil }
+      try expectPointReads(store, model, "\(step)")
+      #expect(try store.snapshot() == model, "\(step)")
+      #expect(
+        try store.statistics().indexMappedBytes == 0, "\(step): the damaged file is still used")
+      try store.close()
+      let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+      #expect(try reopened.snapshot() == model, "\(step)")
+    }
+  }
+
+  @Test("a writer's open meeting a damaged index file while replaying reads the whole log")
+  func writerOpenMeetsDamage() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile == nil)
+    #expect(try store.snapshot() == expected)
+    try store.put(Array("more".utf8), forKey: Array("key9".utf8), in: "a")
+    try store.close()
+    #expect(try indexFiles(in: path).isEmpty)
   }
 
   @Test("a checkpoint of a read-only store is refused; one with nothing new writes nothing")
