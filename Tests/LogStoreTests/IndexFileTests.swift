@@ -430,7 +430,9 @@ struct IndexFileTests {
       #expect(store.openReport.indexFile != nil)
       try overwriteInPlace(
         index,
-        with: damagingSlotGroups(try fileBytes(index), every: 3, entries: step == "checkpoint"))
+        with: damagingSlotGroups(
+          try fileBytes(index), every: 3, entries: ["read", "iterate", "checkpoint"].contains(step))
+      )
       switch step {
       case "read": try expectPointReads(store, expected)
       case "iterate": #expect(try store.snapshot() == expected)

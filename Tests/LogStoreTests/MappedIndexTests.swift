@@ -133,6 +133,13 @@ struct MappedIndexTests {
     #expect(table.entry(at: Int(UInt32.max)) == nil)
     let place = try #require(Array("key2".utf8).withUnsafeBytes { table.lowerBound($0) })
     #expect(place.rank > 0)
+    // Past every key, before every key; loads ahead of lookups never trust what they read.
+    #expect(Array("zzz".utf8).withUnsafeBytes { table.lowerBound($0) }?.rank == table.count)
+    #expect([UInt8]().withUnsafeBytes { table.lowerBound($0) }?.rank == 0)
+    for hash in [UInt64(0), .max, 0x1234_5678_9ABC_DEF0] {
+      _ = table.warmGroup(hash)
+      _ = table.warmEntry(hash)
+    }
     let first = try #require(table.entry(at: 0))
     #expect(String(decoding: first.key, as: UTF8.self) == "key0")
     // The regions of table a, from its directory record.
