@@ -80,7 +80,8 @@ func indexFileScenario(_ c: inout Checker) -> String {
     walked += 1
     return true
   }
-  c.expect(walked == model.present && outOfOrder == 0, "walked \(walked), \(outOfOrder) out of order")
+  c.expect(
+    walked == model.present && outOfOrder == 0, "walked \(walked), \(outOfOrder) out of order")
   // The place of a prefix: the first key not below it.
   for _ in 0..<200 {
     let probe = Array(keys[1 + c.rng.below(keys.count - 1)].prefix(1 + c.rng.below(6)))

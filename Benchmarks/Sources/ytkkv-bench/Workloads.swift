@@ -512,22 +512,9 @@ func measureCompaction(keys count: Int) throws -> (duration: Double, longestStal
 /// other engine's memory is counted.
 func memoryInChild(_ engine: EngineKind, keys: Int) throws -> (anonymous: Double, resident: Double)
 {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-  if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path),
-    let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-  {
-    process.executableURL = URL(fileURLWithPath: exe)
-  }
-  process.arguments = ["--child-memory", engine.name, String(keys)]
-  let output = Pipe()
-  process.standardOutput = output
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-    .compactMap { Double($0) }
-  guard process.terminationStatus == 0, fields.count == 2 else {
+  let fields = try runChild(["--child-memory", engine.name, String(keys)])?
+    .split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+  guard let fields, fields.count == 2 else {
     throw BenchmarkError("the memory child for \(engine) failed")
   }
   memoryResident[engine.name, default: []].append(fields[1])
@@ -539,6 +526,17 @@ nonisolated(unsafe) var memoryResident: [String: [Double]] = [:]
 /// Anonymous memory growth per key of opening the store at `path` and reading every 1,000th
 /// key, in a child process.
 func reopenMemoryInChild(_ engine: EngineKind, path: String, keys: Int) throws -> Double {
+  let output = try runChild(["--child-reopen-memory", engine.name, path, String(keys)])
+  guard let growth = output.flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+  else {
+    throw BenchmarkError("the reopen memory child for \(engine) failed")
+  }
+  return growth
+}
+
+/// Runs this benchmark executable again with `arguments`; its standard output, or nil if it
+/// failed.
+func runChild(_ arguments: [String]) throws -> String? {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
   if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path),
@@ -546,18 +544,13 @@ func reopenMemoryInChild(_ engine: EngineKind, path: String, keys: Int) throws -
   {
     process.executableURL = URL(fileURLWithPath: exe)
   }
-  process.arguments = ["--child-reopen-memory", engine.name, path, String(keys)]
+  process.arguments = arguments
   let output = Pipe()
   process.standardOutput = output
   try process.run()
   let data = output.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
-  guard process.terminationStatus == 0,
-    let growth = Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-  else {
-    throw BenchmarkError("the reopen memory child for \(engine) failed")
-  }
-  return growth
+  return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
 
 /// The child's side of ``reopenMemoryInChild``: prints the growth per key.

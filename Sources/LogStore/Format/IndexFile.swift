@@ -101,11 +101,7 @@ struct IndexSnapshot {
   struct Table {
     var name: [UInt8]
     var creation: RecordLocation?
-    /// The keys, one after another; `items` says where each is.
-    var keys: [UInt8] = []
-    var items: [SortItem] = []
-    /// The first `sortedCount` items are in key order already.
-    var sortedCount = 0
+    var keys: TableKeys
     var liveBytes = 0
   }
   var segments: [IndexFileFormat.CoveredSegment]
@@ -120,18 +116,9 @@ struct IndexSnapshot {
     var result: [Table] = []
     result.reserveCapacity(copies.count)
     for (name, table, creation) in copies {
-      var copy = Table(name: Array(name.utf8), creation: creation)
-      copy.items.reserveCapacity(table.count)
-      copy.liveBytes = table.liveBytes
-      func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
-        copy.items.append(SortItem(key: key, keyStart: copy.keys.count, location: location))
-        copy.keys.append(contentsOf: key)
-      }
-      // The base's keys first, in order: only the changed ones need sorting.
-      guard table.forEachBaseKey(add) else { return nil }
-      copy.sortedCount = copy.items.count
-      table.forEachChangedKey(add)
-      result.append(copy)
+      guard let keys = TableKeys(of: table) else { return nil }
+      result.append(
+        Table(name: Array(name.utf8), creation: creation, keys: keys, liveBytes: table.liveBytes))
     }
     return result
   }
@@ -139,9 +126,7 @@ struct IndexSnapshot {
   /// Sorts every table's items by their keys' bytes.
   mutating func sortKeys() {
     for index in tables.indices {
-      SortItem.sort(
-        &tables[index].items, sortedCount: tables[index].sortedCount, keys: tables[index].keys)
-      tables[index].sortedCount = tables[index].items.count
+      tables[index].keys.sort()
     }
   }
 
@@ -154,11 +139,11 @@ struct IndexSnapshot {
     var offset = F.roundUp(F.headerSize + directoryLength, to: F.groupSize)
     var layout: [(groups: Int, ranks: Int, entries: Int, entriesLength: Int, groupCount: Int)] = []
     for table in tables {
-      let groupCount = F.groupCount(for: table.items.count)
+      let groupCount = F.groupCount(for: table.keys.items.count)
       let groups = offset
       let ranks = groups + groupCount * F.groupSize
-      let entries = ranks + F.sampleGroupCount(for: table.items.count) * F.groupSize
-      let entriesLength = table.items.count * F.entryHeaderSize + table.keys.count
+      let entries = ranks + F.sampleGroupCount(for: table.keys.items.count) * F.groupSize
+      let entriesLength = table.keys.items.count * F.entryHeaderSize + table.keys.keys.count
       // Entry offsets are 32 bits (compared in 64 bits: where `Int` is 32 bits, UInt32.max is
       // not an `Int`).
       guard UInt64(entriesLength) < UInt64(UInt32.max) else { return nil }
@@ -178,7 +163,7 @@ struct IndexSnapshot {
         cursor += F.segmentRecordSize
       }
       for (table, place) in zip(tables, layout) {
-        storeLittleEndian(UInt64(table.items.count), cursor)
+        storeLittleEndian(UInt64(table.keys.items.count), cursor)
         storeLittleEndian(UInt64(table.liveBytes), cursor + 8)
         storeLittleEndian(UInt64(place.entries), cursor + 16)
         storeLittleEndian(UInt64(place.entriesLength), cursor + 24)
@@ -220,9 +205,9 @@ struct IndexSnapshot {
     seed: UInt64, into base: UnsafeMutableRawPointer
   ) {
     typealias F = IndexFileFormat
-    table.keys.withUnsafeBytes { keys in
+    table.keys.keys.withUnsafeBytes { keys in
       var entryOffset = 0
-      for (rank, item) in table.items.enumerated() {
+      for (rank, item) in table.keys.items.enumerated() {
         let key = UnsafeRawBufferPointer(
           start: keys.baseAddress.map { $0 + item.keyStart }, count: item.keyLength)
         // The entry.
@@ -261,7 +246,7 @@ struct IndexSnapshot {
         let start = base + place.groups + group * F.groupSize
         storeLittleEndian(F.groupChecksum(start), start + 60)
       }
-      for group in 0..<F.sampleGroupCount(for: table.items.count) {
+      for group in 0..<F.sampleGroupCount(for: table.keys.items.count) {
         let start = base + place.ranks + group * F.groupSize
         storeLittleEndian(F.groupChecksum(start), start + 60)
       }

@@ -156,29 +156,16 @@ final class IndexView: @unchecked Sendable {
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) {
-    var keyBytes: [UInt8] = []
-    var items: [SortItem] = []
-    var sortedCount = 0
-    let captured = try retryingAfterDamage { () throws(LogStoreError) -> SegmentLookup? in
-      try read { keys throws(LogStoreError) -> SegmentLookup? in
+    var (captured, copied) = try retryingAfterDamage {
+      () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
+      try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
         guard let index = keys.table(table) else { throw tableNotFound(table) }
-        keyBytes = []
-        items = []
-        items.reserveCapacity(index.count)
-        func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
-          items.append(SortItem(key: key, keyStart: keyBytes.count, location: location))
-          keyBytes.append(contentsOf: key)
-        }
-        // The index file's keys first, in order: only the keys changed since need sorting.
-        guard index.forEachBaseKey(add) else { return nil }
-        sortedCount = items.count
-        index.forEachChangedKey(add)
-        return segments
+        return TableKeys(of: index).map { (segments, $0) }
       }
     }
-    SortItem.sort(&items, sortedCount: sortedCount, keys: keyBytes)
-    try keyBytes.withBytes { keys throws(LogStoreError) in
-      for item in items {
+    copied.sort()
+    try copied.keys.withBytes { keys throws(LogStoreError) in
+      for item in copied.items {
         guard let segment = captured[item.location.segment] else {
           throw LogStoreError.segmentMissing(item.location.segment, in: directory)
         }

@@ -199,11 +199,6 @@ final class MappedTable: @unchecked Sendable {
     return offset == entries.count
   }
 
-  /// The bytes of the file this table uses, for `statistics()`.
-  var mappedBytes: Int {
-    (groupCount + F.sampleGroupCount(for: count)) * F.groupSize + entries.count
-  }
-
   // MARK: Entries
 
   /// A checked entry: its key, its record's location, and where the next entry starts.

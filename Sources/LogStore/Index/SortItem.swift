@@ -1,3 +1,33 @@
+/// The keys of one table and their locations, copied into one buffer for sorting: what
+/// iteration (``IndexView/forEachEntry(in:_:)``) and a checkpoint (``IndexSnapshot``) both
+/// take from a ``TableIndex``.
+struct TableKeys {
+  /// The keys, one after another; `items` says where each is.
+  var keys: [UInt8] = []
+  var items: [SortItem] = []
+  /// The first `sortedCount` items are in key order already: the base's keys, walked first.
+  var sortedCount = 0
+
+  /// Every key of `table`; nil if its base was found damaged on the way.
+  init?(of table: TableIndex) {
+    items.reserveCapacity(table.count)
+    func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
+      items.append(SortItem(key: key, keyStart: keys.count, location: location))
+      keys.append(contentsOf: key)
+    }
+    // The index file's keys first, in order: only the keys changed since need sorting.
+    guard table.forEachBaseKey(add) else { return nil }
+    sortedCount = items.count
+    table.forEachChangedKey(add)
+  }
+
+  /// Sorts the items by their keys' bytes.
+  mutating func sort() {
+    SortItem.sort(&items, sortedCount: sortedCount, keys: keys)
+    sortedCount = items.count
+  }
+}
+
 /// A key of ``IndexView/forEachEntry(in:_:)`` being sorted: where its bytes are, its first 16
 /// bytes as two big-endian numbers (zero-padded), and where its record is.
 ///

@@ -133,9 +133,6 @@ final class TableIndex {
     countedHeapBytes = now
   }
 
-  /// Bytes of the index file's mapping the base uses.
-  var mappedBytes: Int { base?.mappedBytes ?? 0 }
-
   /// Changes the number of keys and live bytes, here and in the totals: every change to
   /// either goes through here, so the totals never drift from the sum over the tables.
   @inline(__always)

@@ -51,9 +51,6 @@ final class Checkpointer: @unchecked Sendable {
     while isRunning { log.lock.wait() }
   }
 
-  /// The file number of the index file in use, if any.
-  var currentFile: UInt32? { current?.number }
-
   /// Bytes written to the log after the position the current index file covers (all of it
   /// without one). Call with the log's lock held.
   func bytesSinceIndex() -> Int {
