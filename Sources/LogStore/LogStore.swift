@@ -59,7 +59,7 @@ public final class LogStore: Sendable {
 
   // MARK: Tables
 
-  /// Creates a table; creating one that exists does nothing.
+  /// Creates a table; creating one that exists does nothing (and writes nothing).
   ///
   /// - Throws: ``LogStoreError/Code/invalidTableName`` unless the name is 1 to 255 bytes of
   ///   UTF-8 without NUL.
@@ -100,7 +100,7 @@ public final class LogStore: Sendable {
 
   /// The number of keys in a table.
   public func count(in table: String) throws(LogStoreError) -> Int {
-    try engine.readIndex { keys throws(LogStoreError) in
+    try engine.readCounts { keys throws(LogStoreError) in
       guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
       return index.count
     }

@@ -60,6 +60,11 @@ final class StoreEngine: @unchecked Sendable {
     compactor = Compactor(log: log, groupCommit: groupCommit, checkpointer: checkpointer)
     scheduler = CompactionScheduler(log: log, compactor: compactor, checkpointer: checkpointer)
     openReport = state.report
+    if !options.readOnly {
+      // Only an optimization: a file that cannot be removed is found damaged again, and
+      // rebuilt from, by the next open that uses it.
+      log.indexFileFoundDamaged = { [unowned checkpointer] in try? checkpointer.removeCurrent() }
+    }
     index.rebuildAfterDamage = { [unowned self] in
       log.lock.withLock {
         compactor.waitUntilStopped()
@@ -82,6 +87,20 @@ final class StoreEngine: @unchecked Sendable {
     try index.read(body)
   }
 
+  /// ``readIndex(_:)`` for a reader of counts: settles them first if an open left them for
+  /// later (which takes the log's lock, once).
+  func readCounts<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError)
+    -> R
+  {
+    if let result = try index.read({ keys throws(LogStoreError) -> R? in
+      keys.isSettled ? try body(keys) : nil
+    }) {
+      return result
+    }
+    log.lock.withLock { log.settleCounts() }
+    return try index.read(body)
+  }
+
   // MARK: Writing
 
   /// Writes `mutation` to the log and applies it to the index, durably first when the sync
@@ -91,6 +110,14 @@ final class StoreEngine: @unchecked Sendable {
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
+    // Creating a table that exists changes nothing, so nothing is written (apps create their
+    // tables at every launch). The index knows every table unless a group commit is between
+    // appending its changes and applying them.
+    if case .single(.createTable, let table, _, _, _) = mutation, groupCommit.isIdle,
+      index.keys.table(table) != nil
+    {
+      return
+    }
     defer { rebuildIfDamaged() }
     if options.sync == .always {
       scheduler.noteWritten(try groupCommit.commit(mutation))
@@ -124,6 +151,7 @@ final class StoreEngine: @unchecked Sendable {
 
   func statistics() throws(LogStoreError) -> StoreStatistics {
     try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
+      log.settleCounts()
       let disk = log.diskBytes
       return try index.read { keys throws(LogStoreError) in
         var statistics = StoreStatistics(

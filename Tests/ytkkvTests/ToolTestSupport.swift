@@ -184,6 +184,8 @@ struct FiveItemStore {
     #"{"n":\#(number),"s":"value number \#(number)"}"#
   }
 
+  /// Five `ytkkv put --create` runs: one record creates the table (the later creations of a
+  /// table that exists write nothing), then one put each.
   init(at path: String) throws {
     self.path = path
     for (index, id) in Self.ids.enumerated() {

@@ -20,7 +20,7 @@ struct VerifyCommandTests {
 
     let result = try Tool.run(["verify", store.path])
     #expect(result.status == 0)
-    #expect(result.outputLines == ["OK (1 segments, 10 records, 0 hint files, 0 index files)"])
+    #expect(result.outputLines == ["OK (1 segments, 6 records, 0 hint files, 0 index files)"])
     #expect(result.standardError == "")
 
     let json = try Tool.run(["verify", store.path, "--json"])
@@ -29,7 +29,7 @@ struct VerifyCommandTests {
     let report = try Self.report(json)
     #expect(report["ok"] as? Bool == true)
     #expect((report["segments"] as? NSNumber)?.intValue == 1)
-    #expect((report["records"] as? NSNumber)?.intValue == 10)
+    #expect((report["records"] as? NSNumber)?.intValue == 6)
     #expect((report["hintFiles"] as? NSNumber)?.intValue == 0)
     #expect((report["problems"] as? [Any])?.isEmpty == true)
     #expect((report["notes"] as? [Any])?.isEmpty == true)
@@ -122,7 +122,7 @@ struct VerifyCommandTests {
       result.outputLines == [
         "note: \(segment) at offset \(torn.offset): torn tail of \(torn.remaining) bytes "
           + "left by a crash; cleared at the next open",
-        "OK (1 segments, 9 records, 0 hint files, 0 index files)",
+        "OK (1 segments, 5 records, 0 hint files, 0 index files)",
       ])
 
     let json = try Tool.run(["verify", store.path, "--json"])

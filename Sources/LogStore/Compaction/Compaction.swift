@@ -141,6 +141,7 @@ final class Compactor: @unchecked Sendable {
       // Compaction decides what is live by the index: an index file that fails a check is
       // replaced by a directory rebuilt from the log first.
       if !index.keys.verifyMapped() { log.rebuildIndex() }
+      log.settleCounts()
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
       let recordBytes = inputBytes - sizes.count * SegmentHeader.size

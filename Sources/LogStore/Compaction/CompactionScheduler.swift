@@ -43,6 +43,7 @@ final class CompactionScheduler: @unchecked Sendable {
   }
 
   private func isDue() -> Bool {
+    log.settleCounts()
     let fraction: Double
     switch policy {
     case .manual: return false

@@ -186,6 +186,9 @@ final class IndexView: @unchecked Sendable {
 
   /// Applies a record just appended to the log. Call inside ``change(_:)``.
   func apply(_ appended: Appended) {
+    // A change counts from exact counts: the first one after an open settles them (a
+    // damaged index file found doing so is the writer's to rebuild, as in any change).
+    if !keys.isSettled { keys.settle() }
     let location = RecordLocation(
       segment: appended.file.number, offset: UInt32(appended.offset),
       length: UInt32(appended.length))

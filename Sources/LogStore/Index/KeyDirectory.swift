@@ -37,6 +37,11 @@ final class KeyDirectory {
   /// The index file the tables' bases are in, if the directory was opened from one.
   private(set) var mapped: MappedIndex?
 
+  /// Whether puts and deletes leave their lookup in the index file for later
+  /// (``TableIndex/settle()``): set by an open while it replays the log written after the
+  /// file, so that the open does not wait for those lookups.
+  @exclusivity(unchecked) var settlesLater = false
+
   init() {}
 
   /// The directory an index file describes: each table's keys are the file's, used in place.
@@ -67,10 +72,28 @@ final class KeyDirectory {
     tables.map { name, table in (name, TableIndex(copying: table), creations[name]) }
   }
 
-  /// The number of keys in all tables.
-  var itemCount: Int { totals.count }
-  /// The sum of the encoded lengths of the records the index points at, in all tables.
-  var liveBytes: Int { totals.liveBytes }
+  /// The number of keys in all tables. Exact only once settled (``settle()``).
+  var itemCount: Int {
+    assert(isSettled, "counts read before they were settled")
+    return totals.count
+  }
+  /// The sum of the encoded lengths of the records the index points at, in all tables. Exact
+  /// only once settled (``settle()``).
+  var liveBytes: Int {
+    assert(isSettled, "counts read before they were settled")
+    return totals.liveBytes
+  }
+
+  /// Whether every table's counts are exact: no key an open replayed waits for its lookup in
+  /// the index file.
+  var isSettled: Bool { totals.unsettled == 0 }
+
+  /// Makes every table's counts exact (``TableIndex/settle()``). A damaged part of the index
+  /// file found on the way sets ``baseDamaged``.
+  func settle() {
+    guard !isSettled else { return }
+    for table in tables.values where !table.isSettled { table.settle() }
+  }
 
   func table(_ name: String) -> TableIndex? {
     if tables.count <= Self.fewTablesLimit {
@@ -136,9 +159,11 @@ final class KeyDirectory {
     switch record.kind {
     case .put:
       let table = self.table(record.table) ?? createTable(record.table)
-      table.upsert(record.key, hash: KeyHash.hash(record.key), location: location)
+      table.upsert(
+        record.key, hash: KeyHash.hash(record.key), location: location, settleLater: settlesLater)
     case .delete:
-      self.table(record.table)?.remove(record.key, hash: KeyHash.hash(record.key))
+      self.table(record.table)?.remove(
+        record.key, hash: KeyHash.hash(record.key), settleLater: settlesLater)
     case .deletePrefix:
       self.table(record.table)?.removeAll(withPrefix: record.key)
     case .createTable:
@@ -224,7 +249,8 @@ final class KeyDirectory {
     // Borrowed for the call, neither retained nor released (`_withUnsafeGuaranteedRef` is
     // inlined from the standard library's interface, so no platform version limits it).
     for put in pendingPuts { put.table._withUnsafeGuaranteedRef { $0.warm(put.hash) } }
-    if mapped != nil {
+    let looksUpBase = mapped != nil && !settlesLater
+    if looksUpBase {
       // Tables opened from an index file look each new key up in the file too: its slot group,
       // then the entry the group points at, each loaded for all the puts before any is used.
       for index in pendingPuts.indices {
@@ -245,7 +271,7 @@ final class KeyDirectory {
       put.table._withUnsafeGuaranteedRef {
         _ = $0.upsert(
           put.key, hash: put.hash, location: put.location,
-          baseHash: mapped != nil ? pendingBaseHashes[index] : nil)
+          baseHash: looksUpBase ? pendingBaseHashes[index] : nil, settleLater: settlesLater)
       }
     }
     pendingPuts.removeAll(keepingCapacity: true)
@@ -272,6 +298,24 @@ final class KeyDirectory {
       } else {
         reservations[name] = room
       }
+    }
+  }
+
+  /// Makes room in the tables opened from an index file for the keys that `bytes` of log
+  /// written after it may hold: as many as records of the file's average length fit, shared
+  /// among the tables as the file's keys are, and no more than the file holds. Growing an
+  /// overlay step by step rewrites it each time (and, while the open's second thread runs,
+  /// makes every first write to a page flush both cores' address caches).
+  func reserve(forLogAfterIndexFile bytes: Int) {
+    guard let mapped, bytes > 0 else { return }
+    let count = mapped.tables.reduce(0) { $0 + $1.table.count }
+    let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
+    guard count > 0, liveBytes >= count else { return }
+    let records = min(bytes / (liveBytes / count), count)
+    for entry in mapped.tables where entry.table.count > 0 {
+      // In floating point: the product may not fit a 32-bit `Int`.
+      let share = (Double(records) * Double(entry.table.count) / Double(count)).rounded(.up)
+      table(entry.name)?.reserve(additional: Int(share), keyBytes: 0)
     }
   }
 

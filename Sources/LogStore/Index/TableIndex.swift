@@ -20,6 +20,9 @@ final class IndexTotals {
   @exclusivity(unchecked) fileprivate(set) var baseDamaged = false
   /// Bytes of heap the tables hold (``TableIndex/allocatedBytes``).
   @exclusivity(unchecked) fileprivate(set) var heapBytes = 0
+  /// Keys whose counting waits for a lookup in their table's index file
+  /// (``TableIndex/settle()``): while there are any, `count` and `liveBytes` are not exact.
+  @exclusivity(unchecked) fileprivate(set) var unsettled = 0
 }
 
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
@@ -39,6 +42,14 @@ final class IndexTotals {
 /// replaces it, a *tombstone* (an arena entry whose record length is ``tombstone``) deletes
 /// it. A tombstone is kept only for a key the base holds. `count` and `liveBytes` are those of
 /// the table as a whole, base included.
+///
+/// Knowing what a key hid in the base costs a lookup in the file, two cache misses on pages
+/// an open has not touched yet. An open replaying the log written after the index file
+/// therefore leaves that lookup for later (`settleLater`): it counts such a key as if the
+/// base did not hold it, keeps a tombstone for every key it deletes, and lists the key as
+/// *unsettled*. ``settle()`` looks them all up at once and corrects the counts; until then
+/// lookups and iteration are right (an entry here hides the base's either way) but `count`
+/// and `liveBytes` are not, and nothing but lookups and iteration may use the table.
 final class TableIndex {
   private struct Slot {
     var hash: UInt32
@@ -65,6 +76,9 @@ final class TableIndex {
   @exclusivity(unchecked) private var arenaCapacity: Int
   @exclusivity(unchecked) private var arenaUsed = 0
   @exclusivity(unchecked) private var arenaGarbage = 0
+  /// The arena references of the unsettled keys, in increasing order (the arena only grows,
+  /// and is not squeezed while any are unsettled).
+  @exclusivity(unchecked) private var unsettled: [UInt32] = []
 
   private static let arenaEntryHeader = 6
   private static let removalGroup = 16
@@ -89,6 +103,7 @@ final class TableIndex {
   /// totals of its own: two memory copies, for a checkpoint, which copies the tables while it
   /// holds the log's lock and reads the copies after releasing it.
   init(copying other: TableIndex) {
+    precondition(other.unsettled.isEmpty, "an unsettled table copied")
     totals = IndexTotals()
     base = other.base
     mask = other.mask
@@ -121,8 +136,12 @@ final class TableIndex {
       UnsafeMutableRawPointer(slots), byteCount: capacity * MemoryLayout<Slot>.stride)
   }
 
-  /// Bytes of memory the index holds (slots and arena), for measurements.
-  var allocatedBytes: Int { (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity }
+  /// Bytes of memory the index holds (slots, arena and the list of unsettled keys), for
+  /// measurements.
+  var allocatedBytes: Int {
+    (mask + 1) * MemoryLayout<Slot>.stride + arenaCapacity
+      + unsettled.capacity * MemoryLayout<UInt32>.stride
+  }
   /// What `allocatedBytes` was when the totals last heard of it.
   @exclusivity(unchecked) private var countedHeapBytes = 0
 
@@ -150,10 +169,12 @@ final class TableIndex {
     totals.count -= count
     totals.liveBytes -= liveBytes
     totals.heapBytes -= countedHeapBytes
+    totals.unsettled -= unsettled.count
     totals = IndexTotals()
     totals.count = count
     totals.liveBytes = liveBytes
     totals.heapBytes = countedHeapBytes
+    totals.unsettled = unsettled.count
   }
 
   // MARK: Lookup
@@ -271,10 +292,12 @@ final class TableIndex {
 
   // MARK: Changes
 
-  /// Points `key` at `location`; returns where it pointed before, if anywhere.
+  /// Points `key` at `location`; returns where it pointed before, if anywhere (nil also when
+  /// `settleLater` left the base unasked).
   @discardableResult
   func upsert(
-    _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation, baseHash: UInt64? = nil
+    _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation, baseHash: UInt64? = nil,
+    settleLater: Bool = false
   ) -> RecordLocation? {
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
@@ -291,6 +314,13 @@ final class TableIndex {
       adjust(count: 0, liveBytes: Int(location.length) - Int(previous.length))
       return previous
     }
+    if settleLater && base != nil {
+      // Counted as a new key until `settle()` asks the base.
+      let reference = insert(key, slotHash: slotHash, at: -1 - index, location: location)
+      addUnsettled(reference)
+      adjust(count: 1, liveBytes: Int(location.length))
+      return nil
+    }
     let previous = baseFind(key, baseHash: baseHash)
     insert(key, slotHash: slotHash, at: -1 - index, location: location)
     adjust(
@@ -299,10 +329,12 @@ final class TableIndex {
   }
 
   /// Puts `key` in the empty slot `empty` (where its probe ended), growing the table first if
-  /// it is full; a tombstone when `location` is nil. Counts nothing.
+  /// it is full; a tombstone when `location` is nil. Counts nothing. Returns the key's arena
+  /// reference.
+  @discardableResult
   private func insert(
     _ key: UnsafeRawBufferPointer, slotHash: UInt32, at empty: Int, location: RecordLocation?
-  ) {
+  ) -> UInt32 {
     var empty = empty
     if (occupied + 1) * 4 > (mask + 1) * 3 {
       grow()
@@ -313,6 +345,7 @@ final class TableIndex {
       hash: slotHash, keyReference: reference, segment: location?.segment ?? 0,
       offset: location?.offset ?? 0)
     occupied += 1
+    return reference
   }
 
   /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
@@ -321,6 +354,7 @@ final class TableIndex {
     _ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
     to new: RecordLocation
   ) -> Bool {
+    precondition(unsettled.isEmpty, "an unsettled table compacted")
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if index < 0 {
@@ -338,11 +372,19 @@ final class TableIndex {
     return true
   }
 
-  /// Removes `key`; returns where it pointed, if it was present.
+  /// Removes `key`; returns where it pointed, if it was present (nil also when `settleLater`
+  /// left the base unasked).
   @discardableResult
-  func remove(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
+  func remove(_ key: UnsafeRawBufferPointer, hash: UInt64, settleLater: Bool = false)
+    -> RecordLocation?
+  {
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
+    if settleLater && base != nil && index < 0 {
+      // A tombstone in case the base holds the key, which `settle()` finds out.
+      addUnsettled(insert(key, slotHash: slotHash, at: -1 - index, location: nil))
+      return nil
+    }
     guard index >= 0 else {
       // A key only the base holds is hidden by a tombstone.
       guard let previous = baseFind(key) else { return nil }
@@ -352,7 +394,7 @@ final class TableIndex {
     }
     guard !isTombstone(slots[index]) else { return nil }
     let previous = recordLocation(of: slots[index])
-    if baseFind(key) != nil {
+    if isUnsettled(slots[index].keyReference) || baseFind(key) != nil {
       makeTombstone(at: index)
     } else {
       removeSlot(at: index)
@@ -375,6 +417,7 @@ final class TableIndex {
   /// order) and looks up the slot of each matching key by its hash and arena reference.
   @discardableResult
   func removeAll(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
+    settle()
     let before = count
     if prefix.count == 0 {
       removeEverything()
@@ -489,6 +532,9 @@ final class TableIndex {
     arenaUsed = 0
     arenaGarbage = 0
     base = nil
+    totals.unsettled -= unsettled.count
+    unsettled = []
+    allocationChanged()
   }
 
   /// Marks an arena entry whose key was removed (in its record-length field, which no record
@@ -520,8 +566,77 @@ final class TableIndex {
   }
 
   private func squeezeArenaIfWasteful() {
-    if arenaGarbage > 1 << 16 && arenaGarbage * 2 > arenaUsed { squeezeArena() }
+    // Unsettled keys are listed by their place in the arena, which a squeeze would move.
+    if unsettled.isEmpty && arenaGarbage > 1 << 16 && arenaGarbage * 2 > arenaUsed {
+      squeezeArena()
+    }
   }
+
+  // MARK: Settling
+
+  /// Whether `count` and `liveBytes` are exact: no key waits for ``settle()``.
+  var isSettled: Bool { unsettled.isEmpty }
+
+  private func addUnsettled(_ reference: UInt32) {
+    let capacity = unsettled.capacity
+    unsettled.append(reference)
+    totals.unsettled += 1
+    if unsettled.capacity != capacity { allocationChanged() }
+  }
+
+  /// Whether the key at arena offset `reference` waits for ``settle()``.
+  private func isUnsettled(_ reference: UInt32) -> Bool {
+    guard let last = unsettled.last, reference <= last else { return false }
+    var low = 0
+    var high = unsettled.count
+    while low < high {
+      let middle = (low + high) / 2
+      if unsettled[middle] < reference { low = middle + 1 } else { high = middle }
+    }
+    return unsettled[low] == reference
+  }
+
+  /// Looks up in the base every key whose counting was left for later, and makes `count` and
+  /// `liveBytes` exact: a key the base held counted once too often, and a tombstone for a key
+  /// it did not hold is dropped. The lookups go in groups whose slot groups, then entries, are
+  /// loaded before any is used, so that their cache misses overlap. A damaged part of the
+  /// base is recorded in the totals (``IndexTotals/baseDamaged``), as ``find(_:hash:)`` does.
+  func settle() {
+    guard !unsettled.isEmpty else { return }
+    if let base {
+      var hashes = [UInt64](repeating: 0, count: Self.settleGroup)
+      var start = 0
+      while start < unsettled.count {
+        let end = min(start + Self.settleGroup, unsettled.count)
+        for position in start..<end {
+          hashes[position - start] = KeyHash.hash(keyBytes(unsettled[position]), seed: base.seed)
+          warmed ^= base.warmGroup(hashes[position - start])
+        }
+        for position in start..<end { warmed ^= base.warmEntry(hashes[position - start]) }
+        for position in start..<end {
+          let reference = unsettled[position]
+          let key = keyBytes(reference)
+          switch base.find(key, hash: hashes[position - start]) {
+          case .found(let hidden):
+            adjust(count: -1, liveBytes: -Int(hidden.length))
+          case .absent:
+            if recordLength(reference) == Self.tombstone {
+              removeSlot(at: slotIndex(of: reference, hash: KeyHash.hash(key)), squeeze: false)
+            }
+          case .damaged:
+            totals.baseDamaged = true
+          }
+        }
+        start = end
+      }
+    }
+    totals.unsettled -= unsettled.count
+    unsettled = []
+    allocationChanged()
+    squeezeArenaIfWasteful()
+  }
+
+  private static let settleGroup = 16
 
   // MARK: Iteration
 

@@ -31,6 +31,10 @@ final class ActiveLog: @unchecked Sendable {
   private(set) var syncInFlight = false
   /// `close()` has begun: new writes are refused and background threads stop.
   private(set) var closing = false
+  /// Called (with `lock` held) after ``rebuildIndex()``, which only a damaged index file calls
+  /// for: a writer removes the file, so that no later open trusts it again. Set once, before
+  /// the store is used.
+  var indexFileFoundDamaged: () -> Void = {}
 
   init(directory: String, options: LogStore.Options, index: IndexView, state: RecoveredState) {
     self.directory = directory
@@ -258,6 +262,17 @@ final class ActiveLog: @unchecked Sendable {
       index.replaceKeys(keys)
       index.addDamagedRecords(damage)
     }
+    indexFileFoundDamaged()
+  }
+
+  /// Makes the index's counts exact where an open left them for later
+  /// (``KeyDirectory/settle()``); a directory whose index file turns out damaged on the way is
+  /// rebuilt from the log. Call with `lock` held. No compaction is running while counts are
+  /// unsettled: a compaction settles them before it starts, and only an open unsettles them.
+  func settleCounts() {
+    guard !index.keys.isSettled else { return }
+    index.change { index.keys.settle() }
+    if index.keys.baseDamaged { rebuildIndex() }
   }
 
   // MARK: Sizes and syncs

@@ -22,15 +22,18 @@ final class Checkpointer: @unchecked Sendable {
 
   /// A checkpoint is between its first and its last step.
   private(set) var isRunning = false
-  /// The index file the store's last open used or the last checkpoint wrote, and the position
-  /// it covers (its last segment and the length covered there).
-  private var current: (number: UInt32, segment: UInt32, covered: Int, size: Int)?
+  /// The index file the store's last open used or the last checkpoint wrote, the position it
+  /// covers (its last segment and the length covered there), and the live bytes it counts.
+  private var current: (number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int)?
 
   init(log: ActiveLog, groupCommit: GroupCommit, openedFrom mapped: MappedIndex?) {
     self.log = log
     self.groupCommit = groupCommit
     if let mapped, let last = mapped.segments.last {
-      current = (mapped.number, last.number, last.coveredLength, mapped.fileLength)
+      current = (
+        mapped.number, last.number, last.coveredLength, mapped.fileLength,
+        mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
+      )
     }
   }
 
@@ -76,18 +79,23 @@ final class Checkpointer: @unchecked Sendable {
   /// Whether a compaction starting now writes an index file when it ends (and so its outputs
   /// need no hint files). Call with the log's lock held.
   func followsCompaction() -> Bool {
-    log.options.indexFiles && index.keys.liveBytes >= Self.minimumLiveBytes
+    guard log.options.indexFiles else { return false }
+    log.settleCounts()
+    return index.keys.liveBytes >= Self.minimumLiveBytes
   }
 
   /// Whether a clean close should write an index file: at least 4 MiB and a quarter of the
   /// live bytes were written since the last one, so that the next open would read a log tail
   /// worth skipping, while a store that changed little does not pay for a whole new file at
-  /// each close. Call with the log's lock held.
+  /// each close. The live bytes are those the last index file counts, when there is one: the
+  /// store's own count may wait for lookups the open left for later
+  /// (``KeyDirectory/settle()``), which a close that writes nothing should not pay for. Call
+  /// with the log's lock held.
   func isWorthwhile() -> Bool {
-    let liveBytes = index.keys.liveBytes
-    guard liveBytes >= Self.minimumLiveBytes else { return false }
     let written = bytesSinceIndex()
-    return written >= 4 << 20 && written >= liveBytes / 4
+    guard written >= 4 << 20 else { return false }
+    let liveBytes = current?.liveBytes ?? index.keys.liveBytes
+    return liveBytes >= Self.minimumLiveBytes && written >= liveBytes / 4
   }
 
   // MARK: Steps
@@ -98,6 +106,8 @@ final class Checkpointer: @unchecked Sendable {
     var nextSequence: UInt64
     var tables: [(name: String, table: TableIndex, creation: RecordLocation?)]
     var number: UInt32
+    /// The live bytes of all tables.
+    var liveBytes: Int
   }
 
   /// Step 1: copies the index and its position. Call with the log's lock held, no compaction
@@ -116,10 +126,11 @@ final class Checkpointer: @unchecked Sendable {
       guard let file = index.segments[number], let size = sizes[number] else { return nil }
       segments.append(.init(number: number, salt: file.salt, coveredLength: size))
     }
+    log.settleCounts()
     let number = try log.takeFileNumber()
     return Copy(
       segments: segments, nextSequence: log.nextSequence, tables: index.keys.copyTables(),
-      number: number)
+      number: number, liveBytes: index.keys.liveBytes)
   }
 
   /// Step 2: writes the file (the log up to its position must be durable). Without a lock.
@@ -159,7 +170,7 @@ final class Checkpointer: @unchecked Sendable {
     guard size > 0 else { return }
     let previous = current?.number
     let last = copy.segments.last!
-    current = (copy.number, last.number, last.coveredLength, size)
+    current = (copy.number, last.number, last.coveredLength, size, copy.liveBytes)
     adopt(copy)
     if let previous {
       // A reader that mapped it keeps its mapping; the next open would remove it anyway.
@@ -245,6 +256,6 @@ final class Checkpointer: @unchecked Sendable {
     guard size > 0 else { return }
     let last = copy.segments.last!
     // The store is closing: no need to put the file under the directory.
-    current = (copy.number, last.number, last.coveredLength, size)
+    current = (copy.number, last.number, last.coveredLength, size, copy.liveBytes)
   }
 }

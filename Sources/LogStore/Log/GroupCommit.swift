@@ -16,6 +16,9 @@ final class GroupCommit: @unchecked Sendable {
 
   init(log: ActiveLog) { self.log = log }
 
+  /// No change is queued: every change appended is applied. Call with the log's lock held.
+  var isIdle: Bool { queue.isEmpty }
+
   /// One writer's change in the queue.
   private final class Ticket {
     let mutation: Mutation

@@ -83,6 +83,11 @@ struct Recovery {
       // The index file stands for the log up to its position: the segments it covers whole are
       // only opened, and the last one it covers is read from where it stops.
       state.keys = KeyDirectory(mapped: mapped)
+      // What the log after the file changed is not looked up in the file now: the open would
+      // wait for two cache misses per key. The first use that needs exact counts settles them.
+      state.keys.settlesLater = true
+      let tail = live[(mapped.segments.count - 1)...].reduce(0) { $0 + $1.size }
+      state.keys.reserve(forLogAfterIndexFile: tail - mapped.segments.last!.coveredLength)
       state.report.indexFile = mapped.number
       maxSequence = mapped.nextSequence &- 1
       for candidate in live[0..<mapped.segments.count - 1] {
@@ -101,6 +106,7 @@ struct Recovery {
         live[position], isLast: position == live.count - 1, covered: nil, into: &state,
         maxSequence: &maxSequence)
     }
+    state.keys.settlesLater = false
     if state.keys.baseDamaged {
       // Replaying the log after the index file found a part of the file damaged: read the
       // whole log instead, from the segments already open.
