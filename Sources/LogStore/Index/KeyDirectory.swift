@@ -313,9 +313,10 @@ final class KeyDirectory {
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
     for entry in mapped.tables where entry.table.count > 0 {
-      // In floating point: the product may not fit a 32-bit `Int`.
+      // In floating point: the products may not fit a 32-bit `Int`.
       let share = (Double(records) * Double(entry.table.count) / Double(count)).rounded(.up)
-      table(entry.name)?.reserve(additional: Int(share), keyBytes: 0)
+      let keyBytes = share * Double(entry.table.keyBytes) / Double(entry.table.count)
+      table(entry.name)?.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
     }
   }
 

@@ -150,6 +150,9 @@ final class MappedTable: @unchecked Sendable {
   /// Keeps the bytes above mapped.
   private let owner: AnyObject
 
+  /// The bytes of all the table's keys (its entries less their fixed-size headers).
+  var keyBytes: Int { entries.count - count * F.entryHeaderSize }
+
   init(record: UnsafeRawPointer, file: UnsafeRawBufferPointer, seed: UInt64, owner: AnyObject)
     throws(MappedIndex.Rejection)
   {

@@ -127,8 +127,10 @@ final class TableIndex {
 
   /// Empty slots (all zero: a hash of 0 marks an empty slot).
   private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
-    IndexMemory.allocateZeroed(byteCount: capacity * MemoryLayout<Slot>.stride)
-      .bindMemory(to: Slot.self, capacity: capacity)
+    IndexMemory.allocateZeroed(
+      byteCount: capacity * MemoryLayout<Slot>.stride, touchedWhole: true
+    )
+    .bindMemory(to: Slot.self, capacity: capacity)
   }
 
   private static func deallocateSlots(_ slots: UnsafeMutablePointer<Slot>, _ capacity: Int) {
