@@ -38,8 +38,9 @@ final class KeyDirectory {
   private(set) var mapped: MappedIndex?
 
   /// Whether puts and deletes leave their lookup in the index file for later
-  /// (``TableIndex/settle()``): set by an open while it replays the log written after the
-  /// file, so that the open does not wait for those lookups.
+  /// (``TableIndex/settle()``): set while the log written after the file is replayed (by an
+  /// open, and by a checkpoint putting its new file under the tables), so that neither waits
+  /// for those lookups.
   @exclusivity(unchecked) var settlesLater = false
 
   init() {}
@@ -194,8 +195,6 @@ final class KeyDirectory {
       location: RecordLocation
     )] = []
   private static let pendingLimit = 16
-  /// The hashes of the pending puts' keys with the index file's seed.
-  @exclusivity(unchecked) private var pendingBaseHashes = [UInt64](repeating: 0, count: 16)
   /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
   @exclusivity(unchecked) private var pendingOwner: AnyObject?
 
@@ -249,29 +248,11 @@ final class KeyDirectory {
     // Borrowed for the call, neither retained nor released (`_withUnsafeGuaranteedRef` is
     // inlined from the standard library's interface, so no platform version limits it).
     for put in pendingPuts { put.table._withUnsafeGuaranteedRef { $0.warm(put.hash) } }
-    let looksUpBase = mapped != nil && !settlesLater
-    if looksUpBase {
-      // Tables opened from an index file look each new key up in the file too: its slot group,
-      // then the entry the group points at, each loaded for all the puts before any is used.
-      for index in pendingPuts.indices {
-        let put = pendingPuts[index]
-        put.table._withUnsafeGuaranteedRef {
-          pendingBaseHashes[index] = $0.baseHash(put.key)
-          $0.warmBase(pendingBaseHashes[index], entries: false)
-        }
-      }
-      for index in pendingPuts.indices {
-        pendingPuts[index].table._withUnsafeGuaranteedRef {
-          $0.warmBase(pendingBaseHashes[index], entries: true)
-        }
-      }
-    }
-    for index in pendingPuts.indices {
-      let put = pendingPuts[index]
+    // (A table over an index file, replayed with `settlesLater`, does not look keys up in the
+    // file here; ``TableIndex/settle()`` does later, loading them in groups as here.)
+    for put in pendingPuts {
       put.table._withUnsafeGuaranteedRef {
-        _ = $0.upsert(
-          put.key, hash: put.hash, location: put.location,
-          baseHash: looksUpBase ? pendingBaseHashes[index] : nil, settleLater: settlesLater)
+        _ = $0.upsert(put.key, hash: put.hash, location: put.location, settleLater: settlesLater)
       }
     }
     pendingPuts.removeAll(keepingCapacity: true)

@@ -253,22 +253,6 @@ final class TableIndex {
 
   /// Where `key`'s record is. A damaged base answers nil and is recorded in the totals
   /// (``IndexTotals/baseDamaged``), so only a thread that may change the table calls this.
-  /// Loads what the base's lookup of `key` will read first, for ``KeyDirectory/applyPending()``
-  /// (the group where its probe starts when `entries` is false, else the entry its slot points
-  /// at); does nothing without a base.
-  @inline(__always)
-  func warmBase(_ baseHash: UInt64, entries: Bool) {
-    guard let base else { return }
-    warmed ^= entries ? base.warmEntry(baseHash) : base.warmGroup(baseHash)
-  }
-
-  /// The hash of `key` the base uses (its file's seed), or 0 without a base.
-  @inline(__always)
-  func baseHash(_ key: UnsafeRawBufferPointer) -> UInt64 {
-    guard let base else { return 0 }
-    return KeyHash.hash(key, seed: base.seed)
-  }
-
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> RecordLocation? {
     switch lookup(key, hash: hash) {
     case .found(let location): return location
@@ -280,10 +264,9 @@ final class TableIndex {
   }
 
   /// Where the base has `key`'s record (nil without a base); damage as in ``find(_:hash:)``.
-  /// `baseHash` is the key's hash with the base's seed, when the caller has it.
-  private func baseFind(_ key: UnsafeRawBufferPointer, baseHash: UInt64? = nil) -> RecordLocation? {
+  private func baseFind(_ key: UnsafeRawBufferPointer) -> RecordLocation? {
     guard let base else { return nil }
-    switch base.find(key, hash: baseHash ?? KeyHash.hash(key, seed: base.seed)) {
+    switch base.find(key) {
     case .found(let location): return location
     case .absent: return nil
     case .damaged:
@@ -298,7 +281,7 @@ final class TableIndex {
   /// `settleLater` left the base unasked).
   @discardableResult
   func upsert(
-    _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation, baseHash: UInt64? = nil,
+    _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation,
     settleLater: Bool = false
   ) -> RecordLocation? {
     let slotHash = Self.slotHash(hash)
@@ -323,7 +306,7 @@ final class TableIndex {
       adjust(count: 1, liveBytes: Int(location.length))
       return nil
     }
-    let previous = baseFind(key, baseHash: baseHash)
+    let previous = baseFind(key)
     insert(key, slotHash: slotHash, at: -1 - index, location: location)
     adjust(
       count: previous == nil ? 1 : 0, liveBytes: Int(location.length) - Int(previous?.length ?? 0))

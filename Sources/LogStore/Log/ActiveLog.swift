@@ -268,7 +268,8 @@ final class ActiveLog: @unchecked Sendable {
   /// Makes the index's counts exact where an open left them for later
   /// (``KeyDirectory/settle()``); a directory whose index file turns out damaged on the way is
   /// rebuilt from the log. Call with `lock` held. No compaction is running while counts are
-  /// unsettled: a compaction settles them before it starts, and only an open unsettles them.
+  /// unsettled: a compaction settles them before it starts, and only an open and a
+  /// checkpoint's new directory (which waits for compaction) unsettle them.
   func settleCounts() {
     guard !index.keys.isSettled else { return }
     index.change { index.keys.settle() }

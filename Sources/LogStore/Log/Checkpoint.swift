@@ -190,6 +190,10 @@ final class Checkpointer: @unchecked Sendable {
       mapped.segments == copy.segments
     else { return }
     let keys = KeyDirectory(mapped: mapped)
+    // As an open does: the lookups in the file wait for the first use that needs exact
+    // counts, so that writers, waiting for the log's lock, do not wait for them.
+    keys.settlesLater = true
+    defer { keys.settlesLater = false }
     let last = copy.segments.last!
     let sizes = log.segmentSizes
     let active = log.writer?.file.number
