@@ -26,8 +26,13 @@ final class KeyDirectory {
   /// creation records (a table created implicitly by salvage has none).
   @exclusivity(unchecked) private(set) var creations: [String: RecordLocation] = [:]
   /// The table the previous record named, to skip hashing its name when consecutive records
-  /// share a table (the common case). Only writers use it.
-  @exclusivity(unchecked) private var lastTable: (name: [UInt8], index: TableIndex)?
+  /// share a table (the common case). Only writers use it. The name is copied into memory of
+  /// its own (a table's name is at most 255 bytes; a record's table field cannot be longer)
+  /// and the table is unretained (`tables` holds it, and every change of `tables` forgets
+  /// it), so that checking it costs no reference counting per record.
+  private let lastTableName = UnsafeMutableRawBufferPointer.allocate(byteCount: 255, alignment: 1)
+  @exclusivity(unchecked) private var lastTableNameLength = 0
+  @exclusivity(unchecked) private var lastTable: Unmanaged<TableIndex>?
   /// Room to make in tables about to be created (see `reserve(_:)`).
   @exclusivity(unchecked) private var reservations: [String: Room] = [:]
 
@@ -44,6 +49,8 @@ final class KeyDirectory {
   @exclusivity(unchecked) var settlesLater = false
 
   init() {}
+
+  deinit { lastTableName.deallocate() }
 
   /// The directory an index file describes: each table's keys are the file's, used in place.
   init(mapped: MappedIndex) {
@@ -109,16 +116,17 @@ final class KeyDirectory {
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
     // Consecutive records mostly name the same table: comparing its bytes is cheaper than
     // hashing them.
-    if let lastTable, lastTable.name.count == name.count,
-      lastTable.name.withUnsafeBytes({ bytesEqual($0, name) })
+    if let lastTable, lastTableNameLength == name.count,
+      bytesEqual(UnsafeRawBufferPointer(rebasing: lastTableName[0..<name.count]), name)
     {
-      return lastTable.index
+      return lastTable.takeUnretainedValue()
     }
-    if let position = tablesByBytes.index(forKey: TableName(borrowing: name)) {
-      let (stored, table) = tablesByBytes[position]
-      // The dictionary's own copy of the name (every key it holds is stored): shared, not
-      // copied.
-      if case .stored(let bytes) = stored.bytes { lastTable = (bytes, table) }
+    if let table = tablesByBytes[TableName(borrowing: name)] {
+      if name.count <= lastTableName.count {
+        lastTableName.copyMemory(from: name)
+        lastTableNameLength = name.count
+        lastTable = Unmanaged.passUnretained(table)
+      }
       return table
     }
     // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
