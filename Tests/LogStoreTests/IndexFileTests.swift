@@ -236,6 +236,65 @@ struct IndexFileTests {
     }
   }
 
+  @Test(
+    "an index file whose checksums match but whose entries point at other keys' records: reads and iteration refuse it"
+  )
+  func entriesPointingElsewhere() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store, keys: 300)
+      try store.checkpoint()
+      try store.close()
+    }
+    // The first two entries of the first table ("a") trade locations, their checksums made to
+    // match: what a faulty writer could leave, which no checksum finds.
+    let index = try indexFiles(in: path)[0]
+    var bytes = try fileBytes(index)
+    func field(_ offset: Int, _ size: Int) -> Int {
+      bytes[offset..<offset + size].enumerated().reduce(0) {
+        $0 | Int($1.element) << (8 * $1.offset)
+      }
+    }
+    // Table "a"'s record in the directory (each: 64 bytes, the name's length, the name).
+    var record = 64 + 16 * field(40, 4)
+    while Array(bytes[record + 65..<record + 65 + Int(bytes[record + 64])]) != Array("a".utf8) {
+      record += 65 + Int(bytes[record + 64])
+    }
+    let first = field(record + 16, 8)
+    let second = first + 18 + field(first + 16, 2)
+    let firstLocation = Array(bytes[first + 4..<first + 16])
+    bytes[first + 4..<first + 16] = bytes[second + 4..<second + 16]
+    bytes[second + 4..<second + 16] = firstLocation[...]
+    for entry in [first, second] {
+      let length = 18 + field(entry + 16, 2)
+      let crc = bytes[entry + 4..<entry + length].withUnsafeBytes {
+        CRC32C.mask(CRC32C.checksum($0))
+      }
+      withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(entry..<entry + 4, with: $0) }
+    }
+    try writeFile(index, bytes)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile != nil)
+    // Iteration of the table, walked in the file, stops at the first of them; a read of either
+    // key finds the other's record.
+    #expect(throws: LogStoreError.self) { try store.forEachEntry(in: "a") { _, _, _ in true } }
+    var keys: [String] = []
+    try store.forEachEntry(in: "b") { key, _, _ in
+      keys.append(String(decoding: key, as: UTF8.self))
+      return true
+    }
+    #expect(keys.count == 300)
+    let firstKey = Array(bytes[first + 18..<first + 18 + field(first + 16, 2)])
+    #expect(throws: LogStoreError.self) { try store.value(forKey: firstKey, in: "a") }
+    // After a change, the table's keys are copied rather than walked: the same refusal.
+    let writer = try LogStore(path: path, options: Self.options)
+    try writer.put([1], forKey: Array("zzz".utf8), in: "a")
+    #expect(throws: LogStoreError.self) { try writer.forEachEntry(in: "a") { _, _, _ in true } }
+    try writer.close()
+  }
+
   @Test("creating a table that exists writes nothing, whatever the sync policy")
   func createExistingTable() throws {
     let directory = TemporaryDirectory()

@@ -88,10 +88,7 @@ final class IndexView: @unchecked Sendable {
       throw LogStoreError.segmentMissing(location.segment, in: directory)
     }
     let record = try record(at: location, in: segment)
-    guard bytesEqual(record.key, key) else {
-      throw LogStoreError(
-        .corrupted, "the index of table \"\(table)\" points at a record of another key")
-    }
+    guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
     return Result { () throws(E) -> R in try body(record) }
   }
 
@@ -106,6 +103,11 @@ final class IndexView: @unchecked Sendable {
         .corrupted,
         "the record at offset \(location.offset) of \(segment.path) is damaged: \(error.reason)")
     }
+  }
+
+  /// The error for an index that points at a record of another key than it says.
+  private func pointsElsewhere(_ table: String) -> LogStoreError {
+    LogStoreError(.corrupted, "the index of table \"\(table)\" points at a record of another key")
   }
 
   /// The error for a table that is not there: `invalidTableName` when no table could ever
@@ -156,6 +158,7 @@ final class IndexView: @unchecked Sendable {
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) {
+    if try forEachUnchangedEntry(in: table, body) { return }
     var (captured, copied) = try retryingAfterDamage {
       () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
       try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
@@ -172,11 +175,46 @@ final class IndexView: @unchecked Sendable {
         let record = try record(at: item.location, in: segment)
         let key = UnsafeRawBufferPointer(
           rebasing: keys[item.keyStart..<item.keyStart + item.keyLength])
+        guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
         guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
           return
         }
       }
     }
+  }
+
+  /// ``forEachEntry(in:_:)`` for a table unchanged since its index file, walked where it lies
+  /// (the file's entries are in key order) instead of copied; false, having called `body` for
+  /// nothing, if the table changed since or an entry of the file is damaged (the caller then
+  /// copies the keys, and finds the damage). Every entry is checked before `body` sees the
+  /// first, so that damage is found while the visit can still start over; the walk that calls
+  /// `body` relies on those checks (the file is never written), and on each record's: its
+  /// checksum, and that its key is the entry's.
+  private func forEachUnchangedEntry(
+    in table: String,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
+      -> Bool
+  ) throws(LogStoreError) -> Bool {
+    guard
+      let (captured, base) = try read({
+        keys throws(LogStoreError) -> (SegmentLookup, MappedTable)? in
+        guard let index = keys.table(table) else { throw tableNotFound(table) }
+        return index.unchangedBase.map { (segments, $0) }
+      }),
+      base.forEachEntry({ _ in true })
+    else { return false }
+    let whole = try base.forEachEntry(verify: false) { (entry) throws(LogStoreError) -> Bool in
+      guard let segment = captured[entry.location.segment] else {
+        throw LogStoreError.segmentMissing(entry.location.segment, in: directory)
+      }
+      let record = try record(at: entry.location, in: segment)
+      guard bytesEqual(record.key, entry.key) else { throw pointsElsewhere(table) }
+      return body(entry.key, record.value, Timestamp(microsecondsSince1970: record.timestamp))
+    }
+    guard whole else {
+      throw LogStoreError(.corrupted, "the index file of \(directory) changed while it was read")
+    }
+    return true
   }
 
   // MARK: Changing (log lock held, then this lock exclusively)

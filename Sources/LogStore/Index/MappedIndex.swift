@@ -211,15 +211,18 @@ final class MappedTable: @unchecked Sendable {
     var end: Int
   }
 
-  /// The entry at `offset` of the entries region, checked; nil if it fails a check.
+  /// The entry at `offset` of the entries region, checked; nil if it fails a check. With
+  /// `verify` false its checksum is not checked (its bounds are).
   @inline(__always)
-  func entry(at offset: Int) -> Entry? {
+  func entry(at offset: Int, verify: Bool = true) -> Entry? {
     guard offset >= 0, entries.count - offset >= F.entryHeaderSize else { return nil }
     let start = entries.baseAddress! + offset
     let keyLength = Int(loadLittleEndian(UInt16.self, start + 16))
     let length = F.entryHeaderSize + keyLength
     guard entries.count - offset >= length,
-      CRC32C.mask(CRC32C.update(0, start + 4, length - 4)) == loadLittleEndian(UInt32.self, start)
+      !verify
+        || CRC32C.mask(CRC32C.update(0, start + 4, length - 4))
+          == loadLittleEndian(UInt32.self, start)
     else { return nil }
     return Entry(
       key: UnsafeRawBufferPointer(start: start + F.entryHeaderSize, count: keyLength),
@@ -330,11 +333,12 @@ final class MappedTable: @unchecked Sendable {
   /// otherwise.
   @discardableResult
   func forEachEntry<E: Error>(
-    from place: Place = Place(rank: 0, offset: 0), _ body: (Entry) throws(E) -> Bool
+    from place: Place = Place(rank: 0, offset: 0), verify: Bool = true,
+    _ body: (Entry) throws(E) -> Bool
   ) throws(E) -> Bool {
     var offset = place.offset
     for _ in place.rank..<max(place.rank, count) {
-      guard let entry = entry(at: offset) else { return false }
+      guard let entry = entry(at: offset, verify: verify) else { return false }
       guard try body(entry) else { return true }
       offset = entry.end
     }

@@ -636,6 +636,10 @@ final class TableIndex {
     return try forEachBaseKey(body)
   }
 
+  /// The base, when nothing changed since it (no key here): the table is then the base's
+  /// entries exactly, in their order.
+  var unchangedBase: MappedTable? { occupied == 0 ? base : nil }
+
   /// Calls `body` with every live key here (all of them, without a base), in no order.
   func forEachChangedKey<E: Error>(
     _ body: (UnsafeRawBufferPointer, RecordLocation) throws(E) -> Void
