@@ -23,8 +23,9 @@ final class ScanPipeline: @unchecked Sendable {
 
   private let lock = ConditionLock()
   // Everything below is guarded by `lock`, except `scanner`, which only the scanning thread
-  // touches until `finish()` has joined it.
-  private var scanner: SegmentScanner
+  // touches until `finish()` has joined it (so the runtime's exclusivity checks, one per
+  // record, are off for it).
+  @exclusivity(unchecked) private var scanner: SegmentScanner
   private var ready: [[Item]] = []
   private var scanned = false
   private var stopped = false
