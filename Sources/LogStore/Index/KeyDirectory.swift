@@ -301,12 +301,14 @@ final class KeyDirectory {
     let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
+    var rooms: [String: Room] = [:]
     for entry in mapped.tables where entry.table.count > 0 {
       // In floating point: the products may not fit a 32-bit `Int`.
       let share = (Double(records) * Double(entry.table.count) / Double(count)).rounded(.up)
       let keyBytes = share * Double(entry.table.keyBytes) / Double(entry.table.count)
-      table(entry.name)?.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
+      rooms[entry.name] = (Int(share), Int(keyBytes.rounded(.up)))
     }
+    reserve(rooms)
   }
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
