@@ -175,6 +175,9 @@ public final class LogStore: Sendable {
     try withValue(forKey: key, in: table, body) != nil
   }
 
+  /// The largest value a record holds (64 MiB).
+  package static let maxValueLength = RecordLayout.maxValueLength
+
   /// Checks a table name, key and value against the limits a put enforces, without writing:
   /// for tools that want to report a bad item where they found it.
   public static func validate(table: String, key: [UInt8], value: [UInt8]) throws(LogStoreError) {

@@ -69,6 +69,28 @@ extension KeyValueStore {
     let chosen = try source.chosenTables(of: database, named: names)
     for table in chosen { try checkTableName(table.name) }
 
+    // Rows are read and converted on a second thread while this one first reads the whole
+    // file once (so that a damaged file imports nothing) and then writes what the other has
+    // converted. Without a second thread, this one does both in turn.
+    let producer = YTKRowProducer(database: database, tables: chosen)
+    let queue = YTKChunkQueue()
+    let thread = BackgroundThread {
+      do {
+        while let chunk = try producer.nextChunk() {
+          guard queue.put(chunk) else { break }
+        }
+        queue.finish(failure: nil)
+      } catch {
+        queue.finish(failure: error)
+      }
+    }
+    let concurrent = thread.tryStart()
+    defer {
+      // Before the file is closed: the producer reads it.
+      queue.cancel()
+      thread.join()
+    }
+
     // First pass: read every row, so that a damaged file imports nothing.
     var total = 0
     do {
@@ -88,25 +110,24 @@ extension KeyValueStore {
 
     var report = YTKImportReport(tables: chosen.map(\.name).sorted())
     let existing = try Set(tableNames())
-    var writer = BatchWriter(store: logStore)
     var done = 0
     do {
-      for table in chosen {
-        if !existing.contains(table.name) { writer.createTable(table.name) }
-        let cursor = try database.cursor(over: table.table)
-        while try cursor.next() {
-          switch try YTKRow.read(cursor, table) {
-          case .item(let id, let value, let createdTime):
-            try writer.put(
-              value, forKey: Array(id.utf8), in: table.name, timestamp: createdTime)
-            report.items += 1
-          case .rejected(let id, let reason):
-            report.rejected.append((table.name, id, reason))
-          }
-          done += 1
-          if done % 10_000 == 0 { progress?(done, total) }
+      var creation = WriteBatch()
+      for table in chosen where !existing.contains(table.name) {
+        creation.createTable(table.name)
+      }
+      try logStore.write(creation)
+      while let chunk = try concurrent ? queue.take() : producer.nextChunk() {
+        var batch = WriteBatch()
+        try chunk.forEachItem { id, value, createdTime throws(LogStoreError) in
+          batch.put(Array(value), forKey: Array(id), in: chunk.table, timestamp: createdTime)
         }
-        try writer.flush()
+        try logStore.write(batch)
+        report.items += chunk.items.count
+        report.rejected += chunk.rejected
+        let before = done
+        done += chunk.rows
+        if done / 10_000 != before / 10_000 { progress?(done, total) }
       }
     } catch {
       removeCreatedTables(chosen.map(\.name), existing: existing)
@@ -162,6 +183,15 @@ package enum YTKRow {
   case rejected(id: String, reason: String)
 
   package static func read(_ cursor: SQLiteRowCursor, _ table: YTKTable) throws -> YTKRow {
+    var canonicalizer = JSONCanonicalizer()
+    return try read(cursor, table, using: &canonicalizer)
+  }
+
+  /// The row, its JSON turned into the stored form by `canonicalizer` (kept from row to row,
+  /// so that its working memory is reused).
+  static func read(
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, using canonicalizer: inout JSONCanonicalizer
+  ) throws -> YTKRow {
     guard case .text(let id) = try cursor.value(at: table.id) else {
       let shown = describe(try cursor.value(at: table.id))
       return .rejected(id: shown, reason: "the id is \(shown), not text")
@@ -169,7 +199,9 @@ package enum YTKRow {
     let parsed: Result<[UInt8], JSONCodecError>? = try cursor.withUTF8Text(at: table.json) {
       text in
       Result { () throws(JSONCodecError) -> [UInt8] in
-        try JSONWriter.bytes(try JSONReader.parse(text))
+        var output = JSONOutput(capacity: text.count + 16)
+        try canonicalizer.append(canonicalTextOf: text, to: &output)
+        return output.bytes()
       }
     }
     let value: [UInt8]

@@ -47,12 +47,12 @@ final class ReadWriteLock: @unchecked Sendable {
 
 /// A mutex with a condition variable, for state that threads wait on (group commit, the
 /// background threads' wake-ups).
-final class ConditionLock: @unchecked Sendable {
+package final class ConditionLock: @unchecked Sendable {
   // As above: stable heap addresses, touched only through pthread functions.
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-  init() {
+  package init() {
     mutex = .allocate(capacity: 1)
     condition = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
@@ -66,11 +66,11 @@ final class ConditionLock: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-  @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+  @inline(__always) package func lock() { pthread_mutex_lock(mutex) }
+  @inline(__always) package func unlock() { pthread_mutex_unlock(mutex) }
 
   @inline(__always)
-  func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+  package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body()
@@ -78,7 +78,7 @@ final class ConditionLock: @unchecked Sendable {
 
   /// Waits for ``broadcast()``; the caller must hold the lock. Wake-ups may be spurious, so
   /// callers wait in a loop on their condition.
-  func wait() { pthread_cond_wait(condition, mutex) }
+  package func wait() { pthread_cond_wait(condition, mutex) }
 
   /// Waits on a condition of one thread's own (``Wakeup``) instead of the shared one, so that
   /// waking it wakes nobody else; the caller must hold the lock.
@@ -116,7 +116,7 @@ final class ConditionLock: @unchecked Sendable {
     pthread_cond_timedwait(condition, mutex, &deadline)
   }
 
-  func broadcast() { pthread_cond_broadcast(condition) }
+  package func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// A condition variable one waiting thread owns, used with a ``ConditionLock``'s mutex: it is
@@ -204,16 +204,16 @@ func currentThreadID() -> UInt {
 
 /// Starts a joinable thread running `body`; used for the engine's background work, which
 /// must not depend on Dispatch or the concurrency runtime.
-final class BackgroundThread: @unchecked Sendable {
+package final class BackgroundThread: @unchecked Sendable {
   // `thread` is written once by `init` and read once by `join`, both on the owner's thread.
   private var thread: pthread_t?
   private let body: @Sendable () -> Void
 
-  init(_ body: @escaping @Sendable () -> Void) {
+  package init(_ body: @escaping @Sendable () -> Void) {
     self.body = body
   }
 
-  func start() {
+  package func start() {
     let started = tryStart()
     precondition(started, "pthread_create failed")
   }
@@ -226,7 +226,7 @@ final class BackgroundThread: @unchecked Sendable {
   }
 
   /// Starts the thread; false if the system would not create one (`body` then never runs).
-  func tryStart() -> Bool {
+  package func tryStart() -> Bool {
     let context = Unmanaged.passRetained(self).toOpaque()
     // The handle, and the entry's parameter, are optional in one C library's declaration and
     // not in the other's.
@@ -248,7 +248,7 @@ final class BackgroundThread: @unchecked Sendable {
   }
 
   /// Waits for the thread to finish.
-  func join() {
+  package func join() {
     guard let thread else { return }
     pthread_join(thread, nil)
     self.thread = nil

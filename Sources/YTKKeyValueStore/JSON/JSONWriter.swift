@@ -129,6 +129,11 @@ package enum JSONWriter {
     var end: Int
   }
 
+  /// Appends the canonical compact JSON text of `value` to `output`.
+  static func append(_ value: JSONValue, into output: inout JSONOutput) throws(JSONCodecError) {
+    try append(value, lenient: false, into: &output)
+  }
+
   /// Writes `value` with an explicit stack of open containers rather than by recursion, so
   /// that deep values cannot exhaust the thread's stack (debug builds have large frames).
   ///
@@ -541,6 +546,12 @@ struct JSONOutput: ~Copyable {
     if capacity - count < bytes.count { grow(toHold: bytes.count) }
     (base + count).initialize(from: source, count: bytes.count)
     count += bytes.count
+  }
+
+  /// Removes the last `k` bytes written.
+  mutating func removeLast(_ k: Int) {
+    precondition(k >= 0 && k <= count, "removing more bytes than were written")
+    count -= k
   }
 
   /// Appends `length` bytes that `body` writes, given exactly that much room.

@@ -1,0 +1,306 @@
+/// Turns JSON text into the stored form without building a ``JSONValue``: what a bulk copy
+/// of JSON text (an import of an old database) needs, where parsing each value into
+/// dictionaries and strings and writing it out again is most of the work.
+///
+/// The result is, byte for byte, `JSONWriter.bytes(JSONReader.parse(text))`, and the errors
+/// are the reader's, since the text is read by the same scanner (into a ``JSONTape``). The
+/// tape is then written out in the stored form: members sorted by their keys' bytes, strings
+/// with the writer's escapes, integers as they are, other numbers as the doubles they denote.
+///
+/// One case is left to the parse-and-write path: an object with a key that has escapes or
+/// non-ASCII bytes. A `[String: JSONValue]` merges keys that are equal as Swift strings
+/// (canonically equivalent, such as U+212A KELVIN SIGN and `K`), and that, not bytes, is what
+/// decides which members the stored form keeps. ASCII keys without escapes are equal as
+/// strings exactly when their bytes are, and sort by the bytes of their text as written.
+///
+/// A canonicalizer keeps its working memory between calls, so one used for many values
+/// allocates only when a value is larger than every one before it.
+struct JSONCanonicalizer {
+  /// An array or object whose closing bracket has not been written yet.
+  private struct Frame {
+    var isObject: Bool
+    /// For an object, where its run in `order` starts.
+    var start: Int
+    /// For an array, the tape index of the next element; for an object, the position in
+    /// `order` of the next member's key.
+    var next: Int
+    /// Where `next` stops: the tape index after the array's last element, or the end of the
+    /// object's run in `order`.
+    var end: Int
+    /// Whether nothing has been written inside it yet (no comma before the next one).
+    var isEmpty: Bool
+  }
+
+  private var frames: [Frame] = []
+  /// The open objects' member keys as tape indices, in the order they are written (sorted by
+  /// key bytes, repeated keys dropped but the last), innermost object last.
+  private var order: [MemberKey] = []
+
+  /// An object member's key: its tape index, and its first bytes for sorting.
+  private struct MemberKey {
+    var prefix: UInt64
+    var key: Int
+  }
+
+  init() {}
+
+  /// Appends to `output` the stored form of the JSON text in `bytes`.
+  ///
+  /// - Throws: the reader's error when `bytes` is not JSON; `output` then holds what it held
+  ///   before.
+  mutating func append(
+    canonicalTextOf bytes: UnsafeRawBufferPointer, to output: inout JSONOutput
+  ) throws(JSONCodecError) {
+    let start = output.count
+    let input = UnsafeBufferPointer(
+      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    var written = false
+    do {
+      written = try JSONTape.withTape(of: bytes) { tape in
+        write(tape: UnsafeBufferPointer(tape), input: input, into: &output)
+      }
+    } catch JSONTape.DocumentError.invalid(let error) {
+      throw error
+    } catch {
+      preconditionFailure("writing from a tape throws nothing: \(error)")
+    }
+    if !written {
+      output.removeLast(output.count - start)
+      try JSONWriter.append(JSONReader.parse(bytes), into: &output)
+    }
+  }
+
+  /// Writes the document of `tape` (the text `input`); false, with part of it written, when
+  /// an object has a key that is not plain ASCII (see the type's description).
+  private mutating func write(
+    tape: UnsafeBufferPointer<JSONTapeEntry>, input: UnsafeBufferPointer<UInt8>,
+    into output: inout JSONOutput
+  ) -> Bool {
+    frames.removeAll(keepingCapacity: true)
+    order.removeAll(keepingCapacity: true)
+    // Re-reads strings with escapes and numbers that are not plain integers, all of which
+    // the scan has found valid.
+    var scanner = JSONScanner(input: input)
+    var index = 0
+    nextValue: while true {
+      let entry = tape[index]
+      switch entry.kind {
+      case .null: JSONWriter.appendLiteral("null", into: &output)
+      case .true: JSONWriter.appendLiteral("true", into: &output)
+      case .false: JSONWriter.appendLiteral("false", into: &output)
+      case .number:
+        Self.writeNumber(entry, input: input, scanner: &scanner, into: &output)
+      case .string:
+        Self.writeString(entry, input: input, scanner: &scanner, into: &output)
+      case .array:
+        output.append(JSONByte.openBracket)
+        if entry.first == 0 {
+          output.append(JSONByte.closeBracket)
+        } else {
+          frames.append(
+            Frame(isObject: false, start: 0, next: index + 1, end: entry.second, isEmpty: true))
+        }
+      case .object:
+        output.append(JSONByte.openBrace)
+        if entry.first == 0 {
+          output.append(JSONByte.closeBrace)
+        } else {
+          let base = order.count
+          guard orderMembers(of: index, in: tape, input: input) else { return false }
+          frames.append(
+            Frame(isObject: true, start: base, next: base, end: order.count, isEmpty: true))
+        }
+      }
+
+      // A value is written: go on with the next one of the innermost open container.
+      while let top = frames.last {
+        let last = frames.count - 1
+        guard top.next < top.end else {
+          if top.isObject {
+            output.append(JSONByte.closeBrace)
+            order.removeLast(order.count - top.start)
+          } else {
+            output.append(JSONByte.closeBracket)
+          }
+          frames.removeLast()
+          continue
+        }
+        if !top.isEmpty { output.append(JSONByte.comma) }
+        frames[last].isEmpty = false
+        if top.isObject {
+          let key = order[top.next].key
+          frames[last].next = top.next + 1
+          // A plain ASCII key: its text is its stored form.
+          output.append(
+            UnsafeBufferPointer(rebasing: input[(tape[key].first - 1)...tape[key].second]))
+          output.append(JSONByte.colon)
+          index = key + 1
+        } else {
+          index = top.next
+          frames[last].next = tape[index].isContainer ? tape[index].second : index + 1
+        }
+        continue nextValue
+      }
+      return true
+    }
+  }
+
+  /// Appends the keys of the object at `objectIndex` to `order`, sorted by their bytes, each
+  /// repeated key once (its last occurrence, whose value the parse keeps). False when a key
+  /// is not plain ASCII.
+  private mutating func orderMembers(
+    of objectIndex: Int, in tape: UnsafeBufferPointer<JSONTapeEntry>,
+    input: UnsafeBufferPointer<UInt8>
+  ) -> Bool {
+    let base = order.count
+    let notPlain = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
+    var key = objectIndex + 1
+    for _ in 0..<tape[objectIndex].first {
+      guard tape[key].flags & notPlain == 0 else { return false }
+      order.append(MemberKey(prefix: Self.prefix(of: tape[key], in: input), key: key))
+      let value = key + 1
+      key = tape[value].isContainer ? tape[value].second : value + 1
+    }
+    guard order.count - base > 1 else { return true }
+    let kept = order.withUnsafeMutableBufferPointer { all in
+      Self.sortAndDeduplicate(UnsafeMutableBufferPointer(rebasing: all[base...]), tape, input)
+    }
+    order.removeLast(order.count - base - kept)
+    return true
+  }
+
+  /// Sorts `run` by key bytes and keeps, of equal keys, only the last in the document; returns
+  /// how many are kept, at the start of `run`.
+  private static func sortAndDeduplicate(
+    _ run: UnsafeMutableBufferPointer<MemberKey>, _ tape: UnsafeBufferPointer<JSONTapeEntry>,
+    _ input: UnsafeBufferPointer<UInt8>
+  ) -> Int {
+    // Negative, zero or positive as the keys' bytes compare.
+    func compare(_ a: MemberKey, _ b: MemberKey) -> Int {
+      if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+      return compareKeys(tape[a.key], tape[b.key], input)
+    }
+    // Before when the bytes are less, or equal and earlier in the document, so that the
+    // last of equal keys ends its run.
+    func precedes(_ a: MemberKey, _ b: MemberKey) -> Bool {
+      let order = compare(a, b)
+      return order != 0 ? order < 0 : a.key < b.key
+    }
+    if run.count <= 16 {
+      for next in 1..<run.count {
+        let member = run[next]
+        var position = next
+        while position > 0, precedes(member, run[position - 1]) {
+          run[position] = run[position - 1]
+          position -= 1
+        }
+        run[position] = member
+      }
+    } else {
+      var run = run
+      run.sort(by: precedes)
+    }
+    var kept = 0
+    for position in 0..<run.count {
+      if position + 1 < run.count, compare(run[position], run[position + 1]) == 0 { continue }
+      run[kept] = run[position]
+      kept += 1
+    }
+    return kept
+  }
+
+  /// The first eight bytes of a key's text as a big-endian number, zero-padded: numbers
+  /// compare as the bytes do (a plain key has no zero byte), so most comparisons need no
+  /// more.
+  @inline(__always)
+  private static func prefix(of key: JSONTapeEntry, in input: UnsafeBufferPointer<UInt8>)
+    -> UInt64
+  {
+    let length = key.second - key.first
+    if input.count - key.first >= 8, let base = input.baseAddress {
+      let word = UInt64(
+        bigEndian: UnsafeRawPointer(base + key.first).loadUnaligned(as: UInt64.self))
+      return length >= 8 ? word : word & ~(UInt64.max >> UInt64(8 * length))
+    }
+    var prefix: UInt64 = 0
+    for offset in 0..<min(length, 8) {
+      prefix |= UInt64(input[key.first + offset]) << UInt64(56 - 8 * offset)
+    }
+    return prefix
+  }
+
+  /// The order of two keys' text: negative, zero or positive, as `memcmp`, shorter first
+  /// when one is a prefix of the other.
+  private static func compareKeys(
+    _ a: JSONTapeEntry, _ b: JSONTapeEntry, _ input: UnsafeBufferPointer<UInt8>
+  ) -> Int {
+    let aCount = a.second - a.first
+    let bCount = b.second - b.first
+    let common = min(aCount, bCount)
+    var offset = 0
+    while offset < common {
+      let aByte = input[a.first + offset]
+      let bByte = input[b.first + offset]
+      if aByte != bByte { return aByte < bByte ? -1 : 1 }
+      offset += 1
+    }
+    return aCount - bCount
+  }
+
+  /// A string value: its text as it is when it has no escapes (the scan has checked its
+  /// UTF-8, and without escapes it holds nothing the writer escapes), else decoded and
+  /// escaped again as the writer does.
+  private static func writeString(
+    _ entry: JSONTapeEntry, input: UnsafeBufferPointer<UInt8>, scanner: inout JSONScanner,
+    into output: inout JSONOutput
+  ) {
+    guard entry.flags & JSONTapeEntry.Flags.hasEscapes != 0 else {
+      output.append(UnsafeBufferPointer(rebasing: input[(entry.first - 1)...entry.second]))
+      return
+    }
+    scanner.position = entry.first - 1
+    let string: JSONScannedString
+    do {
+      string = try scanner.scanString(decode: true)
+    } catch {
+      preconditionFailure("a string that was read once reads again: \(error)")
+    }
+    output.append(JSONByte.quote)
+    scanner.withContent(of: string, decoded: true) { JSONWriter.appendEscaped($0, into: &output) }
+    output.append(JSONByte.quote)
+  }
+
+  /// A number: an integer of at most 18 digits as it is (JSON has no leading zeros, so that
+  /// is how the writer writes it), except `-0`, which reads as a double; anything else as
+  /// the parse reads it.
+  private static func writeNumber(
+    _ entry: JSONTapeEntry, input: UnsafeBufferPointer<UInt8>, scanner: inout JSONScanner,
+    into output: inout JSONOutput
+  ) {
+    let text = UnsafeBufferPointer(rebasing: input[entry.first..<entry.second])
+    let isNegative = text[0] == JSONByte.minus
+    if entry.flags & JSONTapeEntry.Flags.isInteger != 0,
+      text.count - (isNegative ? 1 : 0) <= 18,
+      !(isNegative && text.count == 2 && text[1] == JSONByte.zero)
+    {
+      output.append(text)
+      return
+    }
+    scanner.position = entry.first
+    let number: JSONScannedNumber
+    do {
+      number = try scanner.scanNumber()
+    } catch {
+      preconditionFailure("a number that was read once reads again: \(error)")
+    }
+    if let integer = number.int64Value {
+      JSONWriter.appendInteger(integer, into: &output)
+    } else {
+      do {
+        try JSONWriter.appendDouble(number.doubleValue(in: input), lenient: false, into: &output)
+      } catch {
+        preconditionFailure("a number that was read as finite is not: \(error)")
+      }
+    }
+  }
+}

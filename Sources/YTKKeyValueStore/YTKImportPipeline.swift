@@ -1,0 +1,218 @@
+import LogStore
+import SQLiteReader
+
+/// Rows of one table converted into what the store writes, to be written as one batch: the
+/// ids and the stored JSON text, each packed one after another.
+struct YTKImportChunk: Sendable {
+  struct Item: Sendable {
+    var keyEnd: Int
+    var valueEnd: Int
+    var createdTime: Timestamp?
+  }
+
+  var table: String
+  var keys: [UInt8] = []
+  var values: [UInt8] = []
+  var items: [Item] = []
+  var rejected: [(table: String, id: String, reason: String)] = []
+  /// The rows of the file this chunk stands for (items and rejected rows).
+  var rows = 0
+
+  init(table: String) {
+    self.table = table
+  }
+
+  var byteCount: Int { keys.count + values.count }
+
+  /// Calls `body` with each item's id, stored text and created time.
+  func forEachItem(
+    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Timestamp?) throws(LogStoreError)
+      -> Void
+  ) throws(LogStoreError) {
+    var keyStart = 0
+    var valueStart = 0
+    let result = keys.withUnsafeBytes { keys in
+      values.withUnsafeBytes { values in
+        Result { () throws(LogStoreError) in
+          for item in items {
+            try body(
+              UnsafeRawBufferPointer(rebasing: keys[keyStart..<item.keyEnd]),
+              UnsafeRawBufferPointer(rebasing: values[valueStart..<item.valueEnd]),
+              item.createdTime)
+            keyStart = item.keyEnd
+            valueStart = item.valueEnd
+          }
+        }
+      }
+    }
+    try result.get()
+  }
+}
+
+/// Reads the rows of the chosen tables and converts them into chunks: the half of an import
+/// that runs on a thread of its own while the caller's thread writes the chunks before it.
+///
+/// Each row is converted the quick way when it is the common case (an ASCII id, JSON text,
+/// a created time as text), straight from the file's bytes into the chunk; any other row goes
+/// through ``YTKRow/read(_:_:using:)``, which makes the same item or says why it is left out.
+final class YTKRowProducer: @unchecked Sendable {
+  // Used by one thread at a time: the producing thread, or the caller when there is none.
+  private let database: SQLiteDatabase
+  private let tables: [YTKTable]
+  private var tableIndex = 0
+  private var cursor: SQLiteRowCursor?
+  private var canonicalizer = JSONCanonicalizer()
+  /// The canonical text of the row being converted.
+  private var output = JSONOutput(capacity: 4096)
+
+  init(database: SQLiteDatabase, tables: [YTKTable]) {
+    self.database = database
+    self.tables = tables
+  }
+
+  /// The next chunk: up to ``BatchWriter/maxOperations`` rows, or about
+  /// ``BatchWriter/maxBytes`` of ids and text, of one table. Nil when every row is read.
+  func nextChunk() throws -> YTKImportChunk? {
+    while tableIndex < tables.count {
+      let table = tables[tableIndex]
+      let cursor = try self.cursor ?? database.cursor(over: table.table)
+      self.cursor = cursor
+      var chunk = YTKImportChunk(table: table.name)
+      while chunk.rows < BatchWriter.maxOperations, chunk.byteCount < BatchWriter.maxBytes,
+        try cursor.next()
+      {
+        try convertRow(cursor, table, into: &chunk)
+      }
+      if chunk.rows < BatchWriter.maxOperations, chunk.byteCount < BatchWriter.maxBytes {
+        // The table is done.
+        self.cursor = nil
+        tableIndex += 1
+      }
+      if chunk.rows > 0 { return chunk }
+    }
+    return nil
+  }
+
+  private func convertRow(
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, into chunk: inout YTKImportChunk
+  ) throws {
+    chunk.rows += 1
+    let keyStart = chunk.keys.count
+    let valueStart = chunk.values.count
+    if try convertQuickly(cursor, table, into: &chunk) { return }
+    chunk.keys.removeLast(chunk.keys.count - keyStart)
+    chunk.values.removeLast(chunk.values.count - valueStart)
+    switch try YTKRow.read(cursor, table, using: &canonicalizer) {
+    case .item(let id, let value, let createdTime):
+      chunk.keys += id.utf8
+      chunk.values += value
+      chunk.items.append(
+        .init(keyEnd: chunk.keys.count, valueEnd: chunk.values.count, createdTime: createdTime))
+    case .rejected(let id, let reason):
+      chunk.rejected.append((table.name, id, reason))
+    }
+  }
+
+  /// Converts the common row (an ASCII id, JSON text, a created time as plain decimal text)
+  /// into `chunk`; false, having appended part of it, for any other row.
+  private func convertQuickly(
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, into chunk: inout YTKImportChunk
+  ) throws -> Bool {
+    // One column at a time: a UTF-16 file's text is handed out from one buffer.
+    let idIsASCII = try cursor.withUTF8Text(at: table.id) { id -> Bool in
+      guard id.count <= KeyValueStore.maxIDLength, id.allSatisfy({ $0 < 0x80 }) else {
+        return false
+      }
+      chunk.keys += id
+      return true
+    }
+    guard idIsASCII == true else { return false }
+    output.removeLast(output.count)
+    let isJSON = try cursor.withUTF8Text(at: table.json) { text -> Bool in
+      do {
+        try canonicalizer.append(canonicalTextOf: text, to: &output)
+        return true
+      } catch {
+        return false
+      }
+    }
+    guard isJSON == true, output.count <= LogStore.maxValueLength else { return false }
+    guard let time = try cursor.withUTF8Text(at: table.createdTime, YTKTime.timestamp(utf8:)),
+      let createdTime = time
+    else { return false }
+    output.withBytes { chunk.values += $0 }
+    chunk.items.append(
+      .init(keyEnd: chunk.keys.count, valueEnd: chunk.values.count, createdTime: createdTime))
+    return true
+  }
+}
+
+/// The chunks the producing thread has converted and the writing thread has not yet taken,
+/// at most about ``byteLimit`` of them, so that a large file is never held in memory.
+final class YTKChunkQueue: @unchecked Sendable {
+  /// What the queue may hold before the producer waits: enough for the producer to keep
+  /// converting while the writer checks the whole file first (the first pass, about a fifth
+  /// of the conversion's time), for files of up to about a million rows like the benchmark's.
+  static let byteLimit = 32 << 20
+
+  // Guarded by `lock`.
+  private let lock = ConditionLock()
+  private var chunks: [YTKImportChunk] = []
+  private var head = 0
+  private var bytes = 0
+  private var finished = false
+  private var failure: (any Error)?
+  private var cancelled = false
+
+  /// Adds a chunk, waiting while the queue is full; false when the writer has given up.
+  func put(_ chunk: YTKImportChunk) -> Bool {
+    lock.withLock {
+      while !cancelled, bytes > 0, bytes + chunk.byteCount > Self.byteLimit { lock.wait() }
+      guard !cancelled else { return false }
+      chunks.append(chunk)
+      bytes += chunk.byteCount
+      lock.broadcast()
+      return true
+    }
+  }
+
+  /// Marks the end of the chunks, or the producer's failure.
+  func finish(failure: (any Error)?) {
+    lock.withLock {
+      finished = true
+      self.failure = failure
+      lock.broadcast()
+    }
+  }
+
+  /// The next chunk, waiting for one; nil after the last.
+  ///
+  /// - Throws: the producer's failure, once the chunks before it are taken.
+  func take() throws -> YTKImportChunk? {
+    lock.lock()
+    defer { lock.unlock() }
+    while head == chunks.count, !finished { lock.wait() }
+    guard head < chunks.count else {
+      if let failure { throw failure }
+      return nil
+    }
+    let chunk = chunks[head]
+    chunks[head] = YTKImportChunk(table: "")
+    head += 1
+    if head == chunks.count {
+      chunks.removeAll(keepingCapacity: true)
+      head = 0
+    }
+    bytes -= chunk.byteCount
+    lock.broadcast()
+    return chunk
+  }
+
+  /// Tells the producer to stop.
+  func cancel() {
+    lock.withLock {
+      cancelled = true
+      lock.broadcast()
+    }
+  }
+}
