@@ -227,6 +227,13 @@ public final class LogStore: Sendable {
     try engine.commit(.batch(batch))
   }
 
+  /// Writes puts into one table atomically, as one batch record (the record a
+  /// ``WriteBatch`` of the same puts makes).
+  package func write(_ puts: PackedPuts) throws(LogStoreError) {
+    guard puts.count > 0 else { return }
+    try engine.commit(.puts(puts))
+  }
+
   /// A key's value and the time it was written.
   public struct Entry: Sendable, Hashable {
     public var key: [UInt8]

@@ -7,6 +7,8 @@ enum Mutation {
     kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
     value: UnsafeRawBufferPointer, timestamp: Timestamp?)
   case batch(WriteBatch)
+  /// Puts into one table, written as a batch record.
+  case puts(PackedPuts)
 
   /// Bytes of the encoded record.
   var encodedLength: Int {
@@ -15,6 +17,8 @@ enum Mutation {
       return RecordLayout.length(table: table.count, key: key.count, value: value.count)
     case .batch(let batch):
       return RecordLayout.headerSize + Self.membersLength(batch)
+    case .puts(let puts):
+      return RecordLayout.headerSize + Self.membersLength(puts)
     }
   }
 
@@ -23,6 +27,7 @@ enum Mutation {
     switch self {
     case .single: 1
     case .batch(let batch): batch.count
+    case .puts(let puts): puts.count
     }
   }
 
@@ -45,6 +50,22 @@ enum Mutation {
     return total
   }
 
+  /// ``membersLength(_:)-(WriteBatch)`` of packed puts.
+  private static func membersLength(_ puts: PackedPuts) -> Int {
+    let table = puts.table.utf8.count
+    var total = 0
+    var keyStart = 0
+    var valueStart = 0
+    for end in puts.ends {
+      total += RecordLayout.length(
+        table: table, key: end.key - keyStart, value: end.value - valueStart)
+      if total > RecordLayout.maxBatchLength { break }
+      keyStart = end.key
+      valueStart = end.value
+    }
+    return total
+  }
+
   /// Checks sizes and names before anything is locked or written.
   func validateArguments() throws(LogStoreError) {
     switch self {
@@ -56,20 +77,39 @@ enum Mutation {
           try Self.validate(kind: operation.kind, table: table, key: key, value: value)
         }
       }
-      let length = Self.membersLength(batch)
-      guard length <= RecordLayout.maxBatchLength else {
-        throw LogStoreError(
-          .invalidArgument,
-          "the batch encodes to \(length) bytes; the limit is \(RecordLayout.maxBatchLength)")
+      try Self.checkBatchLength(Self.membersLength(batch))
+    case .puts(let puts):
+      try puts.checkEnds()
+      try puts.table.withUTF8Bytes { table throws(LogStoreError) in
+        try Self.validateTableName(table)
       }
+      var failure: LogStoreError?
+      puts.forEach { key, value, _ in
+        guard failure == nil else { return }
+        do throws(LogStoreError) {
+          try Self.validate(kind: .put, table: nil, key: key, value: value)
+        } catch {
+          failure = error
+        }
+      }
+      if let failure { throw failure }
+      try Self.checkBatchLength(Self.membersLength(puts))
+    }
+  }
+
+  private static func checkBatchLength(_ length: Int) throws(LogStoreError) {
+    guard length <= RecordLayout.maxBatchLength else {
+      throw LogStoreError(
+        .invalidArgument,
+        "the batch encodes to \(length) bytes; the limit is \(RecordLayout.maxBatchLength)")
     }
   }
 
   private static func validate(
-    kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+    kind: RecordKind, table: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer,
     value: UnsafeRawBufferPointer
   ) throws(LogStoreError) {
-    try validateTableName(table)
+    if let table { try validateTableName(table) }
     guard key.count <= RecordLayout.maxKeyLength else {
       throw LogStoreError(
         .invalidArgument,
@@ -127,6 +167,29 @@ enum Mutation {
       }
       precondition(offset == destination.count, "batch length changed while encoding")
       RecordCodec.writeChecksum(destination, salt: salt)
+    case .puts(let puts):
+      RecordCodec.writeHeader(
+        kind: .batch, member: false, tableLength: 0, keyLength: 0,
+        valueLength: destination.count - RecordLayout.headerSize, sequence: sequence,
+        timestamp: now.microsecondsSince1970, into: destination.baseAddress!)
+      var offset = RecordLayout.headerSize
+      var index: UInt64 = 0
+      var tableName = puts.table
+      tableName.withUTF8 { tableBytes in
+        let table = UnsafeRawBufferPointer(tableBytes)
+        puts.forEach { key, value, timestamp in
+          let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+          RecordCodec.encode(
+            kind: .put, member: true, sequence: sequence + index,
+            timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
+            value: value, salt: salt,
+            into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
+          offset += length
+          index += 1
+        }
+      }
+      precondition(offset == destination.count, "batch length changed while encoding")
+      RecordCodec.writeChecksum(destination, salt: salt)
     }
   }
 
@@ -143,6 +206,10 @@ enum Mutation {
         try operation.withFields { table, _, _ throws(LogStoreError) in
           try body(operation.kind, table)
         }
+      }
+    case .puts(let puts):
+      try puts.table.withUTF8Bytes { table throws(LogStoreError) in
+        try body(.put, table)
       }
     }
   }

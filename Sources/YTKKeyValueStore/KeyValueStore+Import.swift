@@ -97,9 +97,9 @@ extension KeyValueStore {
       for table in chosen {
         let cursor = try database.cursor(over: table.table)
         while try cursor.next() {
-          for column in [table.id, table.json, table.createdTime] {
-            _ = try cursor.withUTF8Text(at: column) { $0.count }
-          }
+          _ = try cursor.withUTF8Text(at: table.id) { $0.count }
+          _ = try cursor.withUTF8Text(at: table.json) { $0.count }
+          _ = try cursor.withUTF8Text(at: table.createdTime) { $0.count }
           total += 1
           if total % 10_000 == 0 { progress?(total, 0) }
         }
@@ -118,12 +118,8 @@ extension KeyValueStore {
       }
       try logStore.write(creation)
       while let chunk = try concurrent ? queue.take() : producer.nextChunk() {
-        var batch = WriteBatch()
-        try chunk.forEachItem { id, value, createdTime throws(LogStoreError) in
-          batch.put(Array(value), forKey: Array(id), in: chunk.table, timestamp: createdTime)
-        }
-        try logStore.write(batch)
-        report.items += chunk.items.count
+        try logStore.write(chunk.puts)
+        report.items += chunk.puts.count
         report.rejected += chunk.rejected
         let before = done
         done += chunk.rows

@@ -2,51 +2,18 @@ import LogStore
 import SQLiteReader
 
 /// Rows of one table converted into what the store writes, to be written as one batch: the
-/// ids and the stored JSON text, each packed one after another.
+/// items, and the rows left out.
 struct YTKImportChunk: Sendable {
-  struct Item: Sendable {
-    var keyEnd: Int
-    var valueEnd: Int
-    var createdTime: Timestamp?
-  }
-
-  var table: String
-  var keys: [UInt8] = []
-  var values: [UInt8] = []
-  var items: [Item] = []
+  var puts: PackedPuts
   var rejected: [(table: String, id: String, reason: String)] = []
   /// The rows of the file this chunk stands for (items and rejected rows).
   var rows = 0
 
   init(table: String) {
-    self.table = table
+    puts = PackedPuts(table: table)
   }
 
-  var byteCount: Int { keys.count + values.count }
-
-  /// Calls `body` with each item's id, stored text and created time.
-  func forEachItem(
-    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Timestamp?) throws(LogStoreError)
-      -> Void
-  ) throws(LogStoreError) {
-    var keyStart = 0
-    var valueStart = 0
-    let result = keys.withUnsafeBytes { keys in
-      values.withUnsafeBytes { values in
-        Result { () throws(LogStoreError) in
-          for item in items {
-            try body(
-              UnsafeRawBufferPointer(rebasing: keys[keyStart..<item.keyEnd]),
-              UnsafeRawBufferPointer(rebasing: values[valueStart..<item.valueEnd]),
-              item.createdTime)
-            keyStart = item.keyEnd
-            valueStart = item.valueEnd
-          }
-        }
-      }
-    }
-    try result.get()
-  }
+  var byteCount: Int { puts.keys.count + puts.values.count }
 }
 
 /// Reads the rows of the chosen tables and converts them into chunks: the half of an import
@@ -56,14 +23,15 @@ struct YTKImportChunk: Sendable {
 /// a created time as text), straight from the file's bytes into the chunk; any other row goes
 /// through ``YTKRow/read(_:_:using:)``, which makes the same item or says why it is left out.
 final class YTKRowProducer: @unchecked Sendable {
-  // Used by one thread at a time: the producing thread, or the caller when there is none.
+  // Used by one thread at a time: the producing thread, or the caller when there is none
+  // (so the runtime's exclusivity checks, per access of a class's property, are not needed).
   private let database: SQLiteDatabase
   private let tables: [YTKTable]
   private var tableIndex = 0
   private var cursor: SQLiteRowCursor?
-  private var canonicalizer = JSONCanonicalizer()
+  @exclusivity(unchecked) private var canonicalizer = JSONCanonicalizer()
   /// The canonical text of the row being converted.
-  private var output = JSONOutput(capacity: 4096)
+  @exclusivity(unchecked) private var output = JSONOutput(capacity: 4096)
 
   init(database: SQLiteDatabase, tables: [YTKTable]) {
     self.database = database
@@ -97,33 +65,28 @@ final class YTKRowProducer: @unchecked Sendable {
     _ cursor: SQLiteRowCursor, _ table: YTKTable, into chunk: inout YTKImportChunk
   ) throws {
     chunk.rows += 1
-    let keyStart = chunk.keys.count
-    let valueStart = chunk.values.count
-    if try convertQuickly(cursor, table, into: &chunk) { return }
-    chunk.keys.removeLast(chunk.keys.count - keyStart)
-    chunk.values.removeLast(chunk.values.count - valueStart)
+    let keyStart = chunk.puts.keys.count
+    if try convertQuickly(cursor, table, into: &chunk.puts) { return }
+    chunk.puts.keys.removeLast(chunk.puts.keys.count - keyStart)
     switch try YTKRow.read(cursor, table, using: &canonicalizer) {
     case .item(let id, let value, let createdTime):
-      chunk.keys += id.utf8
-      chunk.values += value
-      chunk.items.append(
-        .init(keyEnd: chunk.keys.count, valueEnd: chunk.values.count, createdTime: createdTime))
+      chunk.puts.append(key: id.utf8, value: value, timestamp: createdTime)
     case .rejected(let id, let reason):
       chunk.rejected.append((table.name, id, reason))
     }
   }
 
   /// Converts the common row (an ASCII id, JSON text, a created time as plain decimal text)
-  /// into `chunk`; false, having appended part of it, for any other row.
+  /// into `puts`; false, having appended at most its id, for any other row.
   private func convertQuickly(
-    _ cursor: SQLiteRowCursor, _ table: YTKTable, into chunk: inout YTKImportChunk
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, into puts: inout PackedPuts
   ) throws -> Bool {
     // One column at a time: a UTF-16 file's text is handed out from one buffer.
     let idIsASCII = try cursor.withUTF8Text(at: table.id) { id -> Bool in
       guard id.count <= KeyValueStore.maxIDLength, id.allSatisfy({ $0 < 0x80 }) else {
         return false
       }
-      chunk.keys += id
+      puts.keys += id
       return true
     }
     guard idIsASCII == true else { return false }
@@ -140,9 +103,9 @@ final class YTKRowProducer: @unchecked Sendable {
     guard let time = try cursor.withUTF8Text(at: table.createdTime, YTKTime.timestamp(utf8:)),
       let createdTime = time
     else { return false }
-    output.withBytes { chunk.values += $0 }
-    chunk.items.append(
-      .init(keyEnd: chunk.keys.count, valueEnd: chunk.values.count, createdTime: createdTime))
+    output.withBytes { puts.values += $0 }
+    puts.ends.append(
+      PackedPuts.End(key: puts.keys.count, value: puts.values.count, timestamp: createdTime))
     return true
   }
 }
