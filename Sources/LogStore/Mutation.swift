@@ -84,7 +84,7 @@ enum Mutation {
         try Self.validateTableName(table)
       }
       var failure: LogStoreError?
-      puts.forEach { key, value, _ in
+      puts.forEachPut { key, value, _ in
         guard failure == nil else { return }
         do throws(LogStoreError) {
           try Self.validate(kind: .put, table: nil, key: key, value: value)
@@ -177,7 +177,7 @@ enum Mutation {
       var tableName = puts.table
       tableName.withUTF8 { tableBytes in
         let table = UnsafeRawBufferPointer(tableBytes)
-        puts.forEach { key, value, timestamp in
+        puts.forEachPut { key, value, timestamp in
           let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
           RecordCodec.encode(
             kind: .put, member: true, sequence: sequence + index,

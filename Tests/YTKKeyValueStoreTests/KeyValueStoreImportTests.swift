@@ -379,4 +379,90 @@ struct KeyValueStoreImportTests {
     #expect(calls == ["10000/0", "10000/10500", "10500/10500"])
     #expect(try store.count(in: "many") == 10_500)
   }
+
+  @Test(
+    "every row is imported as the row-by-row conversion makes it: ids, values, times, order and rejections, UTF-8 and UTF-16"
+  )
+  func rowsAsConvertedOneByOne() throws {
+    for encoding in ["UTF-8", "UTF-16le"] {
+      let directory = TemporaryDirectory()
+      // A table without a primary key, so that an id can repeat (the last row wins), and every
+      // kind of id, json and createdTime the quick conversion leaves to the row-by-row one.
+      let path = try Self.database(
+        """
+        PRAGMA encoding = '\(encoding)';
+        CREATE TABLE mixed (id, json, createdTime);
+        INSERT INTO mixed VALUES ('plain', '{"b":1,"a":[true,null,2.50]}', '1448000061.25124'),
+          ('unsorted', ' { "z" : "\\u00e9" , "a" : 1e2 } ', '1448000061'),
+          ('dup', '[1]', '1'), ('é-id', '{"k":"v"}', '2'), ('dup', '[2]', '3'),
+          ('keys', '{"é":1,"e\u{301}":2,"K":3,"\u{212A}":4}', '4'),
+          ('escaped-key', '{"a\\"b":1,"a#":2}', '5'), (7, '[1]', '6'), ('blob-json', x'5b315d', '7'),
+          ('not-json', '[1,]', '8'), ('int-time', '[3]', 1448000001), ('real-time', '[4]', 1.5),
+          ('null-time', '[5]', NULL), ('word-time', '[6]', 'soon'), ('exp-time', '[7]', '1e3'),
+          ('', '""', '9'), ('big', '[123456789012345678901234567890, -0, 0.1]', '10');
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
+        INSERT INTO mixed SELECT 'row' || i, '{"n":' || i || ',"id":"row' || i || '"}',
+          '1448000000.' || i FROM n;
+        """, in: directory)
+
+      // The oracle: each row read on its own, as the fuzz target and the slow path read it.
+      let source = try YTKSource(path: path)
+      defer { source.close() }
+      let database = try source.open()
+      let first = try #require(database.tables.first)
+      let table = try #require(YTKTable(first))
+      var expectedItems: [String: (value: [UInt8], time: Timestamp?)] = [:]
+      var expectedRejected: [String] = []
+      let cursor = try database.cursor(over: table.table)
+      while try cursor.next() {
+        switch try YTKRow.read(cursor, table) {
+        case .item(let id, let value, let time): expectedItems[id] = (value, time)
+        case .rejected(let id, let reason): expectedRejected.append(id + ": " + reason)
+        }
+      }
+      #expect(expectedItems.count > 2500 && expectedRejected.count == 3, "\(encoding)")
+
+      let store = try KeyValueStore(path: directory.storePath)
+      defer { try? store.close() }
+      let before = Date()
+      let report = try store.importYTKDatabase(at: path)
+      #expect(report.rejected.map { $0.id + ": " + $0.reason } == expectedRejected, "\(encoding)")
+      #expect(try store.count(in: "mixed") == expectedItems.count, "\(encoding)")
+      for (id, expected) in expectedItems {
+        #expect(try store.storedBytes(id: id, from: "mixed") == expected.value, "\(encoding) \(id)")
+        let created = try #require(try store.item(id: id, from: "mixed")).createdTime
+        if let time = expected.time {
+          #expect(created == KeyValueStore.date(time), "\(encoding) \(id)")
+        } else {
+          #expect(created >= before.addingTimeInterval(-1), "\(encoding) \(id)")
+        }
+      }
+      #expect(try store.object(id: "dup", from: "mixed") == [2])
+    }
+  }
+
+  @Test("an import larger than the rows converted ahead of the writer may hold is imported whole")
+  func moreThanTheQueueHolds() throws {
+    let directory = TemporaryDirectory()
+    let filler = String(repeating: "x", count: 2000)
+    let rows = YTKChunkQueue.byteLimit / 2000 + 3000
+    let path = try Self.database(
+      """
+      CREATE TABLE big (id TEXT PRIMARY KEY, json, createdTime);
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+      INSERT INTO big SELECT printf('%08d', i), '{"i":' || i || ',"f":"\(filler)"}', i FROM n;
+      CREATE TABLE after (id, json, createdTime);
+      INSERT INTO after VALUES ('last', '[1]', '1');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    let report = try store.importYTKDatabase(at: path)
+    #expect(report.items == rows + 1)
+    #expect(try store.count(in: "big") == rows)
+    for i in [1, rows / 2, rows] {
+      let id = String(repeating: "0", count: 8 - String(i).count) + String(i)
+      #expect(try store.object(id: id, from: "big") == ["f": .string(filler), "i": .int(Int64(i))])
+    }
+    #expect(try store.object(id: "last", from: "after") == [1])
+  }
 }
