@@ -45,7 +45,7 @@ package struct PackedPuts: Sendable {
 
   /// Calls `body` with each put's key, value and timestamp, in order. The ends must have been
   /// checked (``checkEnds()``).
-  func forEachPut(
+  package func forEachPut(
     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Timestamp?) -> Void
   ) {
     keys.withUnsafeBytes { keys in

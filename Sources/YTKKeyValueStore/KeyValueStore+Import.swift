@@ -37,9 +37,11 @@ extension KeyValueStore {
   /// for row in report.rejected { print("left out \(row.table)/\(row.id): \(row.reason)") }
   /// ```
   ///
-  /// The whole file is read before anything is written, so a file that cannot be read (not
-  /// SQLite, damaged, truncated) imports nothing. A store error while writing (a full disk)
-  /// removes the tables the import created; tables that existed keep what was written.
+  /// A file that cannot be read (not SQLite, damaged, truncated) imports nothing. Into tables
+  /// new to the store, rows are written as they are read, and a failure removes those tables
+  /// again; when one of the tables exists in the store, the whole file is read once before
+  /// anything is written. A store error while writing (a full disk) removes the tables the
+  /// import created; tables that existed keep what was written.
   ///
   /// - Throws: `.io` when the file cannot be opened or read; `.corrupted` when it is not an
   ///   SQLite database or is damaged (the message names the file and the page); `.tableNotFound`
@@ -53,7 +55,9 @@ extension KeyValueStore {
   }
 
   /// ``importYTKDatabase(at:tables:)``, calling `progress` with the rows read so far and
-  /// how many the file's tables hold, every 10,000 rows and at the end of each pass.
+  /// how many the file's tables hold, every 10,000 rows and at the end. The total is known
+  /// (else 0) when the file was read once before writing, as it is when a table exists; that
+  /// first reading reports its rows with a total of 0.
   package func importYTKDatabase(
     at path: String, tables names: [String]?,
     progress: ((_ rows: Int, _ total: Int) -> Void)?
@@ -69,14 +73,13 @@ extension KeyValueStore {
     let chosen = try source.chosenTables(of: database, named: names)
     for table in chosen { try checkTableName(table.name) }
 
-    // Rows are read and converted on a second thread while this one first reads the whole
-    // file once (so that a damaged file imports nothing) and then writes what the other has
-    // converted. Without a second thread, this one does both in turn.
+    // Rows are read and converted on a second thread while this one writes what the other
+    // has converted. Without a second thread, this one does both in turn.
     let producer = YTKRowProducer(database: database, tables: chosen)
     let queue = YTKChunkQueue()
     let thread = BackgroundThread {
       do {
-        while let chunk = try producer.nextChunk() {
+        while let chunk = try producer.nextChunk(raw: queue.isRunningLow) {
           guard queue.put(chunk) else { break }
         }
         queue.finish(failure: nil)
@@ -91,26 +94,32 @@ extension KeyValueStore {
       thread.join()
     }
 
-    // First pass: read every row, so that a damaged file imports nothing.
+    // A file that cannot be read imports nothing. When every table is new to the store, the
+    // rows are written as they are read, and a failure removes the tables again. When a
+    // table exists, whose items could not be put back, the whole file is read once first.
+    let existing = try Set(tableNames())
     var total = 0
-    do {
-      for table in chosen {
-        let cursor = try database.cursor(over: table.table)
-        while try cursor.next() {
-          _ = try cursor.withUTF8Text(at: table.id) { $0.count }
-          _ = try cursor.withUTF8Text(at: table.json) { $0.count }
-          _ = try cursor.withUTF8Text(at: table.createdTime) { $0.count }
-          total += 1
-          if total % 10_000 == 0 { progress?(total, 0) }
+    if chosen.contains(where: { existing.contains($0.name) }) {
+      do {
+        for table in chosen {
+          let cursor = try database.cursor(over: table.table)
+          while try cursor.next() {
+            _ = try cursor.withUTF8Text(at: table.id) { $0.count }
+            _ = try cursor.withUTF8Text(at: table.json) { $0.count }
+            _ = try cursor.withUTF8Text(at: table.createdTime) { $0.count }
+            total += 1
+            if total % 10_000 == 0 { progress?(total, 0) }
+          }
         }
+      } catch {
+        throw source.storeError(error)
       }
-    } catch {
-      throw source.storeError(error)
     }
 
     var report = YTKImportReport(tables: chosen.map(\.name).sorted())
-    let existing = try Set(tableNames())
     var done = 0
+    var canonicalizer = JSONCanonicalizer()
+    var output = JSONOutput(capacity: 4096)
     do {
       var creation = WriteBatch()
       for table in chosen where !existing.contains(table.name) {
@@ -118,9 +127,10 @@ extension KeyValueStore {
       }
       try logStore.write(creation)
       while let chunk = try concurrent ? queue.take() : producer.nextChunk() {
-        try logStore.write(chunk.puts)
-        report.items += chunk.puts.count
-        report.rejected += chunk.rejected
+        let (puts, rejected) = chunk.finish(with: &canonicalizer, output: &output)
+        try logStore.write(puts)
+        report.items += puts.count
+        report.rejected += rejected.map { (puts.table, $0.id, $0.reason) }
         let before = done
         done += chunk.rows
         if done / 10_000 != before / 10_000 { progress?(done, total) }

@@ -3,9 +3,24 @@ import SQLiteReader
 
 /// Rows of one table converted into what the store writes, to be written as one batch: the
 /// items, and the rows left out.
+///
+/// The producer leaves the JSON of a chunk's quickly read rows as it is in the file (`raw`)
+/// when the writer is idle, so that the writer, not the producer, turns it into the stored
+/// form (``finish(with:output:)``): the two threads then share the work whichever is
+/// slower.
 struct YTKImportChunk: Sendable {
+  /// A row left out, and where it was: after how many of the chunk's items.
+  struct Rejected: Sendable {
+    var itemsBefore: Int
+    var id: String
+    var reason: String
+  }
+
   var puts: PackedPuts
-  var rejected: [(table: String, id: String, reason: String)] = []
+  /// Whether each item's value is still the file's JSON text rather than its stored form:
+  /// one flag per item, or empty when every value is in its stored form.
+  var raw: [Bool] = []
+  var rejected: [Rejected] = []
   /// The rows of the file this chunk stands for (items and rejected rows).
   var rows = 0
 
@@ -14,6 +29,70 @@ struct YTKImportChunk: Sendable {
   }
 
   var byteCount: Int { puts.keys.count + puts.values.count }
+
+  /// The puts to write, every value in the stored form, and the rows left out in the order
+  /// of the file: a raw value that is not JSON, or too long once written, leaves its row out
+  /// with the reason the row-by-row conversion (``YTKRow``) gives.
+  func finish(with canonicalizer: inout JSONCanonicalizer, output: inout JSONOutput)
+    -> (puts: PackedPuts, rejected: [Rejected])
+  {
+    guard raw.contains(true) else { return (puts, rejected) }
+    var finished = PackedPuts(table: puts.table)
+    finished.keys.reserveCapacity(puts.keys.count)
+    finished.values.reserveCapacity(puts.values.count)
+    finished.ends.reserveCapacity(puts.count)
+    // Both kinds of rows left out, in the file's order, counted in the finished items.
+    var merged: [Rejected] = []
+    var next = 0
+    var index = 0
+    puts.forEachPut { key, value, timestamp in
+      defer { index += 1 }
+      while next < rejected.count, rejected[next].itemsBefore <= index {
+        merged.append(
+          Rejected(
+            itemsBefore: finished.count, id: rejected[next].id, reason: rejected[next].reason))
+        next += 1
+      }
+      guard raw[index] else {
+        finished.append(key: key, value: value, timestamp: timestamp)
+        return
+      }
+      output.removeLast(output.count)
+      let reason: String?
+      do throws(JSONCodecError) {
+        try canonicalizer.append(canonicalTextOf: value, to: &output)
+        reason = output.count <= LogStore.maxValueLength ? nil : Self.limitMessage(key, &output)
+      } catch {
+        reason = "the json column is not JSON: \(error.message)"
+      }
+      if let reason {
+        merged.append(
+          Rejected(
+            itemsBefore: finished.count, id: String(decoding: key, as: UTF8.self), reason: reason))
+      } else {
+        output.withBytes { finished.append(key: key, value: $0, timestamp: timestamp) }
+      }
+    }
+    for rejection in rejected[next...] {
+      merged.append(
+        Rejected(itemsBefore: finished.count, id: rejection.id, reason: rejection.reason))
+    }
+    return (finished, merged)
+  }
+
+  /// The message of the store's own check of a value over the limit.
+  private static func limitMessage(_ key: UnsafeRawBufferPointer, _ output: inout JSONOutput)
+    -> String
+  {
+    output.withBytes { value in
+      do throws(LogStoreError) {
+        try LogStore.validate(table: "t", key: Array(key), value: Array(value))
+        return "a value is \(value.count) bytes"
+      } catch {
+        return error.message
+      }
+    }
+  }
 }
 
 /// Reads the rows of the chosen tables and converts them into chunks: the half of an import
@@ -40,7 +119,10 @@ final class YTKRowProducer: @unchecked Sendable {
 
   /// The next chunk: up to ``BatchWriter/maxOperations`` rows, or about
   /// ``BatchWriter/maxBytes`` of ids and text, of one table. Nil when every row is read.
-  func nextChunk() throws -> YTKImportChunk? {
+  ///
+  /// With `raw`, the JSON of the rows read quickly is left as the file has it (see
+  /// ``YTKImportChunk``).
+  func nextChunk(raw: Bool = false) throws -> YTKImportChunk? {
     while tableIndex < tables.count {
       let table = tables[tableIndex]
       let cursor = try self.cursor ?? database.cursor(over: table.table)
@@ -49,7 +131,7 @@ final class YTKRowProducer: @unchecked Sendable {
       while chunk.rows < BatchWriter.maxOperations, chunk.byteCount < BatchWriter.maxBytes,
         try cursor.next()
       {
-        try convertRow(cursor, table, into: &chunk)
+        try convertRow(cursor, table, raw: raw, into: &chunk)
       }
       if chunk.rows < BatchWriter.maxOperations, chunk.byteCount < BatchWriter.maxBytes {
         // The table is done.
@@ -62,24 +144,29 @@ final class YTKRowProducer: @unchecked Sendable {
   }
 
   private func convertRow(
-    _ cursor: SQLiteRowCursor, _ table: YTKTable, into chunk: inout YTKImportChunk
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, raw: Bool, into chunk: inout YTKImportChunk
   ) throws {
     chunk.rows += 1
     let keyStart = chunk.puts.keys.count
-    if try convertQuickly(cursor, table, into: &chunk.puts) { return }
+    if try convertQuickly(cursor, table, raw: raw, into: &chunk.puts) {
+      if raw { chunk.raw.append(true) }
+      return
+    }
     chunk.puts.keys.removeLast(chunk.puts.keys.count - keyStart)
     switch try YTKRow.read(cursor, table, using: &canonicalizer) {
     case .item(let id, let value, let createdTime):
       chunk.puts.append(key: id.utf8, value: value, timestamp: createdTime)
+      if raw { chunk.raw.append(false) }
     case .rejected(let id, let reason):
-      chunk.rejected.append((table.name, id, reason))
+      chunk.rejected.append(.init(itemsBefore: chunk.puts.count, id: id, reason: reason))
     }
   }
 
   /// Converts the common row (an ASCII id, JSON text, a created time as plain decimal text)
-  /// into `puts`; false, having appended at most its id, for any other row.
+  /// into `puts`, with its JSON text as it is when `raw`; false, having appended at most its
+  /// id, for any other row.
   private func convertQuickly(
-    _ cursor: SQLiteRowCursor, _ table: YTKTable, into puts: inout PackedPuts
+    _ cursor: SQLiteRowCursor, _ table: YTKTable, raw: Bool, into puts: inout PackedPuts
   ) throws -> Bool {
     // One column at a time: a UTF-16 file's text is handed out from one buffer.
     let idIsASCII = try cursor.withUTF8Text(at: table.id) { id -> Bool in
@@ -92,6 +179,10 @@ final class YTKRowProducer: @unchecked Sendable {
     guard idIsASCII == true else { return false }
     output.removeLast(output.count)
     let isJSON = try cursor.withUTF8Text(at: table.json) { text -> Bool in
+      if raw {
+        output.append(text.bindMemory(to: UInt8.self))
+        return true
+      }
       do {
         try canonicalizer.append(canonicalTextOf: text, to: &output)
         return true
@@ -99,6 +190,7 @@ final class YTKRowProducer: @unchecked Sendable {
         return false
       }
     }
+    // (Raw text over the limit goes the row-by-row way, which says why it is left out.)
     guard isJSON == true, output.count <= LogStore.maxValueLength else { return false }
     guard let time = try cursor.withUTF8Text(at: table.createdTime, YTKTime.timestamp(utf8:)),
       let createdTime = time
@@ -126,6 +218,12 @@ final class YTKChunkQueue: @unchecked Sendable {
   private var finished = false
   private var failure: (any Error)?
   private var cancelled = false
+
+  /// Whether the writer is about to run out of chunks (it has at most one waiting): the
+  /// producer then leaves the conversion of its next chunk to the writer, which would
+  /// otherwise wait for it. With more waiting, the writer is the slower, and the producer
+  /// converts.
+  var isRunningLow: Bool { lock.withLock { chunks.count - head <= 1 } }
 
   /// Adds a chunk, waiting while the queue is full; false when the writer has given up.
   func put(_ chunk: YTKImportChunk) -> Bool {

@@ -244,6 +244,44 @@ struct KeyValueStoreImportTests {
     #expect(try store.tableNames().isEmpty)
   }
 
+  @Test(
+    "damage met after rows were written: the new tables are removed; with an existing table nothing is written"
+  )
+  func damageAfterRowsWereWritten() throws {
+    let directory = TemporaryDirectory()
+    let made = try Self.database(
+      """
+      PRAGMA page_size = 1024;
+      CREATE TABLE early (id, json, createdTime);
+      INSERT INTO early VALUES ('a', '[1]', '1');
+      CREATE TABLE late (id, json, createdTime);
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
+      INSERT INTO late SELECT 'id' || i, '{"n":' || i || '}', '1448000000' FROM n;
+      """, in: directory)
+    // The last page is a leaf of `late`, read after thousands of its rows: an impossible page
+    // type there.
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: made))
+    bytes[bytes.count - 1024] = 0x77
+    let path = directory.appending("damaged.sqlite")
+    try bytes.write(to: URL(fileURLWithPath: path))
+
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    expectError(.corrupted, mentioning: ["damaged.sqlite"]) {
+      try store.importYTKDatabase(at: path)
+    }
+    #expect(try store.tableNames().isEmpty)
+
+    try store.createTable("late")
+    try store.put(["kept": true], id: "id1", into: "late")
+    expectError(.corrupted, mentioning: ["damaged.sqlite"]) {
+      try store.importYTKDatabase(at: path)
+    }
+    #expect(try store.tableNames() == ["late"])
+    #expect(try store.count(in: "late") == 1)
+    #expect(try store.object(id: "id1", from: "late") == ["kept": true])
+  }
+
   @Test("rows whose id or json is not text, or whose id is too long, are listed with why")
   func rejectedValueKinds() throws {
     let directory = TemporaryDirectory()
@@ -360,7 +398,9 @@ struct KeyValueStoreImportTests {
     #expect(try store.tableNames().isEmpty)
   }
 
-  @Test("progress is reported every 10,000 rows of each pass and at the end")
+  @Test(
+    "progress: every 10,000 rows and at the end; with the total when a table exists and the file is read first"
+  )
   func progress() throws {
     let directory = TemporaryDirectory()
     let path = try Self.database(
@@ -371,13 +411,20 @@ struct KeyValueStoreImportTests {
       """, in: directory)
     let store = try KeyValueStore(path: directory.storePath)
     defer { try? store.close() }
-    var calls: [String] = []
-    let report = try store.importYTKDatabase(at: path, tables: nil) { rows, total in
-      calls.append("\(rows)/\(total)")
+    for (round, expected) in [
+      // A new table: written as it is read, its size not known in advance.
+      ["10000/0", "10500/0"],
+      // The table exists now: the file is read once first, then written.
+      ["10000/0", "10000/10500", "10500/10500"],
+    ].enumerated() {
+      var calls: [String] = []
+      let report = try store.importYTKDatabase(at: path, tables: nil) { rows, total in
+        calls.append("\(rows)/\(total)")
+      }
+      #expect(report.items == 10_500)
+      #expect(calls == expected, "round \(round)")
+      #expect(try store.count(in: "many") == 10_500)
     }
-    #expect(report.items == 10_500)
-    #expect(calls == ["10000/0", "10000/10500", "10500/10500"])
-    #expect(try store.count(in: "many") == 10_500)
   }
 
   @Test(
@@ -412,15 +459,55 @@ struct KeyValueStoreImportTests {
       let first = try #require(database.tables.first)
       let table = try #require(YTKTable(first))
       var expectedItems: [String: (value: [UInt8], time: Timestamp?)] = [:]
+      var expectedRows: [String] = []
       var expectedRejected: [String] = []
       let cursor = try database.cursor(over: table.table)
       while try cursor.next() {
         switch try YTKRow.read(cursor, table) {
-        case .item(let id, let value, let time): expectedItems[id] = (value, time)
-        case .rejected(let id, let reason): expectedRejected.append(id + ": " + reason)
+        case .item(let id, let value, let time):
+          expectedItems[id] = (value, time)
+          expectedRows.append("\(id) \(value) \(String(describing: time))")
+        case .rejected(let id, let reason):
+          expectedRejected.append(id + ": " + reason)
+          expectedRows.append(id + ": " + reason)
         }
       }
       #expect(expectedItems.count > 2500 && expectedRejected.count == 3, "\(encoding)")
+
+      // The producer's chunks, with every value in the stored form or every quickly read one
+      // left to the writer, finish as the same rows in the same order.
+      for raw in [false, true] {
+        let producer = YTKRowProducer(database: database, tables: [table])
+        var canonicalizer = JSONCanonicalizer()
+        var output = JSONOutput(capacity: 16)
+        var rows: [String] = []
+        var rawItems = 0
+        while let chunk = try producer.nextChunk(raw: raw) {
+          rawItems += chunk.raw.filter { $0 }.count
+          let (puts, rejected) = chunk.finish(with: &canonicalizer, output: &output)
+          var next = 0
+          var index = 0
+          puts.forEachPut { key, value, time in
+            while next < rejected.count, rejected[next].itemsBefore <= index {
+              rows.append(rejected[next].id + ": " + rejected[next].reason)
+              next += 1
+            }
+            rows.append(
+              "\(String(decoding: key, as: UTF8.self)) \(Array(value)) \(String(describing: time))")
+            index += 1
+          }
+          rows += rejected[next...].map { $0.id + ": " + $0.reason }
+        }
+        // The first difference, rather than thousands of rows.
+        #expect(rows.count == expectedRows.count, "\(encoding), raw: \(raw)")
+        if let first = rows.indices.first(where: {
+          $0 < expectedRows.count && rows[$0] != expectedRows[$0]
+        }) {
+          Issue.record(
+            "\(encoding), raw: \(raw): row \(first) is \(rows[first]), not \(expectedRows[first])")
+        }
+        #expect(raw ? rawItems > 2500 : rawItems == 0)
+      }
 
       let store = try KeyValueStore(path: directory.storePath)
       defer { try? store.close() }
