@@ -50,7 +50,7 @@ struct ImportCommand: Command {
       report = try target.importYTKDatabase(at: file, tables: tables) { rows, total in
         guard showProgress else { return }
         output.progress(
-          total == 0 ? "reading: \(rows) rows" : "importing: \(rows) of \(total) rows")
+          total == 0 ? "importing: \(rows) rows" : "importing: \(rows) of \(total) rows")
       }
     } catch {
       if showProgress { output.progress(nil) }

@@ -5,10 +5,13 @@ import YTKKeyValueStore
 /// Parsing any bytes must never trap. What parses must write back to canonical text that
 /// parses to the same value and writes to the same bytes again (the stored form is stable).
 /// The Codable encoder and decoder must agree with Foundation's on the same input
-/// (``fuzzStoredJSONEncoder(_:)``, ``fuzzStoredJSONDecoder(_:)``).
+/// (``fuzzStoredJSONEncoder(_:)``, ``fuzzStoredJSONDecoder(_:)``), and the canonicalizer
+/// (JSON text to the stored form without a `JSONValue`, as an import converts rows) with
+/// parsing and writing: the same bytes, or the same error.
 package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
   fuzzStoredJSONEncoder(data)
   fuzzStoredJSONDecoder(data)
+  fuzzCanonicalizer(data)
   guard let value = try? JSONReader.parse(data) else { return }
   guard let canonical = try? JSONWriter.bytes(value) else {
     preconditionFailure("a parsed value must be writable")
@@ -18,6 +21,24 @@ package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
   }
   precondition(sameValue(again, value), "the value changed through canonical text")
   precondition((try? JSONWriter.bytes(again)) == canonical, "canonical text is not stable")
+}
+
+private func fuzzCanonicalizer(_ data: UnsafeRawBufferPointer) {
+  let direct = Result { () throws(JSONCodecError) in try JSONCanonicalizer.canonicalText(of: data) }
+  let parsed = Result { () throws(JSONCodecError) in try JSONWriter.bytes(JSONReader.parse(data)) }
+  switch (direct, parsed) {
+  case (.success(let a), .success(let b)):
+    precondition(
+      a == b,
+      "the canonicalizer wrote \(String(decoding: a, as: UTF8.self)), the writer \(String(decoding: b, as: UTF8.self))"
+    )
+  case (.failure(let a), .failure(let b)):
+    precondition(
+      a.message == b.message && a.offset == b.offset,
+      "the canonicalizer failed with \(a), the reader with \(b)")
+  default:
+    preconditionFailure("the canonicalizer and the reader disagree: \(direct) against \(parsed)")
+  }
 }
 
 /// Equality that treats NaN-free doubles bit for bit, as the store must keep them.

@@ -15,7 +15,7 @@
 ///
 /// A canonicalizer keeps its working memory between calls, so one used for many values
 /// allocates only when a value is larger than every one before it.
-struct JSONCanonicalizer {
+package struct JSONCanonicalizer {
   /// An array or object whose closing bracket has not been written yet.
   private struct Frame {
     var isObject: Bool
@@ -42,7 +42,18 @@ struct JSONCanonicalizer {
     var key: Int
   }
 
-  init() {}
+  package init() {}
+
+  /// The stored form of the JSON text in `bytes`, as an array (one canonicalizer for one
+  /// text: for tests and fuzzing).
+  package static func canonicalText(of bytes: UnsafeRawBufferPointer) throws(JSONCodecError)
+    -> [UInt8]
+  {
+    var canonicalizer = JSONCanonicalizer()
+    var output = JSONOutput(capacity: bytes.count + 16)
+    try canonicalizer.append(canonicalTextOf: bytes, to: &output)
+    return output.bytes()
+  }
 
   /// Appends to `output` the stored form of the JSON text in `bytes`.
   ///
