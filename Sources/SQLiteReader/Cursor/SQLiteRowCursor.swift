@@ -29,30 +29,32 @@ public final class SQLiteRowCursor {
     var nextChild: Int
   }
 
+  // A cursor is used by one thread at a time and none of its accesses to its own state
+  // overlap, so the runtime's check of each access (a cost per row) is left out.
   private let pager: Pager
   /// The table being read.
   public let table: SQLiteTable
   private let encoding: SQLiteTextEncoding
-  private var visited: PageSet
-  private var levels: [Level] = []
+  @exclusivity(unchecked) private var visited: PageSet
+  @exclusivity(unchecked) private var levels: [Level] = []
   /// Buffers of levels no longer in use, kept for the next descent.
-  private var spareBuffers: [ByteBuffer] = []
-  private var leaf: ByteBuffer
-  private var leafPage: UInt32 = 0
-  private var leafTree: BTreePage?
-  private var nextCell = 0
-  private var started = false
-  private var finished = false
+  @exclusivity(unchecked) private var spareBuffers: [ByteBuffer] = []
+  @exclusivity(unchecked) private var leaf: ByteBuffer
+  @exclusivity(unchecked) private var leafPage: UInt32 = 0
+  @exclusivity(unchecked) private var leafTree: BTreePage?
+  @exclusivity(unchecked) private var nextCell = 0
+  @exclusivity(unchecked) private var started = false
+  @exclusivity(unchecked) private var finished = false
 
   private let overflow: ByteBuffer
   private let overflowPage: ByteBuffer
   private let scratch = ByteBuffer(capacity: 256)
   /// Where the current row's payload is: in `leaf` or, when it spilled, in `overflow`.
-  private var payloadInLeaf = true
-  private var payloadStart = 0
-  private var payloadCount = 0
-  private var record = RecordLayout()
-  private var lastRowid: Int64?
+  @exclusivity(unchecked) private var payloadInLeaf = true
+  @exclusivity(unchecked) private var payloadStart = 0
+  @exclusivity(unchecked) private var payloadCount = 0
+  @exclusivity(unchecked) private var record = RecordLayout()
+  @exclusivity(unchecked) private var lastRowid: Int64?
 
   /// The current row's rowid.
   public private(set) var rowid: Int64 = 0

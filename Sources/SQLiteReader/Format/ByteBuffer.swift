@@ -5,10 +5,12 @@
 /// Its memory stays at one address until ``reserve(_:)`` grows it, so a view of it
 /// (``bytes``) is valid until the next `reserve` or read into it.
 final class ByteBuffer {
-  private(set) var base: UnsafeMutablePointer<UInt8>
-  private(set) var capacity: Int
+  // Each buffer belongs to one cursor or pager, used by one thread at a time, and no access
+  // to these overlaps another, so the runtime's per-access check is left out.
+  @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+  @exclusivity(unchecked) private(set) var capacity: Int
   /// The bytes in use: the first `count` of the buffer.
-  var count = 0
+  @exclusivity(unchecked) var count = 0
 
   init(capacity: Int) {
     self.capacity = max(capacity, 16)
