@@ -34,3 +34,15 @@ func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> B
   }
   return a.count < b.count
 }
+
+/// The order of `a` and `b` by their bytes, as ``bytesPrecede(_:_:)`` orders them: negative
+/// when `a` sorts first, zero when they are equal, positive when `b` does.
+@inline(__always)
+package func bytesOrder(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+  let common = min(a.count, b.count)
+  if common > 0 {
+    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+    if order != 0 { return order < 0 ? -1 : 1 }
+  }
+  return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}

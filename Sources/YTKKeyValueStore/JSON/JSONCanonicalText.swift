@@ -197,20 +197,8 @@ package struct JSONCanonicalizer {
       let order = compare(a, b)
       return order != 0 ? order < 0 : a.key < b.key
     }
-    if run.count <= 16 {
-      for next in 1..<run.count {
-        let member = run[next]
-        var position = next
-        while position > 0, precedes(member, run[position - 1]) {
-          run[position] = run[position - 1]
-          position -= 1
-        }
-        run[position] = member
-      }
-    } else {
-      var run = run
-      run.sort(by: precedes)
-    }
+    var run = run
+    run.sortMembers(by: precedes)
     var kept = 0
     for position in 0..<run.count {
       if position + 1 < run.count, compare(run[position], run[position + 1]) == 0 { continue }
@@ -240,22 +228,13 @@ package struct JSONCanonicalizer {
     return prefix
   }
 
-  /// The order of two keys' text: negative, zero or positive, as `memcmp`, shorter first
-  /// when one is a prefix of the other.
+  /// The order of two keys' text: negative, zero or positive, a prefix first.
   private static func compareKeys(
     _ a: JSONTapeEntry, _ b: JSONTapeEntry, _ input: UnsafeBufferPointer<UInt8>
   ) -> Int {
-    let aCount = a.second - a.first
-    let bCount = b.second - b.first
-    let common = min(aCount, bCount)
-    var offset = 0
-    while offset < common {
-      let aByte = input[a.first + offset]
-      let bByte = input[b.first + offset]
-      if aByte != bByte { return aByte < bByte ? -1 : 1 }
-      offset += 1
-    }
-    return aCount - bCount
+    bytesOrder(
+      UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: input[a.first..<a.second])),
+      UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: input[b.first..<b.second])))
   }
 
   /// A string value: its text as it is when it has no escapes (the scan has checked its

@@ -465,19 +465,29 @@ struct MemberOrder {
       if a.prefix != b.prefix { return a.prefix < b.prefix }
       return JSONWriter.precedesInUTF8(members.keys[a.index], members.keys[b.index])
     }
-    guard run.count <= 16 else {
-      var run = run
-      run.sort(by: precedes)
+    var run = run
+    run.sortMembers(by: precedes)
+  }
+}
+
+extension UnsafeMutableBufferPointer {
+  /// Sorts by `precedes`, which must be a strict order without ties: by insertion for up to
+  /// 16 elements, the members most objects have, where it moves less than the standard
+  /// library's sort; by that sort for more.
+  mutating func sortMembers(by precedes: (Element, Element) -> Bool) {
+    guard count <= 16 else {
+      sort(by: precedes)
       return
     }
-    for next in 1..<run.count {
-      let member = run[next]
+    guard count > 1 else { return }
+    for next in 1..<count {
+      let member = self[next]
       var position = next
-      while position > 0, precedes(member, run[position - 1]) {
-        run[position] = run[position - 1]
+      while position > 0, precedes(member, self[position - 1]) {
+        self[position] = self[position - 1]
         position -= 1
       }
-      run[position] = member
+      self[position] = member
     }
   }
 }

@@ -233,23 +233,8 @@ extension StoredJSONEncoder {
     /// Sorts `members[start..<memberCount]` by the bytes of their keys; members with equal
     /// keys stay in the order they were added (their entry numbers increase).
     private func sortMembers(from start: Int) {
-      let count = memberCount - start
-      guard count > 1 else { return }
-      if count <= 16 {
-        // Insertion sort: stable, and quickest for the few members of most objects.
-        for position in (start + 1)..<memberCount {
-          let member = members[position]
-          var hole = position
-          while hole > start, compareKeys(member.key, members[hole - 1].key) < 0 {
-            members[hole] = members[hole - 1]
-            hole -= 1
-          }
-          members[hole] = member
-        }
-        return
-      }
       var run = UnsafeMutableBufferPointer(rebasing: members[start..<memberCount])
-      run.sort { lhs, rhs in
+      run.sortMembers { lhs, rhs in
         let order = compareKeys(lhs.key, rhs.key)
         return order < 0 || (order == 0 && lhs.key < rhs.key)
       }
