@@ -269,24 +269,33 @@ public final class LogStore: Sendable {
   /// call starts; writes made meanwhile (by `body` or other threads) do not change them. A
   /// value whose record fails its checksum ends the visit with
   /// ``LogStoreError/Code/corrupted``.
+  ///
+  /// With a `prefix`, only the keys that start with it are visited (the empty prefix: all).
   public func forEachEntry(
-    in table: String,
+    in table: String, withPrefix prefix: [UInt8] = [],
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) {
-    try engine.index.forEachEntry(in: table, body)
+    try prefix.withBytes { prefix throws(LogStoreError) in
+      try engine.index.forEachEntry(in: table, withPrefix: prefix, body)
+    }
   }
 
-  /// Every key of `table`, sorted by their bytes.
-  public func keys(in table: String) throws(LogStoreError) -> [[UInt8]] {
+  /// Every key of `table` that starts with `prefix` (by default, every key), sorted by their
+  /// bytes: the keys ``deletePrefix(_:in:)`` would remove.
+  public func keys(in table: String, withPrefix prefix: [UInt8] = []) throws(LogStoreError)
+    -> [[UInt8]]
+  {
     var keys: [[UInt8]] = []
-    try engine.index.forEachKey(
-      in: table,
-      restart: { count in
-        keys = []
-        keys.reserveCapacity(count)
-      },
-      { key, _ in keys.append(Array(key)) })
+    try prefix.withBytes { prefix throws(LogStoreError) in
+      try engine.index.forEachKey(
+        in: table,
+        restart: { count in
+          keys = []
+          if prefix.isEmpty { keys.reserveCapacity(count) }
+        },
+        { key, _ in if bytesHavePrefix(key, prefix) { keys.append(Array(key)) } })
+    }
     keys.sort { a, b in a.withUnsafeBytes { a in b.withUnsafeBytes { b in bytesPrecede(a, b) } } }
     return keys
   }

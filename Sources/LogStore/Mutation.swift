@@ -57,9 +57,12 @@ enum Mutation {
     var keyStart = 0
     var valueStart = 0
     for end in puts.ends {
-      total += RecordLayout.length(
-        table: table, key: end.key - keyStart, value: end.value - valueStart)
-      if total > RecordLayout.maxBatchLength { break }
+      // Held just over the limit once past it, so that the sum cannot overflow.
+      total = min(
+        total
+          + RecordLayout.length(
+            table: table, key: end.key - keyStart, value: end.value - valueStart),
+        RecordLayout.maxBatchLength + 1)
       keyStart = end.key
       valueStart = end.value
     }
@@ -188,7 +191,7 @@ enum Mutation {
           index += 1
         }
       }
-      precondition(offset == destination.count, "batch length changed while encoding")
+      // `offset` is now `destination.count`: both sum the same ends.
       RecordCodec.writeChecksum(destination, salt: salt)
     }
   }

@@ -162,6 +162,80 @@ public final class KeyValueStore: Sendable {
     try putEncoded(json, id: id, into: table)
   }
 
+  /// Stores every object under its id in one atomic batch: after a crash, either all of
+  /// them are in the store or none is. The items are written in the order of their ids'
+  /// bytes, each stamped with the time of the batch.
+  ///
+  /// ```swift
+  /// try store.put(["u1": ["name": "Ann"], "u2": ["name": "Bo"]], into: "users")
+  /// ```
+  ///
+  /// A batch is written as one record, so a large one holds the store's writers while it is
+  /// written; it must encode to less than the batch limit (`.invalidArgument` otherwise),
+  /// about 64 MiB.
+  ///
+  /// - Throws: `.tableNotFound`; `.invalidArgument`, with nothing written, for an id or value
+  ///   ``put(_:id:into:)`` would refuse, or a batch over the limit.
+  public func put(_ objects: [String: JSONValue], into table: String) throws(KeyValueStoreError) {
+    try putBatch(ids: objects.keys, into: table) { id, values throws(KeyValueStoreError) in
+      do throws(JSONCodecError) {
+        try JSONWriter.write(objects[id]!, into: &values)
+      } catch {
+        throw KeyValueStoreError(
+          .invalidArgument,
+          "the value for id \"\(Self.shown(id))\" in table \"\(table)\" cannot be stored: "
+            + error.message)
+      }
+    }
+  }
+
+  /// Stores every value under its id in one atomic batch, each encoded as
+  /// ``put(encodable:id:into:)`` encodes it; as ``put(_:into:)`` otherwise.
+  ///
+  /// ```swift
+  /// try store.put(encodables: ["u1": user1, "u2": user2], into: "users")
+  /// ```
+  public func put<T: Encodable>(encodables values: [String: T], into table: String)
+    throws(KeyValueStoreError)
+  {
+    try putBatch(ids: values.keys, into: table) { id, stored throws(KeyValueStoreError) in
+      do {
+        stored += try StoredJSONEncoder.encode(values[id]!)
+      } catch {
+        throw KeyValueStoreError(
+          .invalidArgument,
+          "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
+      }
+    }
+  }
+
+  /// Writes one batch of puts into `table`: the ids in the order of their bytes, each value
+  /// appended to the batch's value bytes by `encode`. Nothing is written if one fails.
+  private func putBatch(
+    ids: some Collection<String>, into table: String,
+    _ encode: (String, inout [UInt8]) throws(KeyValueStoreError) -> Void
+  ) throws(KeyValueStoreError) {
+    let sorted = ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    var puts = PackedPuts(table: table)
+    for id in sorted {
+      try Self.checkID(id)
+      try encode(id, &puts.values)
+      puts.keys += id.utf8
+      puts.ends.append(
+        PackedPuts.End(key: puts.keys.count, value: puts.values.count, timestamp: nil))
+    }
+    try bridge { () throws(LogStoreError) in
+      guard puts.count > 0 else {
+        // Nothing to write; the table must still exist, as for any put.
+        guard try logStore.tableExists(table) else {
+          throw LogStoreError(.tableNotFound, "there is no table named \"\(table)\"")
+        }
+        return
+      }
+      try logStore.write(puts)
+    }
+  }
+
   /// Puts already-encoded JSON text; `ytkkv load` uses it to keep the stored form.
   func putEncoded(
     _ json: [UInt8], id: String, into table: String, createdTime: Timestamp? = nil
@@ -290,32 +364,53 @@ public final class KeyValueStore: Sendable {
 
   /// Every item of the table, sorted by id (by the ids' UTF-8 bytes).
   ///
-  /// For a large table, ``forEachItem(in:_:)`` visits the same items without holding them
+  /// For a large table, ``forEachItem(withPrefix:in:_:)`` visits the same items without holding them
   /// all in memory at once.
   public func allItems(in table: String) throws(KeyValueStoreError) -> [KeyValueItem] {
-    var items: [KeyValueItem] = []
-    try forEachItem(in: table) { item in
-      items.append(item)
-      return true
-    }
-    return items
+    try items(withPrefix: "", in: table)
   }
 
-  /// Calls `body` with every item of the table, sorted by id (by the ids' UTF-8 bytes), until
-  /// it returns false.
+  /// Calls `body` with every item of the table whose id starts with `prefix` (by default,
+  /// every item), sorted by id (by the ids' UTF-8 bytes), until it returns false. An error
+  /// `body` throws ends the visit and is rethrown.
   ///
   /// Values are read and parsed one at a time, so visiting a table needs memory for its ids
   /// but not for all its values. The items are those of the moment the call starts: writes
-  /// made meanwhile, by `body` or other threads, do not change what it visits.
+  /// made meanwhile, by `body` or other threads, do not change what it visits. `body` runs
+  /// outside the store's locks, so it may call the store.
+  ///
+  /// ```swift
+  /// try store.forEachItem(withPrefix: "user:", in: "cache") { item in
+  ///   users.append(try decoder.decode(User.self, from: Data(item.object.description.utf8)))
+  ///   return true
+  /// }
+  /// ```
   ///
   /// - Throws: `.tableNotFound`; `.corrupted` when a value fails its checksum or is not JSON
-  ///   (the visit ends there).
-  public func forEachItem(in table: String, _ body: (KeyValueItem) -> Bool)
-    throws(KeyValueStoreError)
-  {
+  ///   (the visit ends there); what `body` throws.
+  public func forEachItem(
+    withPrefix prefix: String = "", in table: String, _ body: (KeyValueItem) throws -> Bool
+  ) throws {
+    var thrown: (any Error)?
+    try visitItems(withPrefix: prefix, in: table) { item in
+      do {
+        return try body(item)
+      } catch {
+        thrown = error
+        return false
+      }
+    }
+    if let thrown { throw thrown }
+  }
+
+  /// ``forEachItem(withPrefix:in:_:)`` with a body that does not throw.
+  func visitItems(
+    withPrefix prefix: String = "", in table: String, _ body: (KeyValueItem) -> Bool
+  ) throws(KeyValueStoreError) {
     var failure: KeyValueStoreError?
     try bridge { () throws(LogStoreError) in
-      try logStore.forEachEntry(in: table) { key, value, timestamp in
+      try logStore.forEachEntry(in: table, withPrefix: Array(prefix.utf8)) {
+        key, value, timestamp in
         let id = String(decoding: key, as: UTF8.self)
         let parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(value) }
         do throws(KeyValueStoreError) {
@@ -328,6 +423,65 @@ public final class KeyValueStore: Sendable {
       }
     }
     if let failure { throw failure }
+  }
+
+  /// The ids of the table that start with `prefix`, sorted by their bytes: what
+  /// ``delete(prefix:from:)`` would remove. The empty prefix lists every id.
+  public func ids(withPrefix prefix: String, in table: String) throws(KeyValueStoreError)
+    -> [String]
+  {
+    try bridge { () throws(LogStoreError) in
+      try logStore.keys(in: table, withPrefix: Array(prefix.utf8))
+    }.map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  /// The items of the table whose id starts with `prefix`, sorted by id.
+  public func items(withPrefix prefix: String, in table: String) throws(KeyValueStoreError)
+    -> [KeyValueItem]
+  {
+    var items: [KeyValueItem] = []
+    try visitItems(withPrefix: prefix, in: table) { item in
+      items.append(item)
+      return true
+    }
+    return items
+  }
+
+  /// The items of the table whose id starts with `prefix` (by default, all), sorted by id,
+  /// each value decoded as a `T` as ``decode(_:id:from:)`` decodes it.
+  ///
+  /// ```swift
+  /// for (id, user, created) in try store.items(as: User.self, in: "users") { … }
+  /// ```
+  ///
+  /// - Throws: `.typeMismatch`, naming the id, for a value that does not decode as `T`;
+  ///   `.tableNotFound`; `.corrupted`.
+  public func items<T: Decodable>(
+    as type: T.Type, withPrefix prefix: String = "", in table: String
+  ) throws(KeyValueStoreError) -> [(id: String, value: T, createdTime: Date)] {
+    var items: [(id: String, value: T, createdTime: Date)] = []
+    var failure: KeyValueStoreError?
+    try bridge { () throws(LogStoreError) in
+      try logStore.forEachEntry(in: table, withPrefix: Array(prefix.utf8)) {
+        key, value, timestamp in
+        let id = String(decoding: key, as: UTF8.self)
+        do {
+          // The entry's bytes are the store's until the next one; the decoder copies what it
+          // keeps, and runs outside the store's locks.
+          items.append(
+            (id, try StoredJSONDecoder.decode(T.self, from: Array(value)), Self.date(timestamp)))
+          return true
+        } catch {
+          failure = KeyValueStoreError(
+            .typeMismatch,
+            "the value of id \"\(Self.shown(id))\" in table \"\(table)\" does not decode as "
+              + "\(T.self): \(error)")
+          return false
+        }
+      }
+    }
+    if let failure { throw failure }
+    return items
   }
 
   /// The number of items in the table.

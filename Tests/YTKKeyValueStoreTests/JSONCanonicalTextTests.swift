@@ -23,6 +23,9 @@ struct JSONCanonicalTextTests {
       #"{"a\"":1,"a#":2}"#, #"{"\u0041":1,"A":2}"#, #"{"K":1,"\u212a":2}"#,
       #"{"é":1,"e\u0301":2}"#, #"{"é":1,"a":2}"#, #"[{"b":1,"a":2},{"é":1,"e":2}]"#,
       #"{"id":12345,"name":"tangqiao","age":30,"tags":["ios","swift"]}"#,
+      // Keys that share their first eight bytes, and are compared in full.
+      #"{"abcdefgh_2":1,"abcdefgh_1":2,"abcdefgh":3,"abcdefgh_1":4,"abcdefgi":5,"abcdefgh_10":6}"#,
+      #"{"created_time":1,"created_at":2,"created":3}"#,
       String(repeating: "[", count: 512) + String(repeating: "]", count: 512),
     ]
     var canonicalizer = JSONCanonicalizer()

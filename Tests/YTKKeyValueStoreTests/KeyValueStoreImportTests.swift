@@ -553,3 +553,70 @@ struct KeyValueStoreImportTests {
     #expect(try store.object(id: "last", from: "after") == [1])
   }
 }
+
+/// The queue between the import's two threads: a full queue makes the producer wait until the
+/// writer takes a chunk, and a writer that gives up releases a waiting producer.
+@Suite("The import's chunk queue")
+struct YTKChunkQueueTests {
+  private func chunk(bytes: Int) -> YTKImportChunk {
+    var chunk = YTKImportChunk(table: "t")
+    chunk.puts.append(key: [1], value: [UInt8](repeating: 0, count: bytes), timestamp: nil)
+    return chunk
+  }
+
+  @Test("a producer waits while the queue is full, and goes on when the writer takes a chunk")
+  func fullQueueWaits() throws {
+    let queue = YTKChunkQueue()
+    #expect(queue.put(chunk(bytes: YTKChunkQueue.byteLimit)))
+    #expect(queue.isRunningLow)
+    let putDone = Flag()
+    let producer = Thread {
+      _ = queue.put(chunk(bytes: 10))
+      putDone.set()
+      queue.finish(failure: nil)
+    }
+    producer.start()
+    Thread.sleep(forTimeInterval: 0.2)
+    #expect(!putDone.isSet, "the second chunk was added to a full queue")
+    #expect(try queue.take()?.byteCount == YTKChunkQueue.byteLimit + 1)
+    #expect(try queue.take()?.byteCount == 11)
+    #expect(putDone.isSet)
+    #expect(try queue.take() == nil)
+  }
+
+  @Test("a writer that gives up releases a waiting producer, whose put then fails")
+  func cancelReleasesProducer() throws {
+    let queue = YTKChunkQueue()
+    #expect(queue.put(chunk(bytes: YTKChunkQueue.byteLimit)))
+    let result = Flag()
+    let accepted = Flag()
+    let producer = Thread {
+      if queue.put(chunk(bytes: 10)) { accepted.set() }
+      result.set()
+    }
+    producer.start()
+    Thread.sleep(forTimeInterval: 0.1)
+    queue.cancel()
+    while !result.isSet { Thread.sleep(forTimeInterval: 0.01) }
+    #expect(!accepted.isSet)
+    #expect(!queue.put(chunk(bytes: 1)))
+  }
+
+  @Test("the producer's failure reaches the writer after the chunks before it")
+  func failureAfterChunks() throws {
+    struct Broken: Error {}
+    let queue = YTKChunkQueue()
+    #expect(queue.put(chunk(bytes: 5)))
+    queue.finish(failure: Broken())
+    #expect(try queue.take()?.byteCount == 6)
+    #expect(throws: Broken.self) { try queue.take() }
+  }
+}
+
+/// A flag set by one thread and read by another.
+private final class Flag: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value = false
+  func set() { lock.withLock { value = true } }
+  var isSet: Bool { lock.withLock { value } }
+}

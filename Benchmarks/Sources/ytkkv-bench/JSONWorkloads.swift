@@ -10,6 +10,9 @@ extension EngineKind {
   static let ytkObject = EngineKind(
     name: "ytk-object", summary: "KeyValueStore.object(id:) / put(_:id:into:) of a JSONValue",
     make: { _, _ in throw BenchmarkError("ytk-object runs only the JSON workloads") })
+  static let ytkBatch = EngineKind(
+    name: "ytk-batch", summary: "KeyValueStore.put(_:into:), batches of 1,000 JSONValues",
+    make: { _, _ in throw BenchmarkError("ytk-batch runs only the batch-put workload") })
   static let ytkString = EngineKind(
     name: "ytk-string", summary: "KeyValueStore.string(id:) / put(string:id:into:)",
     make: { _, _ in throw BenchmarkError("ytk-string runs only the JSON workloads") })
@@ -241,6 +244,42 @@ let jsonPutWorkload = Workload(
     "The 6-field dictionary as a `JSONValue`; `logstore` puts the canonical text ours stores. Sync `.never` on both. Target: ≥ 0.6×."
 )
 
+let batchPutWorkload = Workload(
+  name: "batch-put",
+  title: {
+    "put(_:into:) of \(thousands($0.keys)) new ids in batches of 1,000, against single puts"
+  },
+  unit: .operationsPerSecond, engines: [.ytkBatch, .ytkObject],
+  measure: { engine, _, configuration in
+    if engine == .ytkObject {
+      return try measurePuts(engine, count: configuration.keys, storedBytes: []) { store, id in
+        try store.put(JSONDataset.object, id: id, into: JSONDataset.table)
+      }
+    }
+    let ids = JSONDataset.ids(configuration.keys)
+    var batches: [[String: JSONValue]] = []
+    for start in stride(from: 0, to: ids.count, by: 1000) {
+      var batch: [String: JSONValue] = [:]
+      for id in ids[start..<min(start + 1000, ids.count)] { batch[id] = JSONDataset.object }
+      batches.append(batch)
+    }
+    let scratch = Scratch("batch-put")
+    defer { scratch.clean() }
+    let store = try KeyValueStore(path: scratch.path)
+    defer { try? store.close() }
+    try store.createTable(JSONDataset.table)
+    let seconds = try timed {
+      for batch in batches { try store.put(batch, into: JSONDataset.table) }
+    }
+    guard try store.count(in: JSONDataset.table) == ids.count else {
+      throw BenchmarkError("the batches stored \(try store.count(in: JSONDataset.table)) items")
+    }
+    return Double(ids.count) / seconds
+  },
+  note:
+    "The 6-field dictionary as a `JSONValue` under each id; `ytk-batch` puts them 1,000 to an atomic batch, `ytk-object` one put each. Sync `.never` on both. Target (issue 13): ≥ 3× per item."
+)
+
 let stringGetWorkload = Workload(
   name: "string-get",
   title: { "string(id:) of \(thousands($0.keys)) random ids, against LogStore's get" },
@@ -400,19 +439,22 @@ let jsonScanWorkload = Workload(
 )
 
 let jsonWorkloads = [
-  jsonGetWorkload, jsonPutWorkload, stringGetWorkload, stringPutWorkload, codablePutWorkload,
+  jsonGetWorkload, jsonPutWorkload, batchPutWorkload, stringGetWorkload, stringPutWorkload,
+  codablePutWorkload,
   codableGetWorkload, jsonScanWorkload,
 ]
 
 let jsonEngines: [EngineKind] = [
-  .ytkObject, .ytkString, .ytkCodable, .jsonEncoder, .jsonDecoder, .ytkScan, .levelDBJSON,
+  .ytkObject, .ytkBatch, .ytkString, .ytkCodable, .jsonEncoder, .jsonDecoder, .ytkScan,
+  .levelDBJSON,
 ]
 
-/// Issue 14's targets, for whichever JSON workloads ran.
+/// Issue 14's targets (and issue 13's batch target), for whichever JSON workloads ran.
 func jsonTargets(_ results: [WorkloadResult]) -> [Target] {
   let goals: [(workload: String, baseline: EngineKind, description: String, ratio: Double)] = [
     ("json-get", .logStore, "object(id:): ≥ 0.6× LogStore's get of the same bytes", 0.6),
     ("json-put", .logStore, "put(_ object:): ≥ 0.6× LogStore's put of the same bytes", 0.6),
+    ("batch-put", .ytkObject, "put(_:into:), batches of 1,000: ≥ 3× single puts (issue 13)", 3),
     ("string-get", .logStore, "string(id:): ≥ 0.8× LogStore's get of the same bytes", 0.8),
     ("string-put", .logStore, "put(string:): ≥ 0.8× LogStore's put of the same bytes", 0.8),
     ("codable-put", .jsonEncoder, "put(encodable:): ≥ 1.5× JSONEncoder().encode alone", 1.5),

@@ -46,3 +46,11 @@ package func bytesOrder(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer
   }
   return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
+
+/// Whether `bytes` starts with `prefix` (every key starts with the empty prefix).
+@inline(__always)
+func bytesHavePrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: UnsafeRawBufferPointer) -> Bool {
+  guard bytes.count >= prefix.count else { return false }
+  guard prefix.count > 0 else { return true }
+  return memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+}

@@ -153,17 +153,20 @@ final class IndexView: @unchecked Sendable {
   /// Under the shared lock, only the keys are copied (into one buffer) with their locations,
   /// and the segments are captured; sorting and reading the values happen after it, from the
   /// captured segments, which stay mapped even if a compaction deletes their files meanwhile.
+  ///
+  /// With a `prefix`, only the keys that start with it are visited.
   func forEachEntry(
     in table: String,
+    withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) {
-    if try forEachUnchangedEntry(in: table, body) { return }
+    if try forEachUnchangedEntry(in: table, withPrefix: prefix, body) { return }
     var (captured, copied) = try retryingAfterDamage {
       () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
       try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
         guard let index = keys.table(table) else { throw tableNotFound(table) }
-        return TableKeys(of: index).map { (segments, $0) }
+        return TableKeys(of: index, prefix: prefix).map { (segments, $0) }
       }
     }
     copied.sort()
@@ -191,7 +194,7 @@ final class IndexView: @unchecked Sendable {
   /// `body` relies on those checks (the file is never written), and on each record's: its
   /// checksum, and that its key is the entry's.
   private func forEachUnchangedEntry(
-    in table: String,
+    in table: String, withPrefix prefix: UnsafeRawBufferPointer,
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
   ) throws(LogStoreError) -> Bool {
@@ -201,9 +204,13 @@ final class IndexView: @unchecked Sendable {
         guard let index = keys.table(table) else { throw tableNotFound(table) }
         return index.unchangedBase.map { (segments, $0) }
       }),
-      base.forEachEntry({ _ in true })
+      base.forEachEntry({ _ in true }),
+      // The keys with the prefix are together, from the first key not below it.
+      let start = prefix.isEmpty ? MappedTable.Place(rank: 0, offset: 0) : base.lowerBound(prefix)
     else { return false }
-    let whole = try base.forEachEntry(verify: false) { (entry) throws(LogStoreError) -> Bool in
+    let whole = try base.forEachEntry(from: start, verify: false) {
+      (entry) throws(LogStoreError) -> Bool in
+      guard bytesHavePrefix(entry.key, prefix) else { return false }
       guard let segment = captured[entry.location.segment] else {
         throw LogStoreError.segmentMissing(entry.location.segment, in: directory)
       }

@@ -8,10 +8,15 @@ struct TableKeys {
   /// The first `sortedCount` items are in key order already: the base's keys, walked first.
   var sortedCount = 0
 
-  /// Every key of `table`; nil if its base was found damaged on the way.
-  init?(of table: TableIndex) {
-    items.reserveCapacity(table.count)
+  /// Every key of `table` that starts with `prefix`; nil if its base was found damaged on the
+  /// way.
+  init?(
+    of table: TableIndex,
+    prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+  ) {
+    if prefix.isEmpty { items.reserveCapacity(table.count) }
     func add(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
+      guard bytesHavePrefix(key, prefix) else { return }
       items.append(SortItem(key: key, keyStart: keys.count, location: location))
       keys.append(contentsOf: key)
     }

@@ -65,15 +65,8 @@ package struct JSONCanonicalizer {
     let start = output.count
     let input = UnsafeBufferPointer(
       start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    var written = false
-    do {
-      written = try JSONTape.withTape(of: bytes) { tape in
-        write(tape: UnsafeBufferPointer(tape), input: input, into: &output)
-      }
-    } catch JSONTape.DocumentError.invalid(let error) {
-      throw error
-    } catch {
-      preconditionFailure("writing from a tape throws nothing: \(error)")
+    let written = try JSONTape.withScannedTape(of: bytes) { tape in
+      write(tape: UnsafeBufferPointer(tape), input: input, into: &output)
     }
     if !written {
       output.removeLast(output.count - start)
@@ -249,12 +242,8 @@ package struct JSONCanonicalizer {
       return
     }
     scanner.position = entry.first - 1
-    let string: JSONScannedString
-    do {
-      string = try scanner.scanString(decode: true)
-    } catch {
-      preconditionFailure("a string that was read once reads again: \(error)")
-    }
+    // The scan read this string already, so reading it again cannot fail.
+    let string = try! scanner.scanString(decode: true)
     output.append(JSONByte.quote)
     scanner.withContent(of: string, decoded: true) { JSONWriter.appendEscaped($0, into: &output) }
     output.append(JSONByte.quote)
@@ -277,20 +266,12 @@ package struct JSONCanonicalizer {
       return
     }
     scanner.position = entry.first
-    let number: JSONScannedNumber
-    do {
-      number = try scanner.scanNumber()
-    } catch {
-      preconditionFailure("a number that was read once reads again: \(error)")
-    }
+    // The scan read this number already (and found it finite), so neither step can fail.
+    let number = try! scanner.scanNumber()
     if let integer = number.int64Value {
       JSONWriter.appendInteger(integer, into: &output)
     } else {
-      do {
-        try JSONWriter.appendDouble(number.doubleValue(in: input), lenient: false, into: &output)
-      } catch {
-        preconditionFailure("a number that was read as finite is not: \(error)")
-      }
+      try! JSONWriter.appendDouble(number.doubleValue(in: input), lenient: false, into: &output)
     }
   }
 }

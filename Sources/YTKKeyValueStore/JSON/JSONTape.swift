@@ -74,20 +74,29 @@ enum JSONTape {
     of bytes: UnsafeRawBufferPointer,
     _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) throws -> Result
   ) throws -> Result {
+    let outcome: Swift.Result<Result, any Error>
+    do {
+      outcome = try withScannedTape(of: bytes) { tape in Swift.Result { try body(tape) } }
+    } catch {
+      throw DocumentError.invalid(error)
+    }
+    return try outcome.get()
+  }
+
+  /// ``withTape(of:_:)`` for a body that throws nothing: the only error is the scan's.
+  static func withScannedTape<Result>(
+    of bytes: UnsafeRawBufferPointer,
+    _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) -> Result
+  ) throws(JSONCodecError) -> Result {
     let bound = bytes.count / 2 + 2
     return try withUnsafeTemporaryAllocation(
       of: JSONTapeEntry.self, capacity: min(bound, smallTapeCapacity)
-    ) { scratch in
+    ) { (scratch) throws(JSONCodecError) in
       var builder = JSONTapeBuilder(buffer: scratch, bound: bound)
       defer { builder.releaseHeapBuffer() }
-      do throws(JSONCodecError) {
-        try JSONReader.scan(bytes, into: &builder)
-      } catch {
-        throw DocumentError.invalid(error)
-      }
+      try JSONReader.scan(bytes, into: &builder)
       builder.literal(.null)
-      return try body(
-        UnsafeMutableBufferPointer(rebasing: builder.buffer[..<builder.count]))
+      return body(UnsafeMutableBufferPointer(rebasing: builder.buffer[..<builder.count]))
     }
   }
 
