@@ -287,7 +287,7 @@ public final class LogStore: Sendable {
     -> [[UInt8]]
   {
     var keys: [[UInt8]] = []
-    try prefix.withBytes { prefix throws(LogStoreError) in
+    try prefix.withBytes { prefix throws(LogStoreError) -> Void in
       try engine.index.forEachKey(
         in: table,
         restart: { count in

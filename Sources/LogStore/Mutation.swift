@@ -129,7 +129,10 @@ enum Mutation {
   /// A table name is 1 to 255 bytes of UTF-8 with no NUL byte.
   static func validateTableName(_ name: UnsafeRawBufferPointer) throws(LogStoreError) {
     guard name.count >= 1, name.count <= RecordLayout.maxTableLength, !name.contains(0) else {
-      let shown = String(decoding: name.prefix(40), as: UTF8.self)
+      // Control characters (a NUL above all) are shown escaped, not printed raw.
+      let shown = String(decoding: name.prefix(40), as: UTF8.self).unicodeScalars.map {
+        $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0)
+      }.joined()
       throw LogStoreError(
         .invalidTableName,
         "invalid table name \"\(shown)\(name.count > 40 ? "…" : "")\" (\(name.count) bytes): "

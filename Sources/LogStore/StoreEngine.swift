@@ -127,6 +127,7 @@ final class StoreEngine: @unchecked Sendable {
     try index.checkTables(mutation, pending: &tables)
     let appended = try log.append(mutation)
     index.change { index.apply(appended) }
+    log.commitObserver?(CommittedChange(mutation: mutation))
     scheduler.noteWritten(appended.length)
   }
 
@@ -180,8 +181,8 @@ final class StoreEngine: @unchecked Sendable {
 
   func checkpoint() throws(LogStoreError) { try checkpointer.checkpoint(compactor: compactor) }
 
-  /// Stops background work (a compaction in progress stops early and leaves the store as it
-  /// was), syncs the active segment, and releases every file.
+  /// Stops background work (a compaction or backup in progress stops early and leaves the
+  /// store as it was), syncs the active segment, and releases every file.
   func close() throws(LogStoreError) {
     let lock = log.lock
     lock.lock()
@@ -194,6 +195,7 @@ final class StoreEngine: @unchecked Sendable {
     compactor.requestStop()
     compactor.waitUntilStopped()
     checkpointer.waitUntilStopped()
+    log.waitUntilBackupsEnd()
     let threads = backgroundThreads
     backgroundThreads = []
     lock.unlock()
@@ -216,6 +218,36 @@ final class StoreEngine: @unchecked Sendable {
     storeLock?.unlock()
     storeLock = nil
     if let failure { throw failure }
+  }
+
+  // MARK: Backup
+
+  /// Fixes the moment a backup copies (``StoreBackup``): with the log's lock held, once every
+  /// change appended is applied, the live segments and their lengths. Writers wait only for
+  /// that list to be made. Compactions leave their inputs' files until ``endBackup()``.
+  func beginBackup() throws(LogStoreError) -> [BackupSource] {
+    try log.lock.withLock { () throws(LogStoreError) -> [BackupSource] in
+      // Both at once: every change appended is applied, and no compaction is swapping its
+      // outputs in (a wait releases the lock, so each is checked again after the other).
+      groupCommit.waitUntilIdle()
+      while log.isSwappingSegments && !log.closing {
+        log.lock.wait()
+        groupCommit.waitUntilIdle()
+      }
+      if log.closing { throw LogStoreError.closed(directory) }
+      return try log.beginBackup()
+    }
+  }
+
+  /// Ends what ``beginBackup()`` began; `close()` waits for it.
+  func endBackup() { log.lock.withLock { log.endBackup() } }
+
+  /// Throws ``LogStoreError/Code/closed`` once `close()` has begun: a backup asks between its
+  /// writes, so that `close()` does not wait for a whole copy.
+  func checkNotClosing() throws(LogStoreError) {
+    try log.lock.withLock { () throws(LogStoreError) in
+      if log.closing { throw LogStoreError.closed(directory) }
+    }
   }
 
   private func startBackgroundThreads() {

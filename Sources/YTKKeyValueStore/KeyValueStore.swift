@@ -43,6 +43,12 @@ public final class KeyValueStore: Sendable {
   /// The longest id, in bytes of UTF-8.
   public static let maxIDLength = 65_535
 
+  /// How `Encodable` values are stored and `Decodable` ones read (``StoreOptions/coding``).
+  let coding: CodingStrategies
+
+  /// The streams of ``changes(in:)``.
+  let changeStreams = ChangeStreams()
+
   /// Opens the store in directory `path`, creating it (and the directory) if missing.
   ///
   /// - Throws: `.locked` if another process has it open for writing; `.storeNotFound` for a
@@ -51,15 +57,20 @@ public final class KeyValueStore: Sendable {
   ///   data while the device is locked); `.io` if its files cannot be read or created.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
     if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
+    coding = options.coding
     logStore = try bridge { () throws(LogStoreError) in
       try LogStore(path: path, options: options.engineOptions)
     }
   }
 
   /// Syncs and releases the store; later calls throw `.closed`. Calling it twice is fine.
+  /// Every stream of ``changes(in:)`` ends.
   public func close() throws(KeyValueStoreError) {
+    defer { changeStreams.finishAll() }
     try bridge { () throws(LogStoreError) in try logStore.close() }
   }
+
+  deinit { changeStreams.finishAll() }
 
   /// Forces everything written so far onto stable storage.
   public func sync() throws(KeyValueStoreError) {
@@ -138,9 +149,9 @@ public final class KeyValueStore: Sendable {
     try put(.array([.double(number)]), id: id, into: table)
   }
 
-  /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (with its default
-  /// strategies: dates as seconds since 2001, data as Base64, URLs as their absolute string),
-  /// in the stored form: keys sorted, no spaces.
+  /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (with the store's
+  /// ``StoreOptions/coding`` strategies, by default its own: dates as seconds since 2001, data
+  /// as Base64; URLs as their absolute string), in the stored form: keys sorted, no spaces.
   ///
   /// The value is encoded straight into the stored text by the store's own encoder, which
   /// writes exactly the bytes that `JSONEncoder`'s output would be stored as.
@@ -153,7 +164,7 @@ public final class KeyValueStore: Sendable {
   {
     let json: [UInt8]
     do {
-      json = try StoredJSONEncoder.encode(value)
+      json = try StoredJSONEncoder.encode(value, strategies: coding)
     } catch {
       throw KeyValueStoreError(
         .invalidArgument,
@@ -177,14 +188,17 @@ public final class KeyValueStore: Sendable {
   /// - Throws: `.tableNotFound`; `.invalidArgument`, with nothing written, for an id or value
   ///   ``put(_:id:into:)`` would refuse, or a batch over the limit.
   public func put(_ objects: [String: JSONValue], into table: String) throws(KeyValueStoreError) {
-    try putBatch(ids: objects.keys, into: table) { id, values throws(KeyValueStoreError) in
-      do throws(JSONCodecError) {
-        try JSONWriter.write(objects[id]!, into: &values)
+    try putBatch(objects, into: table) { object, values throws(KeyValueStoreError) in
+      do throws(JSONWriteOrBodyError<Never>) {
+        try JSONWriter.withText(of: object.value) { (text: UnsafeRawBufferPointer) throws(Never) in
+          values.append(contentsOf: text)
+        }
       } catch {
+        guard case .write(let error) = error else { return }
         throw KeyValueStoreError(
           .invalidArgument,
-          "the value for id \"\(Self.shown(id))\" in table \"\(table)\" cannot be stored: "
-            + error.message)
+          "the value for id \"\(Self.shown(object.key))\" in table \"\(table)\" cannot be "
+            + "stored: " + error.message)
       }
     }
   }
@@ -198,29 +212,40 @@ public final class KeyValueStore: Sendable {
   public func put<T: Encodable>(encodables values: [String: T], into table: String)
     throws(KeyValueStoreError)
   {
-    try putBatch(ids: values.keys, into: table) { id, stored throws(KeyValueStoreError) in
+    try putBatch(values, into: table) { item, stored throws(KeyValueStoreError) in
       do {
-        stored += try StoredJSONEncoder.encode(values[id]!)
+        stored += try StoredJSONEncoder.encode(item.value, strategies: coding)
       } catch {
         throw KeyValueStoreError(
           .invalidArgument,
-          "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
+          "the \(T.self) for id \"\(Self.shown(item.key))\" cannot be encoded as JSON: \(error)")
       }
     }
   }
 
-  /// Writes one batch of puts into `table`: the ids in the order of their bytes, each value
-  /// appended to the batch's value bytes by `encode`. Nothing is written if one fails.
-  private func putBatch(
-    ids: some Collection<String>, into table: String,
-    _ encode: (String, inout [UInt8]) throws(KeyValueStoreError) -> Void
+  /// Writes one batch of puts into `table`: the items in the order of their ids' bytes, each
+  /// value appended to the batch's value bytes by `encode`. Nothing is written if one fails.
+  private func putBatch<Value>(
+    _ items: [String: Value], into table: String,
+    _ encode: ((key: String, value: Value), inout [UInt8]) throws(KeyValueStoreError) -> Void
   ) throws(KeyValueStoreError) {
-    let sorted = ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    let items = Array(items)
+    // The ids' bytes one after another, sorted through their positions: comparing the bytes
+    // in place costs no string copies and no reference counting.
+    var idBytes: [UInt8] = []
+    var bounds = [0]  // item i's id is idBytes[bounds[i]..<bounds[i + 1]]
+    bounds.reserveCapacity(items.count + 1)
+    for item in items {
+      try Self.checkID(item.key)
+      idBytes += item.key.utf8
+      bounds.append(idBytes.count)
+    }
+    let order = Self.byteOrder(of: idBytes, bounds: bounds)
     var puts = PackedPuts(table: table)
-    for id in sorted {
-      try Self.checkID(id)
-      try encode(id, &puts.values)
-      puts.keys += id.utf8
+    puts.keys.reserveCapacity(idBytes.count)
+    for index in order {
+      try encode(items[index], &puts.values)
+      puts.keys += idBytes[bounds[index]..<bounds[index + 1]]
       puts.ends.append(
         PackedPuts.End(key: puts.keys.count, value: puts.values.count, timestamp: nil))
     }
@@ -233,6 +258,45 @@ public final class KeyValueStore: Sendable {
         return
       }
       try logStore.write(puts)
+    }
+  }
+
+  /// The positions of the ids packed in `bytes` (id i is `bytes[bounds[i]..<bounds[i + 1]]`)
+  /// in the order of their bytes.
+  ///
+  /// Each id is sorted by eight of its bytes as one integer first: the eight after the prefix
+  /// every id shares (ids of one batch tend to share one, `user_` say), so that most
+  /// comparisons are one integer comparison and only ties compare the rest.
+  static func byteOrder(of bytes: [UInt8], bounds: [Int]) -> [Int] {
+    let count = bounds.count - 1
+    guard count > 1 else { return Array(0..<count) }
+    return bytes.withUnsafeBytes { bytes in
+      func id(_ index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[bounds[index]..<bounds[index + 1]])
+      }
+      // The prefix every id shares.
+      let first = id(0)
+      var shared = first.count
+      for index in 1..<count where shared > 0 {
+        let other = id(index)
+        shared = min(shared, other.count)
+        var common = 0
+        while common < shared && first[common] == other[common] { common += 1 }
+        shared = common
+      }
+      var keyed: [(key: UInt64, index: Int)] = (0..<count).map { index in
+        let id = id(index)
+        var key: UInt64 = 0
+        for offset in shared..<(shared + 8) {
+          key = key << 8 | UInt64(offset < id.count ? id[offset] : 0)
+        }
+        return (key, index)
+      }
+      keyed.sort { a, b in
+        if a.key != b.key { return a.key < b.key }
+        return bytesOrder(id(a.index), id(b.index)) < 0
+      }
+      return keyed.map(\.index)
     }
   }
 
@@ -318,7 +382,8 @@ public final class KeyValueStore: Sendable {
   /// `.typeMismatch` when the stored JSON does not decode as `T`.
   ///
   /// Decoding reads the stored text directly (the store's own decoder, no `Data`), and
-  /// accepts and converts exactly what `JSONDecoder` with its default strategies does.
+  /// accepts and converts exactly what `JSONDecoder` does with the store's
+  /// ``StoreOptions/coding`` strategies (by default, its own defaults).
   public func decode<T: Decodable>(_ type: T.Type, id: String, from table: String)
     throws(KeyValueStoreError) -> T?
   {
@@ -326,7 +391,7 @@ public final class KeyValueStore: Sendable {
     // the store's read lock.
     guard let bytes = try storedBytes(id: id, from: table) else { return nil }
     do {
-      return try StoredJSONDecoder.decode(T.self, from: bytes)
+      return try StoredJSONDecoder.decode(T.self, from: bytes, strategies: coding)
     } catch {
       throw KeyValueStoreError(
         .typeMismatch,
@@ -469,7 +534,10 @@ public final class KeyValueStore: Sendable {
           // The entry's bytes are the store's until the next one; the decoder copies what it
           // keeps, and runs outside the store's locks.
           items.append(
-            (id, try StoredJSONDecoder.decode(T.self, from: Array(value)), Self.date(timestamp)))
+            (
+              id, try StoredJSONDecoder.decode(T.self, from: Array(value), strategies: coding),
+              Self.date(timestamp)
+            ))
           return true
         } catch {
           failure = KeyValueStoreError(

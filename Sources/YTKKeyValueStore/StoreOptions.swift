@@ -42,13 +42,18 @@ public struct StoreOptions: Sendable, Equatable {
   /// written after it instead of every record (``LogStore/Options/indexFiles``). Default
   /// `true`.
   public var indexFiles: Bool
+  /// How `Encodable` values are stored and `Decodable` ones read: their dates, `Data` and
+  /// keys. Default `CodingStrategies()`, `JSONEncoder`'s and `JSONDecoder`'s defaults: what
+  /// is stored is what `JSONEncoder()` writes, and `JSONDecoder()` reads it. Not recorded in
+  /// the store: open it with the strategies it was written with.
+  public var coding: CodingStrategies
 
   public init(
     sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
     compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
     verifyChecksumsOnRead: Bool = true,
     fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
-    indexFiles: Bool = true
+    indexFiles: Bool = true, coding: CodingStrategies = CodingStrategies()
   ) {
     self.sync = sync
     self.readOnly = readOnly
@@ -58,6 +63,7 @@ public struct StoreOptions: Sendable, Equatable {
     self.verifyChecksumsOnRead = verifyChecksumsOnRead
     self.fileProtection = fileProtection
     self.indexFiles = indexFiles
+    self.coding = coding
   }
 
   var engineOptions: LogStore.Options {

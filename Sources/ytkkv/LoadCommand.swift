@@ -60,15 +60,22 @@ struct LoadCommand: Command {
     defer { try? store.close() }
     let loader = BatchLoader(store: store)
     if let ytkTable {
-      try loader.createTable(ytkTable)
       let input = try readStandardInput()
       // sqlite3 -json prints nothing at all for a table without rows.
       let isEmpty = input.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-      let rows = isEmpty ? .array([]) : try JSONReader.parse(input)
-      guard case .array(let elements) = rows else {
-        throw CommandFailure(
-          "expected a JSON array of rows, as `sqlite3 -json DB 'SELECT * FROM TABLE'` prints")
+      let expected =
+        "--ytk-table reads what `sqlite3 -json DB 'SELECT * FROM TABLE'` prints: a JSON array "
+        + "of rows, each {\"id\": …, \"json\": …, \"createdTime\": …}"
+      let rows: JSONValue
+      do {
+        rows = isEmpty ? .array([]) : try JSONReader.parse(input)
+      } catch {
+        throw CommandFailure("standard input is not JSON (\(error)); \(expected)")
       }
+      guard case .array(let elements) = rows else {
+        throw CommandFailure("standard input is JSON but not an array; \(expected)")
+      }
+      try loader.createTable(ytkTable)
       for (index, row) in elements.enumerated() {
         try loader.add(try Self.ytkRow(row, number: index + 1, table: ytkTable))
       }

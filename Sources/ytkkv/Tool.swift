@@ -23,6 +23,7 @@ enum Tool {
       StatsCommand.self,
       VerifyCommand.self,
       CompactCommand.self,
+      BackupCommand.self,
       RecoverCommand.self,
     ]
   }

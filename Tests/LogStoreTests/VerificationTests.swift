@@ -33,6 +33,27 @@ struct VerificationTests {
     fileSystem.files.keys.filter { $0.hasSuffix(".log") }.sorted()
   }
 
+  @Test("verify and an open's scan count records alike: a batch as its members")
+  func recordCounts() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = options(fileSystem)
+    options.indexFiles = false
+    let store = try LogStore(path: Self.path, options: options)
+    try store.createTable("t")
+    try store.put([1], forKey: "a".bytes, in: "t")
+    var batch = WriteBatch()
+    batch.put([2], forKey: "b".bytes, in: "t")
+    batch.put([3], forKey: "c".bytes, in: "t")
+    batch.delete(key: "a".bytes, in: "t")
+    try store.write(batch)
+    try store.close()
+    let report = try LogStore.verify(path: Self.path, fileSystem: fileSystem)
+    #expect(report.records == 5)
+    let reopened = try LogStore(path: Self.path, options: options)
+    defer { try? reopened.close() }
+    #expect(reopened.openReport.scannedRecords == report.records)
+  }
+
   @Test("verify of a path with no store throws storeNotFound")
   func missingStore() {
     let error = #expect(throws: LogStoreError.self) {

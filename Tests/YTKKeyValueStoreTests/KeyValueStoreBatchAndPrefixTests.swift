@@ -134,8 +134,8 @@ struct KeyValueStoreBatchAndPrefixTests {
     try store.delete(prefix: "user:", from: table)
     #expect(try store.count(in: table) == store2Count - listed.count)
     #expect(try store.ids(withPrefix: "user:", in: table).isEmpty)
-    expectError(.tableNotFound) { try store.ids(withPrefix: "", in: "nowhere") }
-    expectError(.tableNotFound) { try store.items(withPrefix: "", in: "nowhere") }
+    expectError(.tableNotFound) { _ = try store.ids(withPrefix: "", in: "nowhere") }
+    expectError(.tableNotFound) { _ = try store.items(withPrefix: "", in: "nowhere") }
   }
 
   @Test("forEachItem's body may throw: the visit stops and the error comes out as thrown")

@@ -167,6 +167,11 @@ struct KeyValueStoreTablesTests {
       try store.createTable(asciiString(bytes: 256))
     }
     expectError(.invalidTableName, mentioning: ["0 bytes"]) { try store.createTable("") }
+    // A NUL (or any control character) is shown escaped, never printed raw to a terminal.
+    let error = expectError(.invalidTableName, mentioning: [#""nul\0in\tside""#]) {
+      try store.createTable("nul\u{0}in\tside")
+    }
+    #expect(error.map { !$0.description.unicodeScalars.contains { $0.value < 0x20 } } == true)
   }
 
   // MARK: Missing tables

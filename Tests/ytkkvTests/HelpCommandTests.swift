@@ -9,7 +9,7 @@ struct HelpCommandTests {
       #expect(result.status == 0)
       for command in [
         "demo", "tables", "get", "put", "delete", "dump", "load", "stats", "verify", "compact",
-        "recover",
+        "backup", "recover",
       ] {
         #expect(result.standardOutput.contains("  \(command) "), "\(command) in \(arguments)")
       }

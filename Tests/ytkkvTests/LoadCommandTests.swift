@@ -241,7 +241,23 @@ struct LoadCommandTests {
 
     let notRows = try Tool.run(["load", path, "--ytk-table", "user_table"], input: Self.data("{}"))
     #expect(notRows.status == 1)
-    #expect(notRows.standardError.contains("expected a JSON array of rows"))
+    #expect(notRows.standardError.contains("not an array"))
+    #expect(notRows.standardError.contains("sqlite3 -json DB"))
+  }
+
+  @Test("--ytk-table given text that is not JSON says what it expected, and creates nothing")
+  func ytkInputNotJSON() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = scratch.appending("migrated.db")
+    let result = try Tool.run(
+      ["load", path, "--ytk-table", "user_table"], input: Self.data("id|json|createdTime\n1|[1]|0"))
+    #expect(result.status == 1)
+    #expect(result.standardError.hasPrefix("ytkkv load: standard input is not JSON"))
+    #expect(
+      result.standardError.contains(
+        "reads what `sqlite3 -json DB 'SELECT * FROM TABLE'` prints: a JSON array of rows"))
+    let store = try KeyValueStore(path: path, options: StoreOptions(readOnly: true))
+    #expect(try store.tableNames() == [])
   }
 
   @Test(

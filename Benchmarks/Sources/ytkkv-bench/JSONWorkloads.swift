@@ -13,6 +13,14 @@ extension EngineKind {
   static let ytkBatch = EngineKind(
     name: "ytk-batch", summary: "KeyValueStore.put(_:into:), batches of 1,000 JSONValues",
     make: { _, _ in throw BenchmarkError("ytk-batch runs only the batch-put workload") })
+  static let ytkObserved = EngineKind(
+    name: "ytk-observed",
+    summary: "KeyValueStore.put(_:id:into:) with a change stream on the table, read by a task",
+    make: { _, _ in throw BenchmarkError("ytk-observed runs only the observed-put workload") })
+  static let ytkUnread = EngineKind(
+    name: "ytk-unread",
+    summary: "KeyValueStore.put(_:id:into:) with a change stream on the table nobody reads",
+    make: { _, _ in throw BenchmarkError("ytk-unread runs only the observed-put workload") })
   static let ytkString = EngineKind(
     name: "ytk-string", summary: "KeyValueStore.string(id:) / put(string:id:into:)",
     make: { _, _ in throw BenchmarkError("ytk-string runs only the JSON workloads") })
@@ -251,33 +259,93 @@ let batchPutWorkload = Workload(
   },
   unit: .operationsPerSecond, engines: [.ytkBatch, .ytkObject],
   measure: { engine, _, configuration in
+    try measureBatchPuts(engine, count: configuration.keys, sync: .never)
+  },
+  note:
+    "The 6-field dictionary as a `JSONValue` under each id; `ytk-batch` puts them 1,000 to an atomic batch, `ytk-object` one put each. Sync `.never` (the default) on both. Target (issue 13): ≥ 3× per item."
+)
+
+let batchPutSyncWorkload = Workload(
+  name: "batch-put-sync",
+  title: { _ in
+    "put(_:into:) of 2,000 new ids in batches of 1,000, against single puts, sync .always"
+  },
+  unit: .operationsPerSecond, engines: [.ytkBatch, .ytkObject],
+  measure: { engine, _, _ in try measureBatchPuts(engine, count: 2_000, sync: .always) },
+  note:
+    "As batch-put, with sync `.always`: each single put waits for its own sync, a batch for one."
+)
+
+/// Puts `count` new ids, 1,000 to a batch (`ytk-batch`) or one at a time (`ytk-object`).
+private func measureBatchPuts(_ engine: EngineKind, count: Int, sync: SyncPolicy) throws
+  -> Double
+{
+  let ids = JSONDataset.ids(count)
+  var batches: [[String: JSONValue]] = []
+  for start in stride(from: 0, to: ids.count, by: 1000) {
+    var batch: [String: JSONValue] = [:]
+    for id in ids[start..<min(start + 1000, ids.count)] { batch[id] = JSONDataset.object }
+    batches.append(batch)
+  }
+  let scratch = Scratch("batch-put")
+  defer { scratch.clean() }
+  let store = try KeyValueStore(path: scratch.path, options: StoreOptions(sync: sync))
+  defer { try? store.close() }
+  try store.createTable(JSONDataset.table)
+  let seconds = try timed {
     if engine == .ytkObject {
-      return try measurePuts(engine, count: configuration.keys, storedBytes: []) { store, id in
-        try store.put(JSONDataset.object, id: id, into: JSONDataset.table)
-      }
+      for id in ids { try store.put(JSONDataset.object, id: id, into: JSONDataset.table) }
+    } else {
+      for batch in batches { try store.put(batch, into: JSONDataset.table) }
     }
+  }
+  guard try store.count(in: JSONDataset.table) == ids.count else {
+    throw BenchmarkError("the puts stored \(try store.count(in: JSONDataset.table)) items")
+  }
+  return Double(ids.count) / seconds
+}
+
+let observedPutWorkload = Workload(
+  name: "observed-put",
+  title: {
+    "put(_:id:into:) of \(thousands($0.keys)) new ids, with and without a change stream"
+  },
+  unit: .operationsPerSecond, engines: [.ytkObject, .ytkObserved, .ytkUnread],
+  measure: { engine, _, configuration in
     let ids = JSONDataset.ids(configuration.keys)
-    var batches: [[String: JSONValue]] = []
-    for start in stride(from: 0, to: ids.count, by: 1000) {
-      var batch: [String: JSONValue] = [:]
-      for id in ids[start..<min(start + 1000, ids.count)] { batch[id] = JSONDataset.object }
-      batches.append(batch)
-    }
-    let scratch = Scratch("batch-put")
+    let scratch = Scratch("observed-put")
     defer { scratch.clean() }
     let store = try KeyValueStore(path: scratch.path)
     defer { try? store.close() }
     try store.createTable(JSONDataset.table)
-    let seconds = try timed {
-      for batch in batches { try store.put(batch, into: JSONDataset.table) }
+    var consumer: Task<Int, Never>?
+    var unread: AsyncStream<KeyValueChange>?
+    if engine == .ytkObserved {
+      let changes = store.changes(in: JSONDataset.table)
+      consumer = Task.detached {
+        var count = 0
+        for await _ in changes { count += 1 }
+        return count
+      }
+    } else if engine == .ytkUnread {
+      unread = store.changes(in: JSONDataset.table)
     }
-    guard try store.count(in: JSONDataset.table) == ids.count else {
-      throw BenchmarkError("the batches stored \(try store.count(in: JSONDataset.table)) items")
+    let seconds = try timed {
+      for id in ids { try store.put(JSONDataset.object, id: id, into: JSONDataset.table) }
+    }
+    withExtendedLifetime(unread) {}
+    if let consumer {
+      try store.close()
+      let seen = waitForTask(consumer)
+      // A consumer that falls behind by more than the buffer sees its stream end early.
+      guard seen == ids.count || seen >= KeyValueStore.changeBufferLimit else {
+        throw BenchmarkError("the consumer saw \(seen) changes of \(ids.count)")
+      }
     }
     return Double(ids.count) / seconds
   },
   note:
-    "The 6-field dictionary as a `JSONValue` under each id; `ytk-batch` puts them 1,000 to an atomic batch, `ytk-object` one put each. Sync `.never` on both. Target (issue 13): ≥ 3× per item."
+    "The 6-field dictionary as a `JSONValue` under each id, sync `.never`: `ytk-object` with no change stream, `ytk-observed` with one that a detached task reads, `ytk-unread` with one nobody reads (it buffers 10,000 changes, then ends). Target (issue 13): no stream costs writers nothing measurable."
 )
 
 let stringGetWorkload = Workload(
@@ -439,13 +507,16 @@ let jsonScanWorkload = Workload(
 )
 
 let jsonWorkloads = [
-  jsonGetWorkload, jsonPutWorkload, batchPutWorkload, stringGetWorkload, stringPutWorkload,
+  jsonGetWorkload, jsonPutWorkload, batchPutWorkload, batchPutSyncWorkload, observedPutWorkload,
+  stringGetWorkload,
+  stringPutWorkload,
   codablePutWorkload,
   codableGetWorkload, jsonScanWorkload,
 ]
 
 let jsonEngines: [EngineKind] = [
-  .ytkObject, .ytkBatch, .ytkString, .ytkCodable, .jsonEncoder, .jsonDecoder, .ytkScan,
+  .ytkObject, .ytkBatch, .ytkObserved, .ytkUnread, .ytkString, .ytkCodable, .jsonEncoder,
+  .jsonDecoder, .ytkScan,
   .levelDBJSON,
 ]
 
@@ -455,6 +526,10 @@ func jsonTargets(_ results: [WorkloadResult]) -> [Target] {
     ("json-get", .logStore, "object(id:): ≥ 0.6× LogStore's get of the same bytes", 0.6),
     ("json-put", .logStore, "put(_ object:): ≥ 0.6× LogStore's put of the same bytes", 0.6),
     ("batch-put", .ytkObject, "put(_:into:), batches of 1,000: ≥ 3× single puts (issue 13)", 3),
+    (
+      "batch-put-sync", .ytkObject,
+      "put(_:into:), batches of 1,000, sync .always: ≥ 3× single puts (issue 13)", 3
+    ),
     ("string-get", .logStore, "string(id:): ≥ 0.8× LogStore's get of the same bytes", 0.8),
     ("string-put", .logStore, "put(string:): ≥ 0.8× LogStore's put of the same bytes", 0.8),
     ("codable-put", .jsonEncoder, "put(encodable:): ≥ 1.5× JSONEncoder().encode alone", 1.5),
@@ -470,5 +545,28 @@ func jsonTargets(_ results: [WorkloadResult]) -> [Target] {
       description: goal.description,
       measured: advantage.map { String(format: "%.2f×", $0) } ?? "n/a",
       met: (advantage ?? 0) >= goal.ratio)
+  }
+}
+
+/// The value of `task`, waited for from synchronous code.
+private func waitForTask<T: Sendable>(_ task: Task<T, Never>) -> T {
+  let done = DispatchSemaphore(value: 0)
+  let result = LockedBox<T?>(nil)
+  Task.detached {
+    result.value = await task.value
+    done.signal()
+  }
+  done.wait()
+  return result.value!
+}
+
+/// A value shared between a task and the thread waiting for it.
+private final class LockedBox<T>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: T
+  init(_ value: T) { stored = value }
+  var value: T {
+    get { lock.withLock { stored } }
+    set { lock.withLock { stored = newValue } }
   }
 }

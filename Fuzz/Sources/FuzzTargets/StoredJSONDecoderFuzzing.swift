@@ -10,22 +10,31 @@ import YTKKeyValueStore
 ///
 /// For bytes that JSONReader accepts, decoding as a `JSONValue` and as two small Codable
 /// types must give the same value with both decoders, or throw with both. (Bytes the reader
-/// rejects are the json target's.)
+/// rejects are the json target's.) So must decoding as ``KeyedJSON`` (objects through keyed
+/// containers, dates where they read) with snake-case keys and ISO 8601 or second dates, and
+/// the record with snake-case keys.
 package func fuzzStoredJSONDecoder(_ data: UnsafeRawBufferPointer) {
   guard (try? JSONReader.parse(data)) != nil else { return }
   let bytes = Array(data)
   expectSameResult(JSONValue.self, bytes) { sameJSON($0, $1) }
   expectSameResult(FuzzedRecord.self, bytes) { $0 == $1 }
   expectSameResult([FuzzedRecord?].self, bytes) { $0 == $1 }
+  let snakeCase = CodingStrategies(keys: .snakeCase)
+  expectSameResult(FuzzedRecord.self, bytes, strategies: snakeCase) { $0 == $1 }
+  for dates in [CodingStrategies.DateStrategy.iso8601, .secondsSince1970] {
+    let strategies = CodingStrategies(dates: dates, keys: .snakeCase)
+    expectSameResult(KeyedJSON.self, bytes, strategies: strategies) { sameJSON($0.value, $1.value) }
+  }
 }
 
-/// Decodes `bytes` as a `T` with both decoders; traps unless both give values that `same`
-/// accepts, or both throw.
+/// Decodes `bytes` as a `T` with both decoders and `strategies`; traps unless both give
+/// values that `same` accepts, or both throw.
 private func expectSameResult<T: Decodable>(
-  _ type: T.Type, _ bytes: [UInt8], same: (T, T) -> Bool
+  _ type: T.Type, _ bytes: [UInt8], strategies: CodingStrategies = CodingStrategies(),
+  same: (T, T) -> Bool
 ) {
-  let ours = try? StoredJSONDecoder.decode(T.self, from: bytes)
-  let theirs = try? JSONDecoder().decode(T.self, from: Data(bytes))
+  let ours = try? StoredJSONDecoder.decode(T.self, from: bytes, strategies: strategies)
+  let theirs = try? strategies.foundationDecoder.decode(T.self, from: Data(bytes))
   switch (ours, theirs) {
   case (nil, nil):
     return

@@ -12,7 +12,8 @@
 ///    compaction has happened: recovery treats the inputs as gone from then on.
 /// 4. *Swap* (under both locks, in short steps): point the index at the copies (only where
 ///    it still points at the originals, so writes made meanwhile win), then drop the inputs
-///    from memory and delete their files.
+///    from memory and delete their files (at once unless a backup runs, which may be copying
+///    them: then the last backup to end deletes them, ``ActiveLog/mayRemoveInputs(_:)``).
 /// A crash before step 3 completes leaves the inputs in charge and the outputs are removed at
 /// open; a crash after it leaves the outputs in charge and the inputs are removed at open.
 ///
@@ -336,6 +337,7 @@ final class Compactor: @unchecked Sendable {
       }
       start = end
     }
+    var removesInputs = false
     log.lock.withLock {
       index.change {
         // A key still pointing into an input is one whose record sat in damage met while
@@ -357,14 +359,13 @@ final class Compactor: @unchecked Sendable {
       }
       log.dropRetired(
         replacedBy: outputs.map { ($0.number, $0.size, $0.hintSize) })
+      // A backup running now may be copying the inputs: their files stay until it ends.
+      removesInputs = manifestFailure == nil && log.mayRemoveInputs(inputNumbers.sorted())
       isRunning = false
       log.lock.broadcast()
     }
     if let manifestFailure { throw manifestFailure }
-    for number in inputNumbers.sorted() {
-      try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
-      try fileSystem.removeFile(directory + "/" + StoreFileName.hint(number))
-    }
+    if removesInputs { try log.removeSegmentFiles(inputNumbers.sorted()) }
     // The index file described the inputs: no open can use it any more.
     try log.lock.withLock { () throws(LogStoreError) in try checkpointer.removeCurrent() }
     try fileSystem.synchronizeDirectory(directory)

@@ -26,6 +26,11 @@ final class ActiveLog: @unchecked Sendable {
   /// Inputs of a compaction whose outputs have replaced them in the manifest, until they are
   /// dropped from the index.
   private var retiredSegments: Set<UInt32> = []
+  /// Backups between ``beginBackup()`` and ``endBackup()``.
+  private var backupsRunning = 0
+  /// Inputs of compactions that ended while a backup ran, whose files that backup may still be
+  /// copying: removed when the last backup ends.
+  private var inputsHeldForBackups: [UInt32] = []
   /// A thread is syncing the active segment without holding `lock`; nobody may seal,
   /// replace or close it meanwhile.
   private(set) var syncInFlight = false
@@ -35,6 +40,8 @@ final class ActiveLog: @unchecked Sendable {
   /// for: a writer removes the file, so that no later open trusts it again. Set once, before
   /// the store is used.
   var indexFileFoundDamaged: () -> Void = {}
+  /// Called (with `lock` held) with each change once it is applied: ``LogStore/observeCommits(_:)``.
+  var commitObserver: (@Sendable (CommittedChange) -> Void)?
 
   init(directory: String, options: LogStore.Options, index: IndexView, state: RecoveredState) {
     self.directory = directory
@@ -238,6 +245,73 @@ final class ActiveLog: @unchecked Sendable {
       sealedSizes[output.number] = output.size
       hintSizes[output.number] = output.hintSize
     }
+  }
+
+  /// Whether a compaction may remove the files of its inputs, `numbers`, now that they are out
+  /// of the manifest and the index: not while a backup runs, which may be copying them; they
+  /// are then held for the last backup to remove when it ends (``endBackup()``).
+  func mayRemoveInputs(_ numbers: [UInt32]) -> Bool {
+    guard backupsRunning > 0 else { return true }
+    inputsHeldForBackups += numbers
+    return false
+  }
+
+  /// Removes the files of segments that are out of the manifest and the index, and their hint
+  /// files.
+  func removeSegmentFiles(_ numbers: [UInt32]) throws(LogStoreError) {
+    for number in numbers {
+      try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
+      try fileSystem.removeFile(directory + "/" + StoreFileName.hint(number))
+    }
+  }
+
+  // MARK: Backups
+
+  /// A compaction is between retiring its inputs and dropping them (``retire(_:)``,
+  /// ``dropRetired(replacedBy:)``): its outputs are live, but their sizes are not recorded yet.
+  var isSwappingSegments: Bool { !retiredSegments.isEmpty }
+
+  /// Starts a backup (``StoreBackup``): the live segments, in order, each with the bytes that
+  /// hold the store as it is now. Until ``endBackup()``, compactions leave the files of their
+  /// inputs in place (``mayRemoveInputs(_:)``). Call with `lock` held, every change appended
+  /// applied (the group commit idle), and no compaction swapping segments.
+  func beginBackup() throws(LogStoreError) -> [BackupSource] {
+    let sizes = segmentSizes
+    var sources: [BackupSource] = []
+    for number in liveSegmentNumbers() {
+      // Every live segment is open and, outside a swap, has a size.
+      guard let file = index.segments[number], let length = sizes[number] else {
+        throw LogStoreError.segmentMissing(number, in: directory)
+      }
+      let sealed = number != writer?.file.number
+      let hasHint = hintSizes[number, default: 0] > 0
+      sources.append(BackupSource(file: file, length: length, copiesHint: sealed && hasHint))
+    }
+    backupsRunning += 1
+    return sources
+  }
+
+  /// Ends a backup. The last one to end removes the files held for backups, with `lock`
+  /// released meanwhile (and those held meanwhile too). Call with `lock` held.
+  func endBackup() {
+    while backupsRunning == 1 && !inputsHeldForBackups.isEmpty {
+      let held = inputsHeldForBackups
+      inputsHeldForBackups = []
+      lock.unlock()
+      // A file left behind is only garbage: it is out of the manifest, and numbered below the
+      // newest compaction's outputs, so the next writer's open removes it.
+      try? removeSegmentFiles(held)
+      try? fileSystem.synchronizeDirectory(directory)
+      lock.lock()
+    }
+    backupsRunning -= 1
+    lock.broadcast()
+  }
+
+  /// Waits until no backup runs; each stops at its next write once `closing` is set. Call with
+  /// `lock` held.
+  func waitUntilBackupsEnd() {
+    while backupsRunning > 0 { lock.wait() }
   }
 
   // MARK: Rebuilding the index

@@ -87,6 +87,11 @@ final class GroupCommit: @unchecked Sendable {
         }
       }
     }
+    if let observer = log.commitObserver {
+      for member in group where member.error == nil && member.appended != nil {
+        observer(CommittedChange(mutation: member.mutation))
+      }
+    }
     for member in group {
       member.done = true
       member.wakeup.signal()

@@ -22,7 +22,8 @@ struct RecoveredState {
 
 /// How opening a store rebuilt its index, for tests and `ytkkv stats`.
 package struct OpenReport: Sendable, Equatable {
-  /// Records decoded (and checksummed) from segment files.
+  /// Records decoded (and checksummed) from segment files; a batch counts as its members,
+  /// as ``VerificationReport/records`` counts it.
   package var scannedRecords = 0
   /// Entries read from hint files instead.
   package var hintEntries = 0
@@ -429,13 +430,17 @@ struct Recovery {
     func handle(_ event: SegmentScanner.Event, lastSequence: UInt64) throws(LogStoreError) {
       switch event {
       case .record(let record, let offset):
-        state.report.scannedRecords += 1
         let location = RecordLocation(
           segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
+        // A batch counts as its members, as `verify` counts it.
         if record.kind == .batch {
           state.keys.applyPending()
-          try file.forEachMember(of: record, at: offset) { state.keys.apply($0, at: $1) }
+          try file.forEachMember(of: record, at: offset) {
+            state.report.scannedRecords += 1
+            state.keys.apply($0, at: $1)
+          }
         } else {
+          state.report.scannedRecords += 1
           state.keys.applySoon(record, at: location)
         }
         maxSequence = max(maxSequence, lastSequence)

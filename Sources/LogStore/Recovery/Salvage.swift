@@ -129,8 +129,9 @@ extension LogStore {
     return path + ".damaged-" + suffix
   }
 
-  /// Removes a store directory this code created, and the files in it.
-  private static func removeStoreDirectory(_ path: String, fileSystem: any FileSystem)
+  /// Removes a store directory this code created, and the files in it (``recover(path:)``'s
+  /// copy, a backup's).
+  static func removeStoreDirectory(_ path: String, fileSystem: any FileSystem)
     throws(LogStoreError)
   {
     for name in try fileSystem.contentsOfDirectory(path) {

@@ -5,7 +5,7 @@
 #endif
 
 // How one value is read from its tape entry: scalars straight from the text, Foundation's
-// types as JSONDecoder's default strategies read them, anything else through its
+// types as JSONDecoder reads them with the document's strategies, anything else through its
 // init(from:). The rules, and the errors, are JSONDecoder's; where they are surprising, the
 // comment says so.
 
@@ -22,6 +22,9 @@ extension StoredJSONDecoder {
     case notRepresentable
     /// A string that does not make the value, such as a `URL` (`dataCorrupted`).
     case invalid(String)
+    /// A string that does not make a date, by the ISO 8601 strategy (`dataCorrupted`, which
+    /// `JSONDecoder` reports at the coding path of the container, without the value's key).
+    case invalidDate(String)
   }
 }
 
@@ -40,15 +43,16 @@ extension StoredJSONDecoder.Document {
   func decode<T: Decodable>(
     _ type: T.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) throws -> T {
-    // Foundation's types are read as JSONDecoder's default strategies read them, not by
-    // their init(from:) (which for Data would expect an array of bytes).
+    // Foundation's types are read as JSONDecoder reads them with the strategies, not by
+    // their init(from:) (which for Data would expect an array of bytes, as
+    // `.deferredToData` does).
     if T.self == Date.self {
       return reinterpret(try read(Date.self, at: index, path: path, key: key), as: T.self)
     }
     if T.self == URL.self {
       return reinterpret(try read(URL.self, at: index, path: path, key: key), as: T.self)
     }
-    if T.self == Data.self {
+    if T.self == Data.self, strategies.data == .base64 {
       return reinterpret(try read(Data.self, at: index, path: path, key: key), as: T.self)
     }
     if T.self == Decimal.self {
@@ -80,6 +84,10 @@ extension StoredJSONDecoder.Document {
     if T.self == [Double].self {
       return reinterpret(
         try readArray(of: Double.self, at: index, path: path, key: key), as: T.self)
+    }
+    // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
+    if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
+      return try dictionary.decodeMembers(of: index, in: self, path: path, key: key) as! T
     }
     let decoder = StoredJSONDecoder.ValueDecoder(
       document: self, value: index, path: self.path(path, appending: key))
@@ -182,6 +190,9 @@ extension StoredJSONDecoder.Document {
     case .invalid(let message):
       return .dataCorrupted(
         DecodingError.Context(codingPath: codingPath, debugDescription: message))
+    case .invalidDate(let message):
+      return .dataCorrupted(
+        DecodingError.Context(codingPath: self.codingPath(path), debugDescription: message))
     }
   }
 
@@ -378,12 +389,25 @@ extension StoredJSONDecoder.Document {
     return decimal
   }
 
-  // MARK: Foundation's types, by JSONDecoder's default strategies
+  // MARK: Foundation's types, by JSONDecoder's strategies
 
-  /// `.deferredToDate`: the number of seconds since 2001 (what `Date(from:)` reads).
+  /// A date by the date strategy: by default `.deferredToDate`, the number of seconds since
+  /// 2001 (what `Date(from:)` reads).
   func date(at index: Int) throws(Failure) -> Date {
     guard tape[index].kind != .null else { throw .null }
-    return Date(timeIntervalSinceReferenceDate: try double(at: index))
+    switch strategies.dates {
+    case .deferredToDate:
+      return Date(timeIntervalSinceReferenceDate: try double(at: index))
+    case .secondsSince1970:
+      return Date(timeIntervalSince1970: try double(at: index))
+    case .millisecondsSince1970:
+      return Date(timeIntervalSince1970: try double(at: index) / 1000)
+    case .iso8601:
+      guard let date = ISO8601DateText.date(from: try string(at: index)) else {
+        throw .invalidDate("Expected date string to be ISO8601-formatted.")
+      }
+      return date
+    }
   }
 
   func url(at index: Int) throws(Failure) -> URL {
@@ -399,6 +423,46 @@ extension StoredJSONDecoder.Document {
       throw .invalid("Encountered Data is not valid Base64.")
     }
     return data
+  }
+}
+
+/// A `[String: Value]`, whose keys `JSONDecoder` reads as they are whatever the key strategy:
+/// it decodes the dictionary itself rather than through the dictionary's `init(from:)`, which
+/// would look the keys up in a keyed container.
+protocol StringKeyedDictionaryDecodable {
+  /// Decodes the object at `index`, whose coding path is `path` and then `key`: every
+  /// member's value, in document order (so that the first one that fails is reported), the
+  /// first of a repeated key kept.
+  static func decodeMembers(
+    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
+    key: some CodingKey
+  ) throws -> Self
+}
+
+extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value: Decodable {
+  static func decodeMembers(
+    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
+    key: some CodingKey
+  ) throws -> [String: Value] {
+    let objectPath = document.path(path, appending: key)
+    guard document.tape[index].kind == .object else {
+      // The error of asking a value that is not an object for a keyed container.
+      _ = try StoredJSONDecoder.ValueDecoder(document: document, value: index, path: objectPath)
+        .container(keyedBy: StringKey.self)
+      preconditionFailure("a keyed container of a value that is not an object")
+    }
+    var members: [String: Value] = [:]
+    members.reserveCapacity(document.tape[index].first)
+    var member = index + 1
+    let end = document.tape[index].second
+    while member < end {
+      let name = document.decodedString(at: member)
+      let value = try document.decode(
+        Value.self, at: member + 1, path: objectPath, key: StringKey(stringValue: name))
+      if members[name] == nil { members[name] = value }
+      member = document.entry(after: member + 1)
+    }
+    return members
   }
 }
 

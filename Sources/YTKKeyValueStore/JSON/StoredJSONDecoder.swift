@@ -35,22 +35,26 @@
 /// - `Bool` reads only `true` and `false`; JSON `null` where a value is required is
 ///   `valueNotFound`, except for `Bool`, where it is `typeMismatch`, as in `JSONDecoder`.
 /// - `Date` reads seconds since 2001 (`.deferredToDate`), `Data` base64 text, `URL` a string
-///   that `URL(string:)` accepts, `Decimal` number text.
+///   that `URL(string:)` accepts, `Decimal` number text. Other ``CodingStrategies`` read
+///   what `JSONDecoder` reads with the strategies of the same names (with `.snakeCase`, keys
+///   match after conversion from snake case; a `[String: Value]`'s keys are not converted).
 /// - An object that repeats a key decodes with the key's first value, and keys match as
 ///   Swift strings do (so `"\u212A"`, the Kelvin sign, is the key `K`).
 package enum StoredJSONDecoder {
-  /// Decodes a `T` from the JSON text in `bytes`.
+  /// Decodes a `T` from the JSON text in `bytes`, read with `strategies` (by default
+  /// `JSONDecoder`'s).
   ///
   /// - Throws: `DecodingError`, or an error thrown by an `init(from:)`.
   package static func decode<T: Decodable>(
-    _ type: T.Type, from bytes: UnsafeRawBufferPointer
+    _ type: T.Type, from bytes: UnsafeRawBufferPointer,
+    strategies: CodingStrategies = CodingStrategies()
   ) throws -> T {
     do {
       return try JSONTape.withTape(of: bytes) { tape in
         var document = Document(
           input: UnsafeBufferPointer(
             start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count),
-          tape: tape)
+          tape: tape, strategies: strategies)
         // A decoder or container kept by an `init(from:)` outlives this call and the memory it
         // reads, so the document then keeps copies of the text and the tape.
         defer {
@@ -65,9 +69,11 @@ package enum StoredJSONDecoder {
     }
   }
 
-  /// Decodes a `T` from the JSON text in `bytes`.
-  package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-    try bytes.withUnsafeBytes { try decode(type, from: $0) }
+  /// Decodes a `T` from the JSON text in `bytes`, read with `strategies`.
+  package static func decode<T: Decodable>(
+    _ type: T.Type, from bytes: [UInt8], strategies: CodingStrategies = CodingStrategies()
+  ) throws -> T {
+    try bytes.withUnsafeBytes { try decode(type, from: $0, strategies: strategies) }
   }
 }
 
@@ -90,18 +96,27 @@ extension StoredJSONDecoder {
     /// usually read in the order their keys come.
     var lastObject = -1
     var keyAfterLast = 0
-    /// Indexes of the keys of large objects, made when one is first searched.
+    /// Indexes of the keys of large objects, made when one is first searched; with
+    /// `.snakeCase`, of every object, by converted keys.
     var memberTables: [Int: MemberTable] = [:]
     /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
     /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
     /// path by an entry, so that paths cost no allocation of their own; a decoder kept past
     /// its value still names the right one, as entries are never removed.
     var paths: [(key: any CodingKey, parent: Int)] = []
+    let strategies: CodingStrategies
+    /// Whether keys are converted from snake case; read for every member, so kept apart.
+    let convertsKeys: Bool
 
     /// `tape` is the scan of `input`, ending with the `null` of ``missingValue``.
-    init(input: UnsafeBufferPointer<UInt8>, tape: UnsafeMutableBufferPointer<JSONTapeEntry>) {
+    init(
+      input: UnsafeBufferPointer<UInt8>, tape: UnsafeMutableBufferPointer<JSONTapeEntry>,
+      strategies: CodingStrategies
+    ) {
       self.input = input
       self.tape = tape
+      self.strategies = strategies
+      convertsKeys = strategies.keys == .snakeCase
     }
 
     deinit {
@@ -199,7 +214,8 @@ extension StoredJSONDecoder {
     enum MemberTable {
       /// The key indexes in order, for a binary search (objects whose keys are simple).
       case sortedKeys([Int])
-      /// Each distinct key's first value (other objects).
+      /// Each distinct key's first value (other objects; with `.snakeCase`, every object, by
+      /// converted keys).
       case firstValues([String: Int])
     }
 
@@ -212,7 +228,9 @@ extension StoredJSONDecoder {
     /// `JSONDecoder` (whose containers are dictionaries made member by member, keeping the
     /// first). When the object's keys are simple (``JSONTapeEntry/Flags/keysAreSimple``, as
     /// in the stored form) and `name` is ASCII, comparing bytes gives the same answer.
+    @inline(__always)
     func member(named name: String, in object: Int) -> Int? {
+      if convertsKeys { return convertedMember(named: name, in: object) }
       let keysAreSimple = checkKeys(of: object)
       return withUTF8(of: name) { utf8 in
         if keysAreSimple, isASCII(utf8) {
@@ -363,17 +381,39 @@ extension StoredJSONDecoder {
       return table
     }
 
+    /// The index of the value of the member whose key converted from snake case is `name`, as
+    /// `JSONDecoder` finds it with `.convertFromSnakeCase`: where two keys convert to the
+    /// same, the first. The object's converted keys are tabled on first use. (Not inlined: it
+    /// stays out of the default path's way.)
+    @inline(never)
+    func convertedMember(named name: String, in object: Int) -> Int? {
+      if case .firstValues(let members)? = memberTables[object] { return members[name] }
+      var members: [String: Int] = [:]
+      members.reserveCapacity(tape[object].first)
+      var key = object + 1
+      let end = tape[object].second
+      while key < end {
+        let converted = SnakeCaseKeys.camelCased(decodedString(at: key))
+        if members[converted] == nil { members[converted] = key + 1 }
+        key = entry(after: key + 1)
+      }
+      memberTables[object] = .firstValues(members)
+      return members[name]
+    }
+
     /// The distinct keys of the object at `object` in document order (a repeated key, or one
-    /// equal to an earlier key as a Swift string, only the first time).
+    /// equal to an earlier key as a Swift string, only the first time); with `.snakeCase`,
+    /// converted.
     func keys(of object: Int) -> [String] {
       var keys: [String] = []
       keys.reserveCapacity(tape[object].first)
-      let simple = checkKeys(of: object)
+      let simple = !convertsKeys && checkKeys(of: object)
       var seen = Set<String>()
       var key = object + 1
       let end = tape[object].second
       while key < end {
-        let name = decodedString(at: key)
+        var name = decodedString(at: key)
+        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
         if simple || seen.insert(name).inserted {
           keys.append(name)
         }

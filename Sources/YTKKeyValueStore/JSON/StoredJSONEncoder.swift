@@ -21,6 +21,9 @@
 ///   stored as the nearest double. NaN and the infinities are an error.
 /// - `Date` encodes as itself (seconds since 2001 as a `Double`), `Data` as a base64
 ///   string, `URL` as its `absoluteString`, `Decimal` as the number its `description` reads.
+///   Other ``CodingStrategies`` give what `JSONEncoder` gives with the strategies of the
+///   same names: dates as seconds or milliseconds since 1970 or ISO 8601 text, `Data` as an
+///   array of bytes, keys of keyed containers in snake case (not a `[String: Value]`'s).
 /// - A key written twice in one keyed container keeps its first spelling and its last
 ///   value; keys that are equal as Swift strings (canonically equivalent) are one key.
 /// - A value that encodes nothing is `{}` inside a container, and an error at the top.
@@ -39,13 +42,16 @@
 /// in them) in flat arrays of plain integers. When the top-level value is done, one pass
 /// copies the spans into the output, objects' members in key order.
 package enum StoredJSONEncoder {
-  /// Returns the canonical stored JSON text of `value`.
+  /// Returns the canonical stored JSON text of `value`, written with `strategies` (by
+  /// default `JSONEncoder`'s).
   ///
   /// - Throws: `EncodingError.invalidValue` for a value with no JSON form (a non-finite
   ///   number, a NaN `Decimal`, nesting too deep, a top-level value that encodes nothing, a
   ///   misuse of the containers); any error that `value`'s `encode(to:)` throws, unchanged.
-  package static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-    let encoding = Encoding()
+  package static func encode<T: Encodable>(
+    _ value: T, strategies: CodingStrategies = CodingStrategies()
+  ) throws -> [UInt8] {
+    let encoding = Encoding(strategies: strategies)
     let top = try encoding.encodeTopLevel(value)
     if let misuse = encoding.misuse {
       throw EncodingError.invalidValue(
@@ -223,8 +229,13 @@ extension StoredJSONEncoder {
     @exclusivity(unchecked) var path: [PathNode] = []
     var nextSerial = 0
     var misuse: Misuse?
+    let strategies: CodingStrategies
+    /// Whether keys are converted (`.snakeCase`); read for every member, so kept apart.
+    let convertsKeys: Bool
 
-    init() {
+    init(strategies: CodingStrategies) {
+      self.strategies = strategies
+      convertsKeys = strategies.keys == .snakeCase
       entries.reserveCapacity(16)
       containers.reserveCapacity(4)
     }
@@ -288,6 +299,12 @@ extension StoredJSONEncoder {
     }
 
     private func encodeInNewSlot<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
+      // As with `JSONEncoder`, a key strategy leaves the keys of a `[String: Value]` alone
+      // (its own encode(to:) would make them keys of a keyed container). The value is cast,
+      // not its type, as `JSONEncoder` casts it: an optional dictionary counts too.
+      if convertsKeys, let dictionary = value as? any StringKeyedDictionary {
+        return try dictionary.encodeMembers(in: self, pathNode: pathNode)
+      }
       let serial = nextSerial
       nextSerial &+= 1
       let index = slots.count
@@ -320,22 +337,22 @@ extension StoredJSONEncoder {
 
     /// Writes the types `JSONEncoder` encodes its own way rather than through their
     /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
-    /// go), or returns nil for every other type. Per-store date and data strategies would
-    /// choose their forms here.
+    /// go), or returns nil for every other type. Dates and `Data` take the forms the
+    /// strategies choose.
     func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
       let start = arena.count
       if T.self == Date.self {
-        // `.deferredToDate`: what Date's own encode(to:) writes.
-        let seconds = StoredJSONEncoder.cast(value, to: Date.self).timeIntervalSinceReferenceDate
-        guard seconds.isFinite else {
-          throw InvalidValue(value: seconds, message: nonFiniteMessage(seconds), index: nil)
-        }
-        StoredJSONEncoder.appendFiniteDouble(seconds, into: &arena)
+        try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
       } else if T.self == URL.self {
         let url = StoredJSONEncoder.cast(value, to: URL.self)
         arena.appendString(url.absoluteString)
       } else if T.self == Data.self {
-        StoredJSONEncoder.appendBase64(StoredJSONEncoder.cast(value, to: Data.self), into: &arena)
+        let data = StoredJSONEncoder.cast(value, to: Data.self)
+        guard strategies.data == .base64 else {
+          // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
+          return try encodeDirectArray(Array(data), kind: .uint8)
+        }
+        StoredJSONEncoder.appendBase64(data, into: &arena)
       } else if T.self == Decimal.self {
         let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
         let isNumber = arena.appendWritten {
@@ -351,6 +368,27 @@ extension StoredJSONEncoder {
         return nil
       }
       return Value(kind: .text, start: start, end: arena.count)
+    }
+
+    /// Appends `date` in the form of the date strategy.
+    private func appendDate(_ date: Date) throws(InvalidValue) {
+      let number: Double
+      switch strategies.dates {
+      case .deferredToDate:
+        // What Date's own encode(to:) writes.
+        number = date.timeIntervalSinceReferenceDate
+      case .secondsSince1970:
+        number = date.timeIntervalSince1970
+      case .millisecondsSince1970:
+        number = 1000 * date.timeIntervalSince1970
+      case .iso8601:
+        arena.appendString(ISO8601DateText.text(of: date))
+        return
+      }
+      guard number.isFinite else {
+        throw InvalidValue(value: number, message: nonFiniteMessage(number), index: nil)
+      }
+      StoredJSONEncoder.appendFiniteDouble(number, into: &arena)
     }
 
     // MARK: Containers

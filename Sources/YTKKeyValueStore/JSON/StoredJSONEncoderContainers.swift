@@ -95,9 +95,9 @@ extension StoredJSONEncoder {
 
     private var pathNode: Int { encoding.containers[container].pathNode }
 
-    /// The member name of `key`: its string value. (A key strategy would convert it here.)
+    /// The member name of `key`: its string value, converted by the key strategy.
     private func name(_ key: Key) -> String {
-      key.stringValue
+      encoding.convertsKeys ? encoding.convertedName(key) : key.stringValue
     }
 
     /// Writes `key`, then lets `write` append the value's text after it.
@@ -452,8 +452,38 @@ extension StoredJSONEncoder.Encoding {
     return nested
   }
 
+  /// The name of `key` in snake case. (Not inlined: it stays out of the default path's way.)
+  @inline(never)
+  func convertedName(_ key: some CodingKey) -> String {
+    SnakeCaseKeys.snakeCased(key.stringValue)
+  }
+
   func newDetachedSlot(pathNode: Int) -> StoredJSONEncoder.SlotReference {
     detached.append(StoredJSONEncoder.Slot(pathNode: pathNode, serial: 0))
     return StoredJSONEncoder.SlotReference(index: -detached.count, serial: 0)
+  }
+}
+
+/// A `[String: Value]`, whose keys `JSONEncoder` writes as they are whatever the key
+/// strategy: it encodes the dictionary itself rather than through the dictionary's
+/// `encode(to:)`, which would hand the keys to a keyed container.
+protocol StringKeyedDictionary {
+  /// Encodes the members as an object whose coding path is the path node `pathNode`.
+  func encodeMembers(in encoding: StoredJSONEncoder.Encoding, pathNode: Int) throws
+    -> StoredJSONEncoder.Value
+}
+
+extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodable {
+  func encodeMembers(in encoding: StoredJSONEncoder.Encoding, pathNode: Int) throws
+    -> StoredJSONEncoder.Value
+  {
+    let object = encoding.newContainer(isObject: true, pathNode: pathNode)
+    for (key, value) in self {
+      let member = encoding.beginMember(key)
+      let encoded = try encoding.encodeNested(
+        value, parent: pathNode, key: StringKey(stringValue: key))
+      encoding.addMember(member, value: encoded, in: object)
+    }
+    return .container(object)
   }
 }

@@ -1,0 +1,187 @@
+extension LogStore {
+  /// Writes a copy of the store, as it is at one moment, into a new directory at `path`, while
+  /// the store stays in use.
+  ///
+  /// The copy holds exactly the state after the writes that had returned when the backup
+  /// fixed its moment, at the start of the call: writes made while it copies are not in it,
+  /// and a batch, a prefix delete or a table clear is in it whole or not at all. Writers wait
+  /// only while that moment is fixed (a list of files is made), not while the files are
+  /// copied; compaction goes on meanwhile too, but leaves the files it replaces on disk until
+  /// the copy is done. The copy is a store of its own: open it with `LogStore(path:)`. It is
+  /// on stable storage when the call returns.
+  ///
+  /// A read-only store is copied as it was when it was opened.
+  ///
+  /// ```swift
+  /// let store = try LogStore(path: "/tmp/example.store")
+  /// try store.backup(to: "/tmp/example-backup.store")
+  /// let copy = try LogStore(path: "/tmp/example-backup.store")
+  /// ```
+  ///
+  /// The copy is assembled beside `path`, in a directory named `path.backing-up-<time>-<n>`,
+  /// and moved to `path` once complete, so that `path` never holds a partial copy. A failed
+  /// backup removes what it wrote; one cut short by a crash may leave that directory behind,
+  /// which can be deleted.
+  ///
+  /// - Parameter path: Where the copy goes: nothing may be there, or an empty directory
+  ///   (which the copy replaces). Missing parent directories are created.
+  /// - Throws: ``LogStoreError/Code/invalidArgument`` when something is at `path` (a file, a
+  ///   directory that is not empty) or `path` is inside the store;
+  ///   ``LogStoreError/Code/closed`` when the store is closed, or closes while the copy is
+  ///   made; ``LogStoreError/Code/io``, ``LogStoreError/Code/diskFull`` or
+  ///   ``LogStoreError/Code/permissionDenied`` when the copy cannot be written. The store
+  ///   itself is never changed by a backup that fails.
+  public func backup(to path: String) throws(LogStoreError) {
+    try StoreBackup(engine: engine, destination: StorePath.trimmingTrailingSlashes(path)).run()
+  }
+}
+
+/// One segment a backup copies, fixed with the log's lock held.
+struct BackupSource {
+  /// The open segment. Its mapping stays valid while this holds it, even if a compaction drops
+  /// the segment meanwhile; its bytes below `length` never change again.
+  let file: SegmentFile
+  /// The bytes that belong to the store at the backup's moment, from the start of the file:
+  /// all of a sealed segment, the active one up to the end of its last record.
+  let length: Int
+  /// The segment is sealed and has a hint file. Neither changes again, so the hint describes
+  /// the copy as well.
+  let copiesHint: Bool
+}
+
+/// A copy of a store as it is at one moment, made while the store stays in use
+/// (``LogStore/backup(to:)``). Nothing in the copy's format is new: it is a store like any
+/// other.
+///
+/// 1. *Fix the moment* (log's lock held, briefly; ``StoreEngine/beginBackup()``): every change
+///    appended is applied; the live segments are listed with their lengths, the active one's
+///    up to its last record. Sealed segments never change, and the active one only grows, so
+///    these bytes are the store at this moment whatever writers do next. From now on a
+///    compaction that replaces segments leaves their files until the backup ends.
+/// 2. *Copy* (no lock): into a new directory beside the destination, each segment up to its
+///    length (from its mapping, which the backup holds), and the hint file of each sealed
+///    segment that has one, each synced; then a manifest naming exactly those segments, and
+///    the directory synced. Index files are not copied: the one in use may cover segments
+///    a compaction replaces meanwhile. The copy's first open reads its log instead.
+/// 3. *Put in place*: the directory is renamed to the destination (which must be missing or
+///    empty), and the destination's parent synced.
+/// 4. *End* (``StoreEngine/endBackup()``): files compactions retired meanwhile are removed.
+///
+/// A failure removes what was written; the store itself is only read.
+struct StoreBackup {
+  let engine: StoreEngine
+  let destination: String
+  private var source: String { engine.directory }
+  private var fileSystem: any FileSystem { engine.options.fileSystem }
+
+  /// Bytes copied per write; between writes the backup stops if the store is closing.
+  static let chunkSize = 1 << 20
+
+  func run() throws(LogStoreError) {
+    let destinationWasDirectory = try checkDestination()
+    let sources = try engine.beginBackup()
+    defer { engine.endBackup() }
+    let stamp = CalendarTime(Timestamp.now()).iso8601(basic: true)
+    let unique = String(UInt32.random(in: .min ... .max), radix: 16)
+    let temporary = destination + ".backing-up-" + stamp + "-" + unique
+    do {
+      try fileSystem.createDirectory(temporary)
+      for source in sources { try copy(source, into: temporary) }
+      try Manifest(segments: sources.map(\.file.number), generation: 1).publish(
+        directory: temporary, fileSystem: fileSystem)
+      try fileSystem.renameFile(temporary, to: destination)
+    } catch {
+      try? LogStore.removeStoreDirectory(temporary, fileSystem: fileSystem)
+      throw error
+    }
+    do {
+      try fileSystem.synchronizeDirectory(StorePath.parent(of: destination))
+    } catch {
+      // The copy is whole, but its place may not survive a power loss, and a backup that
+      // throws leaves no copy. It is moved back aside before it is removed, so that a removal
+      // cut short never leaves part of a store at `destination`; an empty directory that was
+      // there is put back.
+      if (try? fileSystem.renameFile(destination, to: temporary)) != nil {
+        try? LogStore.removeStoreDirectory(temporary, fileSystem: fileSystem)
+        if destinationWasDirectory { try? fileSystem.createDirectory(destination) }
+      }
+      throw error
+    }
+  }
+
+  /// Refuses a destination that holds anything, or lies inside the store; returns whether it
+  /// is an (empty) directory.
+  private func checkDestination() throws(LogStoreError) -> Bool {
+    func refused(_ reason: String) -> LogStoreError {
+      LogStoreError(
+        .invalidArgument, "cannot back up the store at \(source) to \(destination): \(reason)")
+    }
+    if destination == source || destination.hasPrefix(source + "/") {
+      throw refused("a backup cannot go inside the store it copies")
+    }
+    if fileSystem.directoryExists(destination) {
+      guard try fileSystem.contentsOfDirectory(destination).isEmpty else {
+        throw refused("the directory is not empty (a backup goes to a new or empty directory)")
+      }
+      return true
+    }
+    if let handle = try? fileSystem.openFile(destination, mode: .readOnly) {
+      handle.close()
+      throw refused("a file is there (a backup goes to a new or empty directory)")
+    }
+    return false
+  }
+
+  /// Copies `source`'s bytes, and its hint file if it has one, into `directory`.
+  private func copy(_ source: BackupSource, into directory: String) throws(LogStoreError) {
+    let bytes = source.file.mapping.bytes
+    guard source.length <= bytes.count else {
+      throw LogStoreError(
+        .io, "\(source.file.path) is mapped shorter than the \(source.length) bytes to copy")
+    }
+    try writeFile(directory + "/" + StoreFileName.segment(source.file.number)) {
+      handle throws(LogStoreError) in
+      var offset = 0
+      while offset < source.length {
+        try engine.checkNotClosing()
+        let end = min(offset + Self.chunkSize, source.length)
+        try handle.write(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]), at: offset)
+        offset = end
+      }
+    }
+    if source.copiesHint { try copyHint(of: source.file.number, into: directory) }
+  }
+
+  /// Copies the hint file of segment `number` into `directory`. A missing one is left out:
+  /// only a read-only store meets that, when the writer beside it has compacted the segment
+  /// away (the reader still has the segment open); the copy then reads the segment whole.
+  private func copyHint(of number: UInt32, into directory: String) throws(LogStoreError) {
+    let name = StoreFileName.hint(number)
+    let hint: any FileHandle
+    do {
+      hint = try fileSystem.openFile(source + "/" + name, mode: .readOnly)
+    } catch  where error.isMissingFile {
+      return
+    }
+    defer { hint.close() }
+    var bytes = [UInt8](repeating: 0, count: try hint.size())
+    let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
+      try hint.read(into: buffer, at: 0)
+    }
+    try writeFile(directory + "/" + name) { handle throws(LogStoreError) in
+      try bytes.withBytes { bytes throws(LogStoreError) in
+        try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<read]), at: 0)
+      }
+    }
+  }
+
+  /// Creates the file at `path`, lets `fill` write it, and syncs it.
+  private func writeFile(
+    _ path: String, _ fill: (any FileHandle) throws(LogStoreError) -> Void
+  ) throws(LogStoreError) {
+    let handle = try fileSystem.openFile(path, mode: .createOrOpen)
+    defer { handle.close() }
+    try fill(handle)
+    try handle.synchronize(.durable)
+  }
+}

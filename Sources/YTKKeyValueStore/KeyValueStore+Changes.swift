@@ -1,0 +1,164 @@
+import LogStore
+
+/// One change committed to a table, as ``KeyValueStore/changes(in:)`` delivers it.
+public enum KeyValueChange: Sendable, Hashable {
+  /// A value was put under `id` (one per id of a batch put, in the order of the ids' bytes).
+  case put(id: String)
+  /// `delete(id:)` or `delete(ids:)`: the ids as given, whether or not they existed.
+  case deleted(ids: [String])
+  /// `delete(prefix:)` with this prefix.
+  case deletedPrefix(String)
+  /// `clearTable`.
+  case cleared
+  /// `dropTable`; the stream ends after it.
+  case dropped
+}
+
+extension KeyValueStore {
+  /// The changes committed to `table` through this store from now on, one per call that
+  /// changes it, in commit order: the order in which they apply, also between threads.
+  ///
+  /// ```swift
+  /// let changes = store.changes(in: "users")
+  /// Task {
+  ///   for await change in changes {
+  ///     if case .put(let id) = change { await model.reload(id) }
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// Writers do not wait for consumers: changes are buffered, up to
+  /// ``changeBufferLimit`` per stream. A consumer that falls further behind than that gets
+  /// the buffered changes and then the end of the stream (its `for await` loop ends), never
+  /// a stream with a change missing in the middle; read the table again and ask for a new
+  /// stream. The stream also ends after `.dropped`, and when the store closes. Ending the
+  /// consuming task, or dropping the stream, unsubscribes it.
+  ///
+  /// A table that does not exist yet is no error: its changes arrive once it is created.
+  /// Only changes made through this `KeyValueStore` (and its ``logStore``) are seen, not
+  /// those of another process.
+  public func changes(in table: String) -> AsyncStream<KeyValueChange> {
+    changeStreams.installOnce {
+      logStore.observeCommits { [changeStreams] change in changeStreams.publish(change) }
+    }
+    return changeStreams.makeStream(for: table)
+  }
+
+  /// How many changes a stream of ``changes(in:)`` holds for a consumer that has not read
+  /// them yet; one more ends the stream.
+  public static let changeBufferLimit = 10_000
+}
+
+/// The streams of ``KeyValueStore/changes(in:)``, by table.
+final class ChangeStreams: @unchecked Sendable {
+  typealias Continuation = AsyncStream<KeyValueChange>.Continuation
+
+  // Guarded by `lock`. `publish` takes it under the log's lock, so nothing may take the
+  // log's lock while holding it.
+  private let lock = ConditionLock()
+  private var streams: [String: [Int: Continuation]] = [:]
+  private var nextID = 0
+  private var closed = false
+
+  // Guarded by `installLock`, taken before the log's lock.
+  private let installLock = ConditionLock()
+  private var installed = false
+
+  /// Runs `install` the first time only; later callers wait until it has run.
+  func installOnce(_ install: () -> Void) {
+    installLock.withLock {
+      if !installed {
+        install()
+        installed = true
+      }
+    }
+  }
+
+  func makeStream(for table: String) -> AsyncStream<KeyValueChange> {
+    var made: Continuation?
+    let stream = AsyncStream(
+      KeyValueChange.self, bufferingPolicy: .bufferingOldest(KeyValueStore.changeBufferLimit)
+    ) { made = $0 }
+    let continuation = made!
+    let id: Int? = lock.withLock {
+      guard !closed else { return nil }
+      nextID += 1
+      streams[table, default: [:]][nextID] = continuation
+      return nextID
+    }
+    guard let id else {
+      continuation.finish()
+      return stream
+    }
+    continuation.onTermination = { [weak self] _ in self?.remove([(table, id)]) }
+    return stream
+  }
+
+  /// Delivers a committed change to the streams of the tables it changes. Called under the
+  /// log's lock, so in commit order.
+  func publish(_ change: CommittedChange) {
+    let streams = lock.withLock { self.streams }
+    guard !streams.isEmpty else { return }
+    var ended: [(table: String, id: Int, continuation: Continuation)] = []
+    func deliver(_ event: KeyValueChange, to table: String) {
+      guard let subscribers = streams[table] else { return }
+      for (id, continuation) in subscribers {
+        switch continuation.yield(event) {
+        case .enqueued:
+          if event == .dropped { ended.append((table, id, continuation)) }
+        case .dropped, .terminated:
+          ended.append((table, id, continuation))
+        @unknown default:
+          ended.append((table, id, continuation))
+        }
+      }
+    }
+    // Consecutive deletes of one table (a `delete(ids:)`) are one change.
+    var deletes: (table: String, ids: [String])?
+    func flushDeletes() {
+      if let (table, ids) = deletes { deliver(.deleted(ids: ids), to: table) }
+      deletes = nil
+    }
+    change.forEachOperation { kind, tableBytes, key in
+      let table = String(decoding: tableBytes, as: UTF8.self)
+      if kind == .delete, deletes?.table == table {
+        deletes!.ids.append(String(decoding: key, as: UTF8.self))
+        return
+      }
+      flushDeletes()
+      guard streams[table] != nil else { return }
+      switch kind {
+      case .put: deliver(.put(id: String(decoding: key, as: UTF8.self)), to: table)
+      case .delete: deletes = (table, [String(decoding: key, as: UTF8.self)])
+      case .deletePrefix: deliver(.deletedPrefix(String(decoding: key, as: UTF8.self)), to: table)
+      case .clearTable: deliver(.cleared, to: table)
+      case .dropTable: deliver(.dropped, to: table)
+      case .createTable, .batch: break
+      }
+    }
+    flushDeletes()
+    guard !ended.isEmpty else { return }
+    remove(ended.map { ($0.table, $0.id) })
+    // Outside the lock: finishing runs the stream's termination handler, which takes it.
+    for stream in ended { stream.continuation.finish() }
+  }
+
+  private func remove(_ ids: [(table: String, id: Int)]) {
+    lock.withLock {
+      for (table, id) in ids {
+        streams[table]?[id] = nil
+        if streams[table]?.isEmpty == true { streams[table] = nil }
+      }
+    }
+  }
+
+  /// Ends every stream, and those asked for later: the store is closing.
+  func finishAll() {
+    let all = lock.withLock {
+      closed = true
+      defer { streams = [:] }
+      return streams.values.flatMap(\.values)
+    }
+    for continuation in all { continuation.finish() }
+  }
+}

@@ -1,0 +1,37 @@
+/// `ytkkv backup STORE DEST`: copies a store, as it is at one moment, to a new directory.
+struct BackupCommand: Command {
+  static let name = "backup"
+  static let abstract = "Copy a store, as it is at one moment, to a new directory."
+  static let usage = "ytkkv backup STORE DEST"
+  static let discussion = """
+    Writes a copy of STORE to DEST, which must not exist or be an empty directory. The copy
+    is the store as it was when the command opened it, whole: writes another process makes
+    meanwhile are not in it. It works while another process has the store open for writing,
+    even while it compacts, and is on stable storage when the command ends. DEST opens as a
+    store of its own. A backup that fails removes what it wrote.
+
+    Example:
+      $ ytkkv backup test.db backups/test.db
+      backed up 2 tables, 3 items to backups/test.db
+    """
+
+  let path: String
+  let destination: String
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    let positional = try arguments.positional(2)
+    path = positional[0]
+    destination = positional[1]
+  }
+
+  func run(_ output: Output) throws -> ExitStatus {
+    let store = try StoreAccess.openForReading(path)
+    defer { try? store.close() }
+    try store.backup(to: destination)
+    let statistics = try store.statistics()
+    output.print(
+      "backed up \(statistics.tables) table\(statistics.tables == 1 ? "" : "s"), "
+        + "\(statistics.liveItems) item\(statistics.liveItems == 1 ? "" : "s") to \(destination)")
+    return .success
+  }
+}

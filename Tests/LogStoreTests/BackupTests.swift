@@ -1,0 +1,531 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+@Suite("Backup")
+struct BackupTests {
+  /// Small segments, so that a small store spans many; no compaction but the tests' own.
+  static func options(
+    _ fileSystem: (any FileSystem)? = nil, compaction: CompactionPolicy = .manual,
+    sync: SyncPolicy = .never, maxSegmentSize: Int = 4096
+  ) -> LogStore.Options {
+    var options = LogStore.Options(
+      sync: sync, compaction: compaction, maxSegmentSize: maxSegmentSize)
+    if let fileSystem { options.fileSystem = fileSystem }
+    return options
+  }
+
+  /// Every table with every entry, timestamps included, for comparing whole stores exactly.
+  static func contents(_ store: LogStore) throws -> [String: [LogStore.Entry]] {
+    var contents: [String: [LogStore.Entry]] = [:]
+    for table in try store.tableNames() { contents[table] = try store.entries(in: table) }
+    return contents
+  }
+
+  /// Several tables, every kind of change, a compaction (whose outputs have hint files) and
+  /// writes after it: sealed segments, compaction outputs and an active segment.
+  static func fill(_ store: LogStore) throws {
+    for table in ["users", "cache", "log", "dropped"] { try store.createTable(table) }
+    for index in 0..<150 {
+      try store.put(
+        Array("user \(index) \(String(repeating: "u", count: index % 40))".utf8),
+        forKey: Array("u\(index)".utf8), in: "users")
+      try store.put(
+        Array("cached \(index)".utf8), forKey: Array("c\(index)".utf8), in: "cache",
+        timestamp: Timestamp(microsecondsSince1970: 1_448_000_000_000_000 + Int64(index)))
+      if index % 3 == 0 {
+        try store.put(Array("entry \(index)".utf8), forKey: Array("e\(index)".utf8), in: "log")
+      }
+    }
+    for index in stride(from: 0, to: 150, by: 7) {
+      try store.delete(key: Array("u\(index)".utf8), in: "users")
+    }
+    try store.deletePrefix(Array("c1".utf8), in: "cache")
+    try store.dropTable("dropped")
+    try store.compact()
+    var batch = WriteBatch()
+    batch.put(Array("after compaction".utf8), forKey: Array("u1".utf8), in: "users")
+    batch.delete(key: Array("u2".utf8), in: "users")
+    batch.put(Array("new".utf8), forKey: Array("fresh".utf8), in: "cache")
+    try store.write(batch)
+    try store.clearTable("log")
+    try store.put(Array("after clear".utf8), forKey: Array("e1".utf8), in: "log")
+    for index in 0..<40 {
+      try store.put(
+        Array("second round \(index)".utf8), forKey: Array("u\(index)".utf8), in: "users")
+    }
+  }
+
+  /// The names in `directory`, sorted.
+  static func names(in directory: String, _ fileSystem: any FileSystem = SystemFileSystem())
+    throws -> [String]
+  {
+    try fileSystem.contentsOfDirectory(directory).sorted()
+  }
+
+  // MARK: What a backup holds
+
+  @Test("a backup holds every table, entry and timestamp of a store of many segments")
+  func copiesEverything() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let backup = directory.appending("backup")
+    let store = try LogStore(path: path, options: Self.options())
+    try Self.fill(store)
+    let expected = try Self.contents(store)
+    #expect(expected.keys.sorted() == ["cache", "log", "users"])
+    #expect(try store.statistics().segments >= 4)
+
+    try store.backup(to: backup)
+
+    // The segments, their hint files and a manifest: what the store holds, less its lock.
+    #expect(try Self.names(in: backup) == Self.names(in: path).filter { $0 != "LOCK" })
+    #expect(try Self.names(in: backup).contains { $0.hasSuffix(".hint") })
+    #expect(try LogStore.verify(path: backup).problems.isEmpty)
+    #expect(try LogStore.verify(path: backup).notes.isEmpty)
+    // Nothing is left beside it.
+    #expect(try Self.names(in: directory.path) == ["backup", "store"])
+
+    let copy = try LogStore(path: backup, options: Self.options())
+    #expect(try Self.contents(copy) == expected)
+    #expect(copy.openReport.hintedSegments > 0, "the hint files came along and were used")
+    #expect(try copy.statistics().liveItems == store.statistics().liveItems)
+    // The store goes on unchanged; the two are stores of their own from now on.
+    #expect(try Self.contents(store) == expected)
+    try store.put(Array("only in the store".utf8), forKey: Array("s".utf8), in: "users")
+    try copy.put(Array("only in the copy".utf8), forKey: Array("c".utf8), in: "users")
+    try copy.compact()
+    try copy.close()
+    try store.close()
+    let reopened = try LogStore(path: backup, options: Self.options(compaction: .automatic))
+    #expect(try reopened.value(forKey: Array("s".utf8), in: "users") == nil)
+    #expect(
+      try reopened.value(forKey: Array("c".utf8), in: "users") == Array("only in the copy".utf8))
+    #expect(try reopened.entries(in: "cache") == expected["cache"])
+  }
+
+  @Test("a read-only store is copied as it was opened, while its writer goes on and compacts")
+  func readOnlyStore() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try Self.fill(writer)
+    let reader = try LogStore(path: path, options: LogStore.Options(readOnly: true))
+    let expected = try Self.contents(reader)
+    // The writer changes everything and compacts the files the reader has open away.
+    try writer.clearTable("users")
+    try writer.put(Array("later".utf8), forKey: Array("later".utf8), in: "cache")
+    try writer.compact()
+
+    try reader.backup(to: directory.appending("backup"))
+
+    let copy = try LogStore(path: directory.appending("backup"), options: Self.options())
+    #expect(try Self.contents(copy) == expected)
+    #expect(try Self.contents(copy) != Self.contents(writer))
+    #expect(try LogStore.verify(path: directory.appending("backup")).problems.isEmpty)
+  }
+
+  @Test("an empty directory is replaced by the copy, and missing parents are created")
+  func emptyAndMissingDestinations() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(path: directory.appending("store"), options: Self.options())
+    try store.createTable("t")
+    try store.put(Array("v".utf8), forKey: Array("k".utf8), in: "t")
+    let empty = directory.appending("empty")
+    try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+    let nested = directory.appending("a/b/backup")
+    let trailing = directory.appending("trailing")
+
+    try store.backup(to: empty)
+    try store.backup(to: nested)
+    try store.backup(to: trailing + "//")
+
+    for backup in [empty, nested, trailing] {
+      let copy = try LogStore(path: backup, options: LogStore.Options(readOnly: true))
+      #expect(try Self.contents(copy) == Self.contents(store), "\(backup)")
+    }
+    #expect(try Self.names(in: directory.path) == ["a", "empty", "store", "trailing"])
+  }
+
+  @Test("a destination that holds anything, or lies in the store, is refused and left alone")
+  func refusesDestinations() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options())
+    try store.createTable("t")
+    let full = directory.appending("full")
+    try FileManager.default.createDirectory(atPath: full, withIntermediateDirectories: false)
+    try Data("mine".utf8).write(to: URL(fileURLWithPath: full + "/notes.txt"))
+    let file = directory.appending("file")
+    try Data("a file".utf8).write(to: URL(fileURLWithPath: file))
+    let storeFiles = try Self.names(in: path)
+
+    for (destination, reason) in [
+      (full, "the directory is not empty"), (full + "/", "the directory is not empty"),
+      (file, "a file is there"), (path, "a backup cannot go inside the store it copies"),
+      (path + "/backup", "a backup cannot go inside the store it copies"),
+    ] {
+      let error = #expect(throws: LogStoreError.self, "\(destination)") {
+        try store.backup(to: destination)
+      }
+      #expect(error?.code == .invalidArgument)
+      let named = StorePath.trimmingTrailingSlashes(destination)
+      #expect(
+        error?.message == "cannot back up the store at \(path) to \(named): \(reason)"
+          + (reason.hasPrefix("a backup") ? "" : " (a backup goes to a new or empty directory)"))
+    }
+    #expect(try Self.names(in: full) == ["notes.txt"])
+    #expect(try fileBytes(file) == Array("a file".utf8))
+    #expect(try Self.names(in: path) == storeFiles)
+    #expect(try Self.names(in: directory.path) == ["file", "full", "store"])
+
+    try store.close()
+    let closed = #expect(throws: LogStoreError.self) {
+      try store.backup(to: directory.appending("after-close"))
+    }
+    #expect(closed?.code == .closed)
+    #expect(!FileManager.default.fileExists(atPath: directory.appending("after-close")))
+  }
+
+  // MARK: Beside writers and compaction
+
+  /// Step `i` of the writers' history: one batch that puts `k<i>`, sets `last` to `i` (a value
+  /// long enough that overwriting it makes garbage for compaction), and every fourth step
+  /// deletes an earlier key.
+  static func step(_ index: Int) -> WriteBatch {
+    var batch = WriteBatch()
+    batch.put(Array("value \(index)".utf8), forKey: Array("k\(index)".utf8), in: "seq")
+    batch.put(
+      Array("\(index) \(String(repeating: "x", count: 200))".utf8), forKey: Array("last".utf8),
+      in: "seq")
+    if index % 4 == 3 { batch.delete(key: Array("k\(index / 2)".utf8), in: "seq") }
+    return batch
+  }
+
+  /// The table after the first `count` steps.
+  static func history(_ count: Int) -> [String: String] {
+    var table: [String: String] = [:]
+    for index in 0..<count {
+      table["k\(index)"] = "value \(index)"
+      if index % 4 == 3 { table["k\(index / 2)"] = nil }
+    }
+    if count > 0 { table["last"] = "\(count - 1) \(String(repeating: "x", count: 200))" }
+    return table
+  }
+
+  /// How many steps the copy at `path` holds, after checking that it holds exactly the
+  /// table as it was after that many.
+  static func checkedSteps(inCopyAt path: String) throws -> Int {
+    let copy = try LogStore(path: path, options: LogStore.Options(readOnly: true))
+    defer { try? copy.close() }
+    let table = try copy.snapshot()["seq"] ?? [:]
+    let steps = table["last"].flatMap { Int($0.prefix { $0 != " " }) }.map { $0 + 1 } ?? 0
+    #expect(table == history(steps), "a copy that is no moment of the history (\(steps) steps?)")
+    return steps
+  }
+
+  enum Compactions: String, CaseIterable, CustomTestStringConvertible {
+    /// `compact()` in a loop on a thread of its own.
+    case explicit
+    /// The store's own, with a low threshold.
+    case automatic
+
+    var testDescription: String { rawValue }
+  }
+
+  @Test(
+    "backups taken while a writer goes on each hold the store at one moment of its history",
+    arguments: [
+      (SyncPolicy.never, Compactions.explicit), (.never, .automatic), (.always, .explicit),
+    ])
+  func besideWritersAndCompaction(sync: SyncPolicy, compactions: Compactions) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let policy: CompactionPolicy =
+      compactions == .automatic ? .whenGarbageExceeds(fraction: 0.05) : .manual
+    let store = try LogStore(
+      path: path, options: Self.options(compaction: policy, sync: sync, maxSegmentSize: 64 << 10))
+    try store.createTable("seq")
+    let steps = sync == .always ? 1_500 : 30_000
+    // The first steps before any backup, so that each copies a store of many segments.
+    let head = steps / 4
+    for index in 0..<head { try store.write(Self.step(index)) }
+
+    let written = Guarded(head)
+    let compactionsRun = Guarded(0)
+    let failures = Guarded<[String]>([])
+    let backups = Guarded<[Int]>([])
+    let scratch = directory.path
+    runOnThreads(3) { role in
+      switch role {
+      case 0:
+        for index in head..<steps {
+          do {
+            try store.write(Self.step(index))
+          } catch {
+            failures.withLock { $0.append("step \(index): \(error)") }
+            return
+          }
+          written.withLock { $0 = index + 1 }
+        }
+      case 1:
+        var number = 0
+        while written.withLock({ $0 }) < steps || number < 3 {
+          number += 1
+          let backup = scratch + "/backup-\(number)"
+          do {
+            let before = written.withLock { $0 }
+            try store.backup(to: backup)
+            let after = written.withLock { $0 }
+            let held = try Self.checkedSteps(inCopyAt: backup)
+            // The moment lies within the call: every step that had returned before it is in.
+            #expect(held >= before && held <= after + 1, "\(before) ≤ \(held) ≤ \(after) + 1")
+            backups.withLock { $0.append(held) }
+            try FileManager.default.removeItem(atPath: backup)
+          } catch {
+            failures.withLock { $0.append("backup \(number): \(error)") }
+            return
+          }
+        }
+      default:
+        guard compactions == .explicit else { return }
+        while written.withLock({ $0 }) < steps {
+          do {
+            try store.compact()
+            compactionsRun.withLock { $0 += 1 }
+          } catch {
+            failures.withLock { $0.append("compaction: \(error)") }
+            return
+          }
+        }
+      }
+    }
+    #expect(failures.withLock { $0 } == [])
+    let held = backups.withLock { $0 }
+    #expect(held.count >= 3)
+    #expect(
+      held.contains { $0 > head && $0 < steps }, "no backup was taken amid the writes: \(held)")
+    if compactions == .explicit {
+      #expect(compactionsRun.withLock { $0 } > 0)
+    } else {
+      try store.waitForCompaction()
+      #expect(try segmentFiles(in: path).first != path + "/000001.log", "no compaction ran")
+    }
+    #expect(try store.snapshot()["seq"] == Self.history(steps))
+    // A last one, of the store at rest, holds all of it.
+    try store.backup(to: directory.appending("final"))
+    #expect(try Self.checkedSteps(inCopyAt: directory.appending("final")) == steps)
+    try store.close()
+    // No compaction input held for a backup is left behind: every segment file on disk is one
+    // the manifest lists (which a read-only open reads, changing nothing).
+    let reader = try LogStore(path: path, options: LogStore.Options(readOnly: true))
+    #expect(try reader.statistics().segments == (try segmentFiles(in: path)).count)
+  }
+
+  @Test(
+    "writes and a compaction during the copy stay out of it; the inputs stay until it ends"
+  )
+  func compactionDuringCopy() throws {
+    let fileSystem = SimulatedFileSystem()
+    let options = Self.options(fileSystem)
+    let path = "/data/store"
+    let backup = "/data/backup"
+    let store = try LogStore(path: path, options: options)
+    try Self.fill(store)
+    let expected = try Self.contents(store)
+    let segmentsBefore = try Self.names(in: path, fileSystem).filter { $0.hasSuffix(".log") }
+
+    // At the copy's first segment file: write, and compact every segment the backup copies.
+    let seenDuringCopy = Guarded<[String]?>(nil)
+    let failures = Guarded<[String]>([])
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasPrefix(backup + ".backing-up-"),
+        call.path.hasSuffix(".log"), seenDuringCopy.withLock({ $0 == nil })
+      else { return }
+      seenDuringCopy.withLock { $0 = [] }
+      do {
+        try store.put(Array("during".utf8), forKey: Array("during".utf8), in: "users")
+        try store.delete(key: Array("u3".utf8), in: "users")
+        try store.compact()
+        try store.put(Array("after".utf8), forKey: Array("after".utf8), in: "cache")
+        let names = try fileSystem.contentsOfDirectory(path)
+        seenDuringCopy.withLock { $0 = names }
+      } catch {
+        failures.withLock { $0.append("\(error)") }
+      }
+    }
+    try store.backup(to: backup)
+    fileSystem.callHook = nil
+
+    #expect(failures.withLock { $0 } == [])
+    let during = try #require(seenDuringCopy.withLock { $0 })
+    #expect(Set(segmentsBefore).isSubset(of: Set(during)), "the inputs stay while the copy runs")
+    let after = try Self.names(in: path, fileSystem)
+    #expect(Set(segmentsBefore).isDisjoint(with: Set(after)), "and go when it ends: \(after)")
+
+    let copy = try LogStore(path: backup, options: options)
+    #expect(try Self.contents(copy) == expected)
+    #expect(try LogStore.verify(path: backup, fileSystem: fileSystem).problems.isEmpty)
+    #expect(try store.value(forKey: Array("during".utf8), in: "users") == Array("during".utf8))
+    #expect(try store.value(forKey: Array("u3".utf8), in: "users") == nil)
+    let changed = try Self.contents(store)
+    try store.close()
+    #expect(try Self.contents(LogStore(path: path, options: options)) == changed)
+  }
+
+  @Test("closing the store stops a backup in progress, which removes what it wrote")
+  func closeStopsBackup() throws {
+    let fileSystem = SimulatedFileSystem()
+    let path = "/data/store"
+    let backup = "/data/backup"
+    let store = try LogStore(path: path, options: Self.options(fileSystem))
+    try Self.fill(store)
+    let closer = Guarded<WaitingThread?>(nil)
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasPrefix(backup + ".backing-up-"),
+        call.path.hasSuffix(".log"), closer.withLock({ $0 == nil })
+      else { return }
+      // `close()` begins, then waits for the backup, which stops at its next write.
+      let thread = WaitingThread { try? store.close() }
+      closer.withLock { $0 = thread }
+      try? waitUntil("close to begin") {
+        (try? store.sync()) == nil
+      }
+    }
+    let error = #expect(throws: LogStoreError.self) { try store.backup(to: backup) }
+    #expect(error?.code == .closed)
+    try #require(closer.withLock { $0 }).join()
+    fileSystem.callHook = nil
+    #expect(try Self.names(in: "/data", fileSystem) == ["store"])
+    let reopened = try LogStore(path: path, options: Self.options(fileSystem))
+    #expect(try reopened.tableNames() == ["cache", "log", "users"])
+  }
+
+  // MARK: Faults and crashes
+
+  static let faultPath = "/data/store"
+  static let faultBackup = "/data/backup"
+
+  /// A store on `fileSystem` made the same way, call for call, each time; synced, so that a
+  /// power loss keeps all of it.
+  static func faultStore(on fileSystem: SimulatedFileSystem) throws -> LogStore {
+    let store = try LogStore(path: faultPath, options: options(fileSystem))
+    try fill(store)
+    try store.sync()
+    return store
+  }
+
+  /// The numbers of the calls a backup of ``faultStore(on:)`` makes.
+  static func backupCalls() throws -> ClosedRange<Int> {
+    let fileSystem = SimulatedFileSystem()
+    let store = try faultStore(on: fileSystem)
+    let first = fileSystem.calls + 1
+    try store.backup(to: faultBackup)
+    return first...fileSystem.calls
+  }
+
+  @Test("failing any call of a backup, once or for good, leaves the store as it was and no copy")
+  func everyCallFails() throws {
+    let calls = try Self.backupCalls()
+    #expect(calls.count > 20)
+    var failed = 0
+    for call in calls {
+      for errorNumber in [EIO, ENOSPC] {
+        for persistent in [false, true] {
+          let fault = SimulatedFileSystem.Fault(
+            call: call, errorNumber: errorNumber, persistent: persistent)
+          let fileSystem = SimulatedFileSystem()
+          let store = try Self.faultStore(on: fileSystem)
+          try #require(fileSystem.calls + 1 == calls.lowerBound)
+          let expected = try Self.contents(store)
+          fileSystem.inject(fault)
+          var succeeded = false
+          do {
+            try store.backup(to: Self.faultBackup)
+            succeeded = true
+          } catch {
+            failed += 1
+            #expect(error.code == .io || error.code == .diskFull, "\(fault): \(error)")
+          }
+          fileSystem.clearFaults()
+          if succeeded {
+            // Only a call whose failure the backup can do without (looking for a file at the
+            // destination) lets it succeed: then the copy is whole.
+            let copy = try LogStore(path: Self.faultBackup, options: Self.options(fileSystem))
+            #expect(try Self.contents(copy) == expected, "\(fault)")
+            try copy.close()
+            try LogStore.removeStoreDirectory(Self.faultBackup, fileSystem: fileSystem)
+          } else if persistent {
+            // Removing what it wrote failed too. What is left is beside the destination, or,
+            // when the copy had been put in place whole, that copy: never part of one.
+            let left = try Self.names(in: "/data", fileSystem)
+            #expect(
+              left.allSatisfy {
+                ["store", "backup"].contains($0) || $0.hasPrefix("backup.backing-up-")
+              },
+              "\(fault): \(left)")
+            if fileSystem.directoryExists(Self.faultBackup) {
+              var readOnly = LogStore.Options(readOnly: true)
+              readOnly.fileSystem = fileSystem
+              let copy = try LogStore(path: Self.faultBackup, options: readOnly)
+              #expect(try Self.contents(copy) == expected, "\(fault)")
+            }
+          } else {
+            #expect(try Self.names(in: "/data", fileSystem) == ["store"], "\(fault)")
+          }
+          // The store is as it was, and works: another backup, a write, a compaction.
+          #expect(try Self.contents(store) == expected, "\(fault)")
+          try store.backup(to: "/data/again")
+          #expect(
+            try Self.contents(LogStore(path: "/data/again", options: Self.options(fileSystem)))
+              == expected, "\(fault)")
+          try store.put(Array("v".utf8), forKey: Array("probe".utf8), in: "users")
+          try store.compact()
+          let changed = try Self.contents(store)
+          try store.close()
+          #expect(
+            try Self.contents(LogStore(path: Self.faultPath, options: Self.options(fileSystem)))
+              == changed, "\(fault)")
+        }
+      }
+    }
+    #expect(failed > calls.count * 3)
+    print("backup faults injected: \(calls.count * 4); backups that failed: \(failed)")
+  }
+
+  @Test("a crash at any call of a backup leaves no copy, or a whole one, and the store as it was")
+  func crashAtEveryCall() throws {
+    let calls = try Self.backupCalls()
+    var copies = 0
+    for call in calls {
+      for mode in [
+        SimulatedFileSystem.CrashMode.process, .power(seed: 1), .power(seed: 2), .power(seed: 3),
+      ] {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Self.faultStore(on: fileSystem)
+        let expected = try Self.contents(store)
+        fileSystem.crash(atCall: call, mode: mode)
+        #expect(throws: LogStoreError.self) { try store.backup(to: Self.faultBackup) }
+        let image = try #require(fileSystem.crashImage)
+        let crashed = SimulatedFileSystem(files: image)
+        let reopened = try LogStore(path: Self.faultPath, options: Self.options(crashed))
+        #expect(try Self.contents(reopened) == expected, "call \(call), \(mode)")
+        if crashed.directoryExists(Self.faultBackup) {
+          let copy = try LogStore(path: Self.faultBackup, options: Self.options(crashed))
+          #expect(try Self.contents(copy) == expected, "call \(call), \(mode)")
+          copies += 1
+        }
+      }
+    }
+    // The last call, the sync of the destination's parent, is the only one a crash at which
+    // can leave the copy in place (when the rename reached the disk anyway).
+    #expect(copies <= 4)
+  }
+}

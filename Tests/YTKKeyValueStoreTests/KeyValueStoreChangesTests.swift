@@ -1,0 +1,233 @@
+import Foundation
+import LogStore
+import LogStoreTesting
+import Testing
+import YTKKeyValueStore
+
+/// `changes(in:)`: one change per committed call, in commit order also between threads, only
+/// for its table, nothing for calls that fail; the buffer's limit and the ends of a stream.
+@Suite("KeyValueStore change streams")
+struct KeyValueStoreChangesTests {
+  private let directory = TemporaryDirectory("changes")
+  private let table = "feed"
+
+  /// The changes of `stream` until it ends, or the first `limit` of them.
+  private static func collect(_ stream: AsyncStream<KeyValueChange>, limit: Int = .max) async
+    -> [KeyValueChange]
+  {
+    var changes: [KeyValueChange] = []
+    for await change in stream {
+      changes.append(change)
+      if changes.count == limit { break }
+    }
+    return changes
+  }
+
+  @Test(
+    "every call that changes the table yields its change, in order; the stream ends after a drop")
+  func everyKindInOrder() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    try store.createTable("other")
+    try store.put(["before": true], id: "early", into: table)
+    let stream = store.changes(in: table)
+    try store.put(["n": 1], id: "a", into: table)
+    try store.put(string: "s", id: "b", into: table)
+    try store.put(number: 3, id: "c", into: "other")
+    try store.put(["é": 1, "d": 2, "Z": 3], into: table)
+    try store.put(encodable: ["x"], id: "e", into: table)
+    try store.createTable(table)
+    try store.delete(id: "missing", from: table)
+    try store.delete(ids: ["a", "b", "a", "nowhere"], from: table)
+    try store.delete(ids: [], from: table)
+    try store.delete(prefix: "d", from: table)
+    try store.clearTable(table)
+    try store.dropTable(table)
+    try store.createTable(table)
+    try store.put(["after": true], id: "late", into: table)
+    let changes = await Self.collect(stream)
+    #expect(
+      changes == [
+        .put(id: "a"), .put(id: "b"), .put(id: "Z"), .put(id: "d"), .put(id: "é"), .put(id: "e"),
+        .deleted(ids: ["missing"]), .deleted(ids: ["a", "b", "a", "nowhere"]), .deletedPrefix("d"),
+        .cleared, .dropped,
+      ])
+  }
+
+  @Test("a batch put yields its ids in the order of their bytes, whatever they share")
+  func batchOrder() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    var random = SplitMix64(seed: 7)
+    let pieces = ["", "user_", "user_0000", "\u{0}", "é", "中", "~", "a", "A", "user_0000\u{0}"]
+    for round in 0..<20 {
+      var objects: [String: JSONValue] = [:]
+      let size = round < 2 ? round + 1 : Int(random.next() % 300) + 2
+      while objects.count < size {
+        var id = ""
+        for _ in 0..<Int(random.next() % 4) {
+          id += pieces[Int(random.next() % UInt64(pieces.count))]
+        }
+        if random.next() % 2 == 0 { id += String(random.next() % 1000) }
+        objects[id] = .int(Int64(round))
+      }
+      let stream = store.changes(in: table)
+      try store.put(objects, into: table)
+      let expected = objects.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+      #expect(await Self.collect(stream, limit: expected.count) == expected.map { .put(id: $0) })
+    }
+  }
+
+  @Test("a stream sees only its table; a batch's deletes in a row are one change")
+  func batchesAcrossTables() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable("t1")
+    try store.createTable("t2")
+    let first = store.changes(in: "t1")
+    let second = store.changes(in: "t2")
+    var batch = WriteBatch()
+    batch.put(Array("[1]".utf8), forKey: Array("a".utf8), in: "t1")
+    batch.delete(key: Array("x".utf8), in: "t1")
+    batch.delete(key: Array("y".utf8), in: "t1")
+    batch.put(Array("[2]".utf8), forKey: Array("b".utf8), in: "t2")
+    batch.delete(key: Array("z".utf8), in: "t1")
+    batch.deletePrefix(Array("p".utf8), in: "t2")
+    batch.clearTable("t2")
+    try store.logStore.write(batch)
+    try store.dropTable("t1")
+    try store.dropTable("t2")
+    #expect(
+      await Self.collect(first) == [
+        .put(id: "a"), .deleted(ids: ["x", "y"]), .deleted(ids: ["z"]), .dropped,
+      ])
+    #expect(await Self.collect(second) == [.put(id: "b"), .deletedPrefix("p"), .cleared, .dropped])
+  }
+
+  @Test("calls that fail yield nothing; a stream sees only changes made after it was created")
+  func failuresYieldNothing() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    let stream = store.changes(in: table)
+    #expect(throws: KeyValueStoreError.self) { try store.put(["n": 1], id: "a", into: table) }
+    try store.createTable(table)
+    let tooLong = String(repeating: "i", count: KeyValueStore.maxIDLength + 1)
+    #expect(throws: KeyValueStoreError.self) { try store.put(1, id: tooLong, into: table) }
+    #expect(throws: KeyValueStoreError.self) {
+      try store.put(["ok": 1, tooLong: 2], into: table)
+    }
+    #expect(throws: KeyValueStoreError.self) { try store.put(.double(.nan), id: "n", into: table) }
+    try store.put(1, id: "first", into: table)
+    let later = store.changes(in: table)
+    try store.put(2, id: "second", into: table)
+    #expect(await Self.collect(stream, limit: 2) == [.put(id: "first"), .put(id: "second")])
+    #expect(await Self.collect(later, limit: 1) == [.put(id: "second")])
+  }
+
+  @Test(
+    "between threads the stream's order is the commit order: replayed, it gives each state the store went through",
+    arguments: [SyncPolicy.never, .always])
+  func commitOrderAcrossThreads(sync: SyncPolicy) async throws {
+    let store = try KeyValueStore(path: directory.storePath, options: StoreOptions(sync: sync))
+    defer { try? store.close() }
+    try store.createTable(table)
+    let stream = store.changes(in: table)
+    // Rounds of four threads changing two ids at once; between rounds, the ids' state is
+    // recorded and a marker put, so that the stream, replayed, must give each recorded state
+    // at its marker. Writers at once share group commits (sync .always), whose changes must
+    // be yielded in the order they apply.
+    let rounds = 60
+    var states: [[String: Bool]] = []
+    for round in 0..<rounds {
+      let failures = Locked<[String]>([])
+      runOnThreads(4) { thread in
+        do {
+          try Self.changeRandomly(store, seed: UInt64(round * 4 + thread + 1), calls: 4)
+        } catch {
+          failures.withLock { $0.append("thread \(thread) threw \(error)") }
+        }
+      }
+      #expect(failures.value.isEmpty)
+      var state: [String: Bool] = [:]
+      for id in ["k0", "k1"] { state[id] = try store.object(id: id, from: table) != nil }
+      states.append(state)
+      try store.put(true, id: "marker", into: table)
+    }
+    var replayed: [String: Bool] = ["k0": false, "k1": false]
+    var round = 0
+    for await change in stream {
+      switch change {
+      case .put("marker"):
+        #expect(replayed == states[round], "round \(round)")
+        round += 1
+      case .put(let id): replayed[id] = true
+      case .deleted(let ids): for id in ids { replayed[id] = false }
+      default: Issue.record("unexpected \(change)")
+      }
+      if round == rounds { break }
+    }
+  }
+
+  @Test("a consumer that falls behind gets the buffered changes, then the end; writers go on")
+  func slowConsumer() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    let stream = store.changes(in: table)
+    let limit = KeyValueStore.changeBufferLimit
+    for index in 0..<(limit + 10) { try store.put(number: index, id: "\(index)", into: table) }
+    let changes = await Self.collect(stream)
+    #expect(changes.count == limit)
+    #expect(changes.first == .put(id: "0"))
+    #expect(changes.last == .put(id: "\(limit - 1)"))
+    // A new stream starts afresh.
+    let again = store.changes(in: table)
+    try store.delete(id: "0", from: table)
+    #expect(await Self.collect(again, limit: 1) == [.deleted(ids: ["0"])])
+  }
+
+  @Test("closing the store ends its streams; a stream asked for after close is empty")
+  func closeEndsStreams() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    try store.createTable(table)
+    let stream = store.changes(in: table)
+    try store.put(1, id: "a", into: table)
+    try store.close()
+    #expect(await Self.collect(stream) == [.put(id: "a")])
+    #expect(await Self.collect(store.changes(in: table)).isEmpty)
+  }
+
+  @Test("a consumer whose task is cancelled is unsubscribed; the others go on")
+  func cancelledConsumer() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    let cancelled = store.changes(in: table)
+    let kept = store.changes(in: table)
+    let consumer = Task { await Self.collect(cancelled) }
+    try store.put(1, id: "a", into: table)
+    consumer.cancel()
+    let seen = await consumer.value
+    #expect(seen.count <= 1)
+    try store.put(2, id: "b", into: table)
+    #expect(await Self.collect(kept, limit: 2) == [.put(id: "a"), .put(id: "b")])
+  }
+
+  /// Puts and deletes of ids `k0` and `k1`, one at a time and in batches.
+  private static func changeRandomly(_ store: KeyValueStore, seed: UInt64, calls: Int) throws {
+    let table = "feed"
+    var random = SplitMix64(seed: seed)
+    for call in 0..<calls {
+      let id = "k\(random.next() % 2)"
+      let other = "k\(random.next() % 2)"
+      switch random.next() % 4 {
+      case 0: try store.delete(id: id, from: table)
+      case 1: try store.delete(ids: [id, other], from: table)
+      case 2: try store.put(["k0": .int(Int64(call)), "k1": .int(Int64(call))], into: table)
+      default: try store.put(.int(Int64(call)), id: id, into: table)
+      }
+    }
+  }
+}
