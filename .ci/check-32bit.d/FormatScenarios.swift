@@ -380,6 +380,73 @@ func batchMemberScenario(_ c: inout Checker) -> String {
 }
 
 @_optimize(none)
+func packedPutsScenario(_ c: inout Checker) -> String {
+  let salt: UInt32 = 0x0B47_C401
+  // The same puts as packed puts and as a WriteBatch encode to the same record.
+  var packed = PackedPuts(table: "users")
+  var batch = WriteBatch()
+  for index in 0..<300 {
+    let key = bytes("key\(index)")
+    let value = c.rng.bytes(index % 70)
+    let time = Timestamp(microsecondsSince1970: Int64(index) * 1_000_003)
+    packed.append(key: key, value: value, timestamp: time)
+    batch.put(value, forKey: key, in: "users", timestamp: time)
+  }
+  func encoded(_ mutation: Mutation) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: mutation.encodedLength)
+    bytes.withUnsafeMutableBytes {
+      mutation.encode(
+        into: $0, sequence: 77, now: Timestamp(microsecondsSince1970: 9), salt: salt)
+    }
+    return bytes
+  }
+  do throws(LogStoreError) {
+    try Mutation.puts(packed).validateArguments()
+  } catch {
+    c.expect(false, "good packed puts were refused: \(error.message)")
+  }
+  let record = encoded(.puts(packed))
+  c.expect(record == encoded(.batch(batch)), "packed puts encode as the same WriteBatch")
+  if let decoded = try? decodeRecord(record, at: 0, salt: salt).get() {
+    let members = try? RecordCodec.validateMembers(of: decoded, salt: salt)
+    c.expect(members == 300, "members: \(members ?? -1) of 300")
+  } else {
+    c.expect(false, "the packed puts do not decode")
+  }
+  // Hostile ends: past the bytes, backwards, and at 2^31 - 1, where the sum of the members'
+  // lengths would pass what a 32-bit Int holds. Refused as arguments, never a trap.
+  let hostile: [[PackedPuts.End]] = [
+    [.init(key: 1, value: Int.max, timestamp: nil)],
+    [.init(key: 1, value: 1, timestamp: nil), .init(key: 0, value: 1, timestamp: nil)],
+    (0..<40).map { _ in .init(key: 0, value: Int.max, timestamp: nil) },
+    [.init(key: Int.max, value: Int.max, timestamp: nil)],
+  ]
+  var refused = 0
+  for ends in hostile {
+    let puts = PackedPuts(table: "t", keys: [1], values: [2], ends: ends)
+    do throws(LogStoreError) {
+      try Mutation.puts(puts).validateArguments()
+      c.expect(false, "packed puts with hostile ends were accepted")
+    } catch {
+      c.expect(error.code == .invalidArgument, "hostile ends: \(error.code.name)")
+      refused += 1
+    }
+  }
+  // Ends declaring 40 puts of 64 MiB (no bytes behind them: only the length is computed),
+  // clamped at Int.max: the members' lengths sum to about Int.max and stop past the limit.
+  var sum = PackedPuts(table: "t")
+  sum.ends = (1...40).map {
+    .init(
+      key: 0, value: Int(clamping: Int64($0) * Int64(RecordLayout.maxValueLength)),
+      timestamp: nil)
+  }
+  c.expect(
+    Mutation.puts(sum).encodedLength > RecordLayout.maxBatchLength,
+    "encodedLength of 2.5 GiB of packed puts")
+  return "300 packed puts encoded as the same batch; \(refused) sets of hostile ends refused"
+}
+
+@_optimize(none)
 func writeBatchScenario(_ c: inout Checker) -> String {
   let salt: UInt32 = 0x0B47_C400
   var batch = WriteBatch()
