@@ -1,3 +1,5 @@
+import LogStore
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -121,21 +123,9 @@ enum ISO8601DateText {
     let minute = Int(timeOfDay / 60)
     let second = Int(timeOfDay.truncatingRemainder(dividingBy: 60))
 
-    var text = civil.year < 0 ? "-" : ""
-    text.reserveCapacity(20)
-    append(civil.year.magnitude, width: 4, to: &text)
-    text += "-"
-    append(civil.month.magnitude, width: 2, to: &text)
-    text += "-"
-    append(civil.day.magnitude, width: 2, to: &text)
-    text += "T"
-    append(hour.magnitude, width: 2, to: &text)
-    text += ":"
-    append(minute.magnitude, width: 2, to: &text)
-    text += ":"
-    append(second.magnitude, width: 2, to: &text)
-    text += "Z"
-    return text
+    return civil.year.zeroPadded(width: 4) + "-" + civil.month.zeroPadded(width: 2) + "-"
+      + civil.day.zeroPadded(width: 2) + "T" + hour.zeroPadded(width: 2) + ":"
+      + minute.zeroPadded(width: 2) + ":" + second.zeroPadded(width: 2) + "Z"
   }
 
   /// The date `text` names, or nil if Foundation's `.iso8601` refuses it.
@@ -169,16 +159,20 @@ enum ISO8601DateText {
       guard let (fraction, digits) = reader.digits(atMost: 10), digits <= 9 else { return nil }
       var scale = 1
       for _ in digits..<9 { scale *= 10 }
-      nanosecond = fraction * scale
+      nanosecond = Int(fraction) * scale
     }
     guard let offset = reader.timeZoneOffset(),
-      year <= 506_714, hour <= Int(Int32.max), minute <= Int(Int32.max),
-      second <= Int(Int32.max)
+      year <= 506_714, hour <= Int64(Int32.max), minute <= Int64(Int32.max),
+      second <= Int64(Int32.max)
     else { return nil }
 
-    var julianDay = julianDayNumber(year: year, month: month, day: day, isJulian: false)
+    // Each fits an `Int` now, where it is 32 bits too.
+    let civil = (year: Int(year), month: Int(month), day: Int(day))
+    var julianDay = julianDayNumber(
+      year: civil.year, month: civil.month, day: civil.day, isJulian: false)
     if julianDay < gregorianStartJulianDay {
-      julianDay = julianDayNumber(year: year, month: month, day: day, isJulian: true)
+      julianDay = julianDayNumber(
+        year: civil.year, month: civil.month, day: civil.day, isJulian: true)
     }
     var secondsInDay = Double(hour) * 3600
     secondsInDay += Double(minute) * 60
@@ -237,15 +231,6 @@ enum ISO8601DateText {
     return remainder >= 0 ? remainder : remainder + denominator
   }
 
-  /// Appends `value` in decimal, zero-padded to `width` digits.
-  private static func append(_ value: UInt, width: Int, to text: inout String) {
-    let digits = String(value)
-    if digits.utf8.count < width {
-      text += String(repeating: "0", count: width - digits.utf8.count)
-    }
-    text += digits
-  }
-
   /// Reads the text byte by byte, as Foundation's parser does.
   private struct Reader {
     let text: UnsafeBufferPointer<UInt8>
@@ -267,12 +252,13 @@ enum ISO8601DateText {
       return true
     }
 
-    /// Reads up to `limit` digits (stopping there even if more follow); nil if none.
-    mutating func digits(atMost limit: Int) -> (value: Int, count: Int)? {
-      var value = 0
+    /// Reads up to `limit` digits (stopping there even if more follow); nil if none. In
+    /// `Int64`: ten digits pass what `Int` holds where it is 32 bits.
+    mutating func digits(atMost limit: Int) -> (value: Int64, count: Int)? {
+      var value: Int64 = 0
       var count = 0
       while count < limit, let next, next &- UInt8(ascii: "0") < 10 {
-        value = value * 10 + Int(next &- UInt8(ascii: "0"))
+        value = value * 10 + Int64(next &- UInt8(ascii: "0"))
         position += 1
         count += 1
       }
@@ -280,7 +266,7 @@ enum ISO8601DateText {
     }
 
     /// A number of up to 10 digits, or `limit` if that is smaller.
-    mutating func number(atMost limit: Int = 10) -> Int? {
+    mutating func number(atMost limit: Int = 10) -> Int64? {
       digits(atMost: limit)?.value
     }
 
@@ -310,15 +296,15 @@ enum ISO8601DateText {
         return nil
       }
       guard let hours = number(atMost: 2) else { return nil }
-      var offset = hours * 3600
+      var offset = Int(hours) * 3600
       if next == UInt8(ascii: ":") || next.map({ $0 &- UInt8(ascii: "0") < 10 }) == true {
         _ = skip(":")
         guard let minutes = number(atMost: 2) else { return nil }
-        offset += minutes * 60
+        offset += Int(minutes) * 60
         _ = skip(":")
         if next.map({ $0 &- UInt8(ascii: "0") < 10 }) == true {
           guard let seconds = number(atMost: 2) else { return nil }
-          offset += seconds
+          offset += Int(seconds)
         }
       }
       guard offset <= 18 * 3600 else { return nil }
