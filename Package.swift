@@ -42,7 +42,10 @@ let package = Package(
       dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer", "ytkkv-rounds"]),
     .testTarget(
       name: "YTKKeyValueStoreTests",
-      dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"]),
+      dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"],
+      // Fixtures/format1.db: a store written by format version 1 (and its dump), opened by
+      // every later version without loss.
+      exclude: ["Fixtures"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
     .testTarget(name: "SQLiteReaderTests", dependencies: ["SQLiteReader"], exclude: ["Fixtures"]),
