@@ -18,12 +18,13 @@ package struct BatchWriter {
 
   /// Adds a put, writing the batch so far first if the put would take it past a limit.
   package mutating func put(
-    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp?
+    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp?,
+    expiresAt: Timestamp? = nil
   ) throws(LogStoreError) {
     if batch.count >= Self.maxOperations || bytes + key.count + value.count > Self.maxBytes {
       try flush()
     }
-    batch.put(value, forKey: key, in: table, timestamp: timestamp)
+    batch.put(value, forKey: key, in: table, timestamp: timestamp, expiresAt: expiresAt)
     bytes += key.count + value.count
   }
 

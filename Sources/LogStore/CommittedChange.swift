@@ -11,7 +11,7 @@ package struct CommittedChange {
     _ body: (RecordKind, _ table: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer) -> Void
   ) {
     switch mutation {
-    case .single(let kind, let table, let key, _, _):
+    case .single(let kind, let table, let key, _, _, _):
       body(kind, table, key)
     case .batch(let batch):
       for operation in batch.operations {

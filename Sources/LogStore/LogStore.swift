@@ -77,12 +77,44 @@ public final class LogStore: Sendable {
     try tableChange(.dropTable, name)
   }
 
-  private func tableChange(_ kind: RecordKind, _ name: String) throws(LogStoreError) {
-    try name.withUTF8Bytes { table throws(LogStoreError) in
-      try engine.commit(
-        .single(kind: kind, table: table, key: .empty, value: .empty, timestamp: nil))
+  /// Creates a table whose puts expire `defaultLifetime` microseconds after they are written
+  /// unless they say otherwise (0: never), or gives an existing table that default (puts
+  /// written before keep their expiry). Writes nothing when the table exists with that
+  /// default already. A ``WriteBatch``'s puts do not get the default: each says its own.
+  ///
+  /// - Throws: ``LogStoreError/Code/invalidArgument`` for a negative lifetime.
+  public func createTable(_ name: String, defaultLifetime: Int64) throws(LogStoreError) {
+    guard defaultLifetime >= 0 else {
+      throw LogStoreError(.invalidArgument, "a table's default lifetime cannot be negative")
+    }
+    try tableChange(.createTable, name, expiry: defaultLifetime)
+  }
+
+  /// The default lifetime of a table's puts in microseconds (0: none); see
+  /// ``createTable(_:defaultLifetime:)``.
+  public func lifetime(of table: String) throws(LogStoreError) -> Int64 {
+    try engine.readIndex { keys throws(LogStoreError) in
+      guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
+      return index.lifetime
     }
   }
+
+  private func tableChange(_ kind: RecordKind, _ name: String, expiry: Int64? = nil)
+    throws(LogStoreError)
+  {
+    try name.withUTF8Bytes { table throws(LogStoreError) in
+      try engine.commit(
+        .single(
+          kind: kind, table: table, key: .empty, value: .empty, timestamp: nil, expiry: expiry))
+    }
+  }
+
+  /// The clock expiries are judged by: now, in microseconds since 1970, never going back.
+  /// Give a put an expiry of this plus a lifetime.
+  public func expiryNow() -> Int64 { engine.index.clock.now() }
+
+  /// The clock itself, for tests that move it forward.
+  package var expiryClock: ExpiryClock { engine.index.clock }
 
   /// Whether the table exists.
   ///
@@ -98,11 +130,12 @@ public final class LogStore: Sendable {
       .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
-  /// The number of keys in a table.
+  /// The number of keys in a table, less those that have expired.
   public func count(in table: String) throws(LogStoreError) -> Int {
-    try engine.readCounts { keys throws(LogStoreError) in
+    let now = engine.index.clock.now()
+    return try engine.readCounts { keys throws(LogStoreError) in
       guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
-      return index.count
+      return index.liveCount(at: now).count
     }
   }
 
@@ -113,26 +146,35 @@ public final class LogStore: Sendable {
   /// - Parameters:
   ///   - timestamp: when the value was written; by default, now. Tools that copy data from
   ///     elsewhere pass the original time.
+  ///   - expiresAt: when the value expires (by ``expiryNow()``'s clock): from then on the key
+  ///     reads as missing, is not counted or listed, and compaction drops its record. Nil:
+  ///     the table's default lifetime from now (``createTable(_:defaultLifetime:)``), or
+  ///     never if it has none; ``Timestamp/never``: never, whatever the table's default.
   /// - Throws: ``LogStoreError/Code/tableNotFound``; ``LogStoreError/Code/invalidArgument``
   ///   for a key over 65,535 bytes or a value over 64 MiB.
   public func put(
-    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil
+    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil,
+    expiresAt: Timestamp? = nil
   ) throws(LogStoreError) {
     try key.withBytes { key throws(LogStoreError) in
       try value.withBytes { value throws(LogStoreError) in
-        try put(key: key, value: value, table: table, timestamp: timestamp)
+        try put(
+          key: key, value: value, table: table, timestamp: timestamp,
+          expiry: expiresAt?.microsecondsSince1970)
       }
     }
   }
 
-  /// ``put(_:forKey:in:timestamp:)`` on borrowed bytes, without copying them first.
+  /// ``put(_:forKey:in:timestamp:expiresAt:)`` on borrowed bytes, without copying them first;
+  /// `expiry` in microseconds since 1970.
   package func put(
     key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, table: String,
-    timestamp: Timestamp? = nil
+    timestamp: Timestamp? = nil, expiry: Int64? = nil
   ) throws(LogStoreError) {
     try table.withUTF8Bytes { table throws(LogStoreError) in
       try engine.commit(
-        .single(kind: .put, table: table, key: key, value: value, timestamp: timestamp))
+        .single(
+          kind: .put, table: table, key: key, value: value, timestamp: timestamp, expiry: expiry))
     }
   }
 
@@ -143,13 +185,15 @@ public final class LogStore: Sendable {
     }
   }
 
-  /// The value of `key` in `table` with the time it was written, or nil.
+  /// The value of `key` in `table` with the time it was written and when it expires, or nil.
   public func entry(forKey key: [UInt8], in table: String) throws(LogStoreError) -> Entry? {
-    try key.withBytes { keyBytes throws(LogStoreError) in
-      try withValue(forKey: keyBytes, in: table) { value, timestamp in
-        Entry(key: key, value: Array(value), timestamp: timestamp)
+    var entry: Entry?
+    _ = try key.withBytes { keyBytes throws(LogStoreError) in
+      try visitItem(forKey: keyBytes, in: table) { value, timestamp, expires in
+        entry = Entry(key: key, value: Array(value), timestamp: timestamp, expires: expires)
       }
     }
+    return entry
   }
 
   /// Calls `body` with the value of `key` (borrowed from the store's memory, valid only during
@@ -163,6 +207,19 @@ public final class LogStore: Sendable {
       record throws(Never) -> R in
       body(record.value, Timestamp(microsecondsSince1970: record.timestamp))
     }?.get()
+  }
+
+  /// ``visitValue(forKey:in:_:)`` that also gives when the value expires (nil: never).
+  package func visitItem(
+    forKey key: UnsafeRawBufferPointer, in table: String,
+    _ body: (UnsafeRawBufferPointer, Timestamp, Timestamp?) -> Void
+  ) throws(LogStoreError) -> Bool {
+    try engine.index.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
+      record throws(Never) in
+      body(
+        record.value, Timestamp(microsecondsSince1970: record.timestamp),
+        record.expiry.map(Timestamp.init(microsecondsSince1970:)))
+    } != nil
   }
 
   /// ``withValue(forKey:in:_:)`` without a generic result, for callers in other modules: a
@@ -234,16 +291,19 @@ public final class LogStore: Sendable {
     try engine.commit(.puts(puts))
   }
 
-  /// A key's value and the time it was written.
+  /// A key's value, the time it was written, and when it expires.
   public struct Entry: Sendable, Hashable {
     public var key: [UInt8]
     public var value: [UInt8]
     public var timestamp: Timestamp
+    /// When the value expires; nil: never.
+    public var expires: Timestamp?
 
-    public init(key: [UInt8], value: [UInt8], timestamp: Timestamp) {
+    public init(key: [UInt8], value: [UInt8], timestamp: Timestamp, expires: Timestamp? = nil) {
       self.key = key
       self.value = value
       self.timestamp = timestamp
+      self.expires = expires
     }
   }
 
@@ -253,8 +313,9 @@ public final class LogStore: Sendable {
   /// all in memory at once.
   public func entries(in table: String) throws(LogStoreError) -> [Entry] {
     var entries: [Entry] = []
-    try forEachEntry(in: table) { key, value, timestamp in
-      entries.append(Entry(key: Array(key), value: Array(value), timestamp: timestamp))
+    try forEachItem(in: table) { key, value, timestamp, expires in
+      entries.append(
+        Entry(key: Array(key), value: Array(value), timestamp: timestamp, expires: expires))
       return true
     }
     return entries
@@ -275,6 +336,17 @@ public final class LogStore: Sendable {
     in table: String, withPrefix prefix: [UInt8] = [],
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
       -> Bool
+  ) throws(LogStoreError) {
+    try prefix.withBytes { prefix throws(LogStoreError) in
+      try engine.index.forEachEntry(in: table, withPrefix: prefix) { key, value, timestamp, _ in
+        body(key, value, timestamp)
+      }
+    }
+  }
+
+  /// ``forEachEntry(in:withPrefix:_:)`` that also gives when each item expires (nil: never).
+  package func forEachItem(
+    in table: String, withPrefix prefix: [UInt8] = [], _ body: EntryVisitor
   ) throws(LogStoreError) {
     try prefix.withBytes { prefix throws(LogStoreError) in
       try engine.index.forEachEntry(in: table, withPrefix: prefix, body)

@@ -171,6 +171,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
   }
 
   /// The wall-clock time now (`CLOCK_REALTIME`).
+  /// As an expiry, never (``LogStore/put(_:forKey:in:timestamp:expiresAt:)``).
+  public static let never = Timestamp(microsecondsSince1970: .max)
+
   public static func now() -> Timestamp {
     Timestamp(microsecondsSince1970: wallClockMicroseconds())
   }

@@ -3,9 +3,11 @@
 /// A single change refers to the caller's memory and is only valid during the call that made
 /// it; the writer encodes it while the caller waits.
 enum Mutation {
+  /// `expiry`: a put's expiry, or a table creation's default lifetime (see
+  /// ``Record/expiry``); nil for none.
   case single(
     kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
-    value: UnsafeRawBufferPointer, timestamp: Timestamp?)
+    value: UnsafeRawBufferPointer, timestamp: Timestamp?, expiry: Int64? = nil)
   case batch(WriteBatch)
   /// Puts into one table, written as a batch record.
   case puts(PackedPuts)
@@ -13,12 +15,26 @@ enum Mutation {
   /// Bytes of the encoded record.
   var encodedLength: Int {
     switch self {
-    case .single(_, let table, let key, let value, _):
-      return RecordLayout.length(table: table.count, key: key.count, value: value.count)
+    case .single(_, let table, let key, let value, _, let expiry):
+      return RecordLayout.length(
+        table: table.count, key: key.count, value: value.count, expiry: expiry)
     case .batch(let batch):
       return RecordLayout.headerSize + Self.membersLength(batch)
     case .puts(let puts):
       return RecordLayout.headerSize + Self.membersLength(puts)
+    }
+  }
+
+  /// The expiry of a put that never expires, even in a table with a default lifetime: it is
+  /// written without an expiry field.
+  static let never = Int64.max
+
+  /// Whether a record it writes has an expiry field (format version 2).
+  var carriesExpiry: Bool {
+    switch self {
+    case .single(_, _, _, _, _, let expiry): expiry != nil
+    case .batch(let batch): batch.operations.contains { $0.expiry != nil }
+    case .puts(let puts): puts.expiry != nil
     }
   }
 
@@ -40,11 +56,13 @@ enum Mutation {
       let key: Int
       let value: Int
       switch operation {
-      case .put(_, let k, let v, _): (key, value) = (k.count, v.count)
+      case .put(_, let k, let v, _), .expiringPut(_, let k, let v, _, _):
+        (key, value) = (k.count, v.count)
       case .delete(_, let k), .deletePrefix(_, let k): (key, value) = (k.count, 0)
       case .createTable, .clearTable, .dropTable: (key, value) = (0, 0)
       }
-      total += RecordLayout.length(table: operation.table.utf8.count, key: key, value: value)
+      total += RecordLayout.length(
+        table: operation.table.utf8.count, key: key, value: value, expiry: operation.expiry)
       if total > RecordLayout.maxBatchLength { break }
     }
     return total
@@ -61,7 +79,8 @@ enum Mutation {
       total = min(
         total
           + RecordLayout.length(
-            table: table, key: end.key - keyStart, value: end.value - valueStart),
+            table: table, key: end.key - keyStart, value: end.value - valueStart,
+            expiry: puts.expiry),
         RecordLayout.maxBatchLength + 1)
       keyStart = end.key
       valueStart = end.value
@@ -72,7 +91,7 @@ enum Mutation {
   /// Checks sizes and names before anything is locked or written.
   func validateArguments() throws(LogStoreError) {
     switch self {
-    case .single(let kind, let table, let key, let value, _):
+    case .single(let kind, let table, let key, let value, _, _):
       try Self.validate(kind: kind, table: table, key: key, value: value)
     case .batch(let batch):
       for operation in batch.operations {
@@ -146,11 +165,11 @@ enum Mutation {
     salt: UInt32
   ) {
     switch self {
-    case .single(let kind, let table, let key, let value, let timestamp):
+    case .single(let kind, let table, let key, let value, let timestamp, let expiry):
       RecordCodec.encode(
         kind: kind, sequence: sequence,
         timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
-        value: value, salt: salt, into: destination)
+        value: value, expiry: expiry, salt: salt, into: destination)
     case .batch(let batch):
       let base = destination.baseAddress!
       RecordCodec.writeHeader(
@@ -159,14 +178,15 @@ enum Mutation {
         timestamp: now.microsecondsSince1970, into: base)
       var offset = RecordLayout.headerSize
       for (index, operation) in batch.operations.enumerated() {
-        var timestamp = now
-        if case .put(_, _, _, let stamp?) = operation { timestamp = stamp }
+        let timestamp = operation.timestamp ?? now
+        let expiry = operation.expiry
         operation.withFields { table, key, value in
-          let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+          let length = RecordLayout.length(
+            table: table.count, key: key.count, value: value.count, expiry: expiry)
           RecordCodec.encode(
             kind: operation.kind, member: true, sequence: sequence + UInt64(index),
             timestamp: timestamp.microsecondsSince1970, table: table, key: key, value: value,
-            salt: salt,
+            expiry: expiry, salt: salt,
             into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
           offset += length
         }
@@ -184,11 +204,12 @@ enum Mutation {
       tableName.withUTF8 { tableBytes in
         let table = UnsafeRawBufferPointer(tableBytes)
         puts.forEachPut { key, value, timestamp in
-          let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+          let length = RecordLayout.length(
+            table: table.count, key: key.count, value: value.count, expiry: puts.expiry)
           RecordCodec.encode(
             kind: .put, member: true, sequence: sequence + index,
             timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
-            value: value, salt: salt,
+            value: value, expiry: puts.expiry, salt: salt,
             into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
           offset += length
           index += 1
@@ -205,7 +226,7 @@ enum Mutation {
     throws(LogStoreError)
   {
     switch self {
-    case .single(let kind, let table, _, _, _):
+    case .single(let kind, let table, _, _, _, _):
       try body(kind, table)
     case .batch(let batch):
       for operation in batch.operations {

@@ -22,10 +22,16 @@ package struct PackedPuts: Sendable {
   package var keys: [UInt8]
   package var values: [UInt8]
   package var ends: [End]
+  /// When every put expires (microseconds since 1970); nil: never.
+  package var expiry: Int64?
 
   /// Puts whose keys and values are packed in `keys` and `values` as `ends` says; checked
   /// when written.
-  package init(table: String, keys: [UInt8] = [], values: [UInt8] = [], ends: [End] = []) {
+  package init(
+    table: String, keys: [UInt8] = [], values: [UInt8] = [], ends: [End] = [],
+    expiry: Int64? = nil
+  ) {
+    self.expiry = expiry
     self.table = table
     self.keys = keys
     self.values = values

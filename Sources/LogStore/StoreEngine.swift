@@ -110,11 +110,13 @@ final class StoreEngine: @unchecked Sendable {
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
+    let mutation = withExpiryResolved(mutation)
     // Creating a table that exists changes nothing, so nothing is written (apps create their
     // tables at every launch). The index knows every table unless a group commit is between
-    // appending its changes and applying them.
-    if case .single(.createTable, let table, _, _, _) = mutation, groupCommit.isIdle,
-      index.keys.table(table) != nil
+    // appending its changes and applying them. A creation that sets the table's default
+    // lifetime is written unless the table has that lifetime already.
+    if case .single(.createTable, let table, _, _, _, let lifetime) = mutation, groupCommit.isIdle,
+      let existing = index.keys.table(table), lifetime == nil || existing.lifetime == lifetime
     {
       return
     }
@@ -129,6 +131,34 @@ final class StoreEngine: @unchecked Sendable {
     index.change { index.apply(appended) }
     log.commitObserver?(CommittedChange(mutation: mutation))
     scheduler.noteWritten(appended.length)
+  }
+
+  /// `mutation` with its puts' expiry made final: a put that names none gets its table's
+  /// default lifetime from now (if the table has one), and one that says never
+  /// (``Mutation/never``) gets no expiry field. Call with the log's lock held.
+  private func withExpiryResolved(_ mutation: Mutation) -> Mutation {
+    func resolved(_ expiry: Int64?, table: UnsafeRawBufferPointer) -> Int64? {
+      if expiry == Mutation.never { return nil }
+      guard expiry == nil, let lifetime = index.keys.table(table)?.lifetime, lifetime > 0 else {
+        return expiry
+      }
+      let (sum, overflow) = index.clock.now().addingReportingOverflow(lifetime)
+      return overflow ? nil : sum
+    }
+    switch mutation {
+    case .single(.put, let table, let key, let value, let timestamp, let expiry):
+      let final = resolved(expiry, table: table)
+      guard final != expiry else { return mutation }
+      return .single(
+        kind: .put, table: table, key: key, value: value, timestamp: timestamp, expiry: final)
+    case .puts(var puts):
+      let final = puts.table.withUTF8Bytes { resolved(puts.expiry, table: $0) }
+      guard final != puts.expiry else { return mutation }
+      puts.expiry = final
+      return .puts(puts)
+    default:
+      return mutation
+    }
   }
 
   /// A writer that found the index file damaged while applying a change (its counts may then
@@ -154,9 +184,14 @@ final class StoreEngine: @unchecked Sendable {
     try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
       log.settleCounts()
       let disk = log.diskBytes
+      let now = index.clock.now()
       return try index.read { keys throws(LogStoreError) in
+        // Expired items are neither live items nor live bytes, though compaction has yet to
+        // drop their records.
+        let expired = keys.expired(at: now)
         var statistics = StoreStatistics(
-          tables: keys.tables.count, liveItems: keys.itemCount, liveBytes: keys.liveBytes,
+          tables: keys.tables.count, liveItems: keys.itemCount - expired.count,
+          liveBytes: keys.liveBytes - expired.bytes,
           diskBytes: disk + checkpointer.currentFileSize, segments: index.segments.count,
           damagedRecords: index.damagedRecords)
         statistics.indexMappedBytes = keys.mapped?.fileLength ?? 0

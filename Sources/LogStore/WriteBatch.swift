@@ -16,6 +16,9 @@ public struct WriteBatch: Sendable, Equatable {
   public enum Operation: Sendable, Equatable {
     /// With `timestamp` nil, the put is stamped with the time the batch is written.
     case put(table: String, key: [UInt8], value: [UInt8], timestamp: Timestamp?)
+    /// A put that expires at `expiresAt` (``LogStore/put(_:forKey:in:timestamp:expiresAt:)``).
+    case expiringPut(
+      table: String, key: [UInt8], value: [UInt8], timestamp: Timestamp?, expiresAt: Timestamp)
     case delete(table: String, key: [UInt8])
     case deletePrefix(table: String, prefix: [UInt8])
     case createTable(String)
@@ -33,10 +36,18 @@ public struct WriteBatch: Sendable, Equatable {
 
   /// Sets `key` in `table` to `value`, stamped with `timestamp` (by default, the time the
   /// batch is written).
+  /// With `expiresAt`, the key expires then (see ``LogStore/put(_:forKey:in:timestamp:expiresAt:)``).
   public mutating func put(
-    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil
+    _ value: [UInt8], forKey key: [UInt8], in table: String, timestamp: Timestamp? = nil,
+    expiresAt: Timestamp? = nil
   ) {
-    operations.append(.put(table: table, key: key, value: value, timestamp: timestamp))
+    if let expiresAt {
+      operations.append(
+        .expiringPut(
+          table: table, key: key, value: value, timestamp: timestamp, expiresAt: expiresAt))
+    } else {
+      operations.append(.put(table: table, key: key, value: value, timestamp: timestamp))
+    }
   }
 
   public mutating func delete(key: [UInt8], in table: String) {
@@ -56,7 +67,7 @@ public struct WriteBatch: Sendable, Equatable {
 extension WriteBatch.Operation {
   var kind: RecordKind {
     switch self {
-    case .put: .put
+    case .put, .expiringPut: .put
     case .delete: .delete
     case .deletePrefix: .deletePrefix
     case .createTable: .createTable
@@ -65,9 +76,28 @@ extension WriteBatch.Operation {
     }
   }
 
+  /// A put's timestamp, when it has one of its own.
+  var timestamp: Timestamp? {
+    switch self {
+    case .put(_, _, _, let timestamp), .expiringPut(_, _, _, let timestamp, _): timestamp
+    default: nil
+    }
+  }
+
+  /// An expiring put's expiry, in microseconds since 1970.
+  var expiry: Int64? {
+    if case .expiringPut(_, _, _, _, let expiresAt) = self {
+      expiresAt.microsecondsSince1970
+    } else {
+      nil
+    }
+  }
+
   var table: String {
     switch self {
-    case .put(let table, _, _, _), .delete(let table, _), .deletePrefix(let table, _): table
+    case .put(let table, _, _, _), .expiringPut(let table, _, _, _, _), .delete(let table, _),
+      .deletePrefix(let table, _):
+      table
     case .createTable(let table), .clearTable(let table), .dropTable(let table): table
     }
   }
@@ -81,7 +111,7 @@ extension WriteBatch.Operation {
     let key: [UInt8]
     let value: [UInt8]
     switch self {
-    case .put(_, let k, let v, _): (key, value) = (k, v)
+    case .put(_, let k, let v, _), .expiringPut(_, let k, let v, _, _): (key, value) = (k, v)
     case .delete(_, let k), .deletePrefix(_, let k): (key, value) = (k, [])
     default: (key, value) = ([], [])
     }

@@ -4,6 +4,9 @@ import LogStore
 package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
   case createTable(String)
   case put(table: String, key: String, value: String)
+  /// A put with an expiry: long past (the key reads as deleted at once, and compaction drops
+  /// its record), or far ahead (it reads as any put).
+  case expiringPut(table: String, key: String, value: String, expired: Bool)
   case delete(table: String, key: String)
   case deleteMany(table: String, keys: [String])
   case deletePrefix(table: String, prefix: String)
@@ -18,6 +21,8 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
     switch self {
     case .createTable(let table): "createTable(\(table))"
     case .put(let table, let key, let value): "put(\(table)/\(key) = \(value.prefix(12))…)"
+    case .expiringPut(let table, let key, let value, let expired):
+      "expiringPut(\(table)/\(key) = \(value.prefix(12))…, \(expired ? "expired" : "later"))"
     case .delete(let table, let key): "delete(\(table)/\(key))"
     case .deleteMany(let table, let keys): "deleteMany(\(table), \(keys.count) keys)"
     case .deletePrefix(let table, let prefix): "deletePrefix(\(table)/\(prefix))"
@@ -35,6 +40,10 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
     case .createTable(let table): try store.createTable(table)
     case .put(let table, let key, let value):
       try store.put(Array(value.utf8), forKey: Array(key.utf8), in: table)
+    case .expiringPut(let table, let key, let value, let expired):
+      try store.put(
+        Array(value.utf8), forKey: Array(key.utf8), in: table,
+        expiresAt: StoreOperation.expiry(expired: expired))
     case .delete(let table, let key): try store.delete(key: Array(key.utf8), in: table)
     case .deleteMany(let table, let keys):
       var batch = WriteBatch()
@@ -51,6 +60,11 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
     case .compact: try store.compact()
     case .checkpoint: try store.checkpoint()
     }
+  }
+
+  /// The expiry of an expiring put: 1970 plus a microsecond, or the year 3000.
+  package static func expiry(expired: Bool) -> Timestamp {
+    Timestamp(microsecondsSince1970: expired ? 1 : 32_503_680_000_000_000)
   }
 }
 
@@ -73,6 +87,8 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
     case .createTable(let table): if tables[table] == nil { tables[table] = [:] }
     case .put(let table, let key, let value):
       if tables[table] != nil { tables[table]![key] = value }
+    case .expiringPut(let table, let key, let value, let expired):
+      if tables[table] != nil { tables[table]![key] = expired ? nil : value }
     case .delete(let table, let key): tables[table]?[key] = nil
     case .deleteMany(let table, let keys): for key in keys { tables[table]?[key] = nil }
     case .deletePrefix(let table, let prefix):
@@ -98,6 +114,10 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
     case .put(let table, let key, let value, _):
       guard tables[table] != nil else { return false }
       tables[table]![String(decoding: key, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+    case .expiringPut(let table, let key, let value, _, let expiresAt):
+      guard tables[table] != nil else { return false }
+      tables[table]![String(decoding: key, as: UTF8.self)] =
+        expiresAt.microsecondsSince1970 <= 1 ? nil : String(decoding: value, as: UTF8.self)
     case .delete(let table, let key):
       guard tables[table] != nil else { return false }
       tables[table]![String(decoding: key, as: UTF8.self)] = nil
@@ -120,7 +140,8 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
     switch operation {
     case .createTable, .compact, .checkpoint: return false
     case .deleteMany(let table, let keys): return !keys.isEmpty && tables[table] == nil
-    case .put(let table, _, _), .delete(let table, _), .deletePrefix(let table, _),
+    case .put(let table, _, _), .expiringPut(let table, _, _, _), .delete(let table, _),
+      .deletePrefix(let table, _),
       .clearTable(let table), .dropTable(let table):
       return tables[table] == nil
     case .batch(let operations):

@@ -34,7 +34,9 @@ package struct WorkloadGenerator: Sendable {
     if let compactionEvery, step % compactionEvery == 0 { return .compact }
     let table = Self.tables[pick(Self.tables.count)]
     switch pick(100) {
-    case 0..<55: return .put(table: table, key: key(), value: value())
+    case 0..<50: return .put(table: table, key: key(), value: value())
+    case 50..<55:
+      return .expiringPut(table: table, key: key(), value: value(), expired: pick(2) == 0)
     case 55..<70: return .delete(table: table, key: key())
     case 70..<76: return .deleteMany(table: table, keys: (0..<(1 + pick(6))).map { _ in key() })
     case 76..<88:
@@ -42,6 +44,11 @@ package struct WorkloadGenerator: Sendable {
       for _ in 0..<(1 + pick(6)) {
         if pick(4) == 0 {
           operations.append(.delete(table: table, key: Array(key().utf8)))
+        } else if pick(8) == 0 {
+          operations.append(
+            .expiringPut(
+              table: table, key: Array(key().utf8), value: Array(value().utf8), timestamp: nil,
+              expiresAt: StoreOperation.expiry(expired: pick(2) == 0)))
         } else {
           operations.append(
             .put(table: table, key: Array(key().utf8), value: Array(value().utf8), timestamp: nil))

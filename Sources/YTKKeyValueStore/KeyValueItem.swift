@@ -13,10 +13,13 @@ public struct KeyValueItem: Sendable, Hashable {
   public let object: JSONValue
   /// The wall-clock time of the last put of this id, to the microsecond.
   public let createdTime: Date
+  /// When the item expires (``KeyValueStore/put(_:id:into:expiresAfter:)``); nil: never.
+  public let expiresTime: Date?
 
-  public init(id: String, object: JSONValue, createdTime: Date) {
+  public init(id: String, object: JSONValue, createdTime: Date, expiresTime: Date? = nil) {
     self.id = id
     self.object = object
     self.createdTime = createdTime
+    self.expiresTime = expiresTime
   }
 }

@@ -85,6 +85,59 @@ public final class KeyValueStore: Sendable {
     try bridge { () throws(LogStoreError) in try logStore.createTable(name) }
   }
 
+  /// Creates a table whose items expire `seconds` after each put that names no lifetime of
+  /// its own; or gives an existing table that default (items already in it keep their
+  /// expiry). `nil` removes the default: items put from then on without a lifetime never
+  /// expire. Writes nothing when the table exists with that default already.
+  ///
+  /// ```swift
+  /// try store.createTable("cache_table", expiresAfter: 3600)  // an hour
+  /// try store.put(string: "<html>…</html>", id: "page:/home", into: "cache_table")
+  /// ```
+  ///
+  /// - Throws: `.invalidArgument` for a lifetime that is not a positive number of seconds.
+  public func createTable(_ name: String, expiresAfter seconds: Double?)
+    throws(KeyValueStoreError)
+  {
+    let lifetime = try seconds.map { seconds throws(KeyValueStoreError) in
+      try Self.lifetime(seconds) ?? 0
+    }
+    try bridge { () throws(LogStoreError) in
+      try logStore.createTable(name, defaultLifetime: lifetime ?? 0)
+    }
+  }
+
+  /// The default lifetime of the table's items in seconds, or nil when they never expire by
+  /// default (``createTable(_:expiresAfter:)``).
+  public func defaultLifetime(of table: String) throws(KeyValueStoreError) -> Double? {
+    let lifetime = try bridge { () throws(LogStoreError) in try logStore.lifetime(of: table) }
+    return lifetime == 0 ? nil : Double(lifetime) / 1_000_000
+  }
+
+  /// A lifetime of `seconds` in microseconds; nil for one too long to end (infinity, or
+  /// beyond what the clock counts): never.
+  static func lifetime(_ seconds: Double) throws(KeyValueStoreError) -> Int64? {
+    guard seconds > 0 else {
+      throw KeyValueStoreError(
+        .invalidArgument,
+        "a lifetime is a positive number of seconds (or .infinity for never), not \(seconds)")
+    }
+    let microseconds = (seconds * 1_000_000).rounded(.up)
+    return microseconds < 9.0e18 ? Int64(microseconds) : nil
+  }
+
+  /// The expiry to store for a put given `seconds` (see ``put(_:id:into:expiresAfter:)``), in
+  /// the engine's terms: nil for the table's default, `Timestamp.never`'s microseconds for
+  /// never.
+  private func expiry(after seconds: Double?) throws(KeyValueStoreError) -> Int64? {
+    guard let seconds else { return nil }
+    guard let lifetime = try Self.lifetime(seconds) else {
+      return Timestamp.never.microsecondsSince1970
+    }
+    let (sum, overflow) = logStore.expiryNow().addingReportingOverflow(lifetime)
+    return overflow ? Timestamp.never.microsecondsSince1970 : sum
+  }
+
   /// Whether the table exists.
   public func tableExists(_ name: String) throws(KeyValueStoreError) -> Bool {
     try bridge { () throws(LogStoreError) in try logStore.tableExists(name) }
@@ -109,14 +162,26 @@ public final class KeyValueStore: Sendable {
 
   /// Stores `object` under `id`, replacing any value there.
   ///
+  /// With `expiresAfter`, the item expires that many seconds from now: from then on it reads
+  /// as nil, is not counted or listed, and compaction removes it. `nil` (the default) gives it
+  /// the table's default lifetime (``createTable(_:expiresAfter:)``), or none if the table
+  /// has none; `.infinity` makes it never expire, whatever the table's default. Every put
+  /// (string, number, `Encodable`, batch) takes the same argument.
+  ///
+  /// ```swift
+  /// try store.put(["token": "abc"], id: "session", into: "cache_table", expiresAfter: 600)
+  /// ```
+  ///
   /// - Throws: `.tableNotFound`; `.invalidArgument` for an id over 65,535 bytes, a value over
-  ///   64 MiB of JSON, or a double that JSON cannot represent (NaN, infinity).
-  public func put(_ object: JSONValue, id: String, into table: String)
-    throws(KeyValueStoreError)
-  {
+  ///   64 MiB of JSON, a double that JSON cannot represent (NaN, infinity), or a lifetime
+  ///   that is not a positive number of seconds.
+  public func put(
+    _ object: JSONValue, id: String, into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    let expiry = try expiry(after: seconds)
     do {
       try JSONWriter.withText(of: object) { json throws(KeyValueStoreError) in
-        try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+        try putEncoded(bytes: json, id: id, into: table, createdTime: nil, expiry: expiry)
       }
     } catch {
       switch error {
@@ -130,23 +195,34 @@ public final class KeyValueStore: Sendable {
     }
   }
 
-  /// Stores a string, as YTKKeyValueStore did: `["s"]`.
-  public func put(string: String, id: String, into table: String) throws(KeyValueStoreError) {
+  /// Stores a string, as YTKKeyValueStore did: `["s"]`. `expiresAfter` as in
+  /// ``put(_:id:into:expiresAfter:)``.
+  public func put(
+    string: String, id: String, into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    let expiry = try expiry(after: seconds)
     try JSONWriter.withText(wrapping: string) { json throws(KeyValueStoreError) in
-      try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+      try putEncoded(bytes: json, id: id, into: table, createdTime: nil, expiry: expiry)
     }
   }
 
-  /// Stores an integer, as YTKKeyValueStore did: `[n]`.
-  public func put(number: Int, id: String, into table: String) throws(KeyValueStoreError) {
+  /// Stores an integer, as YTKKeyValueStore did: `[n]`. `expiresAfter` as in
+  /// ``put(_:id:into:expiresAfter:)``.
+  public func put(
+    number: Int, id: String, into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    let expiry = try expiry(after: seconds)
     try JSONWriter.withText(wrapping: Int64(number)) { json throws(KeyValueStoreError) in
-      try putEncoded(bytes: json, id: id, into: table, createdTime: nil)
+      try putEncoded(bytes: json, id: id, into: table, createdTime: nil, expiry: expiry)
     }
   }
 
   /// Stores a double, as YTKKeyValueStore did: `[n]`. It reads back bit for bit.
-  public func put(number: Double, id: String, into table: String) throws(KeyValueStoreError) {
-    try put(.array([.double(number)]), id: id, into: table)
+  /// `expiresAfter` as in ``put(_:id:into:expiresAfter:)``.
+  public func put(
+    number: Double, id: String, into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    try put(.array([.double(number)]), id: id, into: table, expiresAfter: seconds)
   }
 
   /// Stores any `Encodable` value as the JSON `JSONEncoder` makes of it (with the store's
@@ -159,9 +235,12 @@ public final class KeyValueStore: Sendable {
   /// - Throws: `.invalidArgument` when the value cannot be encoded (a NaN or infinite
   ///   floating-point number, nesting deeper than 511 levels as with `JSONEncoder`, an error
   ///   thrown by its `encode(to:)`), and as ``put(_:id:into:)``.
-  public func put<T: Encodable>(encodable value: T, id: String, into table: String)
-    throws(KeyValueStoreError)
-  {
+  ///
+  /// `expiresAfter` as in ``put(_:id:into:expiresAfter:)``.
+  public func put<T: Encodable>(
+    encodable value: T, id: String, into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    let expiry = try expiry(after: seconds)
     let json: [UInt8]
     do {
       json = try StoredJSONEncoder.encode(value, strategies: coding)
@@ -170,7 +249,9 @@ public final class KeyValueStore: Sendable {
         .invalidArgument,
         "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
     }
-    try putEncoded(json, id: id, into: table)
+    try json.withBytes { bytes throws(KeyValueStoreError) in
+      try putEncoded(bytes: bytes, id: id, into: table, createdTime: nil, expiry: expiry)
+    }
   }
 
   /// Stores every object under its id in one atomic batch: after a crash, either all of
@@ -185,10 +266,16 @@ public final class KeyValueStore: Sendable {
   /// written; it must encode to less than the batch limit (`.invalidArgument` otherwise),
   /// about 64 MiB.
   ///
+  /// With `expiresAfter`, every item of the batch expires that many seconds from now; as in
+  /// ``put(_:id:into:expiresAfter:)`` otherwise.
+  ///
   /// - Throws: `.tableNotFound`; `.invalidArgument`, with nothing written, for an id or value
-  ///   ``put(_:id:into:)`` would refuse, or a batch over the limit.
-  public func put(_ objects: [String: JSONValue], into table: String) throws(KeyValueStoreError) {
-    try putBatch(objects, into: table) { object, values throws(KeyValueStoreError) in
+  ///   ``put(_:id:into:expiresAfter:)`` would refuse, or a batch over the limit.
+  public func put(
+    _ objects: [String: JSONValue], into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    try putBatch(objects, into: table, expiry: expiry(after: seconds)) {
+      object, values throws(KeyValueStoreError) in
       do throws(JSONWriteOrBodyError<Never>) {
         try JSONWriter.withText(of: object.value) { (text: UnsafeRawBufferPointer) throws(Never) in
           values.append(contentsOf: text)
@@ -209,10 +296,11 @@ public final class KeyValueStore: Sendable {
   /// ```swift
   /// try store.put(encodables: ["u1": user1, "u2": user2], into: "users")
   /// ```
-  public func put<T: Encodable>(encodables values: [String: T], into table: String)
-    throws(KeyValueStoreError)
-  {
-    try putBatch(values, into: table) { item, stored throws(KeyValueStoreError) in
+  public func put<T: Encodable>(
+    encodables values: [String: T], into table: String, expiresAfter seconds: Double? = nil
+  ) throws(KeyValueStoreError) {
+    try putBatch(values, into: table, expiry: expiry(after: seconds)) {
+      item, stored throws(KeyValueStoreError) in
       do {
         stored += try StoredJSONEncoder.encode(item.value, strategies: coding)
       } catch {
@@ -226,7 +314,7 @@ public final class KeyValueStore: Sendable {
   /// Writes one batch of puts into `table`: the items in the order of their ids' bytes, each
   /// value appended to the batch's value bytes by `encode`. Nothing is written if one fails.
   private func putBatch<Value>(
-    _ items: [String: Value], into table: String,
+    _ items: [String: Value], into table: String, expiry: Int64?,
     _ encode: ((key: String, value: Value), inout [UInt8]) throws(KeyValueStoreError) -> Void
   ) throws(KeyValueStoreError) {
     let items = Array(items)
@@ -241,7 +329,7 @@ public final class KeyValueStore: Sendable {
       bounds.append(idBytes.count)
     }
     let order = Self.byteOrder(of: idBytes, bounds: bounds)
-    var puts = PackedPuts(table: table)
+    var puts = PackedPuts(table: table, expiry: expiry)
     puts.keys.reserveCapacity(idBytes.count)
     for index in order {
       try encode(items[index], &puts.values)
@@ -310,12 +398,14 @@ public final class KeyValueStore: Sendable {
   }
 
   private func putEncoded(
-    bytes json: UnsafeRawBufferPointer, id: String, into table: String, createdTime: Timestamp?
+    bytes json: UnsafeRawBufferPointer, id: String, into table: String, createdTime: Timestamp?,
+    expiry: Int64? = nil
   ) throws(KeyValueStoreError) {
     try Self.checkID(id)
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try logStore.put(key: key, value: json, table: table, timestamp: createdTime)
+        try logStore.put(
+          key: key, value: json, table: table, timestamp: createdTime, expiry: expiry)
       }
     }
   }
@@ -404,13 +494,20 @@ public final class KeyValueStore: Sendable {
   public func item(id: String, from table: String) throws(KeyValueStoreError) -> KeyValueItem? {
     var parsed: Result<JSONValue, JSONCodecError>?
     var created = Timestamp(microsecondsSince1970: 0)
-    try visitStoredValue(id: id, in: table) { bytes, timestamp in
-      parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
-      created = timestamp
+    var expires: Timestamp?
+    _ = try bridge { () throws(LogStoreError) in
+      try id.withUTF8Bytes { key throws(LogStoreError) in
+        try logStore.visitItem(forKey: key, in: table) { bytes, timestamp, expiry in
+          parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+          created = timestamp
+          expires = expiry
+        }
+      }
     }
     guard let parsed else { return nil }
     let object = try Self.storedValue(parsed, id: id, table: table)
-    return KeyValueItem(id: id, object: object, createdTime: Self.date(created))
+    return KeyValueItem(
+      id: id, object: object, createdTime: Self.date(created), expiresTime: expires.map(Self.date))
   }
 
   /// Calls `body` with the stored bytes of `id` and their timestamp, borrowed from the store
@@ -474,13 +571,16 @@ public final class KeyValueStore: Sendable {
   ) throws(KeyValueStoreError) {
     var failure: KeyValueStoreError?
     try bridge { () throws(LogStoreError) in
-      try logStore.forEachEntry(in: table, withPrefix: Array(prefix.utf8)) {
-        key, value, timestamp in
+      try logStore.forEachItem(in: table, withPrefix: Array(prefix.utf8)) {
+        key, value, timestamp, expires in
         let id = String(decoding: key, as: UTF8.self)
         let parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(value) }
         do throws(KeyValueStoreError) {
           let object = try Self.storedValue(parsed, id: id, table: table)
-          return body(KeyValueItem(id: id, object: object, createdTime: Self.date(timestamp)))
+          return body(
+            KeyValueItem(
+              id: id, object: object, createdTime: Self.date(timestamp),
+              expiresTime: expires.map(Self.date)))
         } catch {
           failure = error
           return false

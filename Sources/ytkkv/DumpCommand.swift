@@ -9,7 +9,8 @@ struct DumpCommand: Command {
   static let discussion = """
     Writes one line per item, tables in name order and ids in byte order:
       {"table":"user_table","id":"1","value":{"age":30,"id":1,"name":"tangqiao"},"createdTime":1448000000.25}
-    value is the stored JSON; createdTime is seconds since 1970 (UTC), to the microsecond.
+    value is the stored JSON; createdTime is seconds since 1970 (UTC), to the microsecond;
+    an item that expires has expiresTime too, in the same form. Expired items are left out.
     Empty tables are written as {"table":"name"} so that 'ytkkv load' recreates them.
     Works while another process has the store open (it reads a snapshot).
 
@@ -36,7 +37,7 @@ struct DumpCommand: Command {
       // dumping it.
       var visited = 0
       var failure: (any Error)?
-      try store.logStore.forEachEntry(in: table) { key, value, timestamp in
+      try store.logStore.forEachItem(in: table) { key, value, timestamp, expires in
         visited += 1
         do {
           var line = Array("{\"table\":".utf8) + tableJSON
@@ -45,7 +46,11 @@ struct DumpCommand: Command {
           line += Array(",\"value\":".utf8)
           line.append(contentsOf: value)
           line += Array(",\"createdTime\":".utf8)
-          line += Array(Formatting.seconds(timestamp).utf8) + [UInt8(ascii: "}")]
+          line += Array(Formatting.seconds(timestamp).utf8)
+          if let expires {
+            line += Array(",\"expiresTime\":".utf8) + Array(Formatting.seconds(expires).utf8)
+          }
+          line.append(UInt8(ascii: "}"))
           output.print(String(decoding: line, as: UTF8.self))
           return true
         } catch {

@@ -18,6 +18,7 @@ struct LoadCommand: Command {
     Without options, reads the JSON Lines that 'ytkkv dump' writes, one item per line:
       {"table":"user_table","id":"1","value":{...},"createdTime":1448000000.25}
     createdTime (seconds since 1970) is optional: without it, the time of loading is used.
+    expiresTime (seconds since 1970), when given, is when the item expires.
     A line {"table":"name"} creates an empty table. Tables are created as needed.
 
     With --ytk-table NAME, reads instead what `sqlite3 -json DB 'SELECT * FROM t'` prints
@@ -53,6 +54,8 @@ struct LoadCommand: Command {
     var id: String?
     var value: [UInt8]
     var createdTime: Timestamp?
+    /// When the item expires ("expiresTime", as `ytkkv dump` writes it); nil: never.
+    var expiresTime: Timestamp? = nil
   }
 
   func run(_ output: Output) throws -> ExitStatus {
@@ -121,8 +124,17 @@ struct LoadCommand: Command {
       }
       createdTime = stamp
     }
+    var expiresTime: Timestamp?
+    if let time = fields["expiresTime"] {
+      guard let stamp = timestamp(time) else {
+        throw CommandFailure("line \(number): expiresTime must be seconds since 1970")
+      }
+      expiresTime = stamp
+    }
     return try checked(
-      Item(table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime),
+      Item(
+        table: table, id: id, value: try JSONWriter.bytes(value), createdTime: createdTime,
+        expiresTime: expiresTime),
       at: "line \(number)")
   }
 
@@ -202,8 +214,11 @@ final class BatchLoader {
   func add(_ item: LoadCommand.Item) throws {
     try createTable(item.table)
     guard let id = item.id else { return }
+    // An item without an expiry never expires, whatever the table's default: a dump lists
+    // every expiry there was. (A batch's puts get no default anyway.)
     try writer.put(
-      item.value, forKey: Array(id.utf8), in: item.table, timestamp: item.createdTime)
+      item.value, forKey: Array(id.utf8), in: item.table, timestamp: item.createdTime,
+      expiresAt: item.expiresTime)
     items += 1
   }
 

@@ -69,7 +69,7 @@ struct IndexFileTests {
       for offset in Swift.stride(from: start, to: start + length, by: stride) {
         damaged[offset] ^= 0x10
       }
-      position += 65 + Int(bytes[position + 64])
+      position += 81 + Int(bytes[position + 80])
     }
     return damaged
   }
@@ -257,10 +257,10 @@ struct IndexFileTests {
         $0 | Int($1.element) << (8 * $1.offset)
       }
     }
-    // Table "a"'s record in the directory (each: 64 bytes, the name's length, the name).
+    // Table "a"'s record in the directory (each: 80 bytes, the name's length, the name).
     var record = 64 + 16 * field(40, 4)
-    while Array(bytes[record + 65..<record + 65 + Int(bytes[record + 64])]) != Array("a".utf8) {
-      record += 65 + Int(bytes[record + 64])
+    while Array(bytes[record + 81..<record + 81 + Int(bytes[record + 80])]) != Array("a".utf8) {
+      record += 81 + Int(bytes[record + 80])
     }
     let first = field(record + 16, 8)
     let second = first + 18 + field(first + 16, 2)

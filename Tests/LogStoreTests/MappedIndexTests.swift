@@ -69,11 +69,11 @@ struct MappedIndexTests {
   static func record(of name: String, in bytes: [UInt8]) -> Int {
     var position = 64 + 16 * Int(bytes[40])
     while true {
-      let length = Int(bytes[position + 64])
-      if Array(bytes[position + 65..<position + 65 + length]) == Array(name.utf8) {
+      let length = Int(bytes[position + 80])
+      if Array(bytes[position + 81..<position + 81 + length]) == Array(name.utf8) {
         return position
       }
-      position += 65 + length
+      position += 81 + length
     }
   }
 
@@ -89,7 +89,7 @@ struct MappedIndexTests {
     let refused: [(String, [UInt8])] = [
       ("shorter than a header", Array(bytes[0..<40])),
       ("another magic", Self.resealed([0x58] + bytes[1...])),
-      ("a newer version", Self.setting(UInt16(2), at: 8, in: bytes)),
+      ("a newer version", Self.setting(UInt16(3), at: 8, in: bytes)),
       ("another file number", Self.setting(number + 1, at: 12, in: bytes)),
       ("another length", Self.setting(UInt64(bytes.count + 64), at: 32, in: bytes)),
       ("a directory past the end", Self.setting(UInt64(bytes.count), at: 48, in: bytes)),
@@ -109,8 +109,14 @@ struct MappedIndexTests {
       ("groups past the end", Self.setting(UInt64(bytes.count - 64), at: table + 32, in: bytes)),
       ("samples off their alignment", Self.setting(UInt64(65), at: table + 40, in: bytes)),
       ("another group count", Self.setting(UInt32(7), at: table + 48, in: bytes)),
-      ("a table without a name", Self.setting(UInt8(0), at: table + 64, in: bytes)),
-      ("a table named twice", Self.setting(UInt8(UInt8(ascii: "b")), at: table + 65, in: bytes)),
+      ("a table without a name", Self.setting(UInt8(0), at: table + 80, in: bytes)),
+      ("a table named twice", Self.setting(UInt8(UInt8(ascii: "b")), at: table + 81, in: bytes)),
+      ("more expiring entries than entries", Self.setting(UInt64(1000), at: table + 64, in: bytes)),
+      (
+        "expiring entries the entries do not hold",
+        Self.setting(UInt64(1), at: table + 64, in: bytes)
+      ),
+      ("version 1", Self.setting(UInt16(1), at: 8, in: bytes)),
     ]
     for (what, damaged) in refused {
       if case .success = Self.open(damaged, number: number) {

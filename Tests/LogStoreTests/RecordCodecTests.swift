@@ -7,7 +7,8 @@ import Testing
 func encodeRecord(
   _ kind: RecordKind = .put, sequence: UInt64 = 7, timestamp: Int64 = 1_448_000_000_000_000,
   table: String = "user_table", key: String = "1", value: String = "{\"id\":1}",
-  valueBytes: [UInt8]? = nil, salt: UInt32 = 0x1234_5678, member: Bool = false
+  valueBytes: [UInt8]? = nil, salt: UInt32 = 0x1234_5678, member: Bool = false,
+  expiry: Int64? = nil
 ) -> [UInt8] {
   let tableBytes = Array(table.utf8)
   let keyBytes = Array(key.utf8)
@@ -15,14 +16,14 @@ func encodeRecord(
   var out = [UInt8](
     repeating: 0,
     count: RecordLayout.length(
-      table: tableBytes.count, key: keyBytes.count, value: valueBytes.count))
+      table: tableBytes.count, key: keyBytes.count, value: valueBytes.count, expiry: expiry))
   tableBytes.withUnsafeBytes { t in
     keyBytes.withUnsafeBytes { k in
       valueBytes.withUnsafeBytes { v in
         out.withUnsafeMutableBytes { destination in
           RecordCodec.encode(
             kind: kind, member: member, sequence: sequence, timestamp: timestamp, table: t,
-            key: k, value: v, salt: salt, into: destination)
+            key: k, value: v, expiry: expiry, salt: salt, into: destination)
         }
       }
     }
@@ -110,6 +111,66 @@ struct RecordCodecTests {
     #expect((try? decodeRecord(member, member: true).get()) != nil)
     let top = encodeRecord()
     #expect(throws: RecordDecodingError.self) { try decodeRecord(top, member: true).get() }
+  }
+
+  @Test(
+    "expiry fields: a put's and a creation's round-trip; on any other kind, too short, or of the wrong size they are damage; every cut and flipped bit is refused"
+  )
+  func expiryFields() throws {
+    func decoded(_ bytes: [UInt8]) throws(RecordDecodingError) -> (Int64?, String, Int) {
+      let result = bytes.withUnsafeBytes { buffer in
+        Result { () throws(RecordDecodingError) in
+          let record = try RecordCodec.decode(buffer, at: 0, salt: 0x1234_5678)
+          return (record.expiry, String(decoding: record.value, as: UTF8.self), record.length)
+        }
+      }
+      return try result.get()
+    }
+    let put = encodeRecord(expiry: 1_900_000_000_000_000)
+    #expect(put.count == encodeRecord().count + 8)
+    #expect(put[4] == RecordKind.put.rawValue | 0x40)
+    var (expiry, value, length) = try decoded(put)
+    #expect(expiry == 1_900_000_000_000_000 && value == "{\"id\":1}" && length == put.count)
+    (expiry, value, _) = try decoded(encodeRecord(expiry: nil))
+    #expect(expiry == nil && value == "{\"id\":1}")
+    let creation = encodeRecord(.createTable, key: "", value: "", expiry: 3_600_000_000)
+    (expiry, value, _) = try decoded(creation)
+    #expect(expiry == 3_600_000_000 && value.isEmpty)
+    let member = encodeRecord(member: true, expiry: 5)
+    let memberExpiry = member.withUnsafeBytes { buffer in
+      try? RecordCodec.decode(buffer, at: 0, salt: 0x1234_5678, member: true).expiry
+    }
+    #expect(memberExpiry == 5)
+
+    /// `bytes` with its kind byte or'ed with the expiry flag and its checksum made good again.
+    func flagged(_ bytes: [UInt8]) -> [UInt8] {
+      var bytes = bytes
+      bytes[4] |= 0x40
+      bytes.withUnsafeMutableBytes { RecordCodec.writeChecksum($0, salt: 0x1234_5678) }
+      return bytes
+    }
+    let refused: [(String, [UInt8])] = [
+      ("a delete", flagged(encodeRecord(.delete, value: "12345678"))),
+      ("a prefix delete", flagged(encodeRecord(.deletePrefix, value: "12345678"))),
+      ("a clear", flagged(encodeRecord(.clearTable, key: "", value: "12345678"))),
+      ("a put whose value has no room", flagged(encodeRecord(value: "1234567"))),
+      ("a creation of 9 bytes", flagged(encodeRecord(.createTable, key: "", value: "123456789"))),
+      ("a creation with a key", flagged(encodeRecord(.createTable, key: "k", value: "12345678"))),
+    ]
+    for (what, bytes) in refused {
+      #expect(throws: RecordDecodingError.self, "\(what)") { try decoded(bytes) }
+    }
+    #expect((try? decoded(flagged(encodeRecord(.createTable, key: "", value: "12345678")))) != nil)
+    for cut in 0..<put.count {
+      #expect(throws: RecordDecodingError.truncated) { try decoded(Array(put[..<cut])) }
+    }
+    for index in put.indices {
+      for bit in 0..<8 {
+        var damaged = put
+        damaged[index] ^= UInt8(1 << bit)
+        #expect(throws: RecordDecodingError.self) { try decoded(damaged) }
+      }
+    }
   }
 
   @Test("headers that break the rules of their kind are rejected")

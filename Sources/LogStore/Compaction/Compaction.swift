@@ -6,7 +6,8 @@
 /// 2. *Copy* (no lock): read the inputs in order and copy each record the index still points
 ///    at (and each table's creation record) into outputs named `NNNNNN.log.tmp`. Tombstones,
 ///    overwritten values and table drops are left behind: every record they shadow is in
-///    the inputs too, and all of them go away together.
+///    the inputs too, and all of them go away together. So are puts that have expired (by the
+///    store's ``ExpiryClock``, read once when the compaction starts).
 /// 3. *Commit*: sync each output, rename it to its final name, sync the directory. Each output's
 ///    header says how many outputs there are, so the moment the last rename is durable, the
 ///    compaction has happened: recovery treats the inputs as gone from then on.
@@ -52,6 +53,8 @@ final class Compactor: @unchecked Sendable {
     case keepValue
     /// Copied: the creation record of an existing table.
     case keepCreation
+    /// Left behind: the put the index points at, expired.
+    case dropExpired
     /// Left behind: shadowed, deleted, or not a put or creation at all.
     case drop
   }
@@ -118,11 +121,17 @@ final class Compactor: @unchecked Sendable {
     var damageSeen = 0
     /// An index file is written after the compaction, so the outputs need no hint files.
     let writesIndex: Bool
+    /// The time expiries are judged by: a put that expired by then is not copied.
+    let now: Int64
+    /// The keys whose records were left behind because they had expired, with where those
+    /// records were: removed from the index when the outputs take over, unless written since.
+    var expired: [(table: String, key: [UInt8], location: RecordLocation)] = []
 
     init(
       inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
-      writesIndex: Bool
+      writesIndex: Bool, now: Int64
     ) {
+      self.now = now
       self.inputs = inputs
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
@@ -158,7 +167,8 @@ final class Compactor: @unchecked Sendable {
       }
       return Plan(
         inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-        outputLimit: outputLimit, writesIndex: checkpointer.followsCompaction())
+        outputLimit: outputLimit, writesIndex: checkpointer.followsCompaction(),
+        now: index.clock.now())
     }
   }
 
@@ -210,10 +220,21 @@ final class Compactor: @unchecked Sendable {
       // record would hand it back and forth with a busy writer thousands of times a second.
       func judgeAndCopy() throws(LogStoreError) {
         let verdicts = index.lock.withReadLock {
-          pending.map { verdict(on: $0.record, at: $0.location) }
+          pending.map { verdict(on: $0.record, at: $0.location, now: plan.now) }
         }
-        for (item, verdict) in zip(pending, verdicts) where verdict != .drop {
-          try copy(item.record, from: item.location, isCreation: verdict == .keepCreation)
+        for (item, verdict) in zip(pending, verdicts) {
+          switch verdict {
+          case .keepValue, .keepCreation:
+            try copy(item.record, from: item.location, isCreation: verdict == .keepCreation)
+          case .dropExpired:
+            plan.expired.append(
+              (
+                String(decoding: item.record.table, as: UTF8.self), Array(item.record.key),
+                item.location
+              ))
+          case .drop:
+            break
+          }
         }
         pending.removeAll(keepingCapacity: true)
       }
@@ -251,7 +272,7 @@ final class Compactor: @unchecked Sendable {
 
   /// Whether compaction keeps `record`: a put the index points at, or the creation record
   /// of an existing table. Call with the index lock held.
-  private func verdict(on record: Record, at location: RecordLocation) -> Verdict {
+  private func verdict(on record: Record, at location: RecordLocation, now: Int64) -> Verdict {
     let keys = index.keys
     switch record.kind {
     case .put:
@@ -260,7 +281,10 @@ final class Compactor: @unchecked Sendable {
         return .drop
       }
       switch table.lookup(record.key, hash: KeyHash.hash(record.key)) {
-      case .found(let found): return found == location ? .keepValue : .drop
+      case .found(let found):
+        guard found == location else { return .drop }
+        if let expiry = record.expiry, expiry <= now { return .dropExpired }
+        return .keepValue
       case .absent: return .drop
       // The index file was damaged after it was checked (compaction checks it first): keep
       // the record, since dropping one that is live would lose it.
@@ -342,8 +366,17 @@ final class Compactor: @unchecked Sendable {
       index.change {
         // A key still pointing into an input is one whose record sat in damage met while
         // copying: its value is lost; count it and forget the key.
-        var lost: [(String, [UInt8])] = []
         let keys = index.keys
+        // Keys whose records had expired and were not copied are gone, unless written since.
+        for (table, key, location) in plan.expired {
+          key.withUnsafeBytes { bytes in
+            guard let index = keys.table(table),
+              index.find(bytes, hash: KeyHash.hash(bytes)) == location
+            else { return }
+            index.remove(bytes, hash: KeyHash.hash(bytes))
+          }
+        }
+        var lost: [(String, [UInt8])] = []
         if plan.damageSeen > 0 {
           keys.forEachLocation { table, key, location in
             if inputNumbers.contains(location.segment) { lost.append((table, Array(key))) }

@@ -51,7 +51,9 @@ final class CompactionScheduler: @unchecked Sendable {
     case .whenGarbageExceeds(let threshold): fraction = threshold
     }
     let disk = log.diskBytes
-    let garbage = disk - log.index.keys.liveBytes
+    // Expired items are garbage: their records go at the next compaction.
+    let garbage =
+      disk - log.index.keys.liveBytes + log.index.keys.expired(at: log.index.clock.now()).bytes
     return garbage >= Self.minimumGarbage && Double(garbage) > fraction * Double(disk)
   }
 

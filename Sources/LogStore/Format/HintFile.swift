@@ -4,7 +4,7 @@
 /// ```
 /// header (48 bytes)
 ///  0  8  magic          "YTKKVHNT"
-///  8  2  version        1
+///  8  2  version        2 (1: written before expiry; read alike)
 /// 10  2  reserved       0
 /// 12  4  fileNumber     the segment described
 /// 16  4  salt           that segment's salt
@@ -13,22 +13,25 @@
 /// 32  8  entriesLength  bytes of entries after the header
 /// 40  4  entriesCRC     masked CRC-32C of the entries
 /// 44  4  headerCRC      masked CRC-32C of bytes 0..<44
-/// entry (28 bytes + table + key)
-///  0  1  kind           RecordKind (batches appear as their members)
+/// entry (28 bytes + table + key, + 8 with an expiry)
+///  0  1  kind           RecordKind (batches appear as their members), | 0x40 when an expiry
+///                       field (i64: a put's expiry, a creation's lifetime) follows the key
 ///  1  1  tableLength
 ///  2  2  keyLength
 ///  4  4  offset         of the record in the segment
 ///  8  4  length         of the record
 /// 12  8  sequence
 /// 20  8  timestamp
-/// 28  -  table, key
+/// 28  -  table, key, expiry
 /// ```
 /// A hint that fails any check is ignored: the segment is scanned instead.
 package enum HintFile {
   static let headerSize = 48
   static let entryHeaderSize = 28
   static let magic: [UInt8] = Array("YTKKVHNT".utf8)
-  static let version: UInt16 = 1
+  static let version: UInt16 = 2
+  /// The oldest version read: version 1 has no expiry fields, and is otherwise the same.
+  static let oldestVersion: UInt16 = 1
 
   /// Collects the entries of a hint file as a segment is written.
   struct Builder {
@@ -38,12 +41,15 @@ package enum HintFile {
     /// Adds `record`, found at `offset` in the segment (a batch member's own offset).
     mutating func add(_ record: Record, offset: Int) {
       let start = entries.count
+      let expirySize = record.expiry == nil ? 0 : RecordLayout.expirySize
       entries.append(
         contentsOf: repeatElement(
-          0, count: HintFile.entryHeaderSize + record.table.count + record.key.count))
+          0, count: HintFile.entryHeaderSize + record.table.count + record.key.count + expirySize))
       entries.withUnsafeMutableBytes { buffer in
         let base = buffer.baseAddress! + start
-        base.storeBytes(of: record.kind.rawValue, as: UInt8.self)
+        base.storeBytes(
+          of: record.kind.rawValue | (expirySize > 0 ? RecordLayout.expiryFlag : 0),
+          as: UInt8.self)
         base.storeBytes(of: UInt8(record.table.count), toByteOffset: 1, as: UInt8.self)
         storeLittleEndian(UInt16(record.key.count), base + 2)
         storeLittleEndian(UInt32(offset), base + 4)
@@ -57,7 +63,9 @@ package enum HintFile {
         }
         if record.key.count > 0 {
           cursor.copyMemory(from: record.key.baseAddress!, byteCount: record.key.count)
+          cursor += record.key.count
         }
+        if let expiry = record.expiry { storeLittleEndian(UInt64(bitPattern: expiry), cursor) }
       }
       count += 1
     }
@@ -92,6 +100,8 @@ package enum HintFile {
     var timestamp: Int64
     var table: UnsafeRawBufferPointer
     var key: UnsafeRawBufferPointer
+    /// As in ``Record/expiry``.
+    var expiry: Int64?
   }
 
   /// A hint file checked against the segment it claims to describe.
@@ -119,7 +129,7 @@ package enum HintFile {
     let storedHeaderCRC = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
     guard storedHeaderCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<44]))
     else { throw Invalid(reason: "header checksum mismatch") }
-    guard loadLittleEndian(UInt16.self, base + 8) == version else {
+    guard (oldestVersion...version).contains(loadLittleEndian(UInt16.self, base + 8)) else {
       throw Invalid(reason: "unknown version")
     }
     guard loadLittleEndian(UInt32.self, base + 12) == fileNumber,
@@ -149,9 +159,13 @@ package enum HintFile {
       let entry = entryBytes.baseAddress! + position
       let tableLength = Int(entry.load(fromByteOffset: 1, as: UInt8.self))
       let keyLength = Int(loadLittleEndian(UInt16.self, entry + 2))
-      let size = entryHeaderSize + tableLength + keyLength
+      let rawKind = entry.load(as: UInt8.self)
+      let hasExpiry = rawKind & RecordLayout.expiryFlag != 0
+      let size =
+        entryHeaderSize + tableLength + keyLength + (hasExpiry ? RecordLayout.expirySize : 0)
       guard size <= entryBytes.count - position,
-        let kind = RecordKind(rawValue: entry.load(as: UInt8.self)), kind != .batch
+        let kind = RecordKind(rawValue: rawKind & ~RecordLayout.expiryFlag), kind != .batch,
+        !hasExpiry || kind == .put || kind == .createTable
       else { throw Invalid(reason: "malformed entry") }
       // Checked in 64 bits before they become Ints: where Int is 32 bits a damaged offset
       // or length must be refused, not trap.
@@ -173,7 +187,11 @@ package enum HintFile {
           table: UnsafeRawBufferPointer(
             rebasing: entryBytes[tableStart..<tableStart + tableLength]),
           key: UnsafeRawBufferPointer(
-            rebasing: entryBytes[tableStart + tableLength..<tableStart + tableLength + keyLength])))
+            rebasing: entryBytes[tableStart + tableLength..<tableStart + tableLength + keyLength]),
+          expiry: hasExpiry
+            ? Int64(
+              bitPattern: loadLittleEndian(
+                UInt64.self, entry + entryHeaderSize + tableLength + keyLength)) : nil))
       position += size
     }
     guard entries.count == count else { throw Invalid(reason: "entry count mismatch") }

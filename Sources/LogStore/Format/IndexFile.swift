@@ -5,7 +5,7 @@
 /// ```
 /// header (64 bytes)
 ///  0  8  magic            "YTKKVIDX"
-///  8  2  version          1
+///  8  2  version          2 (version 1, without expiries, is not used: the log is read)
 /// 10  2  reserved         0
 /// 12  4  fileNumber       the number in the file's name
 /// 16  8  nextSequence     the sequence number after the last record covered
@@ -19,15 +19,16 @@
 /// directory
 ///   segmentCount × 16: number u32, salt u32, coveredLength u64 (the position: every segment
 ///     listed, in order, up to its covered length)
-///   tableCount × (65 + name): count u64, liveBytes u64, entriesOffset u64, entriesLength u64,
+///   tableCount × (81 + name): count u64, liveBytes u64, entriesOffset u64, entriesLength u64,
 ///     groupsOffset u64, ranksOffset u64, groupCount u32, creation segment u32 (0: none),
-///     creation offset u32, creation length u32, nameLength u8, name
+///     creation offset u32, creation length u32, expiringCount u64 (entries with an expiry),
+///     lifetime i64 (the table's default, µs; 0: none), nameLength u8, name
 /// per table, at the offsets the directory gives (groups and ranks 64-byte aligned):
 ///   groups   groupCount × 64: 7 slots of (tag u32, entry u32), 0 u32, CRC u32 of bytes 0..<60
 ///   samples  ⌈⌈count / 16⌉ / 15⌉ × 64: the offsets (u32) of entries 0, 16, 32, … 15 to a
 ///            group, zeros after the last, CRC u32 of bytes 0..<60
-///   entries  in key order: CRC u32 of the rest of the entry, segment u32, offset u32,
-///            length u32, keyLength u16, key
+///   entries  in key order: CRC u32 of the rest of the entry, segment u32 (bit 31: an
+///            expiry follows the key), offset u32, length u32, keyLength u16, key, expiry i64
 /// ```
 /// `groupCount` is ⌈count / (7 × 0.85)⌉. A slot's tag is the high 32 bits of the key's hash
 /// (1 if they are 0; 0 marks an empty slot), its entry the offset of the key's entry in
@@ -37,10 +38,15 @@
 /// group, a rank group and an entry each time they are read.
 package enum IndexFileFormat {
   static let magic: [UInt8] = Array("YTKKVIDX".utf8)
-  static let version: UInt16 = 1
+  static let version: UInt16 = 2
   static let headerSize = 64
   static let segmentRecordSize = 16
-  static let tableRecordSize = 65
+  static let tableRecordSize = 81
+  /// Where a table record's name length is; the name follows it.
+  static let nameLengthOffset = 80
+  /// Set in an entry's segment number (segment numbers are below 2^31) when the key's expiry
+  /// follows its key.
+  static let expiryBit: UInt32 = 1 << 31
   static let groupSize = 64
   static let slotsPerGroup = 7
   static let samplesPerGroup = 15
@@ -103,6 +109,9 @@ struct IndexSnapshot {
     var creation: RecordLocation?
     var keys: TableKeys
     var liveBytes = 0
+    /// The keys that have an expiry, with it.
+    var expiries: [[UInt8]: Int64] = [:]
+    var lifetime: Int64 = 0
   }
   var segments: [IndexFileFormat.CoveredSegment]
   var nextSequence: UInt64
@@ -117,8 +126,12 @@ struct IndexSnapshot {
     result.reserveCapacity(copies.count)
     for (name, table, creation) in copies {
       guard let keys = TableKeys(of: table) else { return nil }
+      var expiries: [[UInt8]: Int64] = [:]
+      table.expiring?.forEach { key, expiry in expiries[Array(key)] = expiry }
       result.append(
-        Table(name: Array(name.utf8), creation: creation, keys: keys, liveBytes: table.liveBytes))
+        Table(
+          name: Array(name.utf8), creation: creation, keys: keys, liveBytes: table.liveBytes,
+          expiries: expiries, lifetime: table.lifetime))
     }
     return result
   }
@@ -143,7 +156,9 @@ struct IndexSnapshot {
       let groups = offset
       let ranks = groups + groupCount * F.groupSize
       let entries = ranks + F.sampleGroupCount(for: table.keys.items.count) * F.groupSize
-      let entriesLength = table.keys.items.count * F.entryHeaderSize + table.keys.keys.count
+      let entriesLength =
+        table.keys.items.count * F.entryHeaderSize + table.keys.keys.count
+        + table.expiries.count * RecordLayout.expirySize
       // Entry offsets are 32 bits (compared in 64 bits: where `Int` is 32 bits, UInt32.max is
       // not an `Int`).
       guard UInt64(entriesLength) < UInt64(UInt32.max) else { return nil }
@@ -173,10 +188,13 @@ struct IndexSnapshot {
         storeLittleEndian(table.creation?.segment ?? 0, cursor + 52)
         storeLittleEndian(table.creation?.offset ?? 0, cursor + 56)
         storeLittleEndian(table.creation?.length ?? 0, cursor + 60)
-        cursor.storeBytes(of: UInt8(table.name.count), toByteOffset: 64, as: UInt8.self)
+        storeLittleEndian(UInt64(table.expiries.count), cursor + 64)
+        storeLittleEndian(UInt64(bitPattern: table.lifetime), cursor + 72)
+        cursor.storeBytes(
+          of: UInt8(table.name.count), toByteOffset: F.nameLengthOffset, as: UInt8.self)
         table.name.withUnsafeBytes { name in
           if name.count > 0 {
-            (cursor + 65).copyMemory(from: name.baseAddress!, byteCount: name.count)
+            (cursor + F.tableRecordSize).copyMemory(from: name.baseAddress!, byteCount: name.count)
           }
         }
         cursor += F.tableRecordSize + table.name.count
@@ -212,14 +230,20 @@ struct IndexSnapshot {
           start: keys.baseAddress.map { $0 + item.keyStart }, count: item.keyLength)
         // The entry.
         let entry = base + place.entries + entryOffset
-        storeLittleEndian(item.location.segment, entry + 4)
+        let expiry = table.expiries.isEmpty ? nil : table.expiries[Array(key)]
+        storeLittleEndian(item.location.segment | (expiry == nil ? 0 : F.expiryBit), entry + 4)
         storeLittleEndian(item.location.offset, entry + 8)
         storeLittleEndian(item.location.length, entry + 12)
         storeLittleEndian(UInt16(key.count), entry + 16)
         if key.count > 0 {
           (entry + F.entryHeaderSize).copyMemory(from: key.baseAddress!, byteCount: key.count)
         }
-        let crc = CRC32C.update(0, entry + 4, F.entryHeaderSize - 4 + key.count)
+        let entryLength =
+          F.entryHeaderSize + key.count + (expiry == nil ? 0 : RecordLayout.expirySize)
+        if let expiry {
+          storeLittleEndian(UInt64(bitPattern: expiry), entry + F.entryHeaderSize + key.count)
+        }
+        let crc = CRC32C.update(0, entry + 4, entryLength - 4)
         storeLittleEndian(CRC32C.mask(crc), entry)
         // Its sample.
         if rank % F.sampleInterval == 0 {
@@ -240,7 +264,7 @@ struct IndexSnapshot {
           }
           group = group + 1 == place.groupCount ? 0 : group + 1
         }
-        entryOffset += F.entryHeaderSize + key.count
+        entryOffset += entryLength
       }
       for group in 0..<place.groupCount {
         let start = base + place.groups + group * F.groupSize

@@ -18,6 +18,10 @@ package struct Record {
   package var table: UnsafeRawBufferPointer
   package var key: UnsafeRawBufferPointer
   package var value: UnsafeRawBufferPointer
+  /// A put's expiry (microseconds since 1970), or a table creation's default lifetime
+  /// (microseconds; 0: none); nil when the record has no expiry field
+  /// (``RecordLayout/expiryFlag``). Not part of `value`.
+  package var expiry: Int64? = nil
   /// The record's encoded length in bytes.
   package var length: Int
 }
@@ -43,20 +47,34 @@ package enum RecordDecodingError: Error, Equatable {
 package enum RecordCodec {
   /// Writes one record into `destination`, which must be exactly
   /// `RecordLayout.length(table:key:value:)` bytes long.
+  /// `expiry`, when not nil, is written as the value's expiry field (a put or a table
+  /// creation only).
   static func encode(
     kind: RecordKind, member: Bool = false, sequence: UInt64, timestamp: Int64,
     table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-    salt: UInt32, into destination: UnsafeMutableRawBufferPointer
+    expiry: Int64? = nil, salt: UInt32, into destination: UnsafeMutableRawBufferPointer
   ) {
-    let length = RecordLayout.length(table: table.count, key: key.count, value: value.count)
+    let length = RecordLayout.length(
+      table: table.count, key: key.count, value: value.count, expiry: expiry)
     precondition(destination.count == length, "record buffer has the wrong size")
+    precondition(expiry == nil || kind == .put || kind == .createTable)
     let base = destination.baseAddress!
     writeHeader(
       kind: kind, member: member, tableLength: table.count, keyLength: key.count,
-      valueLength: value.count, sequence: sequence, timestamp: timestamp, into: base)
+      valueLength: value.count + (expiry == nil ? 0 : RecordLayout.expirySize),
+      sequence: sequence, timestamp: timestamp, into: base)
+    if expiry != nil {
+      base.storeBytes(
+        of: kind.rawValue | (member ? RecordLayout.memberFlag : 0) | RecordLayout.expiryFlag,
+        toByteOffset: RecordLayout.kindOffset, as: UInt8.self)
+    }
     var cursor = base + RecordLayout.headerSize
     cursor = append(table, at: cursor)
     cursor = append(key, at: cursor)
+    if let expiry {
+      storeLittleEndian(UInt64(bitPattern: expiry), cursor)
+      cursor += RecordLayout.expirySize
+    }
     _ = append(value, at: cursor)
     writeChecksum(destination, salt: salt)
   }
@@ -133,13 +151,18 @@ package enum RecordCodec {
     }
     let tableStart = RecordLayout.headerSize
     let keyStart = tableStart + header.tableLength
-    let valueStart = keyStart + header.keyLength
+    var valueStart = keyStart + header.keyLength
+    var expiry: Int64?
+    if header.hasExpiry {
+      expiry = Int64(bitPattern: loadLittleEndian(UInt64.self, base + valueStart))
+      valueStart += RecordLayout.expirySize
+    }
     return Record(
       kind: header.kind, sequence: header.sequence, timestamp: header.timestamp,
       table: UnsafeRawBufferPointer(rebasing: bytes[tableStart..<keyStart]),
-      key: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<valueStart]),
+      key: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyStart + header.keyLength]),
       value: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<header.length]),
-      length: header.length)
+      expiry: expiry, length: header.length)
   }
 
   /// The fixed fields of a record header, checked for consistency but not checksummed.
@@ -150,6 +173,9 @@ package enum RecordCodec {
     var valueLength: Int
     var sequence: UInt64
     var timestamp: Int64
+    /// The value starts with an expiry field (``RecordLayout/expiryFlag``); `valueLength`
+    /// counts it.
+    var hasExpiry = false
     var length: Int { RecordLayout.headerSize + tableLength + keyLength + valueLength }
   }
 
@@ -160,12 +186,15 @@ package enum RecordCodec {
     -> Header
   {
     let rawKind = base.load(fromByteOffset: RecordLayout.kindOffset, as: UInt8.self)
+    let hasExpiry = rawKind & RecordLayout.expiryFlag != 0
     guard (rawKind & RecordLayout.memberFlag != 0) == member,
-      let kind = RecordKind(rawValue: rawKind & ~RecordLayout.memberFlag)
+      let kind = RecordKind(
+        rawValue: rawKind & ~(RecordLayout.memberFlag | RecordLayout.expiryFlag)),
+      !hasExpiry || kind == .put || kind == .createTable
     else {
       throw .damaged("invalid record kind 0x\(String(rawKind, radix: 16))")
     }
-    let header = Header(
+    var header = Header(
       kind: kind,
       tableLength: Int(base.load(fromByteOffset: RecordLayout.tableLengthOffset, as: UInt8.self)),
       keyLength: Int(loadLittleEndian(UInt16.self, base + RecordLayout.keyLengthOffset)),
@@ -179,13 +208,30 @@ package enum RecordCodec {
     guard header.sequence < RecordLayout.sequenceLimit else {
       throw .damaged("sequence number out of range")
     }
+    if hasExpiry {
+      // The expiry field is part of the value's bytes: checked, then left out of the kind's
+      // own rules below.
+      guard header.valueLength >= RecordLayout.expirySize else {
+        throw .damaged("malformed \(kind) header: no room for its expiry")
+      }
+      header.hasExpiry = true
+      if kind == .createTable {
+        guard header.tableLength > 0, header.keyLength == 0,
+          header.valueLength == RecordLayout.expirySize
+        else { throw .damaged("malformed createTable header") }
+        return header
+      }
+    }
     switch kind {
     case .batch:
       guard !member, header.tableLength == 0, header.keyLength == 0,
         header.valueLength <= RecordLayout.maxBatchLength
       else { throw .damaged("malformed batch header") }
     case .put:
-      guard header.tableLength > 0, header.valueLength <= RecordLayout.maxValueLength else {
+      guard header.tableLength > 0,
+        header.valueLength - (hasExpiry ? RecordLayout.expirySize : 0)
+          <= RecordLayout.maxValueLength
+      else {
         throw .damaged("malformed put header")
       }
     case .delete, .deletePrefix:

@@ -4,7 +4,8 @@
 /// offset size field
 ///  0      4   checksum     masked CRC-32C of the segment's salt (4 bytes, little-endian)
 ///                           followed by every byte of the record after this field
-///  4      1   kind         RecordKind; batch members have bit 0x80 set
+///  4      1   kind         RecordKind; batch members have bit 0x80 set; bit 0x40: the value
+///                           starts with an 8-byte expiry field (puts and table creations)
 ///  5      1   tableLength  bytes of table name (0 only for a batch)
 ///  6      2   keyLength    bytes of key
 ///  8      4   valueLength  bytes of value
@@ -31,6 +32,13 @@ enum RecordLayout {
   /// Marks a record as a member of a batch; a member is never valid at the top level, so a
   /// torn batch can never be mistaken for the members it holds.
   static let memberFlag: UInt8 = 0x80
+  /// Marks a record whose value starts with an 8-byte field (`i64`, little-endian) before
+  /// the value proper: for a put, when the value expires (microseconds since 1970); for a
+  /// table's creation, the lifetime its puts get by default (microseconds; 0: none). Only
+  /// those two kinds may carry it; format version 2 added it.
+  static let expiryFlag: UInt8 = 0x40
+  /// Bytes of the expiry field.
+  static let expirySize = 8
 
   /// The longest table name, in bytes of UTF-8.
   static let maxTableLength = 255
@@ -47,8 +55,8 @@ enum RecordLayout {
 
   /// The encoded length of a record with these field sizes.
   @inline(__always)
-  static func length(table: Int, key: Int, value: Int) -> Int {
-    headerSize + table + key + value
+  static func length(table: Int, key: Int, value: Int, expiry: Int64? = nil) -> Int {
+    headerSize + table + key + value + (expiry == nil ? 0 : expirySize)
   }
 }
 

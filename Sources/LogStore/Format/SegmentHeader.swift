@@ -3,7 +3,7 @@
 /// ```
 /// offset size field
 ///  0      8   magic         "YTKKVSEG"
-///  8      2   version       format version, 1
+///  8      2   version       format version: 2 (1: before record expiry fields; read alike)
 /// 10      2   flags         bit 0: written by compaction
 /// 12      4   fileNumber    the number in the file's name (guards against mixed-up files)
 /// 16      4   salt          random; seeds every record checksum in this file, so records
@@ -22,7 +22,10 @@ package struct SegmentHeader: Equatable, Sendable {
   /// Where ``salt`` is stored: a header that fails its checks reports it (``DecodingError``).
   static let saltOffset = 16
   static let magic: [UInt8] = Array("YTKKVSEG".utf8)
-  static let currentVersion: UInt16 = 1
+  static let currentVersion: UInt16 = 2
+  /// The oldest version read. Version 1 is version 2 without expiry fields in records
+  /// (``RecordLayout/expiryFlag``); a writer appends none to a version 1 segment.
+  static let oldestVersion: UInt16 = 1
 
   var version: UInt16 = SegmentHeader.currentVersion
   var fileNumber: UInt32
@@ -94,7 +97,7 @@ package struct SegmentHeader: Equatable, Sendable {
     }
     let version = loadLittleEndian(UInt16.self, base + 8)
     if version > currentVersion { throw .unsupportedVersion(version) }
-    guard version == currentVersion else { throw damaged("unknown format version \(version)") }
+    guard version >= oldestVersion else { throw damaged("unknown format version \(version)") }
     let flags = loadLittleEndian(UInt16.self, base + 10)
     var compaction: CompactionMark?
     if flags & 1 != 0 {

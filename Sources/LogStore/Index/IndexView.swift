@@ -9,6 +9,9 @@ final class IndexView: @unchecked Sendable {
   let directory: String
   private let verifyChecksums: Bool
   let lock = ReadWriteLock()
+  /// The clock every expiry is judged by (``ExpiryClock``): reads, counts, listings and
+  /// compaction agree.
+  let clock = ExpiryClock()
 
   // Every `var` below is guarded by `lock` (and changed only under the log's lock too), so the
   // runtime's exclusivity checks, which cost more than the lookups they guard, are off.
@@ -89,6 +92,8 @@ final class IndexView: @unchecked Sendable {
     }
     let record = try record(at: location, in: segment)
     guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
+    // An expired item reads as missing (its record stays until compaction drops it).
+    if let expiry = record.expiry, expiry <= clock.now() { return .some(nil) }
     return Result { () throws(E) -> R in try body(record) }
   }
 
@@ -142,7 +147,12 @@ final class IndexView: @unchecked Sendable {
       try read { keys throws(LogStoreError) -> SegmentLookup? in
         guard let index = keys.table(table) else { throw tableNotFound(table) }
         restart(index.count)
-        return index.forEachKey(body) ? segments : nil
+        // Expired keys are left out, by their expiries alone (no record is read).
+        guard index.expiring != nil else { return index.forEachKey(body) ? segments : nil }
+        let now = clock.now()
+        return index.forEachKey { key, location in
+          if !index.hasExpired(key, at: now) { body(key, location) }
+        } ? segments : nil
       }
     }
   }
@@ -155,13 +165,16 @@ final class IndexView: @unchecked Sendable {
   /// captured segments, which stay mapped even if a compaction deletes their files meanwhile.
   ///
   /// With a `prefix`, only the keys that start with it are visited.
+  ///
+  /// Items that have expired by the moment of the call are left out; `body` gets the expiry
+  /// of the others that have one.
   func forEachEntry(
     in table: String,
     withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
-    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
-      -> Bool
+    _ body: EntryVisitor
   ) throws(LogStoreError) {
-    if try forEachUnchangedEntry(in: table, withPrefix: prefix, body) { return }
+    let now = clock.now()
+    if try forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
     var (captured, copied) = try retryingAfterDamage {
       () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
       try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
@@ -179,9 +192,12 @@ final class IndexView: @unchecked Sendable {
         let key = UnsafeRawBufferPointer(
           rebasing: keys[item.keyStart..<item.keyStart + item.keyLength])
         guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
-        guard body(key, record.value, Timestamp(microsecondsSince1970: record.timestamp)) else {
-          return
-        }
+        if let expiry = record.expiry, expiry <= now { continue }
+        guard
+          body(
+            key, record.value, Timestamp(microsecondsSince1970: record.timestamp),
+            record.expiry.map(Timestamp.init(microsecondsSince1970:)))
+        else { return }
       }
     }
   }
@@ -194,9 +210,7 @@ final class IndexView: @unchecked Sendable {
   /// `body` relies on those checks (the file is never written), and on each record's: its
   /// checksum, and that its key is the entry's.
   private func forEachUnchangedEntry(
-    in table: String, withPrefix prefix: UnsafeRawBufferPointer,
-    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp)
-      -> Bool
+    in table: String, withPrefix prefix: UnsafeRawBufferPointer, now: Int64, _ body: EntryVisitor
   ) throws(LogStoreError) -> Bool {
     guard
       let (captured, base) = try read({
@@ -216,7 +230,10 @@ final class IndexView: @unchecked Sendable {
       }
       let record = try record(at: entry.location, in: segment)
       guard bytesEqual(record.key, entry.key) else { throw pointsElsewhere(table) }
-      return body(entry.key, record.value, Timestamp(microsecondsSince1970: record.timestamp))
+      if let expiry = record.expiry, expiry <= now { return true }
+      return body(
+        entry.key, record.value, Timestamp(microsecondsSince1970: record.timestamp),
+        record.expiry.map(Timestamp.init(microsecondsSince1970:)))
     }
     guard whole else {
       throw LogStoreError(.corrupted, "the index file of \(directory) changed while it was read")
@@ -287,6 +304,13 @@ final class IndexView: @unchecked Sendable {
     pending = local
   }
 }
+
+/// What visits a table's items: the key, value and timestamp of each (borrowed for the call),
+/// and when it expires (nil: never); it returns false to stop.
+package typealias EntryVisitor = (
+  _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ timestamp: Timestamp,
+  _ expires: Timestamp?
+) -> Bool
 
 /// A record appended to the log but perhaps not yet applied to the index.
 struct Appended {

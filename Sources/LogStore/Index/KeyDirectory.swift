@@ -92,6 +92,19 @@ final class KeyDirectory {
     return totals.liveBytes
   }
 
+  /// The keys of all tables that have expired as of `now`, and the bytes of their records:
+  /// counted in ``itemCount`` and ``liveBytes`` until compaction drops them.
+  func expired(at now: Int64) -> (count: Int, bytes: Int) {
+    var total = (count: 0, bytes: 0)
+    for table in tables.values {
+      guard let expiring = table.expiring else { continue }
+      let gone = expiring.advance(to: now)
+      total.count += gone.count
+      total.bytes += gone.bytes
+    }
+    return total
+  }
+
   /// Whether every table's counts are exact: no key an open replayed waits for its lookup in
   /// the index file.
   var isSettled: Bool { totals.unsettled == 0 }
@@ -169,21 +182,29 @@ final class KeyDirectory {
     case .put:
       let table = self.table(record.table) ?? createTable(record.table)
       table.upsert(
-        record.key, hash: KeyHash.hash(record.key), location: location, settleLater: settlesLater)
+        record.key, hash: KeyHash.hash(record.key), location: location, settleLater: settlesLater,
+        expiry: record.expiry)
     case .delete:
       self.table(record.table)?.remove(
         record.key, hash: KeyHash.hash(record.key), settleLater: settlesLater)
     case .deletePrefix:
       self.table(record.table)?.removeAll(withPrefix: record.key)
     case .createTable:
-      if self.table(record.table) == nil {
-        _ = createTable(record.table)
+      // A creation with a lifetime sets the table's default lifetime, existing or not, and is
+      // the creation record compaction keeps from then on (it says all a creation says).
+      if let table = self.table(record.table) {
+        guard let lifetime = record.expiry else { return }
+        table.lifetime = lifetime
+        creations[String(decoding: record.table, as: UTF8.self)] = location
+      } else {
+        createTable(record.table).lifetime = record.expiry ?? 0
         creations[String(decoding: record.table, as: UTF8.self)] = location
       }
     case .clearTable:
-      if self.table(record.table) != nil {
-        insertTable(
-          TableIndex(totals: totals), named: String(decoding: record.table, as: UTF8.self))
+      if let old = self.table(record.table) {
+        let cleared = TableIndex(totals: totals)
+        cleared.lifetime = old.lifetime
+        insertTable(cleared, named: String(decoding: record.table, as: UTF8.self))
       }
     case .dropTable:
       let name = String(decoding: record.table, as: UTF8.self)
@@ -200,7 +221,7 @@ final class KeyDirectory {
   @exclusivity(unchecked) private var pendingPuts:
     [(
       table: Unmanaged<TableIndex>, key: UnsafeRawBufferPointer, hash: UInt64,
-      location: RecordLocation
+      location: RecordLocation, expiry: Int64?
     )] = []
   private static let pendingLimit = 16
   /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
@@ -245,7 +266,10 @@ final class KeyDirectory {
     // first, so the directory holds it until they are applied; and without a reference to
     // release, emptying the list costs nothing per put.
     pendingPuts.append(
-      (Unmanaged.passUnretained(table), record.key, KeyHash.hash(record.key), location))
+      (
+        Unmanaged.passUnretained(table), record.key, KeyHash.hash(record.key), location,
+        record.expiry
+      ))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
@@ -260,7 +284,9 @@ final class KeyDirectory {
     // file here; ``TableIndex/settle()`` does later, loading them in groups as here.)
     for put in pendingPuts {
       put.table._withUnsafeGuaranteedRef {
-        _ = $0.upsert(put.key, hash: put.hash, location: put.location, settleLater: settlesLater)
+        _ = $0.upsert(
+          put.key, hash: put.hash, location: put.location, settleLater: settlesLater,
+          expiry: put.expiry)
       }
     }
     pendingPuts.removeAll(keepingCapacity: true)

@@ -86,9 +86,10 @@ final class MappedIndex: @unchecked Sendable {
     var names: Set<String> = []
     for _ in 0..<tableCount {
       guard let record = reader.take(F.tableRecordSize),
-        let nameBytes = reader.take(Int(record.load(fromByteOffset: 64, as: UInt8.self)))
+        let nameBytes = reader.take(
+          Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
       else { throw Rejection(reason: "its directory is cut short") }
-      let nameLength = Int(record.load(fromByteOffset: 64, as: UInt8.self))
+      let nameLength = Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self))
       let name = String(
         decoding: UnsafeRawBufferPointer(start: nameBytes, count: nameLength), as: UTF8.self)
       guard nameLength > 0, names.insert(name).inserted else {
@@ -143,6 +144,11 @@ final class MappedTable: @unchecked Sendable {
   let count: Int
   let liveBytes: Int
   let seed: UInt64
+  /// The table's default lifetime (µs; 0: none), from its creation record.
+  let lifetime: Int64
+  /// Where the entries with an expiry are, checked at open (their number is in the
+  /// directory, so only a table that has some is walked).
+  private(set) var expiringEntries: [Int] = []
   private let groups: UnsafeRawPointer
   private let groupCount: Int
   private let samples: UnsafeRawPointer
@@ -151,7 +157,9 @@ final class MappedTable: @unchecked Sendable {
   private let owner: AnyObject
 
   /// The bytes of all the table's keys (its entries less their fixed-size headers).
-  var keyBytes: Int { entries.count - count * F.entryHeaderSize }
+  var keyBytes: Int {
+    entries.count - count * F.entryHeaderSize - expiringEntries.count * RecordLayout.expirySize
+  }
 
   init(record: UnsafeRawPointer, file: UnsafeRawBufferPointer, seed: UInt64, owner: AnyObject)
     throws(MappedIndex.Rejection)
@@ -165,6 +173,7 @@ final class MappedTable: @unchecked Sendable {
     let groupsOffset = field(32)
     let ranksOffset = field(40)
     let groupCount = UInt64(loadLittleEndian(UInt32.self, record + 48))
+    let expiringCount = field(64)
     let reject = MappedIndex.Rejection(reason: "a table's layout in its directory is impossible")
     // Every key's entry takes at least its header, so the count is bounded by the file.
     guard count <= size / UInt64(F.entryHeaderSize), liveBytes <= UInt64(Int.max),
@@ -175,8 +184,10 @@ final class MappedTable: @unchecked Sendable {
       groupsOffset % UInt64(F.groupSize) == 0, groupsOffset <= size,
       groupCount * UInt64(F.groupSize) <= size - groupsOffset,
       ranksOffset % UInt64(F.groupSize) == 0, ranksOffset <= size,
-      UInt64(F.sampleGroupCount(for: Int(count))) * UInt64(F.groupSize) <= size - ranksOffset
+      UInt64(F.sampleGroupCount(for: Int(count))) * UInt64(F.groupSize) <= size - ranksOffset,
+      expiringCount <= count
     else { throw reject }
+    lifetime = Int64(bitPattern: field(72))
     let base = file.baseAddress!
     self.count = Int(count)
     self.liveBytes = Int(liveBytes)
@@ -187,6 +198,17 @@ final class MappedTable: @unchecked Sendable {
     entries = UnsafeRawBufferPointer(start: base + Int(entriesOffset), count: Int(entriesLength))
     self.owner = owner
     guard endsWhereItSays() else { throw reject }
+    if expiringCount > 0 {
+      var found: [Int] = []
+      var offset = 0
+      while offset < entries.count {
+        guard let entry = entry(at: offset) else { throw reject }
+        if entry.expiry != nil { found.append(offset) }
+        offset = entry.end
+      }
+      guard found.count == Int(expiringCount) else { throw reject }
+      expiringEntries = found
+    }
   }
 
   /// Whether the last entries, walked from the last sample, end exactly where the entries do:
@@ -209,6 +231,8 @@ final class MappedTable: @unchecked Sendable {
     var key: UnsafeRawBufferPointer
     var location: RecordLocation
     var end: Int
+    /// The key's expiry, when it has one.
+    var expiry: Int64?
   }
 
   /// The entry at `offset` of the entries region, checked; nil if it fails a check. With
@@ -218,7 +242,9 @@ final class MappedTable: @unchecked Sendable {
     guard offset >= 0, entries.count - offset >= F.entryHeaderSize else { return nil }
     let start = entries.baseAddress! + offset
     let keyLength = Int(loadLittleEndian(UInt16.self, start + 16))
-    let length = F.entryHeaderSize + keyLength
+    let segment = loadLittleEndian(UInt32.self, start + 4)
+    let hasExpiry = segment & F.expiryBit != 0
+    let length = F.entryHeaderSize + keyLength + (hasExpiry ? RecordLayout.expirySize : 0)
     guard entries.count - offset >= length,
       !verify
         || CRC32C.mask(CRC32C.update(0, start + 4, length - 4))
@@ -227,10 +253,14 @@ final class MappedTable: @unchecked Sendable {
     return Entry(
       key: UnsafeRawBufferPointer(start: start + F.entryHeaderSize, count: keyLength),
       location: RecordLocation(
-        segment: loadLittleEndian(UInt32.self, start + 4),
+        segment: segment & ~F.expiryBit,
         offset: loadLittleEndian(UInt32.self, start + 8),
         length: loadLittleEndian(UInt32.self, start + 12)),
-      end: offset + length)
+      end: offset + length,
+      expiry: hasExpiry
+        ? Int64(
+          bitPattern: loadLittleEndian(UInt64.self, start + F.entryHeaderSize + keyLength))
+        : nil)
   }
 
   // MARK: Lookup

@@ -67,6 +67,12 @@ final class TableIndex {
   /// The directory's totals, which every change of `count` and `liveBytes` updates too.
   @exclusivity(unchecked) private var totals: IndexTotals
 
+  /// The keys that have an expiry (nil until one does): see ``ExpiringKeys``.
+  @exclusivity(unchecked) private(set) var expiring: ExpiringKeys?
+  /// The lifetime a put into this table gets when it names none, in microseconds; 0: none.
+  /// Set by the table's creation record; the store, not the index, applies it to puts.
+  @exclusivity(unchecked) var lifetime: Int64 = 0
+
   /// The index file's table under this one, if the table was opened from one.
   @exclusivity(unchecked) private(set) var base: MappedTable?
   /// Slots in use: live entries and tombstones.
@@ -95,7 +101,11 @@ final class TableIndex {
     mask = Self.minimumCapacity - 1
     arenaCapacity = 256
     arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
-    if let base { adjust(count: base.count, liveBytes: base.liveBytes) }
+    if let base {
+      adjust(count: base.count, liveBytes: base.liveBytes)
+      lifetime = base.lifetime
+      loadBaseExpiries()
+    }
     allocationChanged()
   }
 
@@ -115,6 +125,8 @@ final class TableIndex {
     arenaUsed = other.arenaUsed
     arenaGarbage = other.arenaGarbage
     occupied = other.occupied
+    expiring = other.expiring.map { ExpiringKeys(copying: $0) }
+    lifetime = other.lifetime
     adjust(count: other.count, liveBytes: other.liveBytes)
     allocationChanged()
   }
@@ -282,8 +294,14 @@ final class TableIndex {
   @discardableResult
   func upsert(
     _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation,
-    settleLater: Bool = false
+    settleLater: Bool = false, expiry: Int64? = nil
   ) -> RecordLocation? {
+    if let expiry {
+      if expiring == nil { expiring = ExpiringKeys() }
+      expiring!.set(key, expiry: expiry, length: location.length)
+    } else if let expiring {
+      expiring.remove(key)
+    }
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if index >= 0 {
@@ -345,11 +363,13 @@ final class TableIndex {
     if index < 0 {
       // Not changed since the index file: the base must point at `old`.
       guard baseFind(key) == old else { return false }
+      if new.length != old.length { expiring?.relocate(key, length: new.length) }
       insert(key, slotHash: slotHash, at: -1 - index, location: new)
       adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
       return true
     }
     guard !isTombstone(slots[index]), recordLocation(of: slots[index]) == old else { return false }
+    if new.length != old.length { expiring?.relocate(key, length: new.length) }
     slots[index].segment = new.segment
     slots[index].offset = new.offset
     setRecordLength(slots[index].keyReference, new.length)
@@ -363,6 +383,7 @@ final class TableIndex {
   func remove(_ key: UnsafeRawBufferPointer, hash: UInt64, settleLater: Bool = false)
     -> RecordLocation?
   {
+    expiring?.remove(key)
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if settleLater && base != nil && index < 0 {
@@ -403,6 +424,7 @@ final class TableIndex {
   @discardableResult
   func removeAll(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
     settle()
+    expiring?.removeAll(withPrefix: prefix)
     let before = count
     if prefix.count == 0 {
       removeEverything()
@@ -517,6 +539,7 @@ final class TableIndex {
     arenaUsed = 0
     arenaGarbage = 0
     base = nil
+    expiring = nil
     totals.unsettled -= unsettled.count
     unsettled = []
     allocationChanged()
@@ -622,6 +645,40 @@ final class TableIndex {
   }
 
   private static let settleGroup = 16
+
+  // MARK: Expiry
+
+  /// The keys that have not expired as of `now` (``ExpiryClock``) and the bytes of their
+  /// records. Exact once settled, like ``count``.
+  func liveCount(at now: Int64) -> (count: Int, liveBytes: Int) {
+    guard let expiring else { return (count, liveBytes) }
+    let gone = expiring.advance(to: now)
+    return (count - gone.count, liveBytes - gone.bytes)
+  }
+
+  /// Whether `key` had expired as of `now`, judged by the keys' expiries alone (no record is
+  /// read): for listings of keys.
+  func hasExpired(_ key: UnsafeRawBufferPointer, at now: Int64) -> Bool {
+    guard let expiring else { return false }
+    expiring.advance(to: now)
+    return expiring.isExpired(key)
+  }
+
+  /// Gives the keys of the base (the index file's table) their expiries, as the file lists
+  /// them: for a table opened from an index file.
+  func loadBaseExpiries() {
+    guard let base, !base.expiringEntries.isEmpty else { return }
+    let keys = ExpiringKeys()
+    for offset in base.expiringEntries {
+      // Checked when the file was opened; checked again, as every read of an entry is.
+      guard let entry = base.entry(at: offset), let expiry = entry.expiry else {
+        totals.baseDamaged = true
+        continue
+      }
+      keys.set(entry.key, expiry: expiry, length: entry.location.length)
+    }
+    expiring = keys
+  }
 
   // MARK: Iteration
 

@@ -77,7 +77,14 @@ final class ActiveLog: @unchecked Sendable {
   func append(_ mutation: Mutation) throws(LogStoreError) -> Appended {
     let length = mutation.encodedLength
     var active = writer!
-    if !active.fits(length) { active = try rotate(forRecordOf: length) }
+    // A segment of format version 1 (an older library's, still active) gets no record with
+    // an expiry field: such a record starts a segment of the current version.
+    if !active.fits(length)
+      || (mutation.carriesExpiry
+        && (active.file.header?.version ?? 0) < SegmentHeader.currentVersion)
+    {
+      active = try rotate(forRecordOf: length)
+    }
     let sequence = nextSequence
     let now = Timestamp.now()
     let salt = active.file.salt

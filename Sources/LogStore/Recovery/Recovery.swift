@@ -513,7 +513,8 @@ struct Recovery {
       for entry in contents.entries {
         let record = Record(
           kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
-          table: entry.table, key: entry.key, value: .empty, length: entry.length)
+          table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
+          length: entry.length)
         state.keys.apply(
           record,
           at: RecordLocation(

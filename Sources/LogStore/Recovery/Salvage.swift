@@ -76,7 +76,8 @@ extension LogStore {
       newOptions.fileSystem = fileSystem
       let new = try LogStore(path: fresh, options: newOptions)
       for table in try old.tableNames() {
-        try new.createTable(table)
+        // With its default lifetime; items keep their expiries, and expired ones are not read.
+        try new.createTable(table, defaultLifetime: old.lifetime(of: table))
         report.tables += 1
         // Batches of up to 1,000 items or 8 MiB (a batch holds at most 256 MiB).
         var writer = BatchWriter(store: new)
@@ -85,7 +86,9 @@ extension LogStore {
             report.unreadableItems += 1
             continue
           }
-          try writer.put(entry.value, forKey: key, in: table, timestamp: entry.timestamp)
+          try writer.put(
+            entry.value, forKey: key, in: table, timestamp: entry.timestamp,
+            expiresAt: entry.expires)
           report.items += 1
         }
         try writer.flush()

@@ -57,7 +57,8 @@ final class SegmentBuilder {
     buffer.withUnsafeMutableBytes { bytes in
       RecordCodec.encode(
         kind: record.kind, sequence: record.sequence, timestamp: record.timestamp,
-        table: record.table, key: record.key, value: record.value, salt: salt,
+        table: record.table, key: record.key, value: record.value, expiry: record.expiry,
+        salt: salt,
         into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length]))
     }
     var copy = record
