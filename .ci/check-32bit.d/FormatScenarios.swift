@@ -216,10 +216,18 @@ func headerProblem(
   rawKind: UInt8, member: Bool, tableCount: Int, keyCount: Int, valueCount: UInt32,
   sequence: UInt64
 ) -> String? {
-  let base = rawKind & 0x7F
+  let base = rawKind & 0x3F
+  let expiry = rawKind & 0x40 != 0
   guard (rawKind & 0x80 != 0) == member, base >= 1, base <= 7 else { return "kind" }
+  // The expiry flag (format version 2): only on puts and table creations.
+  guard !expiry || base == 1 || base == 3 else { return "kind" }
   guard sequence < 1 << 62 else { return "sequence" }
   let value = UInt64(valueCount)
+  if expiry {
+    guard value >= 8 else { return "expiry" }
+    if base == 3 { return tableCount > 0 && keyCount == 0 && value == 8 ? nil : "table" }
+    return tableCount > 0 && value - 8 <= 64 << 20 ? nil : "put"
+  }
   switch base {
   case 7:
     return !member && tableCount == 0 && keyCount == 0 && value <= 256 << 20 ? nil : "batch"
@@ -280,9 +288,12 @@ func damagedHeaderScenario(_ c: inout Checker) -> String {
             } else {
               accepted += 1
               let r = try? result.get()
+              let expirySize = rawKind & 0x40 != 0 ? 8 : 0
               c.expect(
                 r?.length == Int(length) && r?.table.count == Int(tableCount)
-                  && r?.key.count == Int(keyCount) && r?.value.count == Int(valueCount),
+                  && r?.key.count == Int(keyCount)
+                  && r?.value.count == Int(valueCount) - expirySize
+                  && (r?.expiry != nil) == (expirySize > 0),
                 "\(what()): \(describe(result)), expected a record of \(length) bytes")
               // The checksum is random bytes: refused; made right: accepted.
               c.expect(
@@ -569,8 +580,11 @@ func segmentHeaderScenario(_ c: inout Checker) -> String {
     refused += 1
   }
   var newer = good
-  store(UInt16(2), into: &newer, at: 8)
-  c.expect(decode(resealed(newer)) == .unsupportedVersion(2), "version 2")
+  store(UInt16(3), into: &newer, at: 8)
+  c.expect(decode(resealed(newer)) == .unsupportedVersion(3), "version 3")
+  var older = good
+  store(UInt16(1), into: &older, at: 8)
+  c.expect(decode(resealed(older)) == nil, "version 1 (before expiry fields) not read")
   for index in 0..<48 {
     var bytes = good
     bytes[index] ^= 0x10
@@ -625,4 +639,61 @@ func manifestScenario(_ c: inout Checker) -> String {
   }
   return
     "\(lists.count) round trips (to 5000 segments, numbers to 0xFFFFFFFF); \(refused + 2) hostile counts, orders, versions and cuts refused"
+}
+
+/// Expiry fields (format version 2): records with one round-trip, hostile value lengths with
+/// the flag are refused without a trap, and a table's expiring keys count records whose lengths
+/// sum past 2^31 only as far as the caller's sums allow (each length is a UInt32).
+@_optimize(none)
+func expiryScenario(_ c: inout Checker) -> String {
+  let salt: UInt32 = 0xA5A5_0101
+  var records = 0
+  for expiry: Int64 in [1, Int64(Int32.max) + 1, 1 << 40, Int64.max - 1] {
+    let table = bytes("t")
+    let key = bytes("key")
+    let value = c.rng.bytes(c.rng.below(100))
+    var out = [UInt8](
+      repeating: 0,
+      count: RecordLayout.length(table: 1, key: 3, value: value.count, expiry: expiry))
+    table.withUnsafeBytes { t in
+      key.withUnsafeBytes { k in
+        value.withUnsafeBytes { v in
+          out.withUnsafeMutableBytes { d in
+            RecordCodec.encode(
+              kind: .put, sequence: 9, timestamp: 1, table: t, key: k, value: v, expiry: expiry,
+              salt: salt, into: d)
+          }
+        }
+      }
+    }
+    let decoded = out.withUnsafeBytes { buffer in
+      try? RecordCodec.decode(buffer, at: 0, salt: salt)
+    }
+    c.expect(decoded?.expiry == expiry, "expiry \(expiry) did not round-trip")
+    c.expect(decoded?.value.count == value.count, "the value lost or gained bytes")
+    c.expect(decoded?.length == out.count, "the length is not the record's")
+    // Hostile value lengths with the flag: refused or cut short, never a trap.
+    for length in hostile32 {
+      var damaged = out
+      store(length, into: &damaged, at: RecordLayout.valueLengthOffset)
+      rechecksumRecord(&damaged, at: 0, length: damaged.count, salt: salt)
+      let result = damaged.withUnsafeBytes { buffer in
+        try? RecordCodec.decode(buffer, at: 0, salt: salt)
+      }
+      if let result {
+        c.expect(result.length == damaged.count, "a hostile length decoded past the bytes")
+      }
+    }
+    records += 1
+  }
+  let keys = ExpiringKeys()
+  for index in 0..<3 {
+    bytes("k\(index)").withUnsafeBytes { keys.set($0, expiry: 10, length: 0x7000_0000) }
+  }
+  bytes("k0").withUnsafeBytes { keys.remove($0) }
+  let (count, total) = keys.advance(to: 10)
+  c.expect(count == 2, "two keys expired, counted \(count)")
+  // 2 × 0x7000_0000 is past Int.max here: the sum is kept in 64 bits and clamped.
+  c.expect(total == Int.max, "expired bytes \(total), not clamped to Int.max")
+  return "\(records) expiring records, hostile lengths refused"
 }

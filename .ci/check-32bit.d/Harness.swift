@@ -18,6 +18,7 @@ let scenarios: [Scenario] = [
   Scenario(name: "batch-members", body: batchMemberScenario),
   Scenario(name: "write-batch", body: writeBatchScenario),
   Scenario(name: "packed-puts", body: packedPutsScenario),
+  Scenario(name: "expiry", body: expiryScenario),
   Scenario(name: "segment-header", body: segmentHeaderScenario),
   Scenario(name: "manifest", body: manifestScenario),
   Scenario(name: "hint-file", body: hintFileScenario),

@@ -78,7 +78,9 @@ struct IndexModel {
     if rng.below(2000) == 0 && liveBytes < 1 << 29 {
       length = 0x1000_0000 + UInt32(rng.below(1 << 16))
     }
-    return RecordLocation(segment: rng.next32(), offset: rng.next32(), length: length)
+    // Segment numbers are below 2^31 (StoreFileName.maximumNumber); index files use bit 31.
+    return RecordLocation(
+      segment: rng.next32() & 0x7FFF_FFFF, offset: rng.next32(), length: length)
   }
 
   /// Checks count, live bytes, every key by iteration and by lookup.

@@ -15,3 +15,12 @@ public struct Timestamp: Sendable, Hashable {
     self.microsecondsSince1970 = microsecondsSince1970
   }
 }
+
+/// Sources/LogStore/IO/Locks.swift: the lock of ExpiringKeys and ExpiryClock. One thread here:
+/// nothing to exclude.
+final class ConditionLock: @unchecked Sendable {
+  func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R { try body() }
+}
+
+/// Sources/LogStore/IO/Locks.swift: the wall clock, for ExpiryClock (no clock here: 1970).
+func wallClockMicroseconds() -> Int64 { 0 }

@@ -27,14 +27,18 @@ enum CrashWorkload {
         .put(
           table: "users", key: Array("batch_a".utf8), value: Array(value(7).utf8), timestamp: nil),
         .createTable("extra"),
-        .put(table: "extra", key: Array("e1".utf8), value: Array("one".utf8), timestamp: nil),
+        .expiringPut(
+          table: "extra", key: Array("e1".utf8), value: Array("one".utf8), timestamp: nil,
+          expiresAt: StoreOperation.expiry(expired: false)),
         .delete(table: "users", key: Array("user_7".utf8)),
       ]),
       .deletePrefix(table: "users", prefix: "user_1"),
+      // Expired at once: compaction drops it, and with it the key.
+      .expiringPut(table: "users", key: "user_8", value: value(9), expired: true),
       .compact,
       .put(table: "users", key: "user_2", value: value(41)),
       .clearTable("cache"),
-      .put(table: "cache", key: "feed_9", value: value(5)),
+      .expiringPut(table: "cache", key: "feed_9", value: value(5), expired: false),
       .dropTable("extra"),
       .put(table: "users", key: "after_compaction", value: value(8)),
       .createTable("extra"),

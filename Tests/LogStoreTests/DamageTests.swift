@@ -19,16 +19,20 @@ struct DamageTests {
   }
 
   /// A store with sealed compaction outputs (with hints) and an active segment written after.
+  /// Records with expiry fields are among them (format version 2): table "u" has a default
+  /// lifetime, its puts get an expiry, and a few puts name one; all far ahead, so that they
+  /// read as any put.
   static func makeStore(at path: String) throws {
     let options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096)
     let store = try LogStore(path: path, options: options)
+    let farAhead = Timestamp(microsecondsSince1970: 32_503_680_000_000_000)
     try store.createTable("t")
-    try store.createTable("u")
+    try store.createTable("u", defaultLifetime: 365 * 86_400 * 1_000_000)
     // Enough for compaction to write two outputs of at most 4 KiB.
     for index in 0..<36 {
       try store.put(
         Array("value \(index) \(String(repeating: "v", count: 60 + index % 50))".utf8),
-        forKey: Array("k\(index)".utf8), in: "t")
+        forKey: Array("k\(index)".utf8), in: "t", expiresAt: index % 5 == 0 ? farAhead : nil)
     }
     try store.put(Array("u-one".utf8), forKey: Array("one".utf8), in: "u")
     try store.delete(key: Array("k3".utf8), in: "t")
@@ -37,7 +41,7 @@ struct DamageTests {
     var batch = WriteBatch()
     batch.put(Array("batch a".utf8), forKey: Array("ba".utf8), in: "t")
     batch.delete(key: Array("k7".utf8), in: "t")
-    batch.put(Array("batch u".utf8), forKey: Array("two".utf8), in: "u")
+    batch.put(Array("batch u".utf8), forKey: Array("two".utf8), in: "u", expiresAt: farAhead)
     try store.write(batch)
     try store.deletePrefix(Array("k1".utf8), in: "t")
     try store.put(Array("last".utf8), forKey: Array("k2".utf8), in: "t")

@@ -130,6 +130,34 @@ struct KeyValueStoreExpiryTests {
     #expect(try store.count(in: table) == 0)
   }
 
+  @Test("ytkkv dump writes each item's expiry, leaves expired items out, and load restores it")
+  func dumpAndLoad() throws {
+    let expires: Date
+    do {
+      let store = try KeyValueStore(path: directory.storePath)
+      try store.createTable(table)
+      try store.put(string: "kept", id: "kept", into: table, expiresAfter: 3600)
+      try store.put(string: "gone", id: "gone", into: table, expiresAfter: 0.000_001)
+      try store.put(string: "plain", id: "plain", into: table)
+      expires = try #require(try store.item(id: "kept", from: table)?.expiresTime)
+      try store.close()
+    }
+    Thread.sleep(forTimeInterval: 0.01)
+    let dumped = try dump(directory.storePath)
+    let lines = dumped.split(separator: "\n").map(String.init)
+    #expect(lines.count == 2)
+    #expect(lines.first { $0.contains("\"kept\"") }?.contains("\"expiresTime\":") == true)
+    #expect(lines.first { $0.contains("\"plain\"") }?.contains("expiresTime") == false)
+    let copy = directory.appending("copy.db")
+    let load = try YtkkvTool.run(["load", copy], scratch: directory, input: dumped)
+    #expect(load.status == 0, "\(load.standardError)")
+    let loaded = try KeyValueStore(path: copy)
+    defer { try? loaded.close() }
+    #expect(try loaded.item(id: "kept", from: table)?.expiresTime == expires)
+    #expect(try loaded.item(id: "plain", from: table)?.expiresTime == nil)
+    #expect(try loaded.count(in: table) == 2)
+  }
+
   // MARK: A store of format version 1
 
   private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

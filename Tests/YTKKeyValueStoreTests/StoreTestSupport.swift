@@ -146,7 +146,10 @@ enum YtkkvTool {
 
   /// Runs `ytkkv` with `arguments` and waits for it to exit. Its output goes through files
   /// in `directory`, so a chatty child can never block on a full pipe.
-  static func run(_ arguments: [String], scratch directory: TemporaryDirectory) throws -> Result {
+  /// `input`, when given, is its standard input.
+  static func run(
+    _ arguments: [String], scratch directory: TemporaryDirectory, input: String? = nil
+  ) throws -> Result {
     let executable = try #require(
       executablePath(), "the ytkkv executable was not found next to the test bundle")
     let name = UUID().uuidString
@@ -163,7 +166,13 @@ enum YtkkvTool {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
+    if let input {
+      let inputPath = directory.appending("\(name).stdin")
+      try input.write(toFile: inputPath, atomically: true, encoding: .utf8)
+      process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
+    } else {
+      process.standardInput = FileHandle.nullDevice
+    }
     process.standardOutput = output
     process.standardError = error
     try process.run()

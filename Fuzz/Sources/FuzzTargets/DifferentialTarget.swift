@@ -32,8 +32,13 @@ package func fuzzDifferential(_ data: UnsafeRawBufferPointer) {
     let table = tables[Int(input.byte()) % tables.count]
     let operation: StoreOperation
     switch opcode % 16 {
-    case 0, 1, 2, 3, 4:
+    case 0, 1, 2, 3:
       operation = .put(table: table, key: input.key(), value: input.value())
+    case 4:
+      // Expired at once, or far ahead (format version 2's expiry field).
+      let expired = input.byte() % 2 == 0
+      operation = .expiringPut(
+        table: table, key: input.key(), value: input.value(), expired: expired)
     case 5, 6: operation = .delete(table: table, key: input.key())
     case 7:
       operation = .deleteMany(
@@ -51,6 +56,11 @@ package func fuzzDifferential(_ data: UnsafeRawBufferPointer) {
         switch input.byte() % 4 {
         case 0: members.append(.delete(table: memberTable, key: Array(input.key().utf8)))
         case 1: members.append(.createTable(memberTable))
+        case 2:
+          members.append(
+            .expiringPut(
+              table: memberTable, key: Array(input.key().utf8), value: Array(input.value().utf8),
+              timestamp: nil, expiresAt: StoreOperation.expiry(expired: input.byte() % 2 == 0)))
         default:
           members.append(
             .put(

@@ -127,7 +127,7 @@ struct IndexSnapshot {
     for (name, table, creation) in copies {
       guard let keys = TableKeys(of: table) else { return nil }
       var expiries: [[UInt8]: Int64] = [:]
-      table.expiring?.forEach { key, expiry in expiries[Array(key)] = expiry }
+      table.expiring?.forEachKey { key, expiry in expiries[Array(key)] = expiry }
       result.append(
         Table(
           name: Array(name.utf8), creation: creation, keys: keys, liveBytes: table.liveBytes,
@@ -231,6 +231,7 @@ struct IndexSnapshot {
         // The entry.
         let entry = base + place.entries + entryOffset
         let expiry = table.expiries.isEmpty ? nil : table.expiries[Array(key)]
+        precondition(item.location.segment & F.expiryBit == 0, "a segment number of 2^31 or more")
         storeLittleEndian(item.location.segment | (expiry == nil ? 0 : F.expiryBit), entry + 4)
         storeLittleEndian(item.location.offset, entry + 8)
         storeLittleEndian(item.location.length, entry + 12)

@@ -51,7 +51,8 @@ final class ExpiringKeys {
   /// since, or given another expiry), which are skipped when they come up.
   private var queue: [(time: Int64, key: [UInt8])] = []
   private var expired = 0
-  private var expiredLength = 0
+  /// In 64 bits: where `Int` is 32 bits, the lengths of many records pass `Int.max`.
+  private var expiredLength: Int64 = 0
   /// The latest time the keys were brought up to.
   private var horizon: Int64 = .min
 
@@ -86,7 +87,7 @@ final class ExpiringKeys {
       }
       if isExpired {
         expired += 1
-        expiredLength += Int(length)
+        expiredLength += Int64(length)
       } else {
         push((time, bytes))
       }
@@ -121,13 +122,13 @@ final class ExpiringKeys {
       keys[Array(key)] = entry
       if entry.isExpired {
         expired += 1
-        expiredLength += Int(length)
+        expiredLength += Int64(length)
       }
     }
   }
 
   /// Marks expired every key whose expiry is at or before `now`; returns how many keys have
-  /// expired, and the bytes of their records.
+  /// expired, and the bytes of their records (at most `Int.max`).
   @discardableResult
   func advance(to now: Int64) -> (count: Int, bytes: Int) {
     lock.withLock {
@@ -141,10 +142,10 @@ final class ExpiringKeys {
           entry.isExpired = true
           keys[first.key] = entry
           expired += 1
-          expiredLength += Int(entry.length)
+          expiredLength += Int64(entry.length)
         }
       }
-      return (expired, expiredLength)
+      return (expired, Int(clamping: expiredLength))
     }
   }
 
@@ -155,7 +156,7 @@ final class ExpiringKeys {
   }
 
   /// Every key with its expiry, in no order.
-  func forEach(_ body: (UnsafeRawBufferPointer, Int64) -> Void) {
+  func forEachKey(_ body: (UnsafeRawBufferPointer, Int64) -> Void) {
     lock.withLock {
       for (key, entry) in keys { key.withUnsafeBytes { body($0, entry.time) } }
     }
@@ -164,7 +165,7 @@ final class ExpiringKeys {
   private func uncount(_ entry: Expiry) {
     if entry.isExpired {
       expired -= 1
-      expiredLength -= Int(entry.length)
+      expiredLength -= Int64(entry.length)
     }
   }
 

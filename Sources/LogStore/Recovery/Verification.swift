@@ -262,7 +262,7 @@ struct Verifier {
             member: segment.mapping.bytes[Int(item.location.offset) + RecordLayout.kindOffset]
               & RecordLayout.memberFlag != 0),
           record.kind == .put, record.length == Int(item.location.length),
-          bytesEqual(record.key, item.key),
+          bytesEqual(record.key, item.key), record.expiry == item.expiry,
           String(decoding: record.table, as: UTF8.self) == entry.name
         else {
           wrong += 1
@@ -275,7 +275,7 @@ struct Verifier {
           VerificationFinding(
             file: name,
             message: "\(wrong) entries of table \"\(entry.name)\" do not point at a good record of "
-              + "their key"))
+              + "their key (with their expiry)"))
       }
     }
   }
