@@ -421,7 +421,8 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
       for entry in contents.entries {
         let record = Record(
           kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
-          table: entry.table, key: entry.key, value: .empty, length: entry.length)
+          table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
+          length: entry.length)
         hinted.apply(
           record,
           at: RecordLocation(

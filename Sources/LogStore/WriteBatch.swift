@@ -84,13 +84,12 @@ extension WriteBatch.Operation {
     }
   }
 
-  /// An expiring put's expiry, in microseconds since 1970.
+  /// An expiring put's expiry, in microseconds since 1970; nil for `Timestamp.never`'s.
   var expiry: Int64? {
-    if case .expiringPut(_, _, _, _, let expiresAt) = self {
-      expiresAt.microsecondsSince1970
-    } else {
-      nil
-    }
+    guard case .expiringPut(_, _, _, _, let expiresAt) = self,
+      expiresAt.microsecondsSince1970 != Mutation.never
+    else { return nil }
+    return expiresAt.microsecondsSince1970
   }
 
   var table: String {

@@ -249,9 +249,7 @@ public final class KeyValueStore: Sendable {
         .invalidArgument,
         "the \(T.self) for id \"\(Self.shown(id))\" cannot be encoded as JSON: \(error)")
     }
-    try json.withBytes { bytes throws(KeyValueStoreError) in
-      try putEncoded(bytes: bytes, id: id, into: table, createdTime: nil, expiry: expiry)
-    }
+    try putEncoded(json, id: id, into: table, expiry: expiry)
   }
 
   /// Stores every object under its id in one atomic batch: after a crash, either all of
@@ -390,10 +388,11 @@ public final class KeyValueStore: Sendable {
 
   /// Puts already-encoded JSON text; `ytkkv load` uses it to keep the stored form.
   func putEncoded(
-    _ json: [UInt8], id: String, into table: String, createdTime: Timestamp? = nil
+    _ json: [UInt8], id: String, into table: String, createdTime: Timestamp? = nil,
+    expiry: Int64? = nil
   ) throws(KeyValueStoreError) {
     try json.withBytes { bytes throws(KeyValueStoreError) in
-      try putEncoded(bytes: bytes, id: id, into: table, createdTime: createdTime)
+      try putEncoded(bytes: bytes, id: id, into: table, createdTime: createdTime, expiry: expiry)
     }
   }
 

@@ -188,6 +188,15 @@ struct ExpiryTests {
     #expect(a.microsecondsSince1970 < store.expiryNow() + 60 * Self.second + 1)
     #expect(try store.entry(forKey: "p".bytes, in: "cache")?.expires != nil)
     #expect(try store.entry(forKey: "b".bytes, in: "cache")?.expires == nil)
+    // A batch's puts get no default; one that says never is written without an expiry.
+    var batch = WriteBatch()
+    batch.put("w".bytes, forKey: "w".bytes, in: "cache")
+    batch.put("x".bytes, forKey: "x".bytes, in: "cache", expiresAt: .never)
+    try store.write(batch)
+    #expect(try store.entry(forKey: "w".bytes, in: "cache")?.expires == nil)
+    #expect(try store.entry(forKey: "x".bytes, in: "cache")?.expires == nil)
+    try store.delete(key: "w".bytes, in: "cache")
+    try store.delete(key: "x".bytes, in: "cache")
     #expect(try store.entry(forKey: "c".bytes, in: "cache")?.expires == own)
     // A creation without a lifetime, of an existing table, changes nothing and writes
     // nothing; one with the same lifetime neither.
@@ -252,10 +261,20 @@ struct ExpiryTests {
     #expect(keys.advance(to: 100) == (1, 200))
     "b".bytes.withUnsafeBytes { keys.remove($0) }
     #expect(keys.isEmpty)
-    // Written again and again with new expiries, the queue does not grow without end.
+    // Written again and again with new expiries, the queue does not grow without end, and
+    // is rebuilt in order.
     for round in 0..<10_000 {
       "k".bytes.withUnsafeBytes { keys.set($0, expiry: Int64(1000 + round), length: 1) }
     }
     #expect(keys.advance(to: 10_999) == (1, 1))
+    for round in 0..<5 {
+      for index in 0..<100 {
+        "m\(index)".bytes.withUnsafeBytes {
+          keys.set($0, expiry: Int64(20_000 + 100 * round + (index * 37) % 100), length: 2)
+        }
+      }
+    }
+    #expect(keys.advance(to: 20_449) == (1 + 50, 1 + 100))
+    #expect(keys.advance(to: 20_499) == (1 + 100, 1 + 200))
   }
 }

@@ -21,6 +21,10 @@ extension EngineKind {
     name: "ytk-unread",
     summary: "KeyValueStore.put(_:id:into:) with a change stream on the table nobody reads",
     make: { _, _ in throw BenchmarkError("ytk-unread runs only the observed-put workload") })
+  static let ytkExpiring = EngineKind(
+    name: "ytk-expiring",
+    summary: "KeyValueStore.put(_:id:into:expiresAfter:) / object(id:) of items that expire",
+    make: { _, _ in throw BenchmarkError("ytk-expiring runs only the expiring-put workload") })
   static let ytkString = EngineKind(
     name: "ytk-string", summary: "KeyValueStore.string(id:) / put(string:id:into:)",
     make: { _, _ in throw BenchmarkError("ytk-string runs only the JSON workloads") })
@@ -348,6 +352,37 @@ let observedPutWorkload = Workload(
     "The 6-field dictionary as a `JSONValue` under each id, sync `.never`: `ytk-object` with no change stream, `ytk-observed` with one that a detached task reads, `ytk-unread` with one nobody reads (it buffers 10,000 changes, then ends). Target (issue 13): no stream costs writers nothing measurable."
 )
 
+let expiringPutWorkload = Workload(
+  name: "expiring-put",
+  title: {
+    "put(_:id:into:) of \(thousands($0.keys)) new ids, then count(in:) and object(id:) of each, with and without an expiry"
+  },
+  unit: .operationsPerSecond, engines: [.ytkObject, .ytkExpiring],
+  measure: { engine, _, configuration in
+    let ids = JSONDataset.ids(configuration.keys)
+    let scratch = Scratch("expiring-put")
+    defer { scratch.clean() }
+    let store = try KeyValueStore(path: scratch.path)
+    defer { try? store.close() }
+    try store.createTable(JSONDataset.table)
+    let lifetime: Double? = engine == .ytkExpiring ? 3600 : nil
+    var found = 0
+    let seconds = try timed {
+      for id in ids {
+        try store.put(JSONDataset.object, id: id, into: JSONDataset.table, expiresAfter: lifetime)
+      }
+      found = try store.count(in: JSONDataset.table)
+      for id in ids where try store.object(id: id, from: JSONDataset.table) == nil {
+        found -= 1
+      }
+    }
+    guard found == ids.count else { throw BenchmarkError("\(found) of \(ids.count) items read") }
+    return Double(ids.count) / seconds
+  },
+  note:
+    "The 6-field dictionary as a `JSONValue` under each new id, sync `.never`, then the table's count and a read of every id: `ytk-object` without an expiry, `ytk-expiring` with `expiresAfter: 3600` (an 8-byte field in each record, the id and expiry kept in memory for counts and listings). Issue 13 sets no target; this measures what expiry costs."
+)
+
 let stringGetWorkload = Workload(
   name: "string-get",
   title: { "string(id:) of \(thousands($0.keys)) random ids, against LogStore's get" },
@@ -508,6 +543,7 @@ let jsonScanWorkload = Workload(
 
 let jsonWorkloads = [
   jsonGetWorkload, jsonPutWorkload, batchPutWorkload, batchPutSyncWorkload, observedPutWorkload,
+  expiringPutWorkload,
   stringGetWorkload,
   stringPutWorkload,
   codablePutWorkload,
@@ -515,7 +551,7 @@ let jsonWorkloads = [
 ]
 
 let jsonEngines: [EngineKind] = [
-  .ytkObject, .ytkBatch, .ytkObserved, .ytkUnread, .ytkString, .ytkCodable, .jsonEncoder,
+  .ytkObject, .ytkBatch, .ytkObserved, .ytkUnread, .ytkExpiring, .ytkString, .ytkCodable, .jsonEncoder,
   .jsonDecoder, .ytkScan,
   .levelDBJSON,
 ]

@@ -108,10 +108,10 @@ struct IndexSnapshot {
     var name: [UInt8]
     var creation: RecordLocation?
     var keys: TableKeys
-    var liveBytes = 0
+    var liveBytes: Int
     /// The keys that have an expiry, with it.
-    var expiries: [[UInt8]: Int64] = [:]
-    var lifetime: Int64 = 0
+    var expiries: [[UInt8]: Int64]
+    var lifetime: Int64
   }
   var segments: [IndexFileFormat.CoveredSegment]
   var nextSequence: UInt64

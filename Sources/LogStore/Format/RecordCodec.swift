@@ -21,7 +21,7 @@ package struct Record {
   /// A put's expiry (microseconds since 1970), or a table creation's default lifetime
   /// (microseconds; 0: none); nil when the record has no expiry field
   /// (``RecordLayout/expiryFlag``). Not part of `value`.
-  package var expiry: Int64? = nil
+  package var expiry: Int64?
   /// The record's encoded length in bytes.
   package var length: Int
 }

@@ -70,11 +70,6 @@ final class ExpiringKeys {
 
   var isEmpty: Bool { lock.withLock { keys.isEmpty } }
 
-  /// The expiry of `key`, if it has one.
-  func expiry(of key: UnsafeRawBufferPointer) -> Int64? {
-    lock.withLock { keys[Array(key)]?.time }
-  }
-
   /// Gives `key`, whose record is `length` bytes, an expiry.
   func set(_ key: UnsafeRawBufferPointer, expiry time: Int64, length: UInt32) {
     lock.withLock {
