@@ -245,6 +245,10 @@ final class StoreEngine: @unchecked Sendable {
       // An index file is only an optimization: a close that cannot write one still closes
       // (the next open reads the log instead).
       try? checkpointer.checkpointAtClose()
+      // So is the active segment's hint file.
+      if let active = log.writer?.file.number {
+        try? log.writeActiveHint(indexCovered: checkpointer.coveredLength(of: active))
+      }
       try log.close()
     } catch {
       failure = error

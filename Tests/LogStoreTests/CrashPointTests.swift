@@ -57,6 +57,9 @@ enum CrashWorkload {
     var options = LogStore.Options(
       sync: sync, corruption: corruption, compaction: .manual, maxSegmentSize: 4096)
     options.fileSystem = fileSystem
+    // Every clean close writes the active segment's hint, so that crashes while it is written,
+    // and opens that read it, are among the crash points.
+    options.activeHintMinimumBytes = 0
     return options
   }
 

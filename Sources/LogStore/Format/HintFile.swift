@@ -115,6 +115,23 @@ package enum HintFile {
     package var reason: String
   }
 
+  /// The length of segment `fileNumber` (with `salt`) that the hint whose first
+  /// ``headerSize`` bytes are `header` covers; nil unless the header checks and names that
+  /// segment. The entries are not read.
+  static func coveredLength(
+    ofHeader header: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
+  ) -> Int? {
+    guard header.count >= headerSize, let base = header.baseAddress,
+      bytesEqual(UnsafeRawBufferPointer(rebasing: header[0..<8]), magic),
+      CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
+        == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])),
+      (oldestVersion...version).contains(loadLittleEndian(UInt16.self, base + 8)),
+      loadLittleEndian(UInt32.self, base + 12) == fileNumber,
+      loadLittleEndian(UInt32.self, base + 16) == salt
+    else { return nil }
+    return Int(clamping: loadLittleEndian(UInt64.self, base + 24))
+  }
+
   /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
   /// bytes, and decodes its entries (which point into `bytes`).
   package static func decode(

@@ -37,6 +37,13 @@ final class Checkpointer: @unchecked Sendable {
     }
   }
 
+  /// The bytes of segment `number` the position of the index file in use covers: all of a
+  /// segment before its last, none of one after it (or without an index file).
+  func coveredLength(of number: UInt32) -> Int {
+    guard let current, number <= current.segment else { return 0 }
+    return number == current.segment ? current.covered : Int.max
+  }
+
   /// Bytes of the index file in use, for `statistics().diskBytes`.
   var currentFileSize: Int { current?.size ?? 0 }
 

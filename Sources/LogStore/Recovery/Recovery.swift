@@ -420,11 +420,14 @@ struct Recovery {
     if let covered {
       start = covered
       baseSequence = maxSequence + 1
-    } else if let header, !becomesWriter,
-      let covered = try replayHint(
-        of: candidate, header: header, into: &state, maxSequence: &maxSequence)
+    }
+    // A hint (the active segment's is written at a clean close) stands for the records it
+    // covers past what the index file covers; what follows it is scanned.
+    if let header,
+      let hinted = try replayHint(
+        of: candidate, header: header, after: covered, into: &state, maxSequence: &maxSequence)
     {
-      start = covered
+      start = hinted
       baseSequence = maxSequence + 1
     }
     func handle(_ event: SegmentScanner.Event, lastSequence: UInt64) throws(LogStoreError) {
@@ -487,11 +490,12 @@ struct Recovery {
     }
   }
 
-  /// Applies the hint file of `candidate` if it is valid; returns how much of the segment it
-  /// covered, or nil to scan the whole segment instead.
+  /// Applies the hint file of `candidate` if it is valid and covers more than `indexCovered`
+  /// (the bytes of the segment the index file covers, whose entries are skipped); returns how
+  /// much of the segment it covered, or nil to scan the segment (from `indexCovered`) instead.
   private func replayHint(
-    of candidate: Candidate, header: SegmentHeader, into state: inout RecoveredState,
-    maxSequence: inout UInt64
+    of candidate: Candidate, header: SegmentHeader, after indexCovered: Int?,
+    into state: inout RecoveredState, maxSequence: inout UInt64
   ) throws(LogStoreError) -> Int? {
     let hintPath = path(StoreFileName.hint(candidate.number))
     guard let handle = try? fileSystem.openFile(hintPath, mode: .readOnly) else { return nil }
@@ -507,19 +511,26 @@ struct Recovery {
     return bytes.withUnsafeBytes { buffer -> Int? in
       guard
         let contents = try? HintFile.decode(
-          buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size)
+          buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size),
+        contents.coveredLength > indexCovered ?? 0
       else { return nil }
-      state.keys.reserve(Self.putsPerTable(contents.entries))
-      for entry in contents.entries {
-        let record = Record(
-          kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
-          table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
-          length: entry.length)
-        state.keys.apply(
-          record,
-          at: RecordLocation(
-            segment: candidate.number, offset: UInt32(entry.offset), length: UInt32(entry.length)))
-        maxSequence = max(maxSequence, entry.sequence)
+      // After an index file, its open already made room for the log after it.
+      if indexCovered == nil { state.keys.reserve(Self.putsPerTable(contents.entries)) }
+      let keys = state.keys
+      // The puts kept back point into `buffer`, which outlives the replay.
+      keys.replay(from: candidate.handle) {
+        for entry in contents.entries where entry.offset >= indexCovered ?? 0 {
+          let record = Record(
+            kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
+            table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
+            length: entry.length)
+          keys.applySoon(
+            record,
+            at: RecordLocation(
+              segment: candidate.number, offset: UInt32(entry.offset),
+              length: UInt32(entry.length)))
+          maxSequence = max(maxSequence, entry.sequence)
+        }
       }
       state.hintSizes[candidate.number] = bytes.count
       state.report.hintEntries += contents.entries.count
