@@ -247,7 +247,7 @@ final class StoreEngine: @unchecked Sendable {
       try? checkpointer.checkpointAtClose()
       // So is the active segment's hint file.
       if let active = log.writer?.file.number {
-        try? log.writeActiveHint(indexCovered: checkpointer.coveredLength(of: active))
+        _ = try? log.writeActiveHint(indexCovered: checkpointer.coveredLength(of: active))
       }
       try log.close()
     } catch {
