@@ -175,6 +175,45 @@ struct ActiveHintTests {
     }
   }
 
+  @Test(
+    "a close writes no hint of a segment with a damaged record: the next open scans it and skips the damage again"
+  )
+  func noHintOverDamage() throws {
+    var hint = ""
+    var segment = ""
+    do {
+      let store = try LogStore(path: path, options: options())
+      try store.createTable("t")
+      try store.put("first".bytes, forKey: "a".bytes, in: "t")
+      try store.put("second".bytes, forKey: "b".bytes, in: "t")
+      // A good record after it: the damage below is a damaged region, not a torn tail.
+      try store.put("after".bytes, forKey: "z".bytes, in: "t")
+      hint = hintPath(of: store)
+      segment = path + "/" + StoreFileName.segment(store.engine.log.writer!.file.number)
+      try store.close()
+    }
+    try FileManager.default.removeItem(atPath: hint)
+    // Flip the last byte of "second": the record of b fails its checksum.
+    var bytes = try fileBytes(segment)
+    let position = try #require(
+      (0..<bytes.count - 6).last { Array(bytes[$0..<$0 + 6]) == "second".bytes })
+    bytes[position + 5] ^= 0x01
+    try writeFile(segment, bytes)
+    do {
+      // A salvaging open skips the damaged record (b has no value), then writes and closes.
+      let store = try LogStore(path: path, options: options())
+      #expect(try store.statistics().damagedRecords == 1)
+      try store.put("third".bytes, forKey: "c".bytes, in: "t")
+      try store.close()
+    }
+    #expect(!FileManager.default.fileExists(atPath: hint))
+    let store = try LogStore(path: path, options: options(readOnly: true))
+    defer { try? store.close() }
+    #expect(store.openReport.hintEntries == 0)
+    #expect(try store.value(forKey: "b".bytes, in: "t") == nil)
+    #expect(try contents(store) == ["t": ["a": "first", "c": "third", "z": "after"]])
+  }
+
   @Test("a close writes no hint for less than the minimum, nor for what an index file covers")
   func onlyWhenWorthIt() throws {
     do {

@@ -41,9 +41,9 @@ extension ActiveLog {
     return true
   }
 
-  /// The entries of every record of `file` before `end`, read without their checksums (the
-  /// writer wrote them, or the open read them, or the hint they replace described them);
-  /// nil if a record does not decode (the segment is then scanned at the next open).
+  /// The entries of every record of `file` before `end`, each checked against its checksum;
+  /// nil if one fails (a region an open skipped as damage, say): the segment is then scanned
+  /// at the next open, as before, instead of a hint pointing at a damaged record.
   static func hint(of file: SegmentFile, upTo end: Int) -> HintFile.Builder? {
     let bytes = UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end])
     var builder = HintFile.Builder()
@@ -51,13 +51,14 @@ extension ActiveLog {
     while offset < end {
       let record: Record
       do {
-        record = try RecordCodec.decode(bytes, at: offset, salt: file.salt, verify: false)
+        record = try RecordCodec.decode(bytes, at: offset, salt: file.salt)
       } catch {
         return nil
       }
       if record.kind == .batch {
         let valueStart = offset + record.length - record.value.count
         do {
+          // The batch's checksum, checked above, covers its members.
           try RecordCodec.forEachMember(of: record, salt: file.salt, verify: false) {
             member, memberOffset throws(LogStoreError) in
             builder.add(member, offset: valueStart + memberOffset)
