@@ -155,9 +155,10 @@ struct ShortReadTests {
   )
   func pipelineStopsEarly() throws {
     let writer = SimulatedFileSystem()
-    // Without an index file, so that the open reads the whole segment (with one, it would read
-    // none of it).
+    // Without an index file, and without the active segment's hint the close would write, so
+    // that the open reads the whole segment (with either, it would read none of it).
     var options = LogStore.Options(compaction: .manual, indexFiles: false)
+    options.activeHintMinimumBytes = .max
     options.fileSystem = writer
     let store = try LogStore(path: Self.path, options: options)
     try store.createTable("t")
