@@ -209,7 +209,11 @@ public final class LogStore: Sendable {
     }?.get()
   }
 
-  /// ``visitValue(forKey:in:_:)`` that also gives when the value expires (nil: never).
+  /// Calls `body` with the value of `key` (borrowed, as in ``withValue(forKey:in:_:)``), its
+  /// timestamp and when it expires (nil: never); returns whether the key has a value (and
+  /// `body` ran). Without a generic result, for callers in other modules: a generic call from
+  /// outside this module runs unspecialized and looks up its result types' metadata at run
+  /// time on every call.
   package func visitItem(
     forKey key: UnsafeRawBufferPointer, in table: String,
     _ body: (UnsafeRawBufferPointer, Timestamp, Timestamp?) -> Void
@@ -220,16 +224,6 @@ public final class LogStore: Sendable {
         record.value, Timestamp(microsecondsSince1970: record.timestamp),
         record.expiry.map(Timestamp.init(microsecondsSince1970:)))
     } != nil
-  }
-
-  /// ``withValue(forKey:in:_:)`` without a generic result, for callers in other modules: a
-  /// generic call from outside this module runs unspecialized and looks up its result types'
-  /// metadata at run time on every call. Returns whether the key has a value (and `body` ran).
-  package func visitValue(
-    forKey key: UnsafeRawBufferPointer, in table: String,
-    _ body: (UnsafeRawBufferPointer, Timestamp) -> Void
-  ) throws(LogStoreError) -> Bool {
-    try withValue(forKey: key, in: table, body) != nil
   }
 
   /// The largest value a record holds (64 MiB).

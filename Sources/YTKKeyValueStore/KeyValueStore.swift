@@ -428,7 +428,7 @@ public final class KeyValueStore: Sendable {
   /// The value stored under `id`, or nil.
   public func object(id: String, from table: String) throws(KeyValueStoreError) -> JSONValue? {
     var parsed: Result<JSONValue, JSONCodecError>?
-    try visitStoredValue(id: id, in: table) { bytes, _ in
+    try visitStoredValue(id: id, in: table) { bytes, _, _ in
       parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
     }
     guard let parsed else { return nil }
@@ -441,7 +441,7 @@ public final class KeyValueStore: Sendable {
     // The string alone is read from the stored text; anything else is read whole below, for
     // the message.
     var wrapped: Result<String?, JSONCodecError>?
-    try visitStoredValue(id: id, in: table) { bytes, _ in
+    try visitStoredValue(id: id, in: table) { bytes, _, _ in
       wrapped = Result { () throws(JSONCodecError) in try JSONReader.wrappedString(bytes) }
     }
     guard let wrapped else { return nil }
@@ -494,14 +494,10 @@ public final class KeyValueStore: Sendable {
     var parsed: Result<JSONValue, JSONCodecError>?
     var created = Timestamp(microsecondsSince1970: 0)
     var expires: Timestamp?
-    _ = try bridge { () throws(LogStoreError) in
-      try id.withUTF8Bytes { key throws(LogStoreError) in
-        try logStore.visitItem(forKey: key, in: table) { bytes, timestamp, expiry in
-          parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
-          created = timestamp
-          expires = expiry
-        }
-      }
+    try visitStoredValue(id: id, in: table) { bytes, timestamp, expiry in
+      parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+      created = timestamp
+      expires = expiry
     }
     guard let parsed else { return nil }
     let object = try Self.storedValue(parsed, id: id, table: table)
@@ -509,16 +505,17 @@ public final class KeyValueStore: Sendable {
       id: id, object: object, createdTime: Self.date(created), expiresTime: expires.map(Self.date))
   }
 
-  /// Calls `body` with the stored bytes of `id` and their timestamp, borrowed from the store
-  /// for the call only (under the index's read lock: `body` must not call the store).
-  /// Returns whether the id has a value.
+  /// Calls `body` with the stored bytes of `id`, their timestamp and when they expire (nil:
+  /// never), borrowed from the store for the call only (under the index's read lock: `body`
+  /// must not call the store). Returns whether the id has a value.
   @discardableResult
   func visitStoredValue(
-    id: String, in table: String, _ body: (UnsafeRawBufferPointer, Timestamp) -> Void
+    id: String, in table: String,
+    _ body: (UnsafeRawBufferPointer, Timestamp, Timestamp?) -> Void
   ) throws(KeyValueStoreError) -> Bool {
     try bridge { () throws(LogStoreError) in
       try id.withUTF8Bytes { key throws(LogStoreError) in
-        try logStore.visitValue(forKey: key, in: table, body)
+        try logStore.visitItem(forKey: key, in: table, body)
       }
     }
   }
@@ -659,7 +656,7 @@ public final class KeyValueStore: Sendable {
   /// The stored JSON text of `id`, as bytes.
   package func storedBytes(id: String, from table: String) throws(KeyValueStoreError) -> [UInt8]? {
     var stored: [UInt8]?
-    try visitStoredValue(id: id, in: table) { bytes, _ in stored = Array(bytes) }
+    try visitStoredValue(id: id, in: table) { bytes, _, _ in stored = Array(bytes) }
     return stored
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import Testing
 
 @testable import LogStore
@@ -32,7 +33,7 @@ struct DamageTests {
     // are among the cases.
     options.activeHintMinimumBytes = 0
     let store = try LogStore(path: path, options: options)
-    let farAhead = Timestamp(microsecondsSince1970: 32_503_680_000_000_000)
+    let farAhead = StoreOperation.expiry(expired: false)
     try store.createTable("t")
     try store.createTable("u", defaultLifetime: 365 * 86_400 * 1_000_000)
     // Enough for compaction to write two outputs of at most 4 KiB.

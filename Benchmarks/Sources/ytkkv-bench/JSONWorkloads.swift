@@ -551,9 +551,8 @@ let jsonWorkloads = [
 ]
 
 let jsonEngines: [EngineKind] = [
-  .ytkObject, .ytkBatch, .ytkObserved, .ytkUnread, .ytkExpiring, .ytkString, .ytkCodable, .jsonEncoder,
-  .jsonDecoder, .ytkScan,
-  .levelDBJSON,
+  .ytkObject, .ytkBatch, .ytkObserved, .ytkUnread, .ytkExpiring, .ytkString, .ytkCodable,
+  .jsonEncoder, .jsonDecoder, .ytkScan, .levelDBJSON,
 ]
 
 /// Issue 14's targets (and issue 13's batch target), for whichever JSON workloads ran.

@@ -121,22 +121,17 @@ package enum HintFile {
   static func coveredLength(
     ofHeader header: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
   ) -> Int? {
-    guard header.count >= headerSize, let base = header.baseAddress,
-      bytesEqual(UnsafeRawBufferPointer(rebasing: header[0..<8]), magic),
-      CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
-        == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<44])),
-      (oldestVersion...version).contains(loadLittleEndian(UInt16.self, base + 8)),
-      loadLittleEndian(UInt32.self, base + 12) == fileNumber,
-      loadLittleEndian(UInt32.self, base + 16) == salt
-    else { return nil }
-    return Int(clamping: loadLittleEndian(UInt64.self, base + 24))
+    guard (try? checkHeader(header, fileNumber: fileNumber, salt: salt)) != nil else {
+      return nil
+    }
+    return Int(clamping: loadLittleEndian(UInt64.self, header.baseAddress! + 24))
   }
 
-  /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
-  /// bytes, and decodes its entries (which point into `bytes`).
-  package static func decode(
-    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32, segmentLength: Int
-  ) throws(Invalid) -> Contents {
+  /// Checks the header at the start of `bytes` (its magic, checksum and version, and that it
+  /// names segment `fileNumber` with `salt`); returns its address.
+  private static func checkHeader(
+    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
+  ) throws(Invalid) -> UnsafeRawPointer {
     guard bytes.count >= headerSize, let base = bytes.baseAddress else {
       throw Invalid(reason: "shorter than its header")
     }
@@ -152,6 +147,15 @@ package enum HintFile {
     guard loadLittleEndian(UInt32.self, base + 12) == fileNumber,
       loadLittleEndian(UInt32.self, base + 16) == salt
     else { throw Invalid(reason: "describes another segment") }
+    return base
+  }
+
+  /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
+  /// bytes, and decodes its entries (which point into `bytes`).
+  package static func decode(
+    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32, segmentLength: Int
+  ) throws(Invalid) -> Contents {
+    let base = try checkHeader(bytes, fileNumber: fileNumber, salt: salt)
     let count = loadLittleEndian(UInt32.self, base + 20)
     let covered = loadLittleEndian(UInt64.self, base + 24)
     let entriesLength = loadLittleEndian(UInt64.self, base + 32)

@@ -148,10 +148,12 @@ final class IndexView: @unchecked Sendable {
         guard let index = keys.table(table) else { throw tableNotFound(table) }
         restart(index.count)
         // Expired keys are left out, by their expiries alone (no record is read).
-        guard index.expiring != nil else { return index.forEachKey(body) ? segments : nil }
-        let now = clock.now()
+        guard let expiring = index.expiring else {
+          return index.forEachKey(body) ? segments : nil
+        }
+        expiring.advance(to: clock.now())
         return index.forEachKey { key, location in
-          if !index.hasExpired(key, at: now) { body(key, location) }
+          if !expiring.isExpired(key) { body(key, location) }
         } ? segments : nil
       }
     }

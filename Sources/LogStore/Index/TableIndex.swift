@@ -656,14 +656,6 @@ final class TableIndex {
     return (count - gone.count, liveBytes - gone.bytes)
   }
 
-  /// Whether `key` had expired as of `now`, judged by the keys' expiries alone (no record is
-  /// read): for listings of keys.
-  func hasExpired(_ key: UnsafeRawBufferPointer, at now: Int64) -> Bool {
-    guard let expiring else { return false }
-    expiring.advance(to: now)
-    return expiring.isExpired(key)
-  }
-
   /// Gives the keys of the base (the index file's table) their expiries, as the file lists
   /// them: for a table opened from an index file.
   func loadBaseExpiries() {

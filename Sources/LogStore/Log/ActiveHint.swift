@@ -45,31 +45,24 @@ extension ActiveLog {
   /// nil if one fails (a region an open skipped as damage, say): the segment is then scanned
   /// at the next open, as before, instead of a hint pointing at a damaged record.
   static func hint(of file: SegmentFile, upTo end: Int) -> HintFile.Builder? {
-    let bytes = UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end])
     var builder = HintFile.Builder()
-    var offset = SegmentHeader.size
-    while offset < end {
-      let record: Record
+    // Scanned as a sealed segment would be: every record checked, damage reported.
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
+      salt: file.salt, baseSequence: file.header?.baseSequence ?? 0, isLast: false)
+    while let event = scanner.next() {
+      guard case .record(let record, let offset) = event else { return nil }
+      guard record.kind == .batch else {
+        builder.add(record, offset: offset)
+        continue
+      }
       do {
-        record = try RecordCodec.decode(bytes, at: offset, salt: file.salt)
+        try file.forEachMember(of: record, at: offset) { member, location in
+          builder.add(member, offset: Int(location.offset))
+        }
       } catch {
         return nil
       }
-      if record.kind == .batch {
-        let valueStart = offset + record.length - record.value.count
-        do {
-          // The batch's checksum, checked above, covers its members.
-          try RecordCodec.forEachMember(of: record, salt: file.salt, verify: false) {
-            member, memberOffset throws(LogStoreError) in
-            builder.add(member, offset: valueStart + memberOffset)
-          }
-        } catch {
-          return nil
-        }
-      } else {
-        builder.add(record, offset: offset)
-      }
-      offset += record.length
     }
     return builder
   }
