@@ -392,6 +392,72 @@ struct JSONCodecTests {
     #expect(try parse(#""a\u0301""#).stringValue.map { Array($0.utf8) } == [0x61, 0xCC, 0x81])
   }
 
+  @Test("a stored string reads back by the one-pass path exactly as the scanner reads it")
+  func wrappedStringsReadLikeTheScanner() throws {
+    // `string(id:)` reads `["…"]` in one pass of its own and leaves any other text to the
+    // scanner; both must give the same string, or the same error, for every text. Each kind
+    // of byte at every offset (the pass works eight bytes at a time), then every cut and
+    // every single-byte change of those texts.
+    let specials: [Character] = ["\u{1}", "\"", "\\", "/", "\n", "\u{7F}", "é", "中", "😀"]
+    var texts: [[UInt8]] = [
+      Array(#"["\u00e9\/\b"]"#.utf8), Array(#"[ "a" ]"#.utf8), Array(#""bare""#.utf8),
+      Array(#"["a","b"]"#.utf8), Array(#"["a\"]"#.utf8), Array(#"[""]"#.utf8),
+      Array(#"["\x"]"#.utf8), [0x5B, 0x22, 0xC3, 0x22, 0x5D], [0x5B, 0x22, 0xE4, 0xB8, 0x22, 0x5D],
+    ]
+    for length in 1...19 {
+      for special in specials {
+        for position in 0..<length {
+          var characters = Array(repeating: Character("a"), count: length)
+          characters[position] = special
+          let string = String(characters)
+          let text = JSONWriter.withText(wrapping: string) { Array($0) }
+          let read = try text.withUnsafeBytes { try JSONReader.wrappedString($0) }
+          #expect(read.map { Array($0.utf8) } == Array(string.utf8), "\(string.debugDescription)")
+          if length % 4 == 3, position % 3 == 0 { texts.append(text) }
+        }
+      }
+    }
+    func reading<R>(
+      _ text: [UInt8], _ body: (UnsafeRawBufferPointer) throws(JSONCodecError) -> R
+    ) -> Result<R, JSONCodecError> {
+      text.withUnsafeBytes { bytes in Result { () throws(JSONCodecError) in try body(bytes) } }
+    }
+    func check(_ text: [UInt8]) {
+      let quick = reading(text) { bytes throws(JSONCodecError) in
+        try JSONReader.wrappedString(bytes)
+      }
+      let scanned = reading(text) { bytes throws(JSONCodecError) -> String? in
+        let value = try JSONReader.parse(bytes)
+        if case .string(let string) = value { return string }
+        if case .array(let elements) = value, elements.count == 1,
+          case .string(let string) = elements[0]
+        {
+          return string
+        }
+        return nil
+      }
+      switch (quick, scanned) {
+      case (.success(let a), .success(let b)):
+        #expect(a.map { Array($0.utf8) } == b.map { Array($0.utf8) }, "\(text)")
+      case (.failure(let a), .failure(let b)):
+        #expect(a.message == b.message && a.offset == b.offset, "\(text)")
+      case (let a, let b):
+        Issue.record("\(text): the string path gave \(a), the scanner \(b)")
+      }
+    }
+    for text in texts {
+      check(text)
+      for cut in 0..<text.count { check(Array(text[..<cut])) }
+      for position in text.indices {
+        for byte: UInt8 in [0x22, 0x5C, 0x01, 0x20, 0x5D, 0xFF, 0x80, 0x75] {
+          var changed = text
+          changed[position] = byte
+          check(changed)
+        }
+      }
+    }
+  }
+
   @Test("objects keep the last of duplicate keys; whitespace is allowed between tokens")
   func duplicatesAndWhitespace() throws {
     #expect(try parse(#"{"a":1,"a":2}"#) == ["a": 2])

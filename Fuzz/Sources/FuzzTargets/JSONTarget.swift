@@ -7,11 +7,13 @@ import YTKKeyValueStore
 /// The Codable encoder and decoder must agree with Foundation's on the same input
 /// (``fuzzStoredJSONEncoder(_:)``, ``fuzzStoredJSONDecoder(_:)``), and the canonicalizer
 /// (JSON text to the stored form without a `JSONValue`, as an import converts rows) with
-/// parsing and writing: the same bytes, or the same error.
+/// parsing and writing: the same bytes, or the same error. `string(id:)`'s own reading of a
+/// stored string must agree with the scanner's, and read back any string the writer wrote.
 package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
   fuzzStoredJSONEncoder(data)
   fuzzStoredJSONDecoder(data)
   fuzzCanonicalizer(data)
+  fuzzWrappedString(data)
   guard let value = try? JSONReader.parse(data) else { return }
   guard let canonical = try? JSONWriter.bytes(value) else {
     preconditionFailure("a parsed value must be writable")
@@ -39,6 +41,39 @@ private func fuzzCanonicalizer(_ data: UnsafeRawBufferPointer) {
   default:
     preconditionFailure("the canonicalizer and the reader disagree: \(direct) against \(parsed)")
   }
+}
+
+private func fuzzWrappedString(_ data: UnsafeRawBufferPointer) {
+  let quick = Result { () throws(JSONCodecError) in try JSONReader.wrappedString(data) }
+  let scanned = Result { () throws(JSONCodecError) -> String? in
+    let value = try JSONReader.parse(data)
+    if case .string(let string) = value { return string }
+    if case .array(let elements) = value, elements.count == 1,
+      case .string(let string) = elements[0]
+    {
+      return string
+    }
+    return nil
+  }
+  switch (quick, scanned) {
+  case (.success(let a), .success(let b)):
+    precondition(
+      a.map { Array($0.utf8) } == b.map { Array($0.utf8) },
+      "the stored string reads as \(String(describing: a)), the scanner reads \(String(describing: b))"
+    )
+  case (.failure(let a), .failure(let b)):
+    precondition(
+      a.message == b.message && a.offset == b.offset,
+      "the stored string's reading failed with \(a), the scanner with \(b)")
+  default:
+    preconditionFailure(
+      "the stored string's reading and the scanner disagree: \(quick) against \(scanned)")
+  }
+  // The input's text as a string: written as the store writes strings, it reads back.
+  let string = String(decoding: data, as: UTF8.self)
+  let back = JSONWriter.withText(wrapping: string) { try? JSONReader.wrappedString($0) }
+  precondition(
+    back.map { Array($0.utf8) } == Array(string.utf8), "a written string read back changed")
 }
 
 /// Equality that treats NaN-free doubles bit for bit, as the store must keep them.

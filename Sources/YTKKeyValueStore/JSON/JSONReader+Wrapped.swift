@@ -5,10 +5,96 @@ extension JSONReader {
   /// The text is read by the same scanner as ``parse(_:)-(UnsafeRawBufferPointer)``, so it
   /// accepts and rejects exactly the same texts with the same errors, but only the string is
   /// made: no array and no `JSONValue`.
-  static func wrappedString(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> String? {
+  package static func wrappedString(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError)
+    -> String?
+  {
+    let input = UnsafeBufferPointer(
+      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    if let string = storedWrappedString(input) { return string }
     var sink = WrappedStringSink()
     try scan(bytes, into: &sink)
     return sink.isWrappedString ? sink.string : nil
+  }
+
+  /// The string of `["…"]` laid out as the writer lays it out (no spaces, no `\u` escapes),
+  /// read in one pass into the string's own storage; nil for any other text, which the
+  /// scanner then reads, and whose faults it reports.
+  ///
+  /// The pass copies a word at a time: it stores each eight bytes whole and then moves on
+  /// past those that need no look (as ``JSONScanner/bytesToLookAt(inWordAt:of:)`` finds
+  /// them), so a run between escapes costs no call to copy it. It accepts only what the
+  /// scanner accepts, and makes the same string of it.
+  private static func storedWrappedString(_ input: UnsafeBufferPointer<UInt8>) -> String? {
+    let count = input.count
+    guard count >= 4, input[0] == JSONByte.openBracket, input[1] == JSONByte.quote,
+      input[count - 2] == JSONByte.quote, input[count - 1] == JSONByte.closeBracket
+    else { return nil }
+    // The closing quote; the content is 2..<end.
+    let end = count - 2
+    var isStored = false
+    // The content is never longer unescaped, and what is written stays at least two bytes
+    // behind what is read, so `count` bytes hold it and the last word's overhang.
+    let string = String(unsafeUninitializedCapacity: count) { output in
+      guard let source = input.baseAddress, let target = output.baseAddress else { return 0 }
+      var position = 2
+      var written = 0
+      while position < end {
+        if count - position >= 8 {
+          let word = UnsafeRawPointer(source + position).loadUnaligned(as: UInt64.self)
+          UnsafeMutableRawPointer(target + written).storeBytes(of: word, as: UInt64.self)
+          let flags = JSONScanner.bytesToLookAt(inWordAt: position, of: input)
+          if flags == 0 {
+            position += 8
+            written += 8
+            continue
+          }
+          let clean = flags.trailingZeroBitCount / 8
+          position += clean
+          written += clean
+          if position == end { break }
+        }
+        let byte = source[position]
+        if byte == JSONByte.backslash {
+          guard position + 1 < end, let decoded = simpleEscape(source[position + 1]) else {
+            return 0
+          }
+          target[written] = decoded
+          written += 1
+          position += 2
+        } else if byte >= 0x80 {
+          guard let length = JSONScanner.wellFormedUTF8Length(in: input, at: position),
+            position + length <= end
+          else { return 0 }
+          (target + written).initialize(from: source + position, count: length)
+          written += length
+          position += length
+        } else if byte == JSONByte.quote || byte < 0x20 {
+          return 0
+        } else {
+          target[written] = byte
+          written += 1
+          position += 1
+        }
+      }
+      isStored = position == end
+      return isStored ? written : 0
+    }
+    return isStored ? string : nil
+  }
+
+  /// The byte a two-byte escape (`\n`, `\"`, …) stands for, given the byte after its
+  /// backslash; nil for `\u` (left to the scanner) and for anything that is not an escape.
+  @inline(__always)
+  private static func simpleEscape(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: byte
+    case JSONByte.lowercaseB: 0x08
+    case JSONByte.lowercaseF: 0x0C
+    case JSONByte.lowercaseN: 0x0A
+    case JSONByte.lowercaseR: 0x0D
+    case JSONByte.lowercaseT: 0x09
+    default: nil
+    }
   }
 }
 

@@ -68,7 +68,7 @@ package enum JSONWriter {
 
   /// Calls `body` with the canonical text of `[string]`, how YTKKeyValueStore stored a
   /// string, written without building the array (on the stack when it fits).
-  static func withText<R, E: Error>(
+  package static func withText<R, E: Error>(
     wrapping string: String, _ body: (UnsafeRawBufferPointer) throws(E) -> R
   ) throws(E) -> R {
     try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
@@ -347,71 +347,54 @@ package enum JSONWriter {
     output.append(JSONByte.quote)
   }
 
-  /// Appends `utf8` with the escapes the format requires, copying the unescaped runs in bulk.
-  /// A Swift string's UTF-8 is always valid, so the output is too.
+  /// Appends `utf8` with the escapes the format requires. A Swift string's UTF-8 is always
+  /// valid, so the output is too.
   static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout JSONOutput) {
-    var runStart = 0
-    var index = 0
-    while true {
-      index = firstByteToEscape(in: utf8, from: index)
-      guard index < utf8.count else { break }
-      let byte = utf8[index]
-      if runStart < index {
-        output.append(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-      }
-      index += 1
-      runStart = index
-      output.append(JSONByte.backslash)
-      switch byte {
-      case JSONByte.quote: output.append(JSONByte.quote)
-      case JSONByte.backslash: output.append(JSONByte.backslash)
-      case 0x08: output.append(JSONByte.lowercaseB)
-      case 0x0C: output.append(JSONByte.lowercaseF)
-      case 0x0A: output.append(JSONByte.lowercaseN)
-      case 0x0D: output.append(JSONByte.lowercaseR)
-      case 0x09: output.append(JSONByte.lowercaseT)
-      default:
-        appendLiteral("u00", into: &output)
-        output.append(JSONByte.lowercaseHexDigits[Int(byte >> 4)])
-        output.append(JSONByte.lowercaseHexDigits[Int(byte & 0x0F)])
-      }
-    }
-    if runStart < utf8.count {
-      output.append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
-    }
+    output.appendEscaped(utf8)
   }
 
   /// The index of the first byte at or after `start` that must be escaped (below 0x20, `"`
-  /// or `\`), or `utf8.count` if there is none.
-  ///
-  /// Eight bytes at a time: for a word `x`, `(x - 0x01…01 * n) & ~x & 0x80…80` flags the bytes
-  /// below `n` (0x20 here, and 1 on `x` XOR a repeated byte to flag that byte). A borrow can
-  /// flag a byte wrongly only above one flagged rightly, so the lowest flag is always right.
+  /// or `\`), or `utf8.count` if there is none; eight bytes at a time.
   @inline(__always)
   static func firstByteToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
     var index = start
     if let base = utf8.baseAddress {
-      let ones: UInt64 = 0x0101_0101_0101_0101
-      let highs: UInt64 = 0x8080_8080_8080_8080
       while utf8.count - index >= 8 {
-        let word = UInt64(
-          littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-        let quotes = word ^ (ones &* UInt64(JSONByte.quote))
-        let backslashes = word ^ (ones &* UInt64(JSONByte.backslash))
-        let flags =
-          ((word &- ones &* 0x20) & ~word
-            | (quotes &- ones) & ~quotes
-            | (backslashes &- ones) & ~backslashes) & highs
+        let flags = escapeMask(
+          UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)))
         if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
         index += 8
       }
     }
     while index < utf8.count {
-      let byte = utf8[index]
-      if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash { return index }
+      if mustEscape(utf8[index]) { return index }
       index += 1
     }
     return index
+  }
+
+  /// The high bit of each byte of `word` (the first in its low byte) that must be escaped.
+  ///
+  /// Exact, unlike the shorter `(x - 0x01…01) & ~x & 0x80…80` test for a zero byte, whose
+  /// borrow can flag a byte above a zero one: here a byte's seven low bits are added to
+  /// 0x7F on their own, so nothing carries out of a byte, and its high bit is set in the sum
+  /// or in the byte exactly when the byte is not zero.
+  @inline(__always)
+  static func escapeMask(_ word: UInt64) -> UInt64 {
+    let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    /// The high bit of a byte of the result is clear exactly where that byte of `v` is zero.
+    func nonZero(_ v: UInt64) -> UInt64 { ((v & low) &+ low) | v }
+    let quotes = nonZero(word ^ (ones &* UInt64(JSONByte.quote)))
+    let backslashes = nonZero(word ^ (ones &* UInt64(JSONByte.backslash)))
+    // A byte below 0x20 is one whose top three bits are clear.
+    let controls = nonZero(word & 0xE0E0_E0E0_E0E0_E0E0)
+    return ~(quotes & backslashes & controls | low)
+  }
+
+  @inline(__always)
+  static func mustEscape(_ byte: UInt8) -> Bool {
+    byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash
   }
 
   /// Whether `lhs` sorts before `rhs` when both are compared as UTF-8 bytes.
@@ -572,6 +555,107 @@ struct JSONOutput: ~Copyable {
     if capacity - count < length { grow(toHold: length) }
     body(UnsafeMutableBufferPointer(start: base + count, count: length))
     count += length
+  }
+
+  /// Appends `utf8` with the escapes the format requires (``JSONWriter/mustEscape(_:)``).
+  ///
+  /// A word at a time, without a call to copy a run: each eight bytes are found exactly which
+  /// need escaping (``JSONWriter/escapeMask(_:)``), and the bytes between those are written
+  /// by storing the rest of the word whole and moving on past what was meant. The stores
+  /// reach up to eight bytes past what is kept, so before each word there is room for the
+  /// rest of the text, the word's bytes all escaped as six, and that overhang.
+  mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    guard let source = utf8.baseAddress else { return }
+    let length = utf8.count
+    // Eight bytes that become six each, less the eight counted in the rest, and eight more.
+    let slack = 8 * 5 + 8
+    // Kept in locals while writing: a store through `base` could otherwise be taken to
+    // change `count`, which would then be read back from memory after every store.
+    var target = base
+    var end = count
+    var index = 0
+    while length &- index >= 8 {
+      if capacity &- end < length &- index &+ slack {
+        count = end
+        grow(toHold: length &- index &+ slack)
+        target = base
+      }
+      let word = UInt64(
+        littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
+      var mask = JSONWriter.escapeMask(word)
+      // The bytes of the word before `written` are in the output.
+      var written = 0
+      while mask != 0 {
+        let at = mask.trailingZeroBitCount &>> 3
+        Self.store(word &>> (written &<< 3), at: target + end)
+        end &+= at &- written
+        end &+= Self.writeEscape(
+          of: UInt8(truncatingIfNeeded: word &>> (at &<< 3)), at: target + end)
+        written = at &+ 1
+        mask &= mask &- 1
+      }
+      if written < 8 {
+        Self.store(word &>> (written &<< 3), at: target + end)
+        end &+= 8 &- written
+      }
+      index &+= 8
+    }
+    if capacity &- end < slack {
+      count = end
+      grow(toHold: slack)
+      target = base
+    }
+    while index < length {
+      let byte = source[index]
+      if JSONWriter.mustEscape(byte) {
+        end &+= Self.writeEscape(of: byte, at: target + end)
+      } else {
+        target[end] = byte
+        end &+= 1
+      }
+      index &+= 1
+    }
+    count = end
+  }
+
+  /// Stores the eight bytes of `word` (the first in its low byte) at `target`.
+  @inline(__always)
+  private static func store(_ word: UInt64, at target: UnsafeMutablePointer<UInt8>) {
+    UnsafeMutableRawPointer(target).storeBytes(of: word.littleEndian, as: UInt64.self)
+  }
+
+  /// Writes the escape of `byte`, one that must be escaped, at `target`, and returns its
+  /// length: two bytes, or six for a control character with no short form.
+  @inline(__always)
+  private static func writeEscape(of byte: UInt8, at target: UnsafeMutablePointer<UInt8>) -> Int {
+    target[0] = JSONByte.backslash
+    if byte >= 0x20 {
+      // A quote or a backslash: itself after the backslash.
+      target[1] = byte
+      return 2
+    }
+    return writeControlEscape(of: byte, at: target)
+  }
+
+  /// Writes the escape of a control character after its backslash, already at `target`.
+  private static func writeControlEscape(
+    of byte: UInt8, at target: UnsafeMutablePointer<UInt8>
+  ) -> Int {
+    switch byte {
+    case 0x08: target[1] = JSONByte.lowercaseB
+    case 0x0C: target[1] = JSONByte.lowercaseF
+    case 0x0A: target[1] = JSONByte.lowercaseN
+    case 0x0D: target[1] = JSONByte.lowercaseR
+    case 0x09: target[1] = JSONByte.lowercaseT
+    default:
+      target[1] = JSONByte.lowercaseU
+      target[2] = JSONByte.zero
+      target[3] = JSONByte.zero
+      target[4] = JSONByte.lowercaseHexDigits[Int(byte >> 4)]
+      target[5] = JSONByte.lowercaseHexDigits[Int(byte & 0x0F)]
+      return 6
+    }
+    return 2
   }
 
   /// Makes room for `extra` more bytes, at least doubling (without overflowing a 32-bit Int).
