@@ -28,9 +28,14 @@ package enum JSONReader {
 
   /// Reads the JSON value in `bytes`.
   package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> JSONValue {
-    var builder = JSONValueBuilder()
-    try scan(bytes, into: &builder)
-    return builder.result
+    try withUnsafeTemporaryAllocation(
+      of: JSONValue.self, capacity: PendingValues.scratchCapacity
+    ) { (scratch) throws(JSONCodecError) in
+      var builder = JSONValueBuilder(input: uint8s(bytes), scratch: scratch)
+      defer { builder.pending.release() }
+      try scan(bytes, into: &builder)
+      return builder.result
+    }
   }
 
   /// Reads the JSON value in `bytes`.
@@ -47,12 +52,16 @@ package enum JSONReader {
   static func scan<Sink: JSONScanSink>(
     _ bytes: UnsafeRawBufferPointer, into sink: inout Sink
   ) throws(JSONCodecError) {
-    // The input is only ever read as bytes, so viewing it as UInt8 is sound whatever type
-    // the memory was written as.
-    let input = UnsafeBufferPointer(
-      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    var scanner = JSONScanner(input: input)
+    var scanner = JSONScanner(input: uint8s(bytes))
     try scanner.scanDocument(into: &sink)
+  }
+
+  /// `bytes` as the `UInt8`s the reader reads. The input is only ever read as bytes, so
+  /// viewing it as UInt8 is sound whatever type the memory was written as.
+  @inline(__always)
+  static func uint8s(_ bytes: UnsafeRawBufferPointer) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(
+      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
   }
 }
 
@@ -805,12 +814,27 @@ struct JSONValueBuilder: JSONScanSink {
   /// The document, once the scan is complete.
   var result: JSONValue = .null
   /// The contents of the containers being read, innermost last: an array's elements, or an
-  /// object's members as key (a `.string`) then value. A container collects here and copies
-  /// out once it is complete, so that its storage is allocated once, at its final size, and
-  /// one buffer serves every container in the document.
-  var pending: [JSONValue] = []
+  /// object's members as key then value. A container collects here and moves out once it is
+  /// complete, so that its storage is allocated once, at its final size, and one buffer
+  /// serves every container in the document.
+  ///
+  /// A key is kept as `.string(key)`, or, when its text needed no decoding, as `.int` of
+  /// where that text lies in `input` (``rawKey(start:end:)``): it is made a `String` only if
+  /// the object's keys are not a known ``JSONObjectShape``.
+  var pending: PendingValues
   /// The number of containers open.
   var depth = 0
+  /// The text being read, which raw keys point into.
+  let input: UnsafeBufferPointer<UInt8>
+  /// The shapes known, taken at the first object that could use one.
+  var shapes: [JSONObjectShape]?
+
+  /// A builder of the document in `input` whose pending values start in `scratch`; its
+  /// `pending` must be released once it is done.
+  init(input: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutableBufferPointer<JSONValue>) {
+    self.input = input
+    pending = PendingValues(scratch: scratch)
+  }
 
   /// Adds a complete value to the innermost open container, or makes it the document.
   @inline(__always)
@@ -823,11 +847,53 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    add(.string(String(decoding: content, as: UTF8.self)))
+    add(.string(Self.makeString(content)))
+  }
+
+  /// The string of `utf8`, which the scanner has found valid. Up to 15 bytes are made in
+  /// place as a small string, which the standard library takes without a second look when
+  /// they are ASCII; `String(decoding:as:)` would check them again on the way.
+  @inline(__always)
+  static func makeString(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
+    guard utf8.count <= 15 else { return String(decoding: utf8, as: UTF8.self) }
+    return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+      _ = buffer.initialize(fromContentsOf: utf8)
+      return utf8.count
+    }
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    pending.append(.string(String(decoding: content, as: UTF8.self)))
+    if !string.hasEscapes, let raw = Self.rawKey(start: string.start, end: string.end) {
+      pending.append(raw)
+    } else {
+      pending.append(.string(Self.makeString(content)))
+    }
+  }
+
+  /// A key whose text is `input[start..<end]` as kept in `pending`: the two offsets packed
+  /// into one `.int`, or nil when they do not fit (a text of 2 GiB or more).
+  @inline(__always)
+  static func rawKey(start: Int, end: Int) -> JSONValue? {
+    guard Int64(end) < Int64(1) << 31 else { return nil }
+    return .int(Int64(start) << 32 | Int64(end))
+  }
+
+  /// The UTF-8 of the raw key kept as `item` (its text in `input`); nil for a key kept as a
+  /// string.
+  @inline(__always)
+  static func rawKeyBytes(
+    _ item: JSONValue, in input: UnsafeBufferPointer<UInt8>
+  ) -> UnsafeBufferPointer<UInt8>? {
+    guard case .int(let packed) = item else { return nil }
+    let start = Int(packed >> 32)
+    let end = Int(packed & 0xFFFF_FFFF)
+    return UnsafeBufferPointer(rebasing: input[start..<end])
+  }
+
+  /// The key kept as `item`, as a string.
+  static func keyString(_ item: JSONValue, in input: UnsafeBufferPointer<UInt8>) -> String {
+    if case .string(let key) = item { return key }
+    return makeString(rawKeyBytes(item, in: input)!)
   }
 
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
@@ -847,10 +913,6 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func beginContainer(isObject: Bool) -> Int {
-    if pending.capacity == 0 {
-      // One allocation for a typical document, instead of growing step by step.
-      pending.reserveCapacity(16)
-    }
     depth += 1
     return pending.count
   }
@@ -860,26 +922,136 @@ struct JSONValueBuilder: JSONScanSink {
     if count == 0 {
       value = isObject ? .object([:]) : .array([])
     } else if isObject {
-      value = .object(makeObject(from: mark))
+      value = .object(makeObject(from: mark, count: count))
     } else {
-      value = .array(Array(pending[mark...]))
+      value = .array(makeArray(from: mark, count: count))
     }
-    // `removeLast(_:)` rather than `removeSubrange(mark...)`, whose generic replacement
-    // path cost more than building the array.
+    // What is left there is keys and the nulls the values were moved out for.
     pending.removeLast(pending.count - mark)
     depth -= 1
     add(value)
   }
 
-  /// The object whose members are `pending[firstPending...]`, as key, value, key, value...
-  /// A repeated key keeps its last value.
-  func makeObject(from firstPending: Int) -> [String: JSONValue] {
-    var object = [String: JSONValue](minimumCapacity: (pending.count - firstPending) / 2)
-    for keyIndex in stride(from: firstPending, to: pending.count, by: 2) {
-      if case .string(let key) = pending[keyIndex] {
-        object[key] = pending[keyIndex + 1]
-      }
+  /// The array whose elements are `pending[mark...]`, moved out.
+  mutating func makeArray(from mark: Int, count: Int) -> [JSONValue] {
+    [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
+      pending.moveValues(from: mark, count: count, to: buffer.baseAddress!)
+      initialized = count
+    }
+  }
+
+  /// The object whose `count` members are `pending[mark...]`, as key, value, key, value...,
+  /// its values moved out. A repeated key keeps its last value.
+  mutating func makeObject(from mark: Int, count: Int) -> [String: JSONValue] {
+    precondition(pending.count - mark == 2 * count, "an object's members are not all pending")
+    if count >= JSONObjectShapes.minimumMembers, let shape = knownShape(from: mark, count: count) {
+      return shape.object { member in pending.take(at: mark + 2 * member + 1) }
+    }
+    let learns =
+      count >= JSONObjectShapes.minimumMembers
+      && count <= JSONObjectShapes.maximumMembers
+      && shapes!.count < JSONObjectShapes.capacity
+    var keys: [String] = []
+    if learns { keys.reserveCapacity(count) }
+    var object = [String: JSONValue](minimumCapacity: count)
+    for member in 0..<count {
+      let key = Self.keyString(pending[mark + 2 * member], in: input)
+      object[key] = pending.take(at: mark + 2 * member + 1)
+      if learns { keys.append(key) }
+    }
+    if learns, let shape = JSONObjectShape(keys: keys) {
+      shapes!.append(shape)
+      JSONObjectShapes.shared.learn(shape)
     }
     return object
+  }
+
+  /// The known shape of the object whose `count` members are `pending[mark...]`, if any.
+  mutating func knownShape(from mark: Int, count: Int) -> JSONObjectShape? {
+    if shapes == nil { shapes = JSONObjectShapes.shared.current() }
+    let input = self.input
+    let pending = self.pending
+    return shapes!.first { shape in
+      shape.matches(count: count) { member in
+        Self.rawKeyBytes(pending[mark + 2 * member], in: input)
+      }
+    }
+  }
+}
+
+/// The values of the containers a ``JSONValueBuilder`` is reading, innermost last, in memory
+/// it manages itself: it starts in scratch space on the thread's stack and moves to the heap
+/// only for a document that outgrows it. Adding a value is a store, and a complete
+/// container's values move out without reference counting or uniqueness checks.
+struct PendingValues {
+  /// Values that fit the 1 KiB that `withUnsafeTemporaryAllocation` keeps on the stack.
+  static var scratchCapacity: Int { 1024 / MemoryLayout<JSONValue>.stride }
+
+  private var base: UnsafeMutablePointer<JSONValue>
+  private var capacity: Int
+  private(set) var count = 0
+  /// Whether `base` was allocated here (else it is the scratch space).
+  private var ownsMemory = false
+
+  init(scratch: UnsafeMutableBufferPointer<JSONValue>) {
+    base = scratch.baseAddress!
+    capacity = scratch.count
+  }
+
+  @inline(__always)
+  mutating func append(_ value: JSONValue) {
+    if count == capacity { grow() }
+    (base + count).initialize(to: value)
+    count += 1
+  }
+
+  /// The value at `index`.
+  subscript(index: Int) -> JSONValue {
+    precondition(index >= 0 && index < count, "a pending value out of range")
+    return base[index]
+  }
+
+  /// Moves the value at `index` out, leaving a null (whose removal costs nothing).
+  @inline(__always)
+  mutating func take(at index: Int) -> JSONValue {
+    precondition(index >= 0 && index < count, "a pending value out of range")
+    let value = (base + index).move()
+    (base + index).initialize(to: .null)
+    return value
+  }
+
+  /// Moves the `moved` values from `start` on to `target`, leaving nulls.
+  mutating func moveValues(
+    from start: Int, count moved: Int, to target: UnsafeMutablePointer<JSONValue>
+  ) {
+    precondition(start >= 0 && moved >= 0 && start + moved <= count, "pending values out of range")
+    target.moveInitialize(from: base + start, count: moved)
+    (base + start).initialize(repeating: .null, count: moved)
+  }
+
+  /// Removes the last `k` values.
+  mutating func removeLast(_ k: Int) {
+    precondition(k >= 0 && k <= count, "removing more pending values than there are")
+    (base + count - k).deinitialize(count: k)
+    count -= k
+  }
+
+  /// Removes every value and gives back memory allocated here.
+  mutating func release() {
+    removeLast(count)
+    if ownsMemory {
+      base.deallocate()
+      ownsMemory = false
+    }
+  }
+
+  private mutating func grow() {
+    let newCapacity = Swift.max(capacity * 2, 16)
+    let newBase = UnsafeMutablePointer<JSONValue>.allocate(capacity: newCapacity)
+    newBase.moveInitialize(from: base, count: count)
+    if ownsMemory { base.deallocate() }
+    base = newBase
+    capacity = newCapacity
+    ownsMemory = true
   }
 }
