@@ -62,8 +62,9 @@ struct JSONObjectShapeTests {
 
   @Test("keys that differ from a known shape's in any way are read key by key")
   func nearMissesReadKeyByKey() throws {
-    // Teach the shape first.
+    // Teach the shapes first.
     _ = try readTwice(#"{"abc":1,"def":2,"ghi":3}"#)
+    _ = try readTwice(#"{"a long key, longer than a word":1,"ninebytes":2,"z":3}"#)
     let nearMisses = [
       // One byte changed, one key longer, one shorter, keys in another order.
       #"{"abc":1,"dEf":2,"ghi":3}"#, #"{"abc":1,"defg":2,"ghi":3}"#,
@@ -72,6 +73,11 @@ struct JSONObjectShapeTests {
       #"{"abc":1,"def":2,"ghi":3,"jkl":4}"#, #"{"abc":1,"def":2}"#,
       // The same key spelled with an escape: the same string, read as such.
       #"{"abc":1,"d\u0065f":2,"ghi":3}"#,
+      // Differences past the first word of a long key, in the last byte of a key, and in a
+      // key at the very end of the text.
+      #"{"a long key, longer than a wore":1,"ninebytes":2,"z":3}"#,
+      #"{"a long key, longer than a word":1,"ninebyteS":2,"z":3}"#,
+      #"{"a long key, longer than a word":1,"ninebytes":2,"y":3}"#,
       // A repeated key: the last value wins, as ever.
       #"{"abc":1,"abc":2,"ghi":3}"#,
     ]

@@ -13,7 +13,7 @@ import LogStore
 /// The result is the same dictionary as the usual way's: the same keys, made from the same
 /// bytes, with the same values.
 final class JSONObjectShape: Sendable {
-  /// The keys' UTF-8, one after the other.
+  /// The keys' UTF-8, one after the other, then eight bytes of padding.
   let keyBytes: [UInt8]
   /// Where each key ends in `keyBytes`.
   let keyEnds: [Int]
@@ -36,28 +36,64 @@ final class JSONObjectShape: Sendable {
       keyEnds.append(keyBytes.count)
     }
     guard template.count == keys.count else { return nil }
+    // Padding, so that a key's last word can be read whole (`sameBytes`).
+    keyBytes.append(contentsOf: repeatElement(0, count: 8))
     self.keyBytes = keyBytes
     self.keyEnds = keyEnds
     self.template = template
   }
 
-  /// Whether `key(member)` for each member in order gives exactly this shape's key bytes.
+  /// Whether `key(member)` for each member in order is exactly this shape's key: the range
+  /// of its bytes in `input`, nil for a key not in the input as it is.
   @inline(__always)
-  func matches(count: Int, key: (Int) -> UnsafeBufferPointer<UInt8>?) -> Bool {
+  func matches(
+    count: Int, in input: UnsafeBufferPointer<UInt8>, key: (Int) -> Range<Int>?
+  ) -> Bool {
     guard count == keyEnds.count else { return false }
     return keyBytes.withUnsafeBufferPointer { all in
-      var start = 0
-      for member in 0..<count {
-        let end = keyEnds[member]
-        guard let bytes = key(member), bytes.count == end - start else { return false }
-        // Keys are short: a loop beats a call.
-        for offset in 0..<bytes.count where bytes[offset] != all[start + offset] {
-          return false
+      keyEnds.withUnsafeBufferPointer { ends in
+        var start = 0
+        for member in 0..<count {
+          let end = ends[member]
+          guard let range = key(member), range.count == end - start,
+            Self.sameBytes(input, range, all, start)
+          else { return false }
+          start = end
         }
-        start = end
+        return true
+      }
+    }
+  }
+
+  /// Whether `input[range]` holds the bytes of `keys` from `start` on. Eight bytes at a time
+  /// where eight can be read from both (`keyBytes` ends in eight bytes of padding), which is
+  /// every key but those at the very end of the input.
+  @inline(__always)
+  private static func sameBytes(
+    _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+    _ keys: UnsafeBufferPointer<UInt8>, _ start: Int
+  ) -> Bool {
+    var offset = 0
+    let length = range.count
+    if let text = input.baseAddress, let known = keys.baseAddress,
+      range.lowerBound + ((length + 7) & ~7) <= input.count
+    {
+      while offset < length {
+        let a = UnsafeRawPointer(text + range.lowerBound + offset).loadUnaligned(as: UInt64.self)
+        let b = UnsafeRawPointer(known + start + offset).loadUnaligned(as: UInt64.self)
+        let remaining = length - offset
+        // The bytes of the word that belong to the key: all eight, or the first `remaining`.
+        let mask = remaining >= 8 ? UInt64.max : (UInt64(1) << (8 * remaining)) &- 1
+        if (UInt64(littleEndian: a) ^ UInt64(littleEndian: b)) & mask != 0 { return false }
+        offset += 8
       }
       return true
     }
+    while offset < length {
+      if input[range.lowerBound + offset] != keys[start + offset] { return false }
+      offset += 1
+    }
+    return true
   }
 
   /// The object of this shape whose value for the key in place `member` is `value(member)`.

@@ -878,22 +878,18 @@ struct JSONValueBuilder: JSONScanSink {
     return .int(Int64(start) << 32 | Int64(end))
   }
 
-  /// The UTF-8 of the raw key kept as `item` (its text in `input`); nil for a key kept as a
+  /// Where the text of the raw key kept as `item` lies in `input`; nil for a key kept as a
   /// string.
   @inline(__always)
-  static func rawKeyBytes(
-    _ item: JSONValue, in input: UnsafeBufferPointer<UInt8>
-  ) -> UnsafeBufferPointer<UInt8>? {
+  static func rawKeyRange(_ item: JSONValue) -> Range<Int>? {
     guard case .int(let packed) = item else { return nil }
-    let start = Int(packed >> 32)
-    let end = Int(packed & 0xFFFF_FFFF)
-    return UnsafeBufferPointer(rebasing: input[start..<end])
+    return Int(packed >> 32)..<Int(packed & 0xFFFF_FFFF)
   }
 
   /// The key kept as `item`, as a string.
   static func keyString(_ item: JSONValue, in input: UnsafeBufferPointer<UInt8>) -> String {
     if case .string(let key) = item { return key }
-    return makeString(rawKeyBytes(item, in: input)!)
+    return makeString(UnsafeBufferPointer(rebasing: input[rawKeyRange(item)!]))
   }
 
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
@@ -969,13 +965,13 @@ struct JSONValueBuilder: JSONScanSink {
   /// The known shape of the object whose `count` members are `pending[mark...]`, if any.
   mutating func knownShape(from mark: Int, count: Int) -> JSONObjectShape? {
     if shapes == nil { shapes = JSONObjectShapes.shared.current() }
-    let input = self.input
-    let pending = self.pending
-    return shapes!.first { shape in
-      shape.matches(count: count) { member in
-        Self.rawKeyBytes(pending[mark + 2 * member], in: input)
+    for shape in shapes! {
+      let matches = shape.matches(count: count, in: input) { member in
+        Self.rawKeyRange(pending[mark + 2 * member])
       }
+      if matches { return shape }
     }
+    return nil
   }
 }
 
