@@ -975,79 +975,22 @@ struct JSONValueBuilder: JSONScanSink {
   }
 }
 
-/// The values of the containers a ``JSONValueBuilder`` is reading, innermost last, in memory
-/// it manages itself: it starts in scratch space on the thread's stack and moves to the heap
-/// only for a document that outgrows it. Adding a value is a store, and a complete
-/// container's values move out without reference counting or uniqueness checks.
-struct PendingValues {
-  /// Values that fit the 1 KiB that `withUnsafeTemporaryAllocation` keeps on the stack.
-  static var scratchCapacity: Int { 1024 / MemoryLayout<JSONValue>.stride }
+/// The values of the containers a ``JSONValueBuilder`` is reading, innermost last (a
+/// ``ScratchStack``): adding a value is a store, and a complete container's values move out
+/// without reference counting or uniqueness checks.
+typealias PendingValues = ScratchStack<JSONValue>
 
-  private var base: UnsafeMutablePointer<JSONValue>
-  private var capacity: Int
-  private(set) var count = 0
-  /// Whether `base` was allocated here (else it is the scratch space).
-  private var ownsMemory = false
-
-  init(scratch: UnsafeMutableBufferPointer<JSONValue>) {
-    base = scratch.baseAddress!
-    capacity = scratch.count
-  }
-
-  @inline(__always)
-  mutating func append(_ value: JSONValue) {
-    if count == capacity { grow() }
-    (base + count).initialize(to: value)
-    count += 1
-  }
-
-  /// The value at `index`.
-  subscript(index: Int) -> JSONValue {
-    precondition(index >= 0 && index < count, "a pending value out of range")
-    return base[index]
-  }
-
+extension ScratchStack where Element == JSONValue {
   /// Moves the value at `index` out, leaving a null (whose removal costs nothing).
   @inline(__always)
   mutating func take(at index: Int) -> JSONValue {
-    precondition(index >= 0 && index < count, "a pending value out of range")
-    let value = (base + index).move()
-    (base + index).initialize(to: .null)
-    return value
+    replace(at: index, with: .null)
   }
 
   /// Moves the `moved` values from `start` on to `target`, leaving nulls.
   mutating func moveValues(
     from start: Int, count moved: Int, to target: UnsafeMutablePointer<JSONValue>
   ) {
-    precondition(start >= 0 && moved >= 0 && start + moved <= count, "pending values out of range")
-    target.moveInitialize(from: base + start, count: moved)
-    (base + start).initialize(repeating: .null, count: moved)
-  }
-
-  /// Removes the last `k` values.
-  mutating func removeLast(_ k: Int) {
-    precondition(k >= 0 && k <= count, "removing more pending values than there are")
-    (base + count - k).deinitialize(count: k)
-    count -= k
-  }
-
-  /// Removes every value and gives back memory allocated here.
-  mutating func release() {
-    removeLast(count)
-    if ownsMemory {
-      base.deallocate()
-      ownsMemory = false
-    }
-  }
-
-  private mutating func grow() {
-    let newCapacity = Swift.max(capacity * 2, 16)
-    let newBase = UnsafeMutablePointer<JSONValue>.allocate(capacity: newCapacity)
-    newBase.moveInitialize(from: base, count: count)
-    if ownsMemory { base.deallocate() }
-    base = newBase
-    capacity = newCapacity
-    ownsMemory = true
+    moveElements(from: start, count: moved, to: target, leaving: .null)
   }
 }

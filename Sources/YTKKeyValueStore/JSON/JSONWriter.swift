@@ -136,19 +136,31 @@ package enum JSONWriter {
 
   /// Writes `value` with an explicit stack of open containers rather than by recursion, so
   /// that deep values cannot exhaust the thread's stack (debug builds have large frames).
-  ///
-  /// Each pass of the outer loop writes the start of one value: a scalar whole, or the
-  /// opening of a container and the start of its first element. The inner loop then moves
-  /// to the next element of the innermost open container, closing those that are done.
+  /// The stacks start on the thread's stack (``ScratchStack``), so a typical value is
+  /// written without allocating.
   private static func append(
     _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
-    var open: [OpenContainer] = []
-    open.reserveCapacity(4)
-    // The open objects' members, in key order, innermost object last. Sorting indices with
-    // the keys' first bytes is much cheaper than sorting (key, value) pairs, whose every move
-    // costs reference counting, and most comparisons end at the first bytes.
-    var order: [MemberOrder] = []
+    try ScratchStack<OpenContainer>.withScratch { (outer) throws(JSONCodecError) in
+      try ScratchStack<MemberOrder>.withScratch { (order) throws(JSONCodecError) in
+        try append(value, lenient: lenient, into: &output, outer: &outer, order: &order)
+      }
+    }
+  }
+
+  /// Each pass of the outer loop writes the start of one value: a scalar whole, or the
+  /// opening of a container and the start of its first element. The inner loop then moves
+  /// to the next element of the innermost open container, closing those that are done.
+  ///
+  /// The innermost open container is `open`; the ones around it wait in `outer`. The open
+  /// objects' members are in `order`, in key order, innermost object last: sorting indices
+  /// with the keys' first bytes is much cheaper than sorting (key, value) pairs, whose every
+  /// move costs reference counting, and most comparisons end at the first bytes.
+  private static func append(
+    _ value: JSONValue, lenient: Bool, into output: inout JSONOutput,
+    outer: inout ScratchStack<OpenContainer>, order: inout ScratchStack<MemberOrder>
+  ) throws(JSONCodecError) {
+    var open: OpenContainer?
     var current = value
     nextValue: while true {
       switch current {
@@ -163,34 +175,34 @@ package enum JSONWriter {
       case .string(let string):
         appendString(string, into: &output)
       case .array(let elements):
-        try checkDepth(open.count + 1, lenient: lenient)
+        let depth = outer.count + (open == nil ? 1 : 2)
+        try checkDepth(depth, lenient: lenient)
         output.append(JSONByte.openBracket)
         if let first = elements.first {
-          open.append(
-            OpenContainer(elements: elements, isObject: false, next: 1, end: elements.count))
+          if let open { outer.append(open) }
+          open = OpenContainer(elements: elements, isObject: false, next: 1, end: elements.count)
           current = first
           continue nextValue
         }
         output.append(JSONByte.closeBracket)
       case .object(let members):
-        try checkDepth(open.count + 1, lenient: lenient)
+        let depth = outer.count + (open == nil ? 1 : 2)
+        try checkDepth(depth, lenient: lenient)
         output.append(JSONByte.openBrace)
         if !members.isEmpty {
           let start = order.count
-          order.reserveCapacity(start + members.count)
+          order.reserve(members.count)
           var index = members.startIndex
           while index != members.endIndex {
             order.append(MemberOrder(members, index))
             members.formIndex(after: &index)
           }
           if members.count > 1 {
-            // Through a buffer pointer, because sorting `order[start...]` would copy it.
-            order.withUnsafeMutableBufferPointer { all in
-              MemberOrder.sort(UnsafeMutableBufferPointer(rebasing: all[start...]), of: members)
-            }
+            order.withElements(from: start) { run in MemberOrder.sort(run, of: members) }
           }
-          open.append(
-            OpenContainer(members: members, isObject: true, next: start + 1, end: order.count))
+          if let open { outer.append(open) }
+          open = OpenContainer(
+            members: members, isObject: true, next: start + 1, end: order.count)
           let first = members[order[start].index]
           appendString(first.key, into: &output)
           output.append(JSONByte.colon)
@@ -201,29 +213,30 @@ package enum JSONWriter {
       }
 
       // `current` is written: go on with the next element of the innermost open container.
-      while !open.isEmpty {
-        let top = open.count - 1
-        let next = open[top].next
-        if next < open[top].end {
-          open[top].next = next + 1
+      // (The container is read in place through `open!`: a copy of it would retain its
+      // elements at every step.)
+      while open != nil {
+        let next = open!.next
+        if next < open!.end {
+          open!.next = next + 1
           output.append(JSONByte.comma)
-          if open[top].isObject {
-            let member = open[top].members[order[next].index]
+          if open!.isObject {
+            let member = open!.members[order[next].index]
             appendString(member.key, into: &output)
             output.append(JSONByte.colon)
             current = member.value
           } else {
-            current = open[top].elements[next]
+            current = open!.elements[next]
           }
           continue nextValue
         }
-        if open[top].isObject {
+        if open!.isObject {
           output.append(JSONByte.closeBrace)
-          order.removeLast(open[top].members.count)
+          order.removeLast(open!.members.count)
         } else {
           output.append(JSONByte.closeBracket)
         }
-        open.removeLast()
+        open = outer.popLast()
       }
       return
     }

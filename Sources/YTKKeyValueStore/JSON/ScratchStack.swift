@@ -1,0 +1,119 @@
+/// A stack of values in memory it manages itself: it starts in scratch space the caller
+/// provides (on the thread's stack, from `withUnsafeTemporaryAllocation`) and moves to the
+/// heap only when it outgrows it. Pushing is a store, with no uniqueness check or reference
+/// counting of the stack itself; the reader and the writer keep their work in progress here
+/// so that a typical document costs no allocation for it.
+///
+/// The owner must call ``release()`` when done, also when it ends early (by a throw).
+struct ScratchStack<Element> {
+  /// Elements that fit the 1 KiB that `withUnsafeTemporaryAllocation` keeps on the stack.
+  static var scratchCapacity: Int { Swift.max(1024 / MemoryLayout<Element>.stride, 1) }
+
+  private var base: UnsafeMutablePointer<Element>
+  private var capacity: Int
+  private(set) var count = 0
+  /// Whether `base` was allocated here (else it is the scratch space).
+  private var ownsMemory = false
+
+  init(scratch: UnsafeMutableBufferPointer<Element>) {
+    base = scratch.baseAddress!
+    capacity = scratch.count
+  }
+
+  /// Calls `body` with a stack that starts in scratch space on the thread's stack, and
+  /// releases it afterwards.
+  static func withScratch<R, E: Error>(_ body: (inout ScratchStack) throws(E) -> R) throws(E) -> R {
+    try withUnsafeTemporaryAllocation(of: Element.self, capacity: scratchCapacity) {
+      (scratch) throws(E) in
+      var stack = ScratchStack(scratch: scratch)
+      defer { stack.release() }
+      return try body(&stack)
+    }
+  }
+
+  var isEmpty: Bool { count == 0 }
+
+  @inline(__always)
+  mutating func append(_ element: Element) {
+    if count == capacity { grow(toHold: count + 1) }
+    (base + count).initialize(to: element)
+    count += 1
+  }
+
+  /// Makes room for `extra` more elements at once.
+  mutating func reserve(_ extra: Int) {
+    if capacity - count < extra { grow(toHold: count + extra) }
+  }
+
+  subscript(index: Int) -> Element {
+    get {
+      precondition(index >= 0 && index < count, "a stack element out of range")
+      return base[index]
+    }
+    set {
+      precondition(index >= 0 && index < count, "a stack element out of range")
+      base[index] = newValue
+    }
+  }
+
+  /// The elements from `start` on, in place, for the call only.
+  mutating func withElements<R>(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> R)
+    -> R
+  {
+    precondition(start >= 0 && start <= count, "a stack range out of range")
+    return body(UnsafeMutableBufferPointer(start: base + start, count: count - start))
+  }
+
+  /// Moves the element at `index` out and puts `replacement` in its place.
+  @inline(__always)
+  mutating func replace(at index: Int, with replacement: Element) -> Element {
+    precondition(index >= 0 && index < count, "a stack element out of range")
+    let element = (base + index).move()
+    (base + index).initialize(to: replacement)
+    return element
+  }
+
+  /// Moves the `moved` elements from `start` on to `target`, leaving `replacement` in each
+  /// of their places.
+  mutating func moveElements(
+    from start: Int, count moved: Int, to target: UnsafeMutablePointer<Element>,
+    leaving replacement: Element
+  ) {
+    precondition(start >= 0 && moved >= 0 && start + moved <= count, "a stack range out of range")
+    target.moveInitialize(from: base + start, count: moved)
+    (base + start).initialize(repeating: replacement, count: moved)
+  }
+
+  /// Moves the last element out; nil when there is none.
+  mutating func popLast() -> Element? {
+    guard count > 0 else { return nil }
+    count -= 1
+    return (base + count).move()
+  }
+
+  /// Removes the last `k` elements.
+  mutating func removeLast(_ k: Int = 1) {
+    precondition(k >= 0 && k <= count, "removing more elements than there are")
+    (base + count - k).deinitialize(count: k)
+    count -= k
+  }
+
+  /// Removes every element and gives back memory allocated here.
+  mutating func release() {
+    removeLast(count)
+    if ownsMemory {
+      base.deallocate()
+      ownsMemory = false
+    }
+  }
+
+  private mutating func grow(toHold needed: Int) {
+    let newCapacity = Swift.max(needed, capacity * 2, 16)
+    let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+    newBase.moveInitialize(from: base, count: count)
+    if ownsMemory { base.deallocate() }
+    base = newBase
+    capacity = newCapacity
+    ownsMemory = true
+  }
+}
