@@ -130,7 +130,9 @@ final class JSONObjectShapes: @unchecked Sendable {
 
   /// The shapes known now.
   func current() -> [JSONObjectShape] {
-    lock.withLock { shapes }
+    lock.lock()
+    defer { lock.unlock() }
+    return shapes
   }
 
   /// Adds `shape` unless one with the same keys is known; once the list is full, it replaces

@@ -857,7 +857,9 @@ struct JSONValueBuilder: JSONScanSink {
   static func makeString(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
     guard utf8.count <= 15 else { return String(decoding: utf8, as: UTF8.self) }
     return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-      _ = buffer.initialize(fromContentsOf: utf8)
+      if let source = utf8.baseAddress, let target = buffer.baseAddress {
+        target.initialize(from: source, count: utf8.count)
+      }
       return utf8.count
     }
   }
