@@ -26,6 +26,21 @@ struct WorkloadResult {
   }
 }
 
+extension WorkloadResult {
+  /// How many times better ours is than `peer`, as the median of the rounds' own ratios: each
+  /// round runs every engine once, one after another, so a round's ratio compares runs made
+  /// under the same conditions, and the median of those ratios is steadier on a shared,
+  /// noisy machine than the ratio of the two medians (runs made minutes apart).
+  func pairedAdvantage(over peer: EngineKind) -> Double? {
+    guard let mine = measurements[ours], let theirs = measurements[peer],
+      mine.count == theirs.count, !mine.isEmpty, mine.allSatisfy({ $0 > 0 }),
+      theirs.allSatisfy({ $0 > 0 })
+    else { return nil }
+    let ratios = zip(mine, theirs).map { workload.unit.higherIsBetter ? $0 / $1 : $1 / $0 }
+    return ratios.median
+  }
+}
+
 /// One of the targets, checked against a run.
 struct Target {
   let description: String
