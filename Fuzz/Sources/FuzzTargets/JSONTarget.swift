@@ -2,8 +2,10 @@ import YTKKeyValueStore
 
 /// Fuzz target: the JSON codec.
 ///
-/// Parsing any bytes must never trap. What parses must write back to canonical text that
-/// parses to the same value and writes to the same bytes again (the stored form is stable).
+/// Parsing any bytes must never trap. What parses must parse again to the same value with the
+/// same key bytes (the second read may use the object shapes the first taught), and write
+/// back to canonical text that parses to the same value and writes to the same bytes again
+/// (the stored form is stable).
 /// The Codable encoder and decoder must agree with Foundation's on the same input
 /// (``fuzzStoredJSONEncoder(_:)``, ``fuzzStoredJSONDecoder(_:)``), and the canonicalizer
 /// (JSON text to the stored form without a `JSONValue`, as an import converts rows) with
@@ -15,14 +17,21 @@ package func fuzzJSON(_ data: UnsafeRawBufferPointer) {
   fuzzCanonicalizer(data)
   fuzzWrappedString(data)
   guard let value = try? JSONReader.parse(data) else { return }
+  // A second read may make its objects from the shapes the first one taught: it must give
+  // the same value, keys byte for byte.
+  guard let again = try? JSONReader.parse(data) else {
+    preconditionFailure("text read once does not read again")
+  }
+  precondition(
+    sameValue(again, value) && sameKeyBytes(again, value), "a second read gave another value")
   guard let canonical = try? JSONWriter.bytes(value) else {
     preconditionFailure("a parsed value must be writable")
   }
-  guard let again = try? JSONReader.parse(canonical) else {
+  guard let reread = try? JSONReader.parse(canonical) else {
     preconditionFailure("canonical text must parse: \(String(decoding: canonical, as: UTF8.self))")
   }
-  precondition(sameValue(again, value), "the value changed through canonical text")
-  precondition((try? JSONWriter.bytes(again)) == canonical, "canonical text is not stable")
+  precondition(sameValue(reread, value), "the value changed through canonical text")
+  precondition((try? JSONWriter.bytes(reread)) == canonical, "canonical text is not stable")
 }
 
 private func fuzzCanonicalizer(_ data: UnsafeRawBufferPointer) {
@@ -74,6 +83,22 @@ private func fuzzWrappedString(_ data: UnsafeRawBufferPointer) {
   let back = JSONWriter.withText(wrapping: string) { try? JSONReader.wrappedString($0) }
   precondition(
     back.map { Array($0.utf8) } == Array(string.utf8), "a written string read back changed")
+}
+
+/// Whether every object in `a` has keys of exactly the bytes of the keys of the object at the
+/// same place in `b` (``sameValue(_:_:)`` compares keys as strings, by canonical equivalence).
+private func sameKeyBytes(_ a: JSONValue, _ b: JSONValue) -> Bool {
+  switch (a, b) {
+  case (.array(let x), .array(let y)):
+    return x.count == y.count && zip(x, y).allSatisfy { sameKeyBytes($0, $1) }
+  case (.object(let x), .object(let y)):
+    func keys(_ members: [String: JSONValue]) -> [[UInt8]] {
+      members.keys.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+    return keys(x) == keys(y)
+      && x.allSatisfy { key, value in y[key].map { sameKeyBytes(value, $0) } ?? false }
+  default: return true
+  }
 }
 
 /// Equality that treats NaN-free doubles bit for bit, as the store must keep them.
