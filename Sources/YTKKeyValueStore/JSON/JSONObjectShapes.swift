@@ -21,8 +21,6 @@ final class JSONObjectShape: Sendable {
   /// of any object).
   let template: [String: JSONValue]
 
-  var count: Int { keyEnds.count }
-
   /// The shape of `keys` (in text order), or nil if they repeat a key as `Dictionary`
   /// compares them (two spellings of one canonically equivalent key, say).
   init?(keys: [String]) {
@@ -108,10 +106,10 @@ final class JSONObjectShape: Sendable {
 
 /// The object shapes the reader has learned, shared by every read in the process.
 ///
-/// A read takes the list once (under a lock), at its first object with members; it adds a
-/// shape when an object of at least ``minimumMembers`` members matched none. The list is
-/// short and bounded, so a process that reads objects of ever-new shapes pays for the lookup
-/// and an occasional replacement, not for an ever-longer list.
+/// A read takes the list once (under a lock), at its first object with members; it offers a
+/// shape when an object of ``minimumMembers`` to ``maximumMembers`` members matched none. The
+/// list is short and bounded, so a process that reads objects of ever-new shapes pays for the
+/// lookup and an occasional replacement, not for an ever-longer list.
 final class JSONObjectShapes: @unchecked Sendable {
   static let shared = JSONObjectShapes()
 
@@ -135,25 +133,36 @@ final class JSONObjectShapes: @unchecked Sendable {
     return shapes
   }
 
-  /// Adds `shape` unless one with the same keys is known; once the list is full, it replaces
-  /// the shapes in turn, but only one offer in eight, so that a stream of new shapes cannot
-  /// keep the known ones from being used.
+  /// Whether a shape just met should be offered to ``learn(_:)``: always while the list has
+  /// room; once it is full, one time in eight, so that a stream of new shapes cannot keep the
+  /// known ones from being used, nor cost a shape's making at every object.
+  func wantsShape() -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    if shapes.count < Self.capacity { return true }
+    replacements &+= 1
+    return replacements % 8 == 0
+  }
+
+  /// Adds `shape` unless one with the same keys is known, replacing the shapes in turn once
+  /// the list is full.
   func learn(_ shape: JSONObjectShape) {
-    lock.withLock {
-      if shapes.contains(where: { $0.keyEnds == shape.keyEnds && $0.keyBytes == shape.keyBytes }) {
-        return
-      }
-      if shapes.count < Self.capacity {
-        shapes.append(shape)
-        return
-      }
-      replacements &+= 1
-      if replacements % 8 == 0 { shapes[(replacements / 8) % Self.capacity] = shape }
+    lock.lock()
+    defer { lock.unlock() }
+    if shapes.contains(where: { $0.keyEnds == shape.keyEnds && $0.keyBytes == shape.keyBytes }) {
+      return
+    }
+    if shapes.count < Self.capacity {
+      shapes.append(shape)
+    } else {
+      shapes[(replacements / 8) % Self.capacity] = shape
     }
   }
 
   /// Forgets every shape (for tests).
   func removeAll() {
-    lock.withLock { shapes.removeAll() }
+    lock.lock()
+    defer { lock.unlock() }
+    shapes.removeAll()
   }
 }

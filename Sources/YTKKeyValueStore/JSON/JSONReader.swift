@@ -948,7 +948,7 @@ struct JSONValueBuilder: JSONScanSink {
     let learns =
       count >= JSONObjectShapes.minimumMembers
       && count <= JSONObjectShapes.maximumMembers
-      && shapes!.count < JSONObjectShapes.capacity
+      && JSONObjectShapes.shared.wantsShape()
     var keys: [String] = []
     if learns { keys.reserveCapacity(count) }
     var object = [String: JSONValue](minimumCapacity: count)
@@ -958,7 +958,7 @@ struct JSONValueBuilder: JSONScanSink {
       if learns { keys.append(key) }
     }
     if learns, let shape = JSONObjectShape(keys: keys) {
-      shapes!.append(shape)
+      if shapes!.count < JSONObjectShapes.capacity { shapes!.append(shape) }
       JSONObjectShapes.shared.learn(shape)
     }
     return object

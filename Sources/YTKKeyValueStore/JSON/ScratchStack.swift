@@ -31,8 +31,6 @@ struct ScratchStack<Element> {
     }
   }
 
-  var isEmpty: Bool { count == 0 }
-
   @inline(__always)
   mutating func append(_ element: Element) {
     if count == capacity { grow(toHold: count + 1) }
@@ -46,14 +44,8 @@ struct ScratchStack<Element> {
   }
 
   subscript(index: Int) -> Element {
-    get {
-      precondition(index >= 0 && index < count, "a stack element out of range")
-      return base[index]
-    }
-    set {
-      precondition(index >= 0 && index < count, "a stack element out of range")
-      base[index] = newValue
-    }
+    precondition(index >= 0 && index < count, "a stack element out of range")
+    return base[index]
   }
 
   /// The elements from `start` on, in place, for the call only.
