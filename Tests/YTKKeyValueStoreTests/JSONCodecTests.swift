@@ -400,7 +400,8 @@ struct JSONCodecTests {
     // every single-byte change of those texts.
     let specials: [Character] = ["\u{1}", "\"", "\\", "/", "\n", "\u{7F}", "é", "中", "😀"]
     var texts: [[UInt8]] = [
-      Array(#"["\u00e9\/\b"]"#.utf8), Array(#"[ "a" ]"#.utf8), Array(#""bare""#.utf8),
+      Array(#"["\u00e9\/\b"]"#.utf8), Array(#"["\f\r\t\n\\\""]"#.utf8),
+      Array(#"[ "a" ]"#.utf8), Array(#""bare""#.utf8),
       Array(#"["a","b"]"#.utf8), Array(#"["a\"]"#.utf8), Array(#"[""]"#.utf8),
       Array(#"["\x"]"#.utf8), [0x5B, 0x22, 0xC3, 0x22, 0x5D], [0x5B, 0x22, 0xE4, 0xB8, 0x22, 0x5D],
     ]

@@ -35,7 +35,9 @@ extension JSONReader {
     // The content is never longer unescaped, and what is written stays at least two bytes
     // behind what is read, so `count` bytes hold it and the last word's overhang.
     let string = String(unsafeUninitializedCapacity: count) { output in
-      guard let source = input.baseAddress, let target = output.baseAddress else { return 0 }
+      // Not empty (four bytes at least), so both have an address.
+      let source = input.baseAddress!
+      let target = output.baseAddress!
       var position = 2
       var written = 0
       while position < end {
@@ -76,8 +78,10 @@ extension JSONReader {
           position += 1
         }
       }
-      isStored = position == end
-      return isStored ? written : 0
+      // Every step above stops at `end` (a word at the closing quote, an escape or a UTF-8
+      // sequence only within the content), so the loop ends there.
+      isStored = true
+      return written
     }
     return isStored ? string : nil
   }

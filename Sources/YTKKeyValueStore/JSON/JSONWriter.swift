@@ -578,8 +578,9 @@ struct JSONOutput: ~Copyable {
   /// reach up to eight bytes past what is kept, so before each word there is room for the
   /// rest of the text, the word's bytes all escaped as six, and that overhang.
   mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-    guard let source = utf8.baseAddress else { return }
     let length = utf8.count
+    guard length > 0 else { return }
+    let source = utf8.baseAddress!
     // Eight bytes that become six each, less the eight counted in the rest, and eight more.
     let slack = 8 * 5 + 8
     // Kept in locals while writing: a store through `base` could otherwise be taken to

@@ -44,7 +44,7 @@ struct ScratchStack<Element> {
   }
 
   subscript(index: Int) -> Element {
-    precondition(index >= 0 && index < count, "a stack element out of range")
+    Self.check(index >= 0 && index < count)
     return base[index]
   }
 
@@ -52,14 +52,14 @@ struct ScratchStack<Element> {
   mutating func withElements<R>(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> R)
     -> R
   {
-    precondition(start >= 0 && start <= count, "a stack range out of range")
+    Self.check(start >= 0 && start <= count)
     return body(UnsafeMutableBufferPointer(start: base + start, count: count - start))
   }
 
   /// Moves the element at `index` out and puts `replacement` in its place.
   @inline(__always)
   mutating func replace(at index: Int, with replacement: Element) -> Element {
-    precondition(index >= 0 && index < count, "a stack element out of range")
+    Self.check(index >= 0 && index < count)
     let element = (base + index).move()
     (base + index).initialize(to: replacement)
     return element
@@ -71,7 +71,7 @@ struct ScratchStack<Element> {
     from start: Int, count moved: Int, to target: UnsafeMutablePointer<Element>,
     leaving replacement: Element
   ) {
-    precondition(start >= 0 && moved >= 0 && start + moved <= count, "a stack range out of range")
+    Self.check(start >= 0 && moved >= 0 && start + moved <= count)
     target.moveInitialize(from: base + start, count: moved)
     (base + start).initialize(repeating: replacement, count: moved)
   }
@@ -85,7 +85,7 @@ struct ScratchStack<Element> {
 
   /// Removes the last `k` elements.
   mutating func removeLast(_ k: Int = 1) {
-    precondition(k >= 0 && k <= count, "removing more elements than there are")
+    Self.check(k >= 0 && k <= count)
     (base + count - k).deinitialize(count: k)
     count -= k
   }
@@ -97,6 +97,12 @@ struct ScratchStack<Element> {
       base.deallocate()
       ownsMemory = false
     }
+  }
+
+  /// Stops the program when an index or range is not within the elements.
+  @inline(__always)
+  private static func check(_ isWithin: Bool) {
+    precondition(isWithin, "an index or range outside a scratch stack's elements")
   }
 
   private mutating func grow(toHold needed: Int) {
