@@ -865,19 +865,20 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    if !string.hasEscapes, let raw = Self.rawKey(start: string.start, end: string.end) {
-      pending.append(raw)
+    // A key is kept by where it lies when it needs no decoding and its offsets fit the
+    // packing (texts under 2 GiB).
+    if !string.hasEscapes && Int64(string.end) < Int64(1) << 31 {
+      pending.append(Self.rawKey(start: string.start, end: string.end))
     } else {
       pending.append(.string(Self.makeString(content)))
     }
   }
 
-  /// A key whose text is `input[start..<end]` as kept in `pending`: the two offsets packed
-  /// into one `.int`, or nil when they do not fit (a text of 2 GiB or more).
+  /// A key whose text is `input[start..<end]` as kept in `pending`: the two offsets, each
+  /// below 2^31, packed into one `.int`.
   @inline(__always)
-  static func rawKey(start: Int, end: Int) -> JSONValue? {
-    guard Int64(end) < Int64(1) << 31 else { return nil }
-    return .int(Int64(start) << 32 | Int64(end))
+  static func rawKey(start: Int, end: Int) -> JSONValue {
+    .int(Int64(start) << 32 | Int64(end))
   }
 
   /// Where the text of the raw key kept as `item` lies in `input`; nil for a key kept as a
