@@ -8,9 +8,7 @@ extension JSONReader {
   package static func wrappedString(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError)
     -> String?
   {
-    let input = UnsafeBufferPointer(
-      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    if let string = storedWrappedString(input) { return string }
+    if let string = storedWrappedString(uint8s(bytes)) { return string }
     var sink = WrappedStringSink()
     try scan(bytes, into: &sink)
     return sink.isWrappedString ? sink.string : nil
@@ -57,7 +55,8 @@ extension JSONReader {
         }
         let byte = source[position]
         if byte == JSONByte.backslash {
-          guard position + 1 < end, let decoded = simpleEscape(source[position + 1]) else {
+          guard position + 1 < end, let decoded = JSONScanner.shortEscape(source[position + 1])
+          else {
             return 0
           }
           target[written] = decoded
@@ -84,21 +83,6 @@ extension JSONReader {
       return written
     }
     return isStored ? string : nil
-  }
-
-  /// The byte a two-byte escape (`\n`, `\"`, …) stands for, given the byte after its
-  /// backslash; nil for `\u` (left to the scanner) and for anything that is not an escape.
-  @inline(__always)
-  private static func simpleEscape(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: byte
-    case JSONByte.lowercaseB: 0x08
-    case JSONByte.lowercaseF: 0x0C
-    case JSONByte.lowercaseN: 0x0A
-    case JSONByte.lowercaseR: 0x0D
-    case JSONByte.lowercaseT: 0x09
-    default: nil
-    }
   }
 }
 

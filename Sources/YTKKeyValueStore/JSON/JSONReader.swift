@@ -532,14 +532,11 @@ struct JSONScanner {
     }
     let byte = input[position + 1]
     position += 2
-    let decoded: UInt8
+    if let decoded = Self.shortEscape(byte) {
+      if decode { unescaped.append(decoded) }
+      return
+    }
     switch byte {
-    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: decoded = byte
-    case JSONByte.lowercaseB: decoded = 0x08
-    case JSONByte.lowercaseF: decoded = 0x0C
-    case JSONByte.lowercaseN: decoded = 0x0A
-    case JSONByte.lowercaseR: decoded = 0x0D
-    case JSONByte.lowercaseT: decoded = 0x09
     case JSONByte.lowercaseU:
       let unit = try scanHexQuad(escapeStart: escapeStart)
       switch unit {
@@ -562,11 +559,24 @@ struct JSONScanner {
       default:
         if decode { appendUTF8(unit) }
       }
-      return
     default:
       throw error("invalid escape sequence \\\(describeEscaped(byte)) in string", at: escapeStart)
     }
-    if decode { unescaped.append(decoded) }
+  }
+
+  /// The byte a two-byte escape (`\n`, `\"`, …) stands for, given the byte after its
+  /// backslash; nil for `\u` and for anything that is not an escape.
+  @inline(__always)
+  static func shortEscape(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case JSONByte.quote, JSONByte.backslash, JSONByte.slash: byte
+    case JSONByte.lowercaseB: 0x08
+    case JSONByte.lowercaseF: 0x0C
+    case JSONByte.lowercaseN: 0x0A
+    case JSONByte.lowercaseR: 0x0D
+    case JSONByte.lowercaseT: 0x09
+    default: nil
+    }
   }
 
   /// Reads the four hex digits at `position` of a `\u` escape that starts at `escapeStart`.
