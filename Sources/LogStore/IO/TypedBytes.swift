@@ -26,14 +26,23 @@ extension Array where Element == UInt8 {
 
 extension String {
   /// Calls `body` with the string's UTF-8 bytes, contiguous and borrowed.
+  ///
+  /// A native string (small ones included, copied to the stack) lends its bytes without the
+  /// copy of the string, and the reference counting, that the mutating `withUTF8` needs; only
+  /// a string stored otherwise (bridged from Objective-C) is made contiguous first.
   @inlinable @inline(__always)
   package func withUTF8Bytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
     -> R
   {
-    var string = self
     var result: Result<R, E>?
-    string.withUTF8 { bytes in
+    let lent: Void? = utf8.withContiguousStorageIfAvailable { bytes in
       result = Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(bytes)) }
+    }
+    if lent == nil {
+      var string = self
+      string.withUTF8 { bytes in
+        result = Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(bytes)) }
+      }
     }
     return try result!.get()
   }

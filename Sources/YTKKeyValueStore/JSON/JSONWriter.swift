@@ -350,13 +350,7 @@ package enum JSONWriter {
 
   static func appendString(_ string: String, into output: inout JSONOutput) {
     output.append(JSONByte.quote)
-    // `withUTF8` borrows a native string's storage and copies a small (up to 15 bytes, kept
-    // inline) one to the stack; `utf8.withContiguousStorageIfAvailable` has no answer for the
-    // small ones, which are most keys.
-    var copy = string
-    copy.withUTF8 { utf8 in
-      appendEscaped(utf8, into: &output)
-    }
+    withUTF8(of: string) { utf8 in output.appendEscaped(utf8) }
     output.append(JSONByte.quote)
   }
 
@@ -415,10 +409,8 @@ package enum JSONWriter {
   /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
   /// byte order the format promises, so the bytes are compared directly.
   static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
-    var lhs = lhs
-    var rhs = rhs
-    return lhs.withUTF8 { lhsBytes in
-      rhs.withUTF8 { rhsBytes in
+    withUTF8(of: lhs) { lhsBytes in
+      withUTF8(of: rhs) { rhsBytes in
         let common = min(lhsBytes.count, rhsBytes.count)
         for index in 0..<common where lhsBytes[index] != rhsBytes[index] {
           return lhsBytes[index] < rhsBytes[index]
@@ -443,8 +435,7 @@ struct MemberOrder {
   /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
-    var key = key
-    return key.withUTF8 { bytes in
+    withUTF8(of: key) { bytes in
       var prefix: UInt64 = 0
       for index in 0..<min(bytes.count, 8) {
         prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(truncatingIfNeeded: index))

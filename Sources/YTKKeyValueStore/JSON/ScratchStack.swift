@@ -48,6 +48,13 @@ struct ScratchStack<Element> {
     return base[index]
   }
 
+  /// The element at `index`, in place, for the call only.
+  @inline(__always)
+  func withElement<R>(at index: Int, _ body: (UnsafePointer<Element>) -> R) -> R {
+    Self.check(index >= 0 && index < count)
+    return body(base + index)
+  }
+
   /// The elements from `start` on, in place, for the call only.
   mutating func withElements<R>(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> R)
     -> R
@@ -56,24 +63,22 @@ struct ScratchStack<Element> {
     return body(UnsafeMutableBufferPointer(start: base + start, count: count - start))
   }
 
-  /// Moves the element at `index` out and puts `replacement` in its place.
+  /// Moves the element at `index` out, leaving its place uninitialized: it must not be read
+  /// or moved out again, and ``forgetElements(from:)`` must drop it before anything else
+  /// removes elements (or a throw ends the owner's work).
   @inline(__always)
-  mutating func replace(at index: Int, with replacement: Element) -> Element {
+  mutating func moveOut(at index: Int) -> Element {
     Self.check(index >= 0 && index < count)
-    let element = (base + index).move()
-    (base + index).initialize(to: replacement)
-    return element
+    return (base + index).move()
   }
 
-  /// Moves the `moved` elements from `start` on to `target`, leaving `replacement` in each
-  /// of their places.
-  mutating func moveElements(
-    from start: Int, count moved: Int, to target: UnsafeMutablePointer<Element>,
-    leaving replacement: Element
-  ) {
-    Self.check(start >= 0 && moved >= 0 && start + moved <= count)
-    target.moveInitialize(from: base + start, count: moved)
-    (base + start).initialize(repeating: replacement, count: moved)
+  /// Drops the elements from `start` on without deinitializing them: each must have been
+  /// moved out (``moveOut(at:)``) or be a value that needs no deinitializing (no reference
+  /// in it). Cheaper than ``removeLast(_:)``, which deinitializes each in turn.
+  @inline(__always)
+  mutating func forgetElements(from start: Int) {
+    Self.check(start >= 0 && start <= count)
+    count = start
   }
 
   /// Moves the last element out; nil when there is none.

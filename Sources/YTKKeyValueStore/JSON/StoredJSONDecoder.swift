@@ -427,6 +427,11 @@ extension StoredJSONDecoder {
 // MARK: - Bytes
 
 /// Calls `body` with the UTF-8 of `string`, copying it only if it is not stored contiguously.
+///
+/// `utf8.withContiguousStorageIfAvailable` lends a native string's bytes, and copies a small
+/// one (up to 15 bytes, kept inline) to the stack, without the copy of the string and its
+/// reference counting that the mutating `withUTF8` needs; it has no answer only for a string
+/// stored otherwise (bridged from Objective-C).
 @inline(__always)
 func withUTF8<Result>(
   of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result

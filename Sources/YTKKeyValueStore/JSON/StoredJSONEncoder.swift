@@ -555,8 +555,7 @@ extension StoredJSONEncoder {
     /// The value of the last member of `container` whose key equals `key` as a Swift string.
     func lastMember(of container: Int, key: String) -> Value? {
       var found: Entry?
-      var keyCopy = key
-      keyCopy.withUTF8 { utf8 in
+      withUTF8(of: key) { utf8 in
         let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
         let arena = self.arena.bytes
         var index = containers[container].first
