@@ -22,7 +22,7 @@ import LogStore
 ///   of its unsynced changes.
 ///
 /// Every operation the engine performs is one *call*, counted in ``calls``. A test can
-/// ``crash(atCall:tearing:)`` — freeze the file system just before call N, recording the
+/// ``crash(atCall:mode:tearing:)`` — freeze the file system just before call N, recording the
 /// image then, and failing every later call — or ``inject(_:)`` an error (EIO, ENOSPC) into the
 /// N-th call, once or from then on.
 ///
@@ -103,16 +103,25 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     init(contents: [UInt8] = []) {
       capacity = max(contents.count, 64)
-      storage = .allocate(byteCount: capacity, alignment: 16)
-      storage.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+      storage = Self.zeroedMemory(capacity)
       contents.withUnsafeBytes { storage.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
       size = contents.count
       durable = contents
     }
 
     deinit {
-      storage.deallocate()
-      for old in retired { old.deallocate() }
+      free(storage)
+      for old in retired { free(old) }
+    }
+
+    /// `byteCount` zero bytes from `calloc`, freed with `free`: the system hands over large
+    /// ones as pages that are zero until touched, so reserving room for a mapping (the
+    /// writer maps a whole segment) costs nothing for the bytes never written.
+    private static func zeroedMemory(_ byteCount: Int) -> UnsafeMutableRawPointer {
+      guard let memory = calloc(1, byteCount) else {
+        fatalError("out of memory for a simulated file of \(byteCount) bytes")
+      }
+      return memory
     }
 
     var contents: [UInt8] { Array(UnsafeRawBufferPointer(start: storage, count: size)) }
@@ -120,10 +129,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     func reserve(_ needed: Int) {
       guard needed > capacity else { return }
       let bigger = max(needed, capacity * 2)
-      let fresh = UnsafeMutableRawPointer.allocate(byteCount: bigger, alignment: 16)
-      fresh.initializeMemory(as: UInt8.self, repeating: 0, count: bigger)
+      let fresh = Self.zeroedMemory(bigger)
       fresh.copyMemory(from: storage, byteCount: size)
-      if mappings.isEmpty { storage.deallocate() } else { retired.append(storage) }
+      if mappings.isEmpty { free(storage) } else { retired.append(storage) }
       storage = fresh
       capacity = bigger
     }
@@ -131,7 +139,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     func resize(_ newSize: Int) {
       reserve(newSize)
       if newSize < size {
-        (storage + newSize).initializeMemory(as: UInt8.self, repeating: 0, count: size - newSize)
+        memset(storage + newSize, 0, size - newSize)
       }
       size = newSize
       pending.append(.resize(newSize))
@@ -140,7 +148,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
       reserve(offset + bytes.count)
       if offset > size {
-        (storage + size).initializeMemory(as: UInt8.self, repeating: 0, count: offset - size)
+        memset(storage + size, 0, offset - size)
       }
       if bytes.count > 0 {
         (storage + offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
@@ -212,9 +220,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var faults: [Fault] = []
     var activeFault: Fault?
     var crashAt: Int?
-    var crashTear: Int?
-    var crashMode: CrashMode = .process
-    var image: [String: [UInt8]]?
+    var crashCuts: [CrashCut] = []
+    /// The images the crash left, one for each of `crashCuts`; nil before the crash.
+    var images: [[String: [UInt8]]]?
     var log: [Call] = []
     var hook: CallHook?
     var mappingViolations: [String] = []
@@ -280,10 +288,27 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   /// recording the image the crash leaves (``crashImage``). For a write through a mapping,
   /// `tearing` keeps that many bytes of it in the image.
   package func crash(atCall call: Int, mode: CrashMode = .process, tearing: Int? = nil) {
+    crash(atCall: call, leaving: [CrashCut(mode: mode, tearing: tearing)])
+  }
+
+  /// One image a crash can leave: what survives, and for a write through a mapping, how many
+  /// of its bytes (nil: none).
+  package struct CrashCut: Sendable, Equatable {
+    package var mode: CrashMode
+    package var tearing: Int?
+
+    package init(mode: CrashMode, tearing: Int? = nil) {
+      self.mode = mode
+      self.tearing = tearing
+    }
+  }
+
+  /// As ``crash(atCall:mode:tearing:)``, recording one image for each of `cuts`
+  /// (``crashImages``): every way the same crash point can end, from one run of the workload.
+  package func crash(atCall call: Int, leaving cuts: [CrashCut]) {
     state.withLock { state in
       state.crashAt = call
-      state.crashTear = tearing
-      state.crashMode = mode
+      state.crashCuts = cuts
     }
   }
 
@@ -291,7 +316,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   package var log: [Call] { state.withLock { $0.log } }
 
   /// The files a crash left, once the crash point was reached; nil before.
-  package var crashImage: [String: [UInt8]]? { state.withLock { $0.image } }
+  package var crashImage: [String: [UInt8]]? { state.withLock { $0.images?.first } }
+
+  /// The files the crash left for each cut of ``crash(atCall:leaving:)``, in order, once the
+  /// crash point was reached; nil before.
+  package var crashImages: [[String: [UInt8]]]? { state.withLock { $0.images } }
 
   /// The files a crash now would leave.
   package func image(_ mode: CrashMode) -> [String: [UInt8]] {
@@ -365,7 +394,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     _ operation: StaticString, _ path: String, counted: Bool = true, count: Int = 0
   ) -> Int? {
     let (hook, number) = state.withLock { state -> (CallHook?, Int?) in
-      guard counted, state.image == nil else { return (state.hook, nil) }
+      guard counted, state.images == nil else { return (state.hook, nil) }
       state.calls += 1
       state.log.append(Call(operation: "\(operation)", path: path, count: count))
       return (state.hook, state.calls)
@@ -381,16 +410,20 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     _ state: inout State, _ number: Int?, _ operation: StaticString, _ path: String,
     canFail: Bool = true, tornWrite: (Node, Int, [UInt8])? = nil
   ) throws(LogStoreError) -> Int {
-    guard state.image == nil, let number else { throw Self.crashed(operation, path) }
+    guard state.images == nil, let number else { throw Self.crashed(operation, path) }
     if let crashAt = state.crashAt, number >= crashAt {
-      // A crash in the middle of a write through a mapping keeps its first bytes.
-      if let (node, offset, bytes) = tornWrite, let tear = state.crashTear {
-        node.pending.append(.write(offset: offset, bytes: Array(bytes.prefix(tear))))
-        state.image = Self.buildImage(&state, mode: state.crashMode)
-        node.pending.removeLast()
-      } else {
-        state.image = Self.buildImage(&state, mode: state.crashMode)
+      var images: [[String: [UInt8]]] = []
+      for cut in state.crashCuts {
+        // A crash in the middle of a write through a mapping keeps its first bytes.
+        if let (node, offset, bytes) = tornWrite, let tear = cut.tearing {
+          node.pending.append(.write(offset: offset, bytes: Array(bytes.prefix(tear))))
+          images.append(Self.buildImage(&state, mode: cut.mode))
+          node.pending.removeLast()
+        } else {
+          images.append(Self.buildImage(&state, mode: cut.mode))
+        }
       }
+      state.images = images
       throw Self.crashed(operation, path)
     }
     guard canFail else { return number }

@@ -349,9 +349,7 @@ package enum JSONWriter {
   }
 
   static func appendString(_ string: String, into output: inout JSONOutput) {
-    output.append(JSONByte.quote)
-    withUTF8(of: string) { utf8 in output.appendEscaped(utf8) }
-    output.append(JSONByte.quote)
+    withUTF8(of: string) { utf8 in output.appendQuoted(utf8) }
   }
 
   /// Appends `utf8` with the escapes the format requires. A Swift string's UTF-8 is always
@@ -436,11 +434,13 @@ struct MemberOrder {
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
     withUTF8(of: key) { bytes in
-      var prefix: UInt64 = 0
-      for index in 0..<min(bytes.count, 8) {
-        prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(truncatingIfNeeded: index))
-      }
-      return prefix
+      guard let start = bytes.baseAddress, bytes.count > 0 else { return 0 }
+      // The bytes as a little-endian word (the first in its low byte), byte-swapped.
+      let word =
+        bytes.count >= 8
+        ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
+        : JSONOutput.loadShort(start, count: bytes.count)
+      return word.byteSwapped
     }
   }
 
@@ -559,6 +559,51 @@ struct JSONOutput: ~Copyable {
     if capacity - count < length { grow(toHold: length) }
     body(UnsafeMutableBufferPointer(start: base + count, count: length))
     count += length
+  }
+
+  /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
+  /// seven bytes with nothing to escape (most keys, and many values) is read as one word and
+  /// written with one store, without a call.
+  @inline(__always)
+  mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+    let length = utf8.count
+    // Room for the quotes and a whole word between them.
+    if length > 0, length < 8, capacity &- count >= 10, let source = utf8.baseAddress {
+      let word = Self.loadShort(source, count: length)
+      let within = (UInt64(1) &<< (UInt64(truncatingIfNeeded: length) &* 8)) &- 1
+      // The zero bytes above the string's would read as control characters: not looked at.
+      if JSONWriter.escapeMask(word) & within == 0 {
+        let target = base + count
+        target[0] = JSONByte.quote
+        Self.store(word, at: target + 1)
+        target[length &+ 1] = JSONByte.quote
+        count &+= length &+ 2
+        return
+      }
+    }
+    append(JSONByte.quote)
+    appendEscaped(utf8)
+    append(JSONByte.quote)
+  }
+
+  /// The `count` bytes at `source`, one to seven, as a word with the first in its low byte
+  /// and zeros above the last: two loads, which overlap unless `count` is 2, 4 or 1.
+  @inline(__always)
+  static func loadShort(_ source: UnsafePointer<UInt8>, count: Int) -> UInt64 {
+    let raw = UnsafeRawPointer(source)
+    if count >= 4 {
+      let low = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
+      let high = UInt32(
+        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 4) &* 8)
+    }
+    if count >= 2 {
+      let low = UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self))
+      let high = UInt16(
+        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self))
+      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 2) &* 8)
+    }
+    return UInt64(source[0])
   }
 
   /// Appends `utf8` with the escapes the format requires (``JSONWriter/mustEscape(_:)``).
