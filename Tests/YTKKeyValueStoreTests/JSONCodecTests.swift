@@ -11,6 +11,40 @@ struct JSONCodecTests {
 
   // MARK: Exact bytes of the stored format
 
+  @Test(
+    "the recursive writer of shallow values and the explicit-stack writer write the same bytes"
+  )
+  func shallowAndDeepWritersAgree() throws {
+    var generator = SeededGenerator(seed: 1408)
+    var shallow = 0
+    for round in 0..<3000 {
+      let value = randomWriterValue(using: &generator, depth: 0)
+      var deep = JSONOutput(capacity: 64)
+      try JSONWriter.appendDeep(value, lenient: false, into: &deep)
+      let expected = deep.bytes()
+      #expect(try JSONWriter.bytes(value) == expected, "round \(round): \(value)")
+      var members = [JSONWriter.WrittenMember](
+        repeating: .init(prefix: 0, start: 0, end: 0, keyLength: 0), count: 64)
+      var output = JSONOutput(capacity: 64)
+      let written = try members.withUnsafeMutableBufferPointer { buffer in
+        var stack = ScratchStack(scratch: buffer)
+        defer { stack.release() }
+        return try JSONWriter.appendShallow(
+          value, levels: JSONWriter.shallowLevels, lenient: false, into: &output,
+          members: &stack)
+      }
+      if written {
+        shallow += 1
+        #expect(output.bytes() == expected, "round \(round): \(value)")
+      } else {
+        // Declined: nothing was written, for the explicit-stack writer to write.
+        #expect(output.count == 0, "round \(round)")
+      }
+    }
+    // Most values are shallow; those nested deeper or with keys that need escapes are not.
+    #expect(shallow > 1500 && shallow < 3000)
+  }
+
   @Test("values are written as compact canonical text, byte for byte")
   func exactOutput() throws {
     let cases: [(JSONValue, String)] = [
@@ -840,6 +874,42 @@ private func randomValue(
     for _ in 0..<Int.random(in: 0..<5, using: &generator) {
       object["k\(Int.random(in: 0..<10, using: &generator))é"] = randomValue(
         using: &generator, depth: depth + 1, integralDoubles: integralDoubles)
+    }
+    return .object(object)
+  }
+}
+
+/// A random value for comparing the two writers: objects whose keys share long prefixes,
+/// differ in their last byte or need escapes, nested up to eleven levels (past the
+/// recursive writer's eight).
+private func randomWriterValue(using generator: inout SeededGenerator, depth: Int) -> JSONValue {
+  let kind = Int.random(in: 0..<(depth < 11 ? 7 : 4), using: &generator)
+  switch kind {
+  case 0: return .int(Int64.random(in: -100_000...100_000, using: &generator))
+  case 1: return .double(Double.random(in: -10...10, using: &generator))
+  case 2:
+    let characters = Array("ab\"\n😀 ")
+    return .string(
+      String(
+        (0..<Int.random(in: 0..<20, using: &generator)).map { _ in
+          characters.randomElement(using: &generator)!
+        }))
+  case 3: return Bool.random(using: &generator) ? nil : .bool(true)
+  case 4:
+    return .array(
+      (0..<Int.random(in: 0..<4, using: &generator)).map { _ in
+        randomWriterValue(using: &generator, depth: depth + 1)
+      })
+  default:
+    var object: [String: JSONValue] = [:]
+    let stems = ["", "a", "same-prefix-", "same-prefix-longer", "zz", "é", "tab\t"]
+    for _ in 0..<Int.random(in: 0..<7, using: &generator) {
+      var key = stems.randomElement(using: &generator)!
+      if Int.random(in: 0..<40, using: &generator) > 0 {
+        key = key.replacingOccurrences(of: "\t", with: "t")
+      }
+      key += String(Int.random(in: 0..<12, using: &generator))
+      object[key] = randomWriterValue(using: &generator, depth: depth + 1)
     }
     return .object(object)
   }

@@ -141,11 +141,122 @@ package enum JSONWriter {
   private static func append(
     _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
+    let written = try ScratchStack<WrittenMember>.withScratch {
+      (members) throws(JSONCodecError) -> Bool in
+      try appendShallow(
+        value, levels: shallowLevels, lenient: lenient, into: &output, members: &members)
+    }
+    if !written { try appendDeep(value, lenient: lenient, into: &output) }
+  }
+
+  /// Writes `value` with the explicit stack (``append(_:lenient:into:outer:order:)``), at any
+  /// depth.
+  static func appendDeep(
+    _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
+  ) throws(JSONCodecError) {
     try ScratchStack<OpenContainer>.withScratch { (outer) throws(JSONCodecError) in
       try ScratchStack<MemberOrder>.withScratch { (order) throws(JSONCodecError) in
         try append(value, lenient: lenient, into: &output, outer: &outer, order: &order)
       }
     }
+  }
+
+  // MARK: Shallow values
+
+  /// The nesting the recursive writer takes on: values nested deeper go to the explicit stack,
+  /// so the thread's stack holds at most this many small frames.
+  static let shallowLevels = 8
+
+  /// An object member written in the dictionary's order, to be put in key order.
+  struct WrittenMember {
+    /// The first eight bytes of its key, as in ``MemberOrder``.
+    var prefix: UInt64
+    /// Where its text starts (the key's opening quote) and ends (after its value).
+    var start: Int
+    var end: Int
+    /// The length of its key's UTF-8.
+    var keyLength: Int
+  }
+
+  /// Writes `value` by recursion, the usual case: each object's members are written in the
+  /// dictionary's own order, one pass with no lookups, then moved into key order within the
+  /// output. Returns false, with nothing written, for a value nested more than `levels` deep
+  /// or an object with a key that needs escaping (its written text does not sort as its
+  /// bytes do); the explicit-stack writer writes those. The text is the same either way.
+  static func appendShallow(
+    _ value: JSONValue, levels: Int, lenient: Bool, into output: inout JSONOutput,
+    members: inout ScratchStack<WrittenMember>
+  ) throws(JSONCodecError) -> Bool {
+    switch value {
+    case .null: appendLiteral("null", into: &output)
+    case .bool(let bool): appendLiteral(bool ? "true" : "false", into: &output)
+    case .int(let int): appendInteger(int, into: &output)
+    case .double(let double): try appendDouble(double, lenient: lenient, into: &output)
+    case .string(let string): appendString(string, into: &output)
+    case .array(let elements):
+      guard !elements.isEmpty else {
+        appendLiteral("[]", into: &output)
+        return true
+      }
+      guard levels > 0 else { return false }
+      let start = output.count
+      output.append(JSONByte.openBracket)
+      // By index: the elements are borrowed in place, not copied out as iteration would.
+      for index in elements.indices {
+        if index > 0 { output.append(JSONByte.comma) }
+        let written = try appendShallow(
+          elements[index], levels: levels - 1, lenient: lenient, into: &output, members: &members)
+        if !written {
+          output.removeLast(output.count - start)
+          return false
+        }
+      }
+      output.append(JSONByte.closeBracket)
+    case .object(let object):
+      guard !object.isEmpty else {
+        appendLiteral("{}", into: &output)
+        return true
+      }
+      guard levels > 0 else { return false }
+      let start = output.count
+      let mark = members.count
+      output.append(JSONByte.openBrace)
+      var sorted = true
+      for (key, member) in object {
+        if members.count > mark { output.append(JSONByte.comma) }
+        let memberStart = output.count
+        appendString(key, into: &output)
+        let keyLength = output.count - memberStart - 2
+        output.append(JSONByte.colon)
+        var written = keyLength == key.utf8.count
+        if written {
+          written = try appendShallow(
+            member, levels: levels - 1, lenient: lenient, into: &output, members: &members)
+        }
+        if !written {
+          output.removeLast(output.count - start)
+          members.removeLast(members.count - mark)
+          return false
+        }
+        let next = WrittenMember(
+          prefix: output.prefix(at: memberStart + 1, count: keyLength), start: memberStart,
+          end: output.count, keyLength: keyLength)
+        if members.count > mark, !output.precedes(members[members.count - 1], next) {
+          sorted = false
+        }
+        members.append(next)
+      }
+      if !sorted {
+        members.withElements(from: mark) { written in
+          var run = written
+          run.sortMembers { output.precedes($0, $1) }
+          output.reorder(from: start + 1, runs: UnsafeBufferPointer(run))
+        }
+      }
+      members.removeLast(members.count - mark)
+      output.append(JSONByte.closeBrace)
+    }
+    return true
   }
 
   /// Each pass of the outer loop writes the start of one value: a scalar whole, or the
@@ -283,14 +394,28 @@ package enum JSONWriter {
   static func writeDecimalDigits(
     of value: UInt64, count: Int, to digits: UnsafeMutablePointer<UInt8>
   ) {
+    // Two digits at a time from the table of "00" to "99".
+    let pairs = decimalPairs.utf8Start
     var remaining = value
     var index = count
-    repeat {
-      index -= 1
-      digits[index] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining % 10)
-      remaining /= 10
-    } while index > 0
+    while index >= 2 {
+      let pair = Int(truncatingIfNeeded: remaining % 100) &* 2
+      remaining /= 100
+      index &-= 2
+      digits[index] = pairs[pair]
+      digits[index &+ 1] = pairs[pair &+ 1]
+    }
+    if index == 1 {
+      digits[0] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining)
+    }
   }
+
+  /// "00", "01", ... "99", one after the other.
+  private static let decimalPairs: StaticString = """
+    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899
+    """
 
   static func appendDouble(
     _ value: Double, lenient: Bool, into output: inout JSONOutput
@@ -433,15 +558,19 @@ struct MemberOrder {
   /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
-    withUTF8(of: key) { bytes in
-      guard let start = bytes.baseAddress, bytes.count > 0 else { return 0 }
-      // The bytes as a little-endian word (the first in its low byte), byte-swapped.
-      let word =
-        bytes.count >= 8
-        ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
-        : JSONOutput.loadShort(start, count: bytes.count)
-      return word.byteSwapped
-    }
+    withUTF8(of: key) { prefix(of: $0) }
+  }
+
+  /// The first eight of `bytes` as a big-endian number, zero-padded.
+  @inline(__always)
+  static func prefix(of bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    guard let start = bytes.baseAddress, bytes.count > 0 else { return 0 }
+    // The bytes as a little-endian word (the first in its low byte), byte-swapped.
+    let word =
+      bytes.count >= 8
+      ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
+      : JSONOutput.loadShort(start, count: bytes.count)
+    return word.byteSwapped
   }
 
   /// Sorts `run` by the UTF-8 bytes of the keys. Insertion sort for the few members most
@@ -543,6 +672,46 @@ struct JSONOutput: ~Copyable {
     if capacity - count < bytes.count { grow(toHold: bytes.count) }
     (base + count).initialize(from: source, count: bytes.count)
     count += bytes.count
+  }
+
+  /// The first eight of the `count` bytes written at `offset`, as ``MemberOrder/prefix``
+  /// takes them.
+  func prefix(at offset: Int, count length: Int) -> UInt64 {
+    MemberOrder.prefix(of: UnsafeBufferPointer(start: base + offset, count: length))
+  }
+
+  /// Whether the key of member `a` sorts before that of `b`, both written here.
+  func precedes(_ a: JSONWriter.WrittenMember, _ b: JSONWriter.WrittenMember) -> Bool {
+    if a.prefix != b.prefix { return a.prefix < b.prefix }
+    for offset in 0..<min(a.keyLength, b.keyLength) {
+      let x = base[a.start + 1 + offset]
+      let y = base[b.start + 1 + offset]
+      if x != y { return x < y }
+    }
+    return a.keyLength < b.keyLength
+  }
+
+  /// Rewrites the bytes from `start` to the end, which are the members `runs` in some order
+  /// with a comma between each two, as the same members in the order of `runs`.
+  mutating func reorder(from start: Int, runs: UnsafeBufferPointer<JSONWriter.WrittenMember>) {
+    let length = count - start
+    let target = UnsafeMutableRawPointer(base)
+    // A copy of the members' text, on the thread's stack when it fits in 1 KiB.
+    withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { copy in
+      let source = copy.baseAddress!
+      source.copyMemory(from: target + start, byteCount: length)
+      var end = start
+      for index in 0..<runs.count {
+        let run = runs[index]
+        if index > 0 {
+          base[end] = JSONByte.comma
+          end &+= 1
+        }
+        (target + end).copyMemory(
+          from: source + (run.start &- start), byteCount: run.end &- run.start)
+        end &+= run.end &- run.start
+      }
+    }
   }
 
   /// Removes the last `k` bytes written.
