@@ -427,12 +427,18 @@ public final class KeyValueStore: Sendable {
 
   /// The value stored under `id`, or nil.
   public func object(id: String, from table: String) throws(KeyValueStoreError) -> JSONValue? {
-    var parsed: Result<JSONValue, JSONCodecError>?
+    // The value and the error apart rather than in a `Result`: the value is moved out as it is.
+    var value: JSONValue?
+    var failure: JSONCodecError?
     try visitStoredValue(id: id, in: table) { bytes, _, _ in
-      parsed = Result { () throws(JSONCodecError) in try JSONReader.parse(bytes) }
+      do throws(JSONCodecError) {
+        value = try JSONReader.parse(bytes)
+      } catch {
+        failure = error
+      }
     }
-    guard let parsed else { return nil }
-    return try Self.storedValue(parsed, id: id, table: table)
+    if let failure { return try Self.storedValue(.failure(failure), id: id, table: table) }
+    return value
   }
 
   /// The string stored under `id` (by ``put(string:id:into:)``, or a bare JSON string), or

@@ -120,15 +120,26 @@ final class JSONObjectShapes: @unchecked Sendable {
   static let maximumMembers = 64
 
   private let lock = ConditionLock()
-  // Guarded by `lock`.
-  private var shapes: [JSONObjectShape] = []
-  private var replacements = 0
+  /// The list and the count of offers since it filled, guarded by `lock`. Kept behind a
+  /// pointer rather than in stored properties, whose every access would also be checked at
+  /// run time for exclusivity, a cost paid once per read.
+  private let state: UnsafeMutablePointer<(shapes: [JSONObjectShape], replacements: Int)>
+
+  init() {
+    state = .allocate(capacity: 1)
+    state.initialize(to: ([], 0))
+  }
+
+  deinit {
+    state.deinitialize(count: 1)
+    state.deallocate()
+  }
 
   /// The shapes known now.
   func current() -> [JSONObjectShape] {
     lock.lock()
     defer { lock.unlock() }
-    return shapes
+    return state.pointee.shapes
   }
 
   /// Whether a shape just met should be offered to ``learn(_:)``: always while the list has
@@ -137,9 +148,9 @@ final class JSONObjectShapes: @unchecked Sendable {
   func wantsShape() -> Bool {
     lock.lock()
     defer { lock.unlock() }
-    if shapes.count < Self.capacity { return true }
-    replacements &+= 1
-    return replacements % 8 == 0
+    if state.pointee.shapes.count < Self.capacity { return true }
+    state.pointee.replacements &+= 1
+    return state.pointee.replacements % 8 == 0
   }
 
   /// Adds `shape` unless one with the same keys is known, replacing the shapes in turn once
@@ -147,13 +158,14 @@ final class JSONObjectShapes: @unchecked Sendable {
   func learn(_ shape: JSONObjectShape) {
     lock.lock()
     defer { lock.unlock() }
-    if shapes.contains(where: { $0.keyEnds == shape.keyEnds && $0.keyBytes == shape.keyBytes }) {
-      return
+    let known = state.pointee.shapes.contains {
+      $0.keyEnds == shape.keyEnds && $0.keyBytes == shape.keyBytes
     }
-    if shapes.count < Self.capacity {
-      shapes.append(shape)
+    if known { return }
+    if state.pointee.shapes.count < Self.capacity {
+      state.pointee.shapes.append(shape)
     } else {
-      shapes[(replacements / 8) % Self.capacity] = shape
+      state.pointee.shapes[(state.pointee.replacements / 8) % Self.capacity] = shape
     }
   }
 
@@ -161,6 +173,6 @@ final class JSONObjectShapes: @unchecked Sendable {
   func removeAll() {
     lock.lock()
     defer { lock.unlock() }
-    shapes.removeAll()
+    state.pointee.shapes.removeAll()
   }
 }

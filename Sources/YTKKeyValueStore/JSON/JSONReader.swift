@@ -34,7 +34,10 @@ package enum JSONReader {
       var builder = JSONValueBuilder(input: uint8s(bytes), scratch: scratch)
       defer { builder.pending.release() }
       try scan(bytes, into: &builder)
-      return builder.result
+      // Moved out, not copied.
+      let result = builder.result
+      builder.result = .null
+      return result
     }
   }
 
