@@ -171,6 +171,18 @@ struct KeyValueStoreValuesTests {
     #expect(throws: KeyValueStoreError.self) { try store.allItems(in: table) }
   }
 
+  @Test("a stored value that is not JSON: object(id:) and the reads built on it throw .corrupted")
+  func objectNotJSON() throws {
+    try store.logStore.put(Array("not json".utf8), forKey: Array("b".utf8), in: table)
+    let mentions = ["\"b\"", "\"\(table)\"", "not valid JSON"]
+    expectError(.corrupted, mentioning: mentions) { _ = try store.object(id: "b", from: table) }
+    expectError(.corrupted, mentioning: mentions) { _ = try store.string(id: "b", from: table) }
+    expectError(.corrupted, mentioning: mentions) { _ = try store.number(id: "b", from: table) }
+    // The rest of the table reads on.
+    try store.put(["n": 1], id: "a", into: table)
+    #expect(try store.object(id: "a", from: table) == ["n": 1])
+  }
+
   // MARK: Integers
 
   @Test(
