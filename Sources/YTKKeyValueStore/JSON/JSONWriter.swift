@@ -134,10 +134,11 @@ package enum JSONWriter {
     try append(value, lenient: false, into: &output)
   }
 
-  /// Writes `value` with an explicit stack of open containers rather than by recursion, so
-  /// that deep values cannot exhaust the thread's stack (debug builds have large frames).
-  /// The stacks start on the thread's stack (``ScratchStack``), so a typical value is
-  /// written without allocating.
+  /// Writes `value` by recursion when it nests at most ``shallowLevels`` deep (nearly every
+  /// value: ``appendShallow(_:levels:lenient:into:members:)``), else with an explicit stack
+  /// of open containers (``appendDeep(_:lenient:into:)``), so that deep values cannot exhaust
+  /// the thread's stack (debug builds have large frames). Both keep their work in progress on
+  /// the thread's stack (``ScratchStack``), so a typical value is written without allocating.
   private static func append(
     _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
