@@ -860,21 +860,7 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    add(.string(Self.makeString(content)))
-  }
-
-  /// The string of `utf8`, which the scanner has found valid. Up to 15 bytes are made in
-  /// place as a small string, which the standard library takes without a second look when
-  /// they are ASCII; `String(decoding:as:)` would check them again on the way.
-  @inline(__always)
-  static func makeString(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
-    guard utf8.count <= 15 else { return String(decoding: utf8, as: UTF8.self) }
-    return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-      if let source = utf8.baseAddress, let target = buffer.baseAddress {
-        target.initialize(from: source, count: utf8.count)
-      }
-      return utf8.count
-    }
+    add(.string(InlineString.string(validUTF8: content)))
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
@@ -883,7 +869,7 @@ struct JSONValueBuilder: JSONScanSink {
     if !string.hasEscapes && Int64(string.end) < Int64(1) << 31 {
       pending.append(Self.rawKey(start: string.start, end: string.end))
     } else {
-      pending.append(.string(Self.makeString(content)))
+      pending.append(.string(InlineString.string(validUTF8: content)))
     }
   }
 
@@ -973,7 +959,7 @@ struct JSONValueBuilder: JSONScanSink {
   /// needs no deinitializing); a key kept as a string is moved out.
   mutating func keyString(at index: Int) -> String {
     if let range = pending.rawKeyRange(at: index) {
-      return Self.makeString(UnsafeBufferPointer(rebasing: input[range]))
+      return InlineString.string(validUTF8: UnsafeBufferPointer(rebasing: input[range]))
     }
     guard case .string(let key) = pending.moveOut(at: index) else {
       preconditionFailure("an object key kept as neither a range nor a string")

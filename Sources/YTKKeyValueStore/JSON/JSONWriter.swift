@@ -474,7 +474,19 @@ package enum JSONWriter {
     appendInteger(Int64(decimal.exponent.magnitude), into: &output)
   }
 
+  /// Appends `string` between quotes, with the escapes the format requires: a short one
+  /// from its in-line bytes, with no call; any other through its UTF-8.
+  @inline(__always)
   static func appendString(_ string: String, into output: inout JSONOutput) {
+    if let inLine = InlineString.bytes(of: string), output.appendQuoted(inLine: inLine) {
+      return
+    }
+    appendUTF8(of: string, into: &output)
+  }
+
+  /// Not inlined, so that the callers of ``appendString(_:into:)`` hold only its short way.
+  @inline(never)
+  private static func appendUTF8(of string: String, into output: inout JSONOutput) {
     withUTF8(of: string) { utf8 in output.appendQuoted(utf8) }
   }
 
@@ -559,7 +571,8 @@ struct MemberOrder {
   /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
-    withUTF8(of: key) { prefix(of: $0) }
+    if let inLine = InlineString.bytes(of: key) { return inLine.low.byteSwapped }
+    return withUTF8(of: key) { prefix(of: $0) }
   }
 
   /// The first eight of `bytes` as a big-endian number, zero-padded.
@@ -570,7 +583,7 @@ struct MemberOrder {
     let word =
       bytes.count >= 8
       ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
-      : JSONOutput.loadShort(start, count: bytes.count)
+      : InlineString.loadShort(start, count: bytes.count)
     return word.byteSwapped
   }
 
@@ -731,6 +744,38 @@ struct JSONOutput: ~Copyable {
     count += length
   }
 
+  /// Appends the bytes of an in-line string (``InlineString/bytes(of:)``) between quotes, and
+  /// returns true; or returns false, with nothing written, when one needs escaping or the
+  /// output needs to grow. Two stores of the words as they are in the string.
+  @inline(__always)
+  mutating func appendQuoted(inLine string: (low: UInt64, high: UInt64, count: Int)) -> Bool {
+    let length = string.count
+    // The quotes and both words, whatever the length.
+    guard capacity &- count >= 18 else { return false }
+    // The zero bytes above the string's would read as control characters: not looked at.
+    var flagged: UInt64
+    if length < 8 {
+      flagged =
+        JSONWriter.escapeMask(string.low)
+        & ((UInt64(1) &<< (UInt64(truncatingIfNeeded: length) &* 8)) &- 1)
+    } else {
+      flagged = JSONWriter.escapeMask(string.low)
+      if length > 8 {
+        flagged |=
+          JSONWriter.escapeMask(string.high)
+          & ((UInt64(1) &<< (UInt64(truncatingIfNeeded: length &- 8) &* 8)) &- 1)
+      }
+    }
+    guard flagged == 0 else { return false }
+    let target = base + count
+    target[0] = JSONByte.quote
+    Self.store(string.low, at: target + 1)
+    Self.store(string.high, at: target + 9)
+    target[length &+ 1] = JSONByte.quote
+    count &+= length &+ 2
+    return true
+  }
+
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
   /// seven bytes with nothing to escape (most keys, and many values) is read as one word and
   /// written with one store, without a call.
@@ -739,7 +784,7 @@ struct JSONOutput: ~Copyable {
     let length = utf8.count
     // Room for the quotes and a whole word between them.
     if length > 0, length < 8, capacity &- count >= 10, let source = utf8.baseAddress {
-      let word = Self.loadShort(source, count: length)
+      let word = InlineString.loadShort(source, count: length)
       let within = (UInt64(1) &<< (UInt64(truncatingIfNeeded: length) &* 8)) &- 1
       // The zero bytes above the string's would read as control characters: not looked at.
       if JSONWriter.escapeMask(word) & within == 0 {
@@ -754,26 +799,6 @@ struct JSONOutput: ~Copyable {
     append(JSONByte.quote)
     appendEscaped(utf8)
     append(JSONByte.quote)
-  }
-
-  /// The `count` bytes at `source`, one to seven, as a word with the first in its low byte
-  /// and zeros above the last: two loads, which overlap unless `count` is 2, 4 or 1.
-  @inline(__always)
-  static func loadShort(_ source: UnsafePointer<UInt8>, count: Int) -> UInt64 {
-    let raw = UnsafeRawPointer(source)
-    if count >= 4 {
-      let low = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
-      let high = UInt32(
-        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
-      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 4) &* 8)
-    }
-    if count >= 2 {
-      let low = UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self))
-      let high = UInt16(
-        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self))
-      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 2) &* 8)
-    }
-    return UInt64(source[0])
   }
 
   /// Appends `utf8` with the escapes the format requires (``JSONWriter/mustEscape(_:)``).
