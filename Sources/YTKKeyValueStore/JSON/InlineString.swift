@@ -39,7 +39,12 @@ enum InlineString {
       let isASCII = (low | high) & 0x8080_8080_8080_8080 == 0
       let flags = isASCII ? asciiFlags : otherFlags
       let top = flags | UInt64(truncatingIfNeeded: count) << 56
-      return unsafeBitCast((low.littleEndian, (high | top).littleEndian), to: String.self)
+      var form = (low.littleEndian, (high | top).littleEndian)
+      // Moved out rather than cast: a cast copies, and a copied `String` is retained, which
+      // for an in-line one is a call that finds nothing to count.
+      return withUnsafeMutablePointer(to: &form) { words in
+        words.withMemoryRebound(to: String.self, capacity: 1) { $0.move() }
+      }
     #else
       preconditionFailure("in-line strings are made only where InlineString.isAvailable")
     #endif

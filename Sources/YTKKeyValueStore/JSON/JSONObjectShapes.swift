@@ -12,33 +12,69 @@ import LogStore
 ///
 /// The result is the same dictionary as the usual way's: the same keys, made from the same
 /// bytes, with the same values.
-final class JSONObjectShape: Sendable {
+///
+/// Its storage is immutable once made, and is read without a lock from any thread.
+final class JSONObjectShape: @unchecked Sendable {
+  /// Where one key lies in `keyBytes`, and its first eight bytes (the first in the low byte,
+  /// zeros past its end), against which most keys are matched in one comparison.
+  struct Key {
+    var head: UInt64
+    var start: Int
+    var length: Int
+  }
+
+  /// The keys, in text order.
+  private let keys: UnsafeMutableBufferPointer<Key>
   /// The keys' UTF-8, one after the other, then eight bytes of padding.
-  let keyBytes: [UInt8]
-  /// Where each key ends in `keyBytes`.
-  let keyEnds: [Int]
+  private let keyBytes: UnsafeMutableBufferPointer<UInt8>
   /// The keys, each with its place in the text's order as an `.int` (the shape holds no value
   /// of any object).
   let template: [String: JSONValue]
 
   /// The shape of `keys` (in text order), or nil if they repeat a key as `Dictionary`
   /// compares them (two spellings of one canonically equivalent key, say).
-  init?(keys: [String]) {
-    var template = [String: JSONValue](minimumCapacity: keys.count)
-    var keyBytes: [UInt8] = []
-    var keyEnds: [Int] = []
-    keyEnds.reserveCapacity(keys.count)
-    for (member, key) in keys.enumerated() {
+  init?(keys names: [String]) {
+    var template = [String: JSONValue](minimumCapacity: names.count)
+    for (member, key) in names.enumerated() {
       template[key] = .int(Int64(member))
-      keyBytes.append(contentsOf: key.utf8)
-      keyEnds.append(keyBytes.count)
     }
-    guard template.count == keys.count else { return nil }
-    // Padding, so that a key's last word can be read whole (`sameBytes`).
-    keyBytes.append(contentsOf: repeatElement(0, count: 8))
-    self.keyBytes = keyBytes
-    self.keyEnds = keyEnds
+    guard template.count == names.count else { return nil }
     self.template = template
+    // Padding, so that a key's last word can be read whole (`sameBytes`).
+    let byteCount = names.reduce(0) { $0 + $1.utf8.count } + 8
+    keyBytes = .allocate(capacity: byteCount)
+    keyBytes.initialize(repeating: 0)
+    keys = .allocate(capacity: names.count)
+    var start = 0
+    for (member, name) in names.enumerated() {
+      let length = keyBytes[start...].initialize(from: name.utf8).index - start
+      // Eight bytes can be read at any key's start: the padding follows the last.
+      let word = UInt64(
+        littleEndian: UnsafeRawPointer(keyBytes.baseAddress! + start).loadUnaligned(
+          as: UInt64.self))
+      let head = word & Self.firstBytes(length)
+      (keys.baseAddress! + member).initialize(to: Key(head: head, start: start, length: length))
+      start += length
+    }
+  }
+
+  /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
+  /// eight on.
+  @inline(__always)
+  static func firstBytes(_ count: Int) -> UInt64 {
+    count >= 8 ? UInt64.max : (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
+  }
+
+  deinit {
+    keys.deallocate()
+    keyBytes.deallocate()
+  }
+
+  /// Whether `other` has the same keys in the same order, byte for byte.
+  func hasSameKeys(as other: JSONObjectShape) -> Bool {
+    keys.count == other.keys.count
+      && zip(keys, other.keys).allSatisfy { $0.start == $1.start && $0.length == $1.length }
+      && keyBytes.elementsEqual(other.keyBytes)
   }
 
   /// Whether `key(member)` for each member in order is exactly this shape's key: the range
@@ -47,48 +83,50 @@ final class JSONObjectShape: Sendable {
   func matches(
     count: Int, in input: UnsafeBufferPointer<UInt8>, key: (Int) -> Range<Int>?
   ) -> Bool {
-    guard count == keyEnds.count else { return false }
-    return keyBytes.withUnsafeBufferPointer { all in
-      keyEnds.withUnsafeBufferPointer { ends in
-        var start = 0
-        for member in 0..<count {
-          let end = ends[member]
-          guard let range = key(member), range.count == end - start,
-            Self.sameBytes(input, range, all, start)
-          else { return false }
-          start = end
+    guard count == keys.count, let text = input.baseAddress else { return false }
+    for member in 0..<count {
+      let known = keys[member]
+      guard let range = key(member), range.count == known.length else { return false }
+      // A key's first eight bytes, where eight can be read (every key but one at the very end
+      // of the input), in one comparison.
+      if range.lowerBound &+ 8 <= input.count {
+        let word = UInt64(
+          littleEndian: UnsafeRawPointer(text + range.lowerBound).loadUnaligned(as: UInt64.self))
+        guard word & Self.firstBytes(known.length) == known.head else { return false }
+        if known.length > 8,
+          !sameBytes(input, range.lowerBound + 8..<range.upperBound, from: known.start + 8)
+        {
+          return false
         }
-        return true
+      } else if !sameBytes(input, range, from: known.start) {
+        return false
       }
     }
+    return true
   }
 
-  /// Whether `input[range]` holds the bytes of `keys` from `start` on. Eight bytes at a time
-  /// where eight can be read from both (`keyBytes` ends in eight bytes of padding), which is
-  /// every key but those at the very end of the input.
-  @inline(__always)
-  private static func sameBytes(
-    _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
-    _ keys: UnsafeBufferPointer<UInt8>, _ start: Int
-  ) -> Bool {
+  /// Whether `input[range]` holds the bytes of `keyBytes` from `start` on. Eight bytes at a
+  /// time where eight can be read from both (`keyBytes` ends in eight bytes of padding), which
+  /// is every key but those at the very end of the input.
+  private func sameBytes(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, from start: Int)
+    -> Bool
+  {
     var offset = 0
     let length = range.count
-    if let text = input.baseAddress, let known = keys.baseAddress,
-      range.lowerBound + ((length + 7) & ~7) <= input.count
-    {
+    if let text = input.baseAddress, range.lowerBound + ((length + 7) & ~7) <= input.count {
+      let known = keyBytes.baseAddress!
       while offset < length {
         let a = UnsafeRawPointer(text + range.lowerBound + offset).loadUnaligned(as: UInt64.self)
         let b = UnsafeRawPointer(known + start + offset).loadUnaligned(as: UInt64.self)
-        let remaining = length - offset
-        // The bytes of the word that belong to the key: all eight, or the first `remaining`.
-        let mask = remaining >= 8 ? UInt64.max : (UInt64(1) << (8 * remaining)) &- 1
+        // The bytes of the word that belong to the key: all eight, or the first few.
+        let mask = Self.firstBytes(length - offset)
         if (UInt64(littleEndian: a) ^ UInt64(littleEndian: b)) & mask != 0 { return false }
         offset += 8
       }
       return true
     }
     while offset < length {
-      if input[range.lowerBound + offset] != keys[start + offset] { return false }
+      if input[range.lowerBound + offset] != keyBytes[start + offset] { return false }
       offset += 1
     }
     return true
@@ -158,9 +196,7 @@ final class JSONObjectShapes: @unchecked Sendable {
   func learn(_ shape: JSONObjectShape) {
     lock.lock()
     defer { lock.unlock() }
-    let known = state.pointee.shapes.contains {
-      $0.keyEnds == shape.keyEnds && $0.keyBytes == shape.keyBytes
-    }
+    let known = state.pointee.shapes.contains { $0.hasSameKeys(as: shape) }
     if known { return }
     if state.pointee.shapes.count < Self.capacity {
       state.pointee.shapes.append(shape)

@@ -414,8 +414,45 @@ struct JSONScanner {
 
   /// Reads the string whose opening quote is at `position`, checking its escapes and its
   /// UTF-8. With `decode`, the UTF-8 of a string with escapes is left in `unescaped`.
+  ///
+  /// Most strings of stored objects (keys, short values) are ASCII with nothing escaped and
+  /// end within sixteen bytes: one or two words settle those here, where this is inlined.
+  /// The rest are read in full, by a call.
   @inline(__always)
   mutating func scanString(decode: Bool) throws(JSONCodecError) -> JSONScannedString {
+    let start = position &+ 1
+    let remaining = input.count &- start
+    if input.count >= 8, remaining > 0 {
+      var offset = 0
+      var flags: UInt64
+      if remaining >= 8 {
+        flags = Self.bytesToLookAt(inWordAt: start, of: input)
+        if flags == 0, remaining >= 16 {
+          offset = 8
+          flags = Self.bytesToLookAt(inWordAt: start &+ 8, of: input)
+        }
+      } else {
+        // The input's last word, moved down to start at `start`: zeros come in above its
+        // end, and read as control characters, so a string must end before them.
+        let word = Self.word(at: input.count &- 8, of: input)
+        flags = Self.bytesToLookAt(in: word &>> (UInt64(truncatingIfNeeded: 8 &- remaining) &* 8))
+      }
+      if flags != 0 {
+        let end = start &+ offset &+ flags.trailingZeroBitCount &>> 3
+        // The first byte to look at: the string ends there if it is the closing quote (and
+        // not one of the zeros past the input's end).
+        if end < input.count, input[end] == JSONByte.quote {
+          position = end &+ 1
+          return JSONScannedString(start: start, end: end, hasEscapes: false, hasNonASCII: false)
+        }
+      }
+    }
+    return try scanStringInFull(decode: decode)
+  }
+
+  /// ``scanString(decode:)`` for any string.
+  @inline(never)
+  mutating func scanStringInFull(decode: Bool) throws(JSONCodecError) -> JSONScannedString {
     let quoteOffset = position
     position += 1
     var string = JSONScannedString(
@@ -484,8 +521,19 @@ struct JSONScanner {
   static func bytesToLookAt(inWordAt offset: Int, of input: UnsafeBufferPointer<UInt8>)
     -> UInt64
   {
-    let word = UInt64(
+    bytesToLookAt(in: word(at: offset, of: input))
+  }
+
+  /// The eight bytes of `input` from `offset` on, the first in the low byte.
+  @inline(__always)
+  static func word(at offset: Int, of input: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    UInt64(
       littleEndian: UnsafeRawPointer(input.baseAddress! + offset).loadUnaligned(as: UInt64.self))
+  }
+
+  /// ``bytesToLookAt(inWordAt:of:)`` of a word of eight bytes, the first in its low byte.
+  @inline(__always)
+  static func bytesToLookAt(in word: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highBits: UInt64 = 0x8080_8080_8080_8080
     /// The high bit of each zero byte of `value` (and maybe of bytes above one).

@@ -834,15 +834,21 @@ struct JSONOutput: ~Copyable {
         let at = mask.trailingZeroBitCount &>> 3
         Self.store(word &>> (written &<< 3), at: target + end)
         end &+= at &- written
-        end &+= Self.writeEscape(
-          of: UInt8(truncatingIfNeeded: word &>> (at &<< 3)), at: target + end)
-        written = at &+ 1
+        let byte = UInt8(truncatingIfNeeded: word &>> (at &<< 3))
+        if byte >= 0x20 {
+          // A quote or a backslash is escaped as itself after a backslash: the backslash
+          // goes in front, and the byte goes out with the rest of the word.
+          target[end] = JSONByte.backslash
+          end &+= 1
+          written = at
+        } else {
+          end &+= Self.writeEscape(of: byte, at: target + end)
+          written = at &+ 1
+        }
         mask &= mask &- 1
       }
-      if written < 8 {
-        Self.store(word &>> (written &<< 3), at: target + end)
-        end &+= 8 &- written
-      }
+      Self.store(word &>> (written &<< 3), at: target + end)
+      end &+= 8 &- written
       index &+= 8
     }
     if capacity &- end < slack {
