@@ -205,7 +205,7 @@ package enum JSONWriter {
       // By index: the elements are borrowed in place, not copied out as iteration would.
       for index in elements.indices {
         if index > 0 { output.append(JSONByte.comma) }
-        let written = try appendShallow(
+        let written = try appendElement(
           elements[index], levels: levels - 1, lenient: lenient, into: &output, members: &members)
         if !written {
           output.removeLast(output.count - start)
@@ -231,7 +231,7 @@ package enum JSONWriter {
         output.append(JSONByte.colon)
         var written = keyLength == key.utf8.count
         if written {
-          written = try appendShallow(
+          written = try appendElement(
             member, levels: levels - 1, lenient: lenient, into: &output, members: &members)
         }
         if !written {
@@ -256,6 +256,23 @@ package enum JSONWriter {
       }
       members.removeLast(members.count - mark)
       output.append(JSONByte.closeBrace)
+    }
+    return true
+  }
+
+  /// ``appendShallow(_:levels:lenient:into:members:)`` for an element or a member's value:
+  /// strings and integers, most of them, are written here, without the call.
+  @inline(__always)
+  private static func appendElement(
+    _ value: JSONValue, levels: Int, lenient: Bool, into output: inout JSONOutput,
+    members: inout ScratchStack<WrittenMember>
+  ) throws(JSONCodecError) -> Bool {
+    switch value {
+    case .string(let string): appendString(string, into: &output)
+    case .int(let int): appendInteger(int, into: &output)
+    default:
+      return try appendShallow(
+        value, levels: levels, lenient: lenient, into: &output, members: &members)
     }
     return true
   }
