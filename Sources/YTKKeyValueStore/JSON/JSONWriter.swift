@@ -845,27 +845,32 @@ struct JSONOutput: ~Copyable {
       let word = UInt64(
         littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
       var mask = JSONWriter.escapeMask(word)
-      // The bytes of the word before `written` are in the output.
-      var written = 0
+      // The word's bytes not yet in the output, from the bit `restStart` of `word` on.
+      var rest = word
+      var restStart = 0
       while mask != 0 {
-        let at = mask.trailingZeroBitCount &>> 3
-        Self.store(word &>> (written &<< 3), at: target + end)
-        end &+= at &- written
-        let byte = UInt8(truncatingIfNeeded: word &>> (at &<< 3))
+        // The first bit of the next byte to escape (the mask holds each one's high bit).
+        let start = mask.trailingZeroBitCount &- 7
+        mask &= mask &- 1
+        Self.store(rest, at: target + end)
+        end &+= (start &- restStart) &>> 3
+        let byte = UInt8(truncatingIfNeeded: word &>> UInt64(truncatingIfNeeded: start))
         if byte >= 0x20 {
           // A quote or a backslash is escaped as itself after a backslash: the backslash
           // goes in front, and the byte goes out with the rest of the word.
           target[end] = JSONByte.backslash
           end &+= 1
-          written = at
+          rest = word &>> UInt64(truncatingIfNeeded: start)
+          restStart = start
         } else {
           end &+= Self.writeEscape(of: byte, at: target + end)
-          written = at &+ 1
+          // Past the control character: nothing is left of the word after its last byte.
+          restStart = start &+ 8
+          rest = restStart < 64 ? word &>> UInt64(truncatingIfNeeded: restStart) : 0
         }
-        mask &= mask &- 1
       }
-      Self.store(word &>> (written &<< 3), at: target + end)
-      end &+= 8 &- written
+      Self.store(rest, at: target + end)
+      end &+= (64 &- restStart) &>> 3
       index &+= 8
     }
     if capacity &- end < slack {
