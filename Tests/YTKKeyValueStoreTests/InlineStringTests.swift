@@ -76,6 +76,7 @@ struct InlineStringTests {
   @Test("a string made in line compares equal to the literal of the same text")
   func madeStringsEqualLiterals() {
     #expect(Self.made(Array("".utf8)) == "")
+    #expect(InlineString.string(validUTF8: UnsafeBufferPointer(start: nil, count: 0)) == "")
     #expect(Self.made(Array("id".utf8)) == "id")
     #expect(Self.made(Array("tangqiao".utf8)) == "tangqiao")
     #expect(Self.made(Array("hello world".utf8)) == "hello world")
