@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import Testing
 
 @testable import LogStore
@@ -392,6 +393,42 @@ struct IndexFileTests {
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".hint") }
         .isEmpty)
+    #expect(try reopened.snapshot() == expected)
+  }
+
+  @Test("a checkpoint made as a compaction ends keeps its index file; the one before goes")
+  func checkpointAsCompactionEnds() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options
+    options.fileSystem = fileSystem
+    let path = "/data/store"
+    let store = try LogStore(path: path, options: options)
+    try fill(store, keys: 300)
+    // An index file of the segments the compaction will replace.
+    try store.checkpoint()
+    let before = try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".index") }
+    // The compaction has ended when it removes its inputs: a checkpoint then (another
+    // thread's, which waited for it) writes a file of its outputs, which must stay.
+    let checkpoints = Guarded(0)
+    let failures = Guarded<[String]>([])
+    fileSystem.callHook = { call in
+      guard call.operation == "unlink", call.path.hasSuffix(".log"),
+        checkpoints.withLock({ $0 == 0 })
+      else { return }
+      checkpoints.withLock { $0 += 1 }
+      do { try store.checkpoint() } catch { failures.withLock { $0.append("\(error)") } }
+    }
+    try store.compact()
+    fileSystem.callHook = nil
+    #expect(failures.withLock { $0 } == [])
+    #expect(checkpoints.withLock { $0 } == 1)
+    let after = try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".index") }
+    #expect(before.count == 1 && after.count == 1 && before != after, "\(before) → \(after)")
+    let expected = try store.snapshot()
+    try store.close()
+    let reopened = try LogStore(path: path, options: options)
+    defer { try? reopened.close() }
+    #expect(reopened.openReport.indexFile != nil)
     #expect(try reopened.snapshot() == expected)
   }
 

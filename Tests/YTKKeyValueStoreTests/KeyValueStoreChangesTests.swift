@@ -80,12 +80,15 @@ struct KeyValueStoreChangesTests {
     }
   }
 
-  @Test("a stream sees only its table; a batch's deletes in a row are one change")
+  @Test(
+    "a stream sees only its table, and a table nobody watches reaches none; a batch's deletes in a row are one change"
+  )
   func batchesAcrossTables() async throws {
     let store = try KeyValueStore(path: directory.storePath)
     defer { try? store.close() }
     try store.createTable("t1")
     try store.createTable("t2")
+    try store.createTable("unwatched")
     let first = store.changes(in: "t1")
     let second = store.changes(in: "t2")
     var batch = WriteBatch()
@@ -93,6 +96,7 @@ struct KeyValueStoreChangesTests {
     batch.delete(key: Array("x".utf8), in: "t1")
     batch.delete(key: Array("y".utf8), in: "t1")
     batch.put(Array("[2]".utf8), forKey: Array("b".utf8), in: "t2")
+    batch.put(Array("[3]".utf8), forKey: Array("c".utf8), in: "unwatched")
     batch.delete(key: Array("z".utf8), in: "t1")
     batch.deletePrefix(Array("p".utf8), in: "t2")
     batch.clearTable("t2")

@@ -73,7 +73,7 @@ struct KeyValueStoreExpiryTests {
   }
 
   @Test(
-    "a table's default lifetime applies to puts without expiresAfter; .infinity overrides it; nil removes it; bad lifetimes are refused"
+    "a table's default lifetime applies to puts without expiresAfter; .infinity overrides it; nil or .infinity removes it; bad lifetimes are refused"
   )
   func tableDefault() throws {
     let store = try KeyValueStore(path: directory.storePath)
@@ -93,6 +93,15 @@ struct KeyValueStoreExpiryTests {
     #expect(try store.defaultLifetime(of: table) == nil)
     try store.put(string: "page", id: "home", into: table)
     #expect(try store.item(id: "home", from: table)?.expiresTime == nil)
+    // A default of .infinity is none, for a new table and for one that had a default.
+    try store.createTable("forever", expiresAfter: .infinity)
+    #expect(try store.defaultLifetime(of: "forever") == nil)
+    try store.createTable("forever", expiresAfter: 30)
+    #expect(try store.defaultLifetime(of: "forever") == 30)
+    try store.createTable("forever", expiresAfter: .infinity)
+    #expect(try store.defaultLifetime(of: "forever") == nil)
+    try store.put(string: "kept", id: "kept", into: "forever")
+    #expect(try store.item(id: "kept", from: "forever")?.expiresTime == nil)
     for bad in [0.0, -1, .nan, -.infinity] {
       #expect(throws: KeyValueStoreError.self, "\(bad)") {
         try store.put(string: "x", id: "x", into: table, expiresAfter: bad)

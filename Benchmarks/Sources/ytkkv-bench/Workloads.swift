@@ -316,11 +316,18 @@ let allWorkloads: [Workload] =
       measure: { engine, scratch, configuration in
         let copy = try scratch!.copy("prefix-run")
         defer { copy.clean() }
-        // 10% of the keys, user_00000000 … user_000(n/10 - 1), by prefixes of 1,000 or 10,000.
+        // 10% of the keys, user_00000000 … user_000(n/10 - 1), by prefixes of `width` keys:
+        // the largest power of ten up to 10,000 that divides the tenth (10,000 for 200k keys,
+        // 1,000 for 20k; single keys at worst, for a tenth that is not a multiple of ten).
         let tenth = configuration.keys / 10
-        let width = tenth % 10_000 == 0 ? 10_000 : 1_000
+        guard tenth > 0 else { throw BenchmarkError("delete-prefix needs at least 10 keys") }
+        var width = 1
+        var digits = 8
+        while width < 10_000, tenth % (width * 10) == 0, width * 10 <= tenth {
+          width *= 10
+          digits -= 1
+        }
         let prefixes = (0..<(tenth / width)).map { block -> [UInt8] in
-          let digits = width == 10_000 ? 4 : 5
           let text = String(block)
           return Array(("user_" + String(repeating: "0", count: digits - text.count) + text).utf8)
         }

@@ -362,6 +362,7 @@ final class Compactor: @unchecked Sendable {
       start = end
     }
     var removesInputs = false
+    var indexRemovalFailure: LogStoreError?
     log.lock.withLock {
       index.change {
         // A key still pointing into an input is one whose record sat in damage met while
@@ -394,13 +395,22 @@ final class Compactor: @unchecked Sendable {
         replacedBy: outputs.map { ($0.number, $0.size, $0.hintSize) })
       // A backup running now may be copying the inputs: their files stay until it ends.
       removesInputs = manifestFailure == nil && log.mayRemoveInputs(inputNumbers.sorted())
+      // The index file described the inputs: no open can use it any more. It goes before
+      // `isRunning` clears: a checkpoint waiting for this compaction to end then writes its
+      // file after this one is gone, and no later step of this compaction removes that one.
+      if manifestFailure == nil {
+        do throws(LogStoreError) {
+          try checkpointer.removeCurrent()
+        } catch {
+          indexRemovalFailure = error
+        }
+      }
       isRunning = false
       log.lock.broadcast()
     }
     if let manifestFailure { throw manifestFailure }
     if removesInputs { try log.removeSegmentFiles(inputNumbers.sorted()) }
-    // The index file described the inputs: no open can use it any more.
-    try log.lock.withLock { () throws(LogStoreError) in try checkpointer.removeCurrent() }
+    if let indexRemovalFailure { throw indexRemovalFailure }
     try fileSystem.synchronizeDirectory(directory)
   }
 }
