@@ -4,6 +4,12 @@ import Testing
 
 @testable import LogStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 @Suite("Index files")
 struct IndexFileTests {
   private static let options = LogStore.Options(compaction: .manual, maxSegmentSize: 64 << 10)
@@ -430,6 +436,35 @@ struct IndexFileTests {
     defer { try? reopened.close() }
     #expect(reopened.openReport.indexFile != nil)
     #expect(try reopened.snapshot() == expected)
+  }
+
+  @Test("a compaction that cannot remove the old index file says so; the store stays right")
+  func indexFileRemovalFails() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options
+    options.fileSystem = fileSystem
+    let path = "/data/store"
+    let store = try LogStore(path: path, options: options)
+    try fill(store, keys: 300)
+    try store.checkpoint()
+    let expected = try store.snapshot()
+    // The unlink of the index file fails once, with EIO.
+    fileSystem.callHook = { call in
+      guard call.operation == "unlink", call.path.hasSuffix(".index"), let number = call.number
+      else { return }
+      fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+    }
+    #expect(throws: LogStoreError.self) { try store.compact() }
+    fileSystem.callHook = nil
+    // The compaction itself is done: the store reads as before, and so does the next open,
+    // which finds the index file of segments that are gone and reads the log instead.
+    #expect(try store.snapshot() == expected)
+    try store.close()
+    let reopened = try LogStore(path: path, options: options)
+    defer { try? reopened.close() }
+    #expect(reopened.openReport.indexFile == nil)
+    #expect(try reopened.snapshot() == expected)
+    #expect(try LogStore.verify(path: path, fileSystem: fileSystem).problems.isEmpty)
   }
 
   @Test("compaction of a small store writes hint files and no index file")
