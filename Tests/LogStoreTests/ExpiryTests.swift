@@ -198,6 +198,11 @@ struct ExpiryTests {
     try store.delete(key: "w".bytes, in: "cache")
     try store.delete(key: "x".bytes, in: "cache")
     #expect(try store.entry(forKey: "c".bytes, in: "cache")?.expires == own)
+    // A default lifetime that would end past the last representable time: never.
+    try store.createTable("ages", defaultLifetime: .max)
+    try store.put("y".bytes, forKey: "y".bytes, in: "ages")
+    #expect(try store.entry(forKey: "y".bytes, in: "ages")?.expires == nil)
+    try store.dropTable("ages")
     // A creation without a lifetime, of an existing table, changes nothing and writes
     // nothing; one with the same lifetime neither.
     let disk = try store.statistics().diskBytes

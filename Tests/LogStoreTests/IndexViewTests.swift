@@ -45,6 +45,7 @@ struct IndexViewTests {
         ("keys", { () throws(LogStoreError) in _ = try store.keys(in: table) }),
         ("entries", { () throws(LogStoreError) in _ = try store.entries(in: table) }),
         ("count", { () throws(LogStoreError) in _ = try store.count(in: table) }),
+        ("lifetime", { () throws(LogStoreError) in _ = try store.lifetime(of: table) }),
         (
           "forEachEntry",
           { () throws(LogStoreError) in try store.forEachEntry(in: table) { _, _, _ in true } }
