@@ -52,17 +52,10 @@ final class JSONObjectShape: @unchecked Sendable {
       let word = UInt64(
         littleEndian: UnsafeRawPointer(keyBytes.baseAddress! + start).loadUnaligned(
           as: UInt64.self))
-      let head = word & Self.firstBytes(length)
+      let head = word & InlineString.firstBytes(length)
       (keys.baseAddress! + member).initialize(to: Key(head: head, start: start, length: length))
       start += length
     }
-  }
-
-  /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
-  /// eight on.
-  @inline(__always)
-  static func firstBytes(_ count: Int) -> UInt64 {
-    count >= 8 ? UInt64.max : (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
   }
 
   deinit {
@@ -92,7 +85,7 @@ final class JSONObjectShape: @unchecked Sendable {
       if range.lowerBound &+ 8 <= input.count {
         let word = UInt64(
           littleEndian: UnsafeRawPointer(text + range.lowerBound).loadUnaligned(as: UInt64.self))
-        guard word & Self.firstBytes(known.length) == known.head else { return false }
+        guard word & InlineString.firstBytes(known.length) == known.head else { return false }
         if known.length > 8,
           !sameBytes(input, range.lowerBound + 8..<range.upperBound, from: known.start + 8)
         {
@@ -119,7 +112,7 @@ final class JSONObjectShape: @unchecked Sendable {
         let a = UnsafeRawPointer(text + range.lowerBound + offset).loadUnaligned(as: UInt64.self)
         let b = UnsafeRawPointer(known + start + offset).loadUnaligned(as: UInt64.self)
         // The bytes of the word that belong to the key: all eight, or the first few.
-        let mask = Self.firstBytes(length - offset)
+        let mask = InlineString.firstBytes(length - offset)
         if (UInt64(littleEndian: a) ^ UInt64(littleEndian: b)) & mask != 0 { return false }
         offset += 8
       }

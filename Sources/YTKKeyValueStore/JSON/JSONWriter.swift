@@ -770,18 +770,9 @@ struct JSONOutput: ~Copyable {
     // The quotes and both words, whatever the length.
     guard capacity &- count >= 18 else { return false }
     // The zero bytes above the string's would read as control characters: not looked at.
-    var flagged: UInt64
-    if length < 8 {
-      flagged =
-        JSONWriter.escapeMask(string.low)
-        & ((UInt64(1) &<< (UInt64(truncatingIfNeeded: length) &* 8)) &- 1)
-    } else {
-      flagged = JSONWriter.escapeMask(string.low)
-      if length > 8 {
-        flagged |=
-          JSONWriter.escapeMask(string.high)
-          & ((UInt64(1) &<< (UInt64(truncatingIfNeeded: length &- 8) &* 8)) &- 1)
-      }
+    var flagged = JSONWriter.escapeMask(string.low) & InlineString.firstBytes(length)
+    if length > 8 {
+      flagged |= JSONWriter.escapeMask(string.high) & InlineString.firstBytes(length &- 8)
     }
     guard flagged == 0 else { return false }
     let target = base + count
@@ -795,23 +786,14 @@ struct JSONOutput: ~Copyable {
 
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
   /// seven bytes with nothing to escape (most keys, and many values) is read as one word and
-  /// written with one store, without a call.
+  /// written as an in-line string's is, without a call.
   @inline(__always)
   mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
     let length = utf8.count
-    // Room for the quotes and a whole word between them.
-    if length > 0, length < 8, capacity &- count >= 10, let source = utf8.baseAddress {
-      let word = InlineString.loadShort(source, count: length)
-      let within = (UInt64(1) &<< (UInt64(truncatingIfNeeded: length) &* 8)) &- 1
-      // The zero bytes above the string's would read as control characters: not looked at.
-      if JSONWriter.escapeMask(word) & within == 0 {
-        let target = base + count
-        target[0] = JSONByte.quote
-        Self.store(word, at: target + 1)
-        target[length &+ 1] = JSONByte.quote
-        count &+= length &+ 2
-        return
-      }
+    if length > 0, length < 8, let source = utf8.baseAddress,
+      appendQuoted(inLine: (InlineString.loadShort(source, count: length), 0, length))
+    {
+      return
     }
     append(JSONByte.quote)
     appendEscaped(utf8)
