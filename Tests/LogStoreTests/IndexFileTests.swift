@@ -402,16 +402,24 @@ struct IndexFileTests {
     #expect(try reopened.snapshot() == expected)
   }
 
-  @Test("a checkpoint made as a compaction ends keeps its index file; the one before goes")
-  func checkpointAsCompactionEnds() throws {
+  /// A filled store on a simulated file system, with an index file of the segments a
+  /// compaction will replace.
+  private func checkpointedSimulatedStore() throws -> (
+    SimulatedFileSystem, LogStore.Options, String, LogStore
+  ) {
     let fileSystem = SimulatedFileSystem()
     var options = Self.options
     options.fileSystem = fileSystem
     let path = "/data/store"
     let store = try LogStore(path: path, options: options)
     try fill(store, keys: 300)
-    // An index file of the segments the compaction will replace.
     try store.checkpoint()
+    return (fileSystem, options, path, store)
+  }
+
+  @Test("a checkpoint made as a compaction ends keeps its index file; the one before goes")
+  func checkpointAsCompactionEnds() throws {
+    let (fileSystem, options, path, store) = try checkpointedSimulatedStore()
     let before = try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".index") }
     // The compaction has ended when it removes its inputs: a checkpoint then (another
     // thread's, which waited for it) writes a file of its outputs, which must stay.
@@ -440,13 +448,7 @@ struct IndexFileTests {
 
   @Test("a compaction that cannot remove the old index file says so; the store stays right")
   func indexFileRemovalFails() throws {
-    let fileSystem = SimulatedFileSystem()
-    var options = Self.options
-    options.fileSystem = fileSystem
-    let path = "/data/store"
-    let store = try LogStore(path: path, options: options)
-    try fill(store, keys: 300)
-    try store.checkpoint()
+    let (fileSystem, options, path, store) = try checkpointedSimulatedStore()
     let expected = try store.snapshot()
     // The unlink of the index file fails once, with EIO.
     fileSystem.callHook = { call in
