@@ -176,7 +176,7 @@ final class StoreEngine: @unchecked Sendable {
     try log.lock.withLock { () throws(LogStoreError) in
       if log.closing { throw LogStoreError.closed(directory) }
       groupCommit.waitUntilIdle()
-      try log.writer?.synchronize()
+      try log.synchronizeActive(proving: false)
     }
   }
 
@@ -241,7 +241,8 @@ final class StoreEngine: @unchecked Sendable {
     defer { lock.unlock() }
     var failure: LogStoreError?
     do {
-      try log.writer?.synchronize()
+      // Synced with its sync mark: the next open knows every record durable.
+      try log.synchronizeActive(proving: true)
       // An index file is only an optimization: a close that cannot write one still closes
       // (the next open reads the log instead).
       try? checkpointer.checkpointAtClose()

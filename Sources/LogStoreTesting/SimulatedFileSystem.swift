@@ -16,10 +16,13 @@ import LogStore
 /// the image a crash would leave:
 /// - ``CrashMode/process``: everything written survives (the page cache outlives a killed
 ///   process);
-/// - ``CrashMode/power(seed:)``: what was synced survives; of the rest, each file keeps a
-///   prefix of its writes (chosen independently per file, so writes to different files are
-///   reordered), the last kept write may be torn at any byte, and the directory keeps a prefix
-///   of its unsynced changes.
+/// - ``CrashMode/power(seed:)``: what was synced survives; of the rest, each file keeps, chosen
+///   independently per file (so writes to different files are reordered), either a prefix of
+///   its writes, the last one torn at any byte, or any subset of the pages written since its
+///   last sync, each page as one of the versions it went through (a disk writes back the page
+///   cache in any order: a later page can survive an earlier one); and the directory keeps a
+///   prefix of its unsynced changes. A page is ``pageSize`` bytes: 512 by default, a disk
+///   sector, so that every loss of whole 4 KiB or 16 KiB memory pages is among the losses.
 ///
 /// Every operation the engine performs is one *call*, counted in ``calls``. A test can
 /// ``crash(atCall:mode:tearing:)`` — freeze the file system just before call N, recording the
@@ -32,7 +35,8 @@ import LogStore
 /// Syncs follow one of two ``Platform``s: on Linux every sync makes data durable (`msync`,
 /// `fdatasync`, `fsync`); on Darwin only a full sync does (`F_FULLFSYNC`, which the system
 /// file system issues for ``SyncStrength/durable`` and for directories), while an ordered
-/// sync (`F_BARRIERFSYNC`) leaves the data as exposed to a power loss as if it were not synced.
+/// sync (`F_BARRIERFSYNC`) is a barrier: it makes nothing durable, but a power loss that keeps
+/// anything the file was written after it keeps everything written before it.
 ///
 /// Two more controls let a test run a read-only open beside a writer on the same file system:
 /// ``callHook`` runs test code just before every operation, and ``mappingViolations`` lists
@@ -60,6 +64,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
   /// Whose sync rules this file system follows.
   package let platform: Platform
+  /// The unit a power loss keeps or loses of what was written since a file's last sync.
+  package let pageSize: Int
 
   /// An error to inject into calls.
   package struct Fault: Sendable, Equatable {
@@ -99,6 +105,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     enum Change {
       case write(offset: Int, bytes: [UInt8])
       case resize(Int)
+      /// An ordered sync: nothing written after it reaches the disk before what came before.
+      case barrier
     }
 
     init(contents: [UInt8] = []) {
@@ -167,20 +175,124 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     func image(kept: Int, tear: Int?) -> [UInt8] {
       var bytes = durable
       for (index, change) in pending.prefix(kept).enumerated() {
-        switch change {
-        case .resize(let newSize):
-          if newSize < bytes.count {
-            bytes.removeLast(bytes.count - newSize)
-          } else {
-            bytes += [UInt8](repeating: 0, count: newSize - bytes.count)
-          }
-        case .write(let offset, var data):
-          if index == kept - 1, let tear { data = Array(data.prefix(tear)) }
-          if offset + data.count > bytes.count {
-            bytes += [UInt8](repeating: 0, count: offset + data.count - bytes.count)
-          }
-          bytes.replaceSubrange(offset..<offset + data.count, with: data)
+        if case .write(let offset, let data) = change, index == kept - 1, let tear {
+          Self.apply(.write(offset: offset, bytes: Array(data.prefix(tear))), to: &bytes)
+        } else {
+          Self.apply(change, to: &bytes)
         }
+      }
+      return bytes
+    }
+
+    private static func apply(_ change: Change, to bytes: inout [UInt8]) {
+      switch change {
+      case .resize(let newSize):
+        if newSize < bytes.count {
+          bytes.removeLast(bytes.count - newSize)
+        } else {
+          bytes += [UInt8](repeating: 0, count: newSize - bytes.count)
+        }
+      case .write(let offset, let data):
+        if offset + data.count > bytes.count {
+          bytes += [UInt8](repeating: 0, count: offset + data.count - bytes.count)
+        }
+        bytes.replaceSubrange(offset..<offset + data.count, with: data)
+      case .barrier:
+        break
+      }
+    }
+
+    /// What a power loss may leave of the file: its durable contents, every change before some
+    /// barrier (all of them, or none: a later change reaches the disk only after the earlier
+    /// ones), and of the changes after that barrier, either a prefix (the last write torn at
+    /// any byte) or, page by page, any number of the changes to each page: every page is one of
+    /// the versions it went through, independently of the others. The file's size is one it
+    /// had: the durable one or one after some prefix of its size changes.
+    func powerImage(using generator: inout SeededGenerator, pageSize: Int) -> [UInt8] {
+      let barriers = pending.indices.filter {
+        if case .barrier = pending[$0] { return true }
+        return false
+      }
+      // Every change before the chosen barrier is kept; those up to the next one are open.
+      let crossed = Int(generator.next() % UInt64(barriers.count + 1))
+      let openStart = crossed == 0 ? 0 : barriers[crossed - 1] + 1
+      let openEnd = crossed < barriers.count ? barriers[crossed] : pending.count
+      let open = pending[openStart..<openEnd]
+      var bytes = image(kept: openStart, tear: nil)
+      if generator.next() % 2 == 0 {
+        var kept = Int(generator.next() % UInt64(open.count + 1))
+        var tear: Int?
+        if kept > 0, case .write(_, let data) = open[openStart + kept - 1],
+          generator.next() % 2 == 0
+        {
+          tear = Int(generator.next() % UInt64(data.count + 1))
+        }
+        kept += openStart
+        return image(kept: kept, tear: tear)
+      }
+      // Page by page: first what each change touches, then which versions each page keeps.
+      func touched(_ change: Change, size: Int) -> Range<Int>? {
+        switch change {
+        case .resize(let newSize): return newSize < size ? newSize..<size : nil
+        case .write(let offset, let data): return data.isEmpty ? nil : offset..<offset + data.count
+        case .barrier: return nil
+        }
+      }
+      func pages(_ range: Range<Int>) -> ClosedRange<Int> {
+        (range.lowerBound / pageSize)...((range.upperBound - 1) / pageSize)
+      }
+      func size(after change: Change, from size: Int) -> Int? {
+        switch change {
+        case .resize(let newSize): return newSize
+        case .write(let offset, let data):
+          return offset + data.count > size ? offset + data.count : nil
+        case .barrier: return nil
+        }
+      }
+      var sizes: [Int] = []
+      var versions: [Int: Int] = [:]
+      var current = bytes.count
+      for change in open {
+        if let range = touched(change, size: current) {
+          for page in pages(range) { versions[page, default: 0] += 1 }
+        }
+        if let newSize = size(after: change, from: current) {
+          current = newSize
+          sizes.append(newSize)
+        }
+      }
+      var keptVersions: [Int: Int] = [:]
+      for (page, count) in versions.sorted(by: { $0.key < $1.key }) {
+        keptVersions[page] = Int(generator.next() % UInt64(count + 1))
+      }
+      let keptSizes = Int(generator.next() % UInt64(sizes.count + 1))
+      let finalSize = keptSizes == 0 ? bytes.count : sizes[keptSizes - 1]
+      let largest = max(bytes.count, sizes.max() ?? 0)
+      bytes += [UInt8](repeating: 0, count: largest - bytes.count)
+      var applied: [Int: Int] = [:]
+      current = image(kept: openStart, tear: nil).count
+      for change in open {
+        if let range = touched(change, size: current) {
+          for page in pages(range) {
+            let version = applied[page, default: 0]
+            applied[page] = version + 1
+            guard version < keptVersions[page, default: 0] else { continue }
+            let part =
+              max(range.lowerBound, page * pageSize)..<min(range.upperBound, (page + 1) * pageSize)
+            if case .write(let offset, let data) = change {
+              bytes.replaceSubrange(
+                part, with: data[(part.lowerBound - offset)..<(part.upperBound - offset)])
+            } else {
+              bytes.replaceSubrange(part, with: repeatElement(0, count: part.count))
+            }
+          }
+        }
+        if let newSize = size(after: change, from: current) { current = newSize }
+      }
+      if finalSize < bytes.count {
+        bytes.removeLast(bytes.count - finalSize)
+      } else {
+        bytes += [UInt8](repeating: 0, count: finalSize - bytes.count)
       }
       return bytes
     }
@@ -262,9 +374,12 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   private let state = Guarded(State())
 
   /// A file system holding `files` (full paths to contents), all durable, whose syncs follow
-  /// `platform`'s rules.
-  package init(files: [String: [UInt8]] = [:], platform: Platform = .linux) {
+  /// `platform`'s rules, and whose power losses keep or lose what was written since a sync in
+  /// units of `pageSize` bytes.
+  package init(files: [String: [UInt8]] = [:], platform: Platform = .linux, pageSize: Int = 512) {
+    precondition(pageSize > 0)
     self.platform = platform
+    self.pageSize = pageSize
     state.withLock { state in
       for (path, contents) in files {
         let node = Node(contents: contents)
@@ -324,7 +439,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
   /// The files a crash now would leave.
   package func image(_ mode: CrashMode) -> [String: [UInt8]] {
-    state.withLock { state in Self.buildImage(&state, mode: mode) }
+    state.withLock { state in Self.buildImage(&state, mode: mode, pageSize: pageSize) }
   }
 
   /// Schedules a failure.
@@ -417,10 +532,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         // A crash in the middle of a write through a mapping keeps its first bytes.
         if let (node, offset, bytes) = tornWrite, let tear = cut.tearing {
           node.pending.append(.write(offset: offset, bytes: Array(bytes.prefix(tear))))
-          images.append(Self.buildImage(&state, mode: cut.mode))
+          images.append(Self.buildImage(&state, mode: cut.mode, pageSize: pageSize))
           node.pending.removeLast()
         } else {
-          images.append(Self.buildImage(&state, mode: cut.mode))
+          images.append(Self.buildImage(&state, mode: cut.mode, pageSize: pageSize))
         }
       }
       state.images = images
@@ -455,7 +570,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     return LogStoreError(code, "\(operation) failed for \(path): \(text)", systemError: number)
   }
 
-  private static func buildImage(_ state: inout State, mode: CrashMode) -> [String: [UInt8]] {
+  private static func buildImage(_ state: inout State, mode: CrashMode, pageSize: Int)
+    -> [String: [UInt8]]
+  {
     var seed: UInt64 = 0
     if case .power(let value) = mode { seed = value }
     var generator = SeededGenerator(seed: seed)
@@ -475,12 +592,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       case .process:
         image[path] = node.image(kept: node.pending.count, tear: nil)
       case .power:
-        let kept = Int(generator.next() % UInt64(node.pending.count + 1))
-        var tear: Int?
-        if kept > 0, case .write(_, let bytes) = node.pending[kept - 1], generator.next() % 2 == 0 {
-          tear = Int(generator.next() % UInt64(bytes.count + 1))
-        }
-        image[path] = node.image(kept: kept, tear: tear)
+        image[path] = node.powerImage(using: &generator, pageSize: pageSize)
       }
     }
     return image
@@ -648,7 +760,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     try state.withLock { state throws(LogStoreError) in
       try enter(&state, number, operation, path)
       state.dataSyncs += 1
-      if platform == .linux || strength == .durable { node.synchronize() }
+      if platform == .linux || strength == .durable {
+        node.synchronize()
+      } else {
+        node.pending.append(.barrier)
+      }
     }
   }
 

@@ -133,7 +133,7 @@ final class ChangeStreams: @unchecked Sendable {
       case .deletePrefix: deliver(.deletedPrefix(String(decoding: key, as: UTF8.self)), to: table)
       case .clearTable: deliver(.cleared, to: table)
       case .dropTable: deliver(.dropped, to: table)
-      case .createTable, .batch: break
+      case .createTable, .batch, .syncMark: break
       }
     }
     flushDeletes()

@@ -26,10 +26,12 @@ struct SegmentHeaderAndManifestTests {
     let header = SegmentHeader(fileNumber: 7, salt: 99, baseSequence: 12)
     let good = header.encoded()
     #expect(decodeHeader(good) == .success(header))
-    #expect(header.version == 2)
-    // A segment written by version 1 (before expiry fields) is read.
-    let older = SegmentHeader(version: 1, fileNumber: 7, salt: 99, baseSequence: 12)
-    #expect(decodeHeader(older.encoded()) == .success(older))
+    #expect(header.version == 3)
+    // Segments written by versions 1 (before expiry fields) and 2 (before sync marks) are read.
+    for version: UInt16 in [1, 2] {
+      let older = SegmentHeader(version: version, fileNumber: 7, salt: 99, baseSequence: 12)
+      #expect(decodeHeader(older.encoded()) == .success(older))
+    }
 
     var changedByte = good
     changedByte[12] ^= 1
@@ -42,8 +44,8 @@ struct SegmentHeaderAndManifestTests {
       (changedByte, .damaged("segment header checksum mismatch", storedSalt: 99)),
       (badMagic, .damaged("not a segment file (bad magic)", storedSalt: 99)),
       (
-        SegmentHeader(version: 3, fileNumber: 7, salt: 99, baseSequence: 12).encoded(),
-        .unsupportedVersion(3)
+        SegmentHeader(version: 4, fileNumber: 7, salt: 99, baseSequence: 12).encoded(),
+        .unsupportedVersion(4)
       ),
       (
         SegmentHeader(version: 0, fileNumber: 7, salt: 99, baseSequence: 12).encoded(),

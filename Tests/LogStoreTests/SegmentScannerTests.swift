@@ -10,39 +10,59 @@ import Testing
 struct SegmentScannerTests {
   static let salt: UInt32 = 0x5EED_1234
 
-  /// A segment's bytes: a zeroed header and one put per value, sequences from 1; and where
-  /// each record starts.
-  static func segment(values: [String]) -> (bytes: [UInt8], offsets: [Int]) {
+  /// A segment's bytes: a zeroed header and one put per value, sequences from 1, then (when
+  /// `synced`) a sync mark claiming all of them; and where each put starts.
+  static func segment(values: [String], synced: Bool = true) -> (bytes: [UInt8], offsets: [Int]) {
     var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
     var offsets: [Int] = []
     for (index, value) in values.enumerated() {
-      let table = Array("t".utf8)
-      let key = Array("k\(index)".utf8)
-      let value = Array(value.utf8)
-      var record = [UInt8](
-        repeating: 0, count: RecordLayout.length(table: 1, key: key.count, value: value.count))
-      table.withUnsafeBytes { table in
-        key.withUnsafeBytes { key in
-          value.withUnsafeBytes { value in
-            record.withUnsafeMutableBytes { destination in
-              RecordCodec.encode(
-                kind: .put, sequence: UInt64(index + 1), timestamp: 0, table: table, key: key,
-                value: value, salt: salt, into: destination)
-            }
+      offsets.append(bytes.count)
+      bytes += record(.put, sequence: UInt64(index + 1), key: "k\(index)", value: value)
+    }
+    if synced { bytes += syncMark(sequence: UInt64(values.count + 1), claiming: bytes.count) }
+    return (bytes, offsets)
+  }
+
+  /// One record of table "t" in this suite's salt.
+  static func record(
+    _ kind: RecordKind, sequence: UInt64, key: String = "", value: String = "",
+    expiry: Int64? = nil
+  ) -> [UInt8] {
+    let table = Array("t".utf8)
+    let key = Array(key.utf8)
+    let value = Array(value.utf8)
+    var record = [UInt8](
+      repeating: 0,
+      count: RecordLayout.length(table: 1, key: key.count, value: value.count, expiry: expiry))
+    table.withUnsafeBytes { table in
+      key.withUnsafeBytes { key in
+        value.withUnsafeBytes { value in
+          record.withUnsafeMutableBytes { destination in
+            RecordCodec.encode(
+              kind: kind, sequence: sequence, timestamp: 0, table: table, key: key,
+              value: value, expiry: expiry, salt: salt, into: destination)
           }
         }
       }
-      offsets.append(bytes.count)
-      bytes += record
     }
-    return (bytes, offsets)
+    return record
+  }
+
+  /// A sync mark saying the bytes before `claiming` were synced.
+  static func syncMark(sequence: UInt64, claiming end: Int) -> [UInt8] {
+    var mark = [UInt8](repeating: 0, count: RecordLayout.syncMarkLength)
+    mark.withUnsafeMutableBytes { destination in
+      RecordCodec.encodeSyncMark(
+        sequence: sequence, timestamp: 0, syncedEnd: end, salt: salt, into: destination)
+    }
+    return mark
   }
 
   static func events(
     _ buffer: UnsafeRawBufferPointer, mayBeBeingWritten: Bool
   ) -> (records: Int, damaged: Int) {
     var scanner = SegmentScanner(
-      bytes: buffer, owner: nil, salt: salt, baseSequence: 1, isLast: true,
+      bytes: buffer, owner: nil, salt: salt, baseSequence: 1, extent: .unsealed,
       mayBeBeingWritten: mayBeBeingWritten, waitsForReorderedStores: true)
     var result = (records: 0, damaged: 0)
     while let event = scanner.next() {
@@ -79,7 +99,9 @@ struct SegmentScannerTests {
     #expect(seen.damaged == 0)
   }
 
-  @Test("damage that stays is counted after the wait, and the records after it are kept")
+  @Test(
+    "damage that stays, in bytes a sync mark proves durable, is counted after the wait, and the records after it are kept"
+  )
   func damageStays() throws {
     var (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
     bytes[offsets[1] + RecordLayout.headerSize + 2] ^= 0x40

@@ -17,13 +17,20 @@ func fileBytes(_ path: String) throws -> [UInt8] {
   Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
-/// A closed segment's bytes up to the end of its last record, without the zeros of the space
-/// reserved past it (a segment file is never cut shorter, so it keeps them). The test stores
-/// that use it have values that never end in a zero byte.
+/// A closed segment's bytes up to the end of its last record (its last sync mark, after a
+/// close), without the zeros of the space reserved past it (a segment file is never cut
+/// shorter, so it keeps them).
 func recordBytes(_ path: String) throws -> [UInt8] {
-  var bytes = try fileBytes(path)
-  while bytes.last == 0 { bytes.removeLast() }
-  return bytes
+  let bytes = try fileBytes(path)
+  let end = try bytes.withUnsafeBytes { buffer in
+    let header = try SegmentHeader.decode(buffer)
+    var scanner = SegmentScanner(
+      bytes: buffer, owner: nil, salt: header.salt, baseSequence: header.baseSequence,
+      extent: .sealedWithoutMarks)
+    while scanner.next() != nil {}
+    return scanner.end
+  }
+  return Array(bytes[..<end])
 }
 
 /// The bytes of `value`, little-endian: for building file contents field by field.

@@ -233,12 +233,16 @@ struct FiveItemStore {
   func tearLastRecord() throws -> (offset: Int, remaining: Int) {
     let file = path + "/" + (try segment())
     let record = try record(5)
-    var bytes = try StoreFiles.contents(file)
-    // The file keeps the zeros of the space reserved past the last record (segments are never
-    // cut shorter); the JSON values here never end in a zero byte.
-    while bytes.last == 0 { bytes.removeLast() }
-    guard record.offset + record.length == bytes.count else {
-      throw TestSetupError("item 5's record does not end the segment")
+    let bytes = try StoreFiles.contents(file)
+    // After it, the sync mark its `ytkkv put` wrote at close (a 36-byte record of kind 8,
+    // docs/FORMAT.md), then the zeros of the space reserved past the end (segments are never
+    // cut shorter).
+    let end = record.offset + record.length
+    let markLength = 36
+    guard end + markLength <= bytes.count, bytes[end + 4] == 8,
+      bytes[(end + markLength)...].allSatisfy({ $0 == 0 })
+    else {
+      throw TestSetupError("item 5's record and its sync mark do not end the segment")
     }
     let remaining = record.length / 2
     try StoreFiles.write(Array(bytes[..<(record.offset + remaining)]), to: file)

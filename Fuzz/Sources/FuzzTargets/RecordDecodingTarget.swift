@@ -8,30 +8,48 @@ package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
   guard data.count >= 4 else { return }
   let salt = data.load(as: UInt32.self)
   let body = UnsafeRawBufferPointer(rebasing: data[4...])
-  // As a segment: a zeroed header followed by the bytes, scanned as the last segment and as a
-  // sealed one.
+  // As a segment: a zeroed header followed by the bytes, scanned as a sealed segment and as
+  // the last one, with sync marks and without.
   var segment = [UInt8](repeating: 0, count: SegmentHeader.size)
   segment += body
   segment.withUnsafeBytes { bytes in
-    for isLast in [true, false] {
+    for extent in [SegmentScanner.Extent.sealed, .unsealed, .unsealedWithoutMarks] {
       var scanner = SegmentScanner(
-        bytes: bytes, owner: nil, salt: salt, baseSequence: 0, isLast: isLast)
+        bytes: bytes, owner: nil, salt: salt, baseSequence: 0, extent: extent)
       var position = SegmentHeader.size
+      var damageEnd = position
+      // The scanner reads sync marks without handing them out.
+      func skipMarks(upTo end: Int) {
+        while position < end, let mark = try? RecordCodec.decode(bytes, at: position, salt: salt),
+          mark.kind == .syncMark
+        {
+          position += mark.length
+        }
+      }
       while let event = scanner.next() {
         switch event {
         case .record(let record, let offset):
+          skipMarks(upTo: offset)
           precondition(offset == position, "records must follow each other")
           guard let again = try? RecordCodec.decode(bytes, at: offset, salt: salt) else {
             preconditionFailure("an accepted record must decode again")
           }
           precondition(again.length == record.length && again.sequence == record.sequence)
+          precondition(record.kind != .syncMark, "sync marks are not handed out")
           position += record.length
         case .damaged(let offset, let length, _):
+          skipMarks(upTo: offset)
           precondition(offset == position && length > 0, "damage must start where records end")
           position += length
+          damageEnd = position
         }
       }
-      precondition(scanner.end <= bytes.count)
+      skipMarks(upTo: scanner.end)
+      precondition(position == scanner.end && scanner.end <= bytes.count)
+      if extent == .unsealed {
+        // Damage only in what sync marks proved durable: past that, the log ends.
+        precondition(damageEnd <= max(scanner.provenEnd, SegmentHeader.size))
+      }
     }
   }
   // Every offset, as a record and as a batch member.

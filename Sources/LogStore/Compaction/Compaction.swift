@@ -241,7 +241,8 @@ final class Compactor: @unchecked Sendable {
       var scanner = SegmentScanner(
         bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), owner: input,
         salt: input.salt,
-        baseSequence: input.header?.baseSequence ?? 0, isLast: false)
+        baseSequence: input.header?.baseSequence ?? 0,
+        extent: .of(header: input.header, isLast: false))
       while let event = scanner.next() {
         if stopRequested.isSet { throw LogStoreError.closed(directory) }
         guard case .record(let record, let offset) = event else {

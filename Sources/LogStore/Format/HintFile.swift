@@ -184,9 +184,11 @@ package enum HintFile {
       let hasExpiry = rawKind & RecordLayout.expiryFlag != 0
       let size =
         entryHeaderSize + tableLength + keyLength + (hasExpiry ? RecordLayout.expirySize : 0)
+      // Entries are of records that change the store: a batch is listed as its members, and
+      // a sync mark not at all.
       guard size <= entryBytes.count - position,
-        let kind = RecordKind(rawValue: rawKind & ~RecordLayout.expiryFlag), kind != .batch,
-        !hasExpiry || kind == .put || kind == .createTable
+        let (kind, _) = RecordLayout.kind(ofRaw: rawKind, member: false), kind != .batch,
+        kind != .syncMark
       else { throw Invalid(reason: "malformed entry") }
       // Checked in 64 bits before they become Ints: where Int is 32 bits a damaged offset
       // or length must be refused, not trap.

@@ -186,12 +186,7 @@ package enum RecordCodec {
     -> Header
   {
     let rawKind = base.load(fromByteOffset: RecordLayout.kindOffset, as: UInt8.self)
-    let hasExpiry = rawKind & RecordLayout.expiryFlag != 0
-    guard (rawKind & RecordLayout.memberFlag != 0) == member,
-      let kind = RecordKind(
-        rawValue: rawKind & ~(RecordLayout.memberFlag | RecordLayout.expiryFlag)),
-      !hasExpiry || kind == .put || kind == .createTable
-    else {
+    guard let (kind, hasExpiry) = RecordLayout.kind(ofRaw: rawKind, member: member) else {
       throw .damaged("invalid record kind 0x\(String(rawKind, radix: 16))")
     }
     var header = Header(
@@ -224,9 +219,13 @@ package enum RecordCodec {
     }
     switch kind {
     case .batch:
-      guard !member, header.tableLength == 0, header.keyLength == 0,
+      guard header.tableLength == 0, header.keyLength == 0,
         header.valueLength <= RecordLayout.maxBatchLength
       else { throw .damaged("malformed batch header") }
+    case .syncMark:
+      guard header.tableLength == 0, header.keyLength == 0,
+        header.valueLength == RecordLayout.syncMarkLength - RecordLayout.headerSize
+      else { throw .damaged("malformed sync mark header") }
     case .put:
       guard header.tableLength > 0,
         header.valueLength - (hasExpiry ? RecordLayout.expirySize : 0)
@@ -244,6 +243,26 @@ package enum RecordCodec {
       }
     }
     return header
+  }
+
+  /// Writes a sync mark (``RecordKind/syncMark``) saying that the bytes before `syncedEnd`
+  /// were on stable storage; `destination` is ``RecordLayout/syncMarkLength`` bytes.
+  static func encodeSyncMark(
+    sequence: UInt64, timestamp: Int64, syncedEnd: Int, salt: UInt32,
+    into destination: UnsafeMutableRawBufferPointer
+  ) {
+    withUnsafeBytes(of: UInt64(syncedEnd).littleEndian) { value in
+      encode(
+        kind: .syncMark, sequence: sequence, timestamp: timestamp, table: .empty, key: .empty,
+        value: value, salt: salt, into: destination)
+    }
+  }
+
+  /// The offset a sync mark says was synced: everything before it in the segment. Clamped
+  /// (where `Int` is 32 bits a damaged claim must not trap); the scanner checks it lies
+  /// between the segment header and the mark itself.
+  static func syncedEnd(of mark: Record) -> Int {
+    Int(clamping: loadLittleEndian(UInt64.self, mark.value.baseAddress!))
   }
 
   /// Calls `body` with each member of a batch record, in order, after checking every member:

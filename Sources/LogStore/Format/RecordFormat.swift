@@ -53,6 +53,25 @@ enum RecordLayout {
   /// one the writer hands out.
   static let sequenceLimit: UInt64 = 1 << 62
 
+  /// A sync mark's length: a header and its 8-byte value (``RecordKind/syncMark``).
+  static let syncMarkLength = headerSize + 8
+
+  /// What a record's kind byte says, if it is a kind a record may have where it is met (at
+  /// the top level of a segment, or as a member of a batch): the kind, and whether the value
+  /// starts with an expiry field. The one rule for kind bytes: decoding a record, the
+  /// scanner's search for the next record after damage, and hint entries all ask it.
+  @inline(__always)
+  static func kind(ofRaw raw: UInt8, member: Bool) -> (kind: RecordKind, hasExpiry: Bool)? {
+    guard (raw & memberFlag != 0) == member,
+      let kind = RecordKind(rawValue: raw & ~(memberFlag | expiryFlag))
+    else { return nil }
+    let hasExpiry = raw & expiryFlag != 0
+    if hasExpiry && kind != .put && kind != .createTable { return nil }
+    // A batch holds no batch, and a sync mark speaks of the segment, never of a batch.
+    if member && (kind == .batch || kind == .syncMark) { return nil }
+    return (kind, hasExpiry)
+  }
+
   /// The encoded length of a record with these field sizes.
   @inline(__always)
   static func length(table: Int, key: Int, value: Int, expiry: Int64? = nil) -> Int {
@@ -76,4 +95,9 @@ public enum RecordKind: UInt8, Sendable, CaseIterable {
   case deletePrefix = 6
   /// A group of member records applied all together or not at all.
   case batch = 7
+  /// Changes nothing: says that the segment's bytes before the offset it holds (its 8-byte
+  /// value) were on stable storage before the mark was written. Written after each sync of
+  /// the active segment (format version 3); a scan reads it to tell data a power loss may
+  /// have lost out of order from damage (docs/FORMAT.md, "Recovery").
+  case syncMark = 8
 }

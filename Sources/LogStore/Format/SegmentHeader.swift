@@ -3,7 +3,8 @@
 /// ```
 /// offset size field
 ///  0      8   magic         "YTKKVSEG"
-///  8      2   version       format version: 2 (1: before record expiry fields; read alike)
+///  8      2   version       format version: 3 (2: before sync marks; 1: before record expiry
+///                           fields; both read alike)
 /// 10      2   flags         bit 0: written by compaction
 /// 12      4   fileNumber    the number in the file's name (guards against mixed-up files)
 /// 16      4   salt          random; seeds every record checksum in this file, so records
@@ -22,10 +23,13 @@ package struct SegmentHeader: Equatable, Sendable {
   /// Where ``salt`` is stored: a header that fails its checks reports it (``DecodingError``).
   static let saltOffset = 16
   static let magic: [UInt8] = Array("YTKKVSEG".utf8)
-  static let currentVersion: UInt16 = 2
-  /// The oldest version read. Version 1 is version 2 without expiry fields in records
-  /// (``RecordLayout/expiryFlag``); a writer appends none to a version 1 segment.
+  static let currentVersion: UInt16 = 3
+  /// The oldest version read. Version 2 is version 3 without sync marks
+  /// (``RecordKind/syncMark``), version 1 version 2 without expiry fields in records
+  /// (``RecordLayout/expiryFlag``). A writer appends to a segment of the current version only.
   static let oldestVersion: UInt16 = 1
+  /// The first version whose active segments record their syncs with sync marks.
+  static let syncMarksVersion: UInt16 = 3
 
   var version: UInt16 = SegmentHeader.currentVersion
   var fileNumber: UInt32

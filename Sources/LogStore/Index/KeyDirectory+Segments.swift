@@ -1,6 +1,6 @@
 extension KeyDirectory {
   /// A directory built by reading every record of `segments`, in order, each up to its size
-  /// (the last may have a torn tail, which ends it): what an open without an index file
+  /// (the last read by the rule an open reads it by, ``SegmentScanner/Extent``): what an open without an index file
   /// builds, for a store whose index file was found damaged after it was opened.
   /// `damage(file, offset, reason)` hears of each damaged region, and throws to give up.
   static func rebuilt(
@@ -10,7 +10,8 @@ extension KeyDirectory {
     let keys = KeyDirectory()
     for (position, (file, size)) in segments.enumerated() {
       try keys.applyRecords(
-        of: file, in: SegmentHeader.size..<size, isLast: position == segments.count - 1
+        of: file, in: SegmentHeader.size..<size,
+        extent: .of(header: file.header, isLast: position == segments.count - 1)
       ) { offset, reason throws(LogStoreError) in try damage(file, offset, reason) }
     }
     return keys
@@ -19,13 +20,13 @@ extension KeyDirectory {
   /// Applies the records of `file` in `range` (from the start of a record), in order.
   /// `damage(offset, reason)` hears of each damaged region, and throws to stop.
   func applyRecords(
-    of file: SegmentFile, in range: Range<Int>, isLast: Bool,
+    of file: SegmentFile, in range: Range<Int>, extent: SegmentScanner.Extent,
     damage: (Int, String) throws(LogStoreError) -> Void
   ) throws(LogStoreError) {
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<range.upperBound]),
       owner: file, salt: file.salt, baseSequence: file.header?.baseSequence ?? 0,
-      isLast: isLast, start: range.lowerBound)
+      extent: extent, start: range.lowerBound)
     try replay(from: file) { () throws(LogStoreError) in
       while let event = scanner.next() {
         switch event {

@@ -212,6 +212,9 @@ final class KeyDirectory {
       creations[name] = nil
     case .batch:
       preconditionFailure("batches are applied member by member")
+    case .syncMark:
+      // The scanner reads sync marks itself; they change nothing.
+      break
     }
   }
 

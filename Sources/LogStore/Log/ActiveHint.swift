@@ -19,12 +19,16 @@ extension ActiveLog {
     }
     let number = writer.file.number
     let used = writer.used
+    // Sync marks after the records change nothing: the records end here.
+    let records = writer.dataEnd
     let path = directory + "/" + StoreFileName.hint(number)
     // Too little past the index file's position: no need to look for the hint there.
     let minimum = options.activeHintMinimumBytes
-    guard used - max(indexCovered, SegmentHeader.size) >= max(minimum, 1) else { return false }
+    guard records - max(indexCovered, SegmentHeader.size) >= max(minimum, 1) else {
+      return false
+    }
     let covered = max(indexCovered, hintCoverage(at: path, of: writer.file), SegmentHeader.size)
-    guard used > covered, used - covered >= minimum else { return false }
+    guard records > covered, records - covered >= minimum else { return false }
     guard let hint = Self.hint(of: writer.file, upTo: used) else { return false }
     let bytes = hint.encoded(fileNumber: number, salt: writer.file.salt, coveredLength: used)
     let temporary = path + ".tmp"
@@ -46,10 +50,11 @@ extension ActiveLog {
   /// at the next open, as before, instead of a hint pointing at a damaged record.
   static func hint(of file: SegmentFile, upTo end: Int) -> HintFile.Builder? {
     var builder = HintFile.Builder()
-    // Scanned as a sealed segment would be: every record checked, damage reported.
+    // Scanned as a sealed segment would be (but for the sync mark that ends one, which an
+    // active segment need not have yet): every record checked, damage reported.
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
-      salt: file.salt, baseSequence: file.header?.baseSequence ?? 0, isLast: false)
+      salt: file.salt, baseSequence: file.header?.baseSequence ?? 0, extent: .sealedWithoutMarks)
     while let event = scanner.next() {
       guard case .record(let record, let offset) = event else { return nil }
       guard record.kind == .batch else {

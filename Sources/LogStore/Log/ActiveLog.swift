@@ -77,12 +77,7 @@ final class ActiveLog: @unchecked Sendable {
   func append(_ mutation: Mutation) throws(LogStoreError) -> Appended {
     let length = mutation.encodedLength
     var active = writer!
-    // A segment of format version 1 (an older library's, still active) gets no record with
-    // an expiry field: such a record starts a segment of the current version.
-    if !active.fits(length)
-      || (mutation.carriesExpiry
-        && (active.file.header?.version ?? 0) < SegmentHeader.currentVersion)
-    {
+    if !active.fits(length) {
       active = try rotate(forRecordOf: length)
     }
     let sequence = nextSequence
@@ -102,13 +97,16 @@ final class ActiveLog: @unchecked Sendable {
     // Numbers are never reused, not even that of a segment whose start failed.
     nextFileNumber += 1
     return try replaceActive(
-      with: number, capacity: max(options.maxSegmentSize, SegmentHeader.size + length))
+      with: number,
+      capacity: max(
+        options.maxSegmentSize, SegmentHeader.size + length + SegmentWriter.markReserve))
   }
 
   /// Seals the active segment and makes segment `number` the active one.
   ///
   /// Sealing comes first: once a newer segment exists, recovery treats this one as complete,
-  /// so it must be on stable storage before the next one is created. The new segment is
+  /// so it must be on stable storage before the next one is created; its last sync mark says so
+  /// too, for an open that finds the next one's creation cut short. The new segment is
   /// listed in the manifest before anything is written to it. If that fails, the old segment
   /// stays active (sealing only synced it) and the new file is left unused: a reader may
   /// already have been told of it, so it is not removed; the next open treats it as an empty
@@ -117,7 +115,8 @@ final class ActiveLog: @unchecked Sendable {
     -> SegmentWriter
   {
     let old = writer!
-    try old.seal()
+    try synchronizeActive(proving: true, sealing: true)
+    old.releaseSealed()
     let fresh = try Self.createSegment(
       directory: directory, number: number, baseSequence: nextSequence, capacity: capacity,
       fileSystem: fileSystem)
@@ -154,7 +153,9 @@ final class ActiveLog: @unchecked Sendable {
   }
 
   /// Creates segment `number` with its header, reserving its first chunk of disk, mapped
-  /// for writing with room for `capacity` bytes.
+  /// for writing with room for `capacity` bytes. The header is synced before anything is
+  /// written after it: so a segment whose header cannot be read but that holds records is
+  /// damaged, never a creation a crash cut short (docs/FORMAT.md, "Recovery", rule 6).
   static func createSegment(
     directory: String, number: UInt32, baseSequence: UInt64, capacity: Int,
     fileSystem: any FileSystem
@@ -171,14 +172,13 @@ final class ActiveLog: @unchecked Sendable {
       let file = SegmentFile(
         number: number, path: path, salt: header.salt, header: header, handle: handle,
         mapping: mapping)
-      let writer = SegmentWriter(
-        file: file, capacity: capacity, used: 0, allocated: initial, durable: 0)
       let encoded = header.encoded()
-      _ = try writer.append(count: encoded.count) { buffer in
-        buffer.copyBytes(from: encoded)
-      }
+      mapping.write(at: 0, count: encoded.count) { buffer in buffer.copyBytes(from: encoded) }
+      try mapping.synchronize(offset: 0, count: encoded.count, .durable)
       try fileSystem.synchronizeDirectory(directory)
-      return writer
+      return SegmentWriter(
+        file: file, capacity: capacity, used: encoded.count, allocated: initial,
+        durable: encoded.count, dataEnd: encoded.count, markedEnd: encoded.count)
     } catch {
       handle.close()
       try? fileSystem.removeFile(path)
@@ -372,6 +372,47 @@ final class ActiveLog: @unchecked Sendable {
     return sizes
   }
 
+  /// Records a sync of `point` of `active` that succeeded: the data it covered is durable (or,
+  /// for an ordered sync, ordered), and a sync mark appended after it says so to a later open
+  /// (``RecordKind/syncMark``). On Darwin an ordered sync is a barrier (`F_BARRIERFSYNC`): the
+  /// mark can reach the disk only after what the barrier covered, so it proves that much
+  /// wherever it is found. The mark is not synced here: the next sync takes it along. A mark
+  /// that cannot be written (a full disk) is left out: the data is durable all the same, and
+  /// the next mark claims it too. Call with `lock` held.
+  func noteSynchronized(
+    _ active: SegmentWriter, _ point: SegmentWriter.SyncPoint, _ strength: SyncStrength
+  ) {
+    switch strength {
+    case .durable: active.markDurable(upTo: point.range.upperBound)
+    case .ordered: active.markOrdered(upTo: point.range.upperBound)
+    }
+    _ = try? appendMark(to: active, after: point)
+  }
+
+  /// Appends a sync mark after `point` to `active`, if its data goes past what is marked.
+  private func appendMark(
+    to active: SegmentWriter, after point: SegmentWriter.SyncPoint, ending: Bool = false
+  ) throws(LogStoreError) -> Bool {
+    // A mark takes no sequence number of its own: it carries the last one handed out.
+    try active.appendMark(
+      after: point, sequence: nextSequence - 1, timestamp: Timestamp.now().microsecondsSince1970,
+      ending: ending)
+  }
+
+  /// Syncs the active segment and marks it (``noteSynchronized(_:_:_:)``), with `lock` held;
+  /// with `proving`, syncs the mark too, so that a later open finds the segment proven durable
+  /// up to here even if nothing is written after (a close, a seal). `sealing` makes the mark
+  /// a must (it throws if it cannot be written): every sealed segment ends with one, and one
+  /// without counts as cut short.
+  func synchronizeActive(proving: Bool, sealing: Bool = false) throws(LogStoreError) {
+    guard let active = writer else { return }
+    let point = active.unsynchronized
+    try active.synchronize(point.range, .durable)
+    noteSynchronized(active, point, .durable)
+    if sealing { _ = try appendMark(to: active, after: point, ending: true) }
+    if proving { try active.synchronize() }
+  }
+
   /// Syncs `range` of `active` with `lock` released meanwhile, so that writers go on;
   /// `syncInFlight` is set throughout, so that nothing seals, replaces or closes the segment.
   /// Call with `lock` held and no sync in flight; returns with it held, and the error if the
@@ -394,17 +435,22 @@ final class ActiveLog: @unchecked Sendable {
   }
 
   /// Syncs what the active segment holds, outside `lock` (taken and released here), so that
-  /// writers go on meanwhile; another sync outside the lock is waited for first. Once `close`
-  /// has begun, it does nothing (close syncs) unless `evenWhenClosing`, for a caller that
-  /// `close` waits for.
-  func flushOutsideLock(evenWhenClosing: Bool = false) throws(LogStoreError) {
+  /// writers go on meanwhile, and marks it; with `proving`, syncs that mark too (an index
+  /// file's position must be proven durable by the log itself). Another sync outside the lock
+  /// is waited for first. Once `close` has begun, it does nothing (close syncs) unless
+  /// `evenWhenClosing`, for a caller that `close` waits for.
+  func flushOutsideLock(evenWhenClosing: Bool = false, proving: Bool = false)
+    throws(LogStoreError)
+  {
     lock.lock()
     defer { lock.unlock() }
-    while syncInFlight { lock.wait() }
-    guard !closing || evenWhenClosing, let active = writer else { return }
-    let range = active.unsynchronized
-    if let failure = synchronizeOutsideLock(active, range, .durable) { throw failure }
-    active.markDurable(upTo: range.upperBound)
+    for _ in 0..<(proving ? 2 : 1) {
+      while syncInFlight { lock.wait() }
+      guard !closing || evenWhenClosing, let active = writer else { return }
+      let point = active.unsynchronized
+      if let failure = synchronizeOutsideLock(active, point.range, .durable) { throw failure }
+      noteSynchronized(active, point, .durable)
+    }
   }
 
   /// The loop of the `SyncPolicy.interval` thread: sync what was written, then sleep.
@@ -419,17 +465,18 @@ final class ActiveLog: @unchecked Sendable {
     while !closing {
       lock.wait(milliseconds: milliseconds)
       guard !closing, !syncInFlight, let active = writer else { continue }
-      let range = active.unordered
-      guard !range.isEmpty else { continue }
+      let point = active.unordered
+      guard !point.range.isEmpty else { continue }
       // A failed background sync is retried at the next interval; `sync()` reports errors.
-      if synchronizeOutsideLock(active, range, .ordered) == nil {
-        active.markOrdered(upTo: range.upperBound)
+      if synchronizeOutsideLock(active, point.range, .ordered) == nil {
+        noteSynchronized(active, point, .ordered)
       }
     }
   }
 
-  /// Syncs and lets go of the active segment. Synced, not cut to its end: a reader may have
-  /// the file mapped (docs/CONCURRENCY.md); the next writer appends after the last record.
+  /// Syncs and lets go of the active segment (a close has synced and marked it already). Synced,
+  /// not cut to its end: a reader may have the file mapped (docs/CONCURRENCY.md); the next
+  /// writer appends after the last record.
   func close() throws(LogStoreError) {
     defer { writer = nil }
     try writer?.synchronize()

@@ -208,7 +208,10 @@ final class Checkpointer: @unchecked Sendable {
       for number in log.liveSegmentNumbers() where number >= last.number {
         guard let file = index.segments[number], let size = sizes[number] else { return }
         let start = number == last.number ? last.coveredLength : SegmentHeader.size
-        try keys.applyRecords(of: file, in: start..<size, isLast: number == active) {
+        try keys.applyRecords(
+          of: file, in: start..<size,
+          extent: .of(header: file.header, isLast: number == active)
+        ) {
           offset, reason throws(LogStoreError) in
           throw LogStoreError(.corrupted, "\(offset): \(reason)")
         }
@@ -245,8 +248,9 @@ final class Checkpointer: @unchecked Sendable {
     var failure: LogStoreError?
     var size = 0
     do {
-      // `close` waits for this checkpoint, so the sync must happen even once it has begun.
-      try log.flushOutsideLock(evenWhenClosing: true)
+      // `close` waits for this checkpoint, so the sync must happen even once it has begun. The
+      // mark after it is synced too: the log itself proves the position durable.
+      try log.flushOutsideLock(evenWhenClosing: true, proving: true)
       size = try write(copy) { giveUp.map { giveUp in lock.withLock { giveUp() } } ?? false }
     } catch {
       failure = error

@@ -59,9 +59,9 @@ final class GroupCommit: @unchecked Sendable {
     // One sync outside the lock at a time (compaction may be flushing the segment).
     while log.syncInFlight { lock.wait() }
     let active = log.writer!
-    let range = active.unsynchronized
+    let point = active.unsynchronized
     let syncStart = monotonicNanoseconds()
-    let syncError = log.synchronizeOutsideLock(active, range, .durable)
+    let syncError = log.synchronizeOutsideLock(active, point.range, .durable)
     lastSyncNanoseconds = monotonicNanoseconds() - syncStart
     if let syncError {
       // What did not reach the disk must not come back after a crash either: zero it, and
@@ -76,7 +76,7 @@ final class GroupCommit: @unchecked Sendable {
         log.reuseSequenceNumbers(from: appended.firstSequence)
       }
     } else {
-      active.markDurable(upTo: range.upperBound)
+      log.noteSynchronized(active, point, .durable)
     }
     var written = 0
     index.change {

@@ -46,8 +46,10 @@ package struct OpenReport: Sendable, Equatable {
 ///    finish: its outputs are removed and its inputs kept.
 /// 3. The remaining segments are replayed in number order, each through its hint file when a
 ///    valid one exists, otherwise by scanning its records.
-/// 4. Only the last segment can have a torn tail; it is zeroed (never cut: a reader may have
-///    the file mapped). Damage anywhere else follows the corruption policy.
+/// 4. Only the last segment can have a torn tail: past what its sync marks prove durable, the
+///    log ends at the first bad record (``SegmentScanner/Extent``). A writer zeroes the tail
+///    (never cuts it: a reader may have the file mapped) and syncs the zeros. Damage anywhere
+///    else follows the corruption policy.
 /// A writer works from the directory listing (it holds the lock) and publishes the manifest
 /// of what it keeps before removing anything. A read-only open changes nothing on disk: it
 /// takes its segments from the manifest (`openSnapshot`), since a writer may be changing the
@@ -64,6 +66,13 @@ struct Recovery {
     let handle: any FileHandle
     let size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
+  }
+
+  /// What `candidate`'s first bytes say it is (``SegmentStart``).
+  private func start(of candidate: Candidate) throws(LogStoreError) -> SegmentStart {
+    try SegmentStart(candidate.header, number: candidate.number) { () throws(LogStoreError) in
+      try !holdsNoRecords(candidate)
+    }
   }
 
   func path(_ name: String) -> String { directory + "/" + name }
@@ -161,7 +170,7 @@ struct Recovery {
     }
     var removed = obsoleteSegments(candidates)
     candidates.removeAll { removed.contains($0.number) }
-    if let last = candidates.last, try wasCutShort(last) {
+    if let last = candidates.last, try start(of: last) == .cutShort {
       removed.insert(last.number)
       candidates.removeLast()
     }
@@ -252,14 +261,17 @@ struct Recovery {
       // Without a manifest the listing may hold what a writer's open would remove.
       let obsolete = obsoleteSegments(candidates)
       candidates.removeAll { obsolete.contains($0.number) }
-      if let last = candidates.last {
-        // A last segment whose header was not there yet when it was opened is one a writer is
-        // creating (in a store the manifest does not describe yet): nothing in it was
-        // acknowledged then, so this snapshot does not include it, whatever it holds by now.
-        var notThereYet = false
-        if case .failure(.incomplete) = last.header { notThereYet = true }
-        if !notThereYet { notThereYet = try wasCutShort(last) }
-        if notThereYet { candidates.removeLast() }
+      if var last = candidates.last {
+        // A last segment whose header could not be read when it was opened may be one a writer
+        // was creating (in a store the manifest does not describe yet). The writer syncs the
+        // header before writing anything after it: if records are there now, so is the header,
+        // and it is read again.
+        if case .failure = last.header, try !holdsNoRecords(last) {
+          last.handle.close()
+          last = try openCandidate(last.number)
+          candidates[candidates.count - 1] = last
+        }
+        if try start(of: last) == .cutShort { candidates.removeLast() }
       }
       return candidates
     }
@@ -377,13 +389,12 @@ struct Recovery {
     _ candidate: Candidate, isLast: Bool, covered: Int?, into state: inout RecoveredState,
     maxSequence: inout UInt64
   ) throws(LogStoreError) {
-    let header: SegmentHeader?
-    var salt: UInt32 = 0
-    switch candidate.header {
-    case .success(let decoded) where decoded.fileNumber == candidate.number:
+    let segmentStart = try start(of: candidate)
+    var header: SegmentHeader?
+    switch segmentStart {
+    case .intact(let decoded):
       header = decoded
-      salt = decoded.salt
-    case .success(let decoded):
+    case .foreign(let decoded):
       try damage(
         header: true,
         candidate, offset: 0,
@@ -391,25 +402,52 @@ struct Recovery {
         into: &state)
       candidate.handle.close()
       return
-    case .failure(.unsupportedVersion(let version)):
+    case .newerVersion(let version):
       throw LogStoreError(
         .corrupted,
         "\(candidate.path) is in format version \(version), written by a newer version of "
           + "this library; this one reads version \(SegmentHeader.currentVersion)")
-    case .failure(.incomplete):
+    case .cutShort:
+      // Only a segment before the last can get here (the last is left out): damage, with
+      // nothing in it to read.
       try damage(
-        header: true, candidate, offset: 0, reason: "the segment header is missing", into: &state)
+        header: true, candidate, offset: 0, reason: "the segment header is missing",
+        into: &state)
       candidate.handle.close()
       return
-    case .failure(.damaged(let reason, let storedSalt)):
+    case .damagedHeader(let reason, _):
       try damage(header: true, candidate, offset: 0, reason: reason, into: &state)
-      header = nil
-      salt = storedSalt
     }
 
-    let becomesWriter = writable && isLast && header != nil && header?.compaction == nil
+    // A writer appends only to a segment of the current version that compaction did not write;
+    // any other last segment is sealed below, and a new one follows it.
+    let becomesWriter =
+      writable && isLast && header?.compaction == nil
+      && header?.version == SegmentHeader.currentVersion
     let capacity = becomesWriter ? max(options.maxSegmentSize, candidate.size) : candidate.size
     let mapping = try candidate.handle.map(length: max(capacity, 1), writable: becomesWriter)
+    let salt: UInt32
+    if let header {
+      salt = header.salt
+    } else if case .damagedHeader(_, let stored) = segmentStart,
+      let found = SegmentSalt.find(
+        in: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]),
+        storedSalt: stored)
+    {
+      salt = found
+    } else {
+      // No record confirms a salt: the records behind the header cannot be checked.
+      try damage(
+        candidate, offset: SegmentHeader.size,
+        reason: "no record behind the unreadable header checks with a salt: its records "
+          + "cannot be read", into: &state)
+      state.segments[candidate.number] = SegmentFile(
+        number: candidate.number, path: candidate.path, salt: 0, header: nil,
+        handle: candidate.handle, mapping: mapping)
+      state.sealedSizes[candidate.number] = candidate.size
+      if writable && isLast { try candidate.handle.synchronize(.durable) }
+      return
+    }
     let file = SegmentFile(
       number: candidate.number, path: candidate.path, salt: salt, header: header,
       handle: candidate.handle, mapping: mapping)
@@ -454,8 +492,8 @@ struct Recovery {
     // A reader's last segment is the one a writer may be appending to right now.
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), owner: file,
-      salt: salt, baseSequence: baseSequence, isLast: isLast, start: start,
-      mayBeBeingWritten: isLast && !writable)
+      salt: salt, baseSequence: baseSequence, extent: .of(header: header, isLast: isLast),
+      start: start, mayBeBeingWritten: isLast && !writable)
     let keys = state.keys
     try keys.replay(from: file) { () throws(LogStoreError) in
       if candidate.size - start >= Self.pipelineThreshold, let pipeline = ScanPipeline(scanner) {
@@ -470,23 +508,38 @@ struct Recovery {
       }
     }
 
+    // A sync mark after records lost to damage carries a number above theirs.
+    maxSequence = max(maxSequence, scanner.lastSequence)
     var size = candidate.size
+    var zeroedTail = false
     if isLast && scanner.end < candidate.size {
-      // Past the end of the data there is a torn tail or space reserved ahead of the writes:
+      // Past the end of the log there is a torn tail or space reserved ahead of the writes:
       // neither is part of the store. A writer zeroes a torn tail, so that new records follow
-      // the last good one and nothing of the old tail can be read after them; it never cuts
-      // the file, since a reader may have it mapped (docs/CONCURRENCY.md). A read-only open
-      // just does not count it.
+      // the last good one and nothing of the old tail can be read after them, and syncs the
+      // zeros before any new record can be: records that followed a lost page must never come
+      // back behind new ones. It never cuts the file, since a reader may have it mapped
+      // (docs/CONCURRENCY.md). A read-only open just does not count it.
       if writable && scanner.foundTornTail {
         try zero(candidate.handle, from: scanner.end, to: candidate.size)
+        try candidate.handle.synchronize(.durable)
+        zeroedTail = true
       }
       size = scanner.end
     }
     if becomesWriter {
+      // What the marks do not prove durable is synced by the first sync of this session (which
+      // then marks it), unless the open synced it all already.
+      let proven = min(scanner.provenEnd, size)
+      let allProven = zeroedTail || scanner.provenEnd >= scanner.dataEnd
       state.writer = SegmentWriter(
-        file: file, capacity: capacity, used: size, allocated: candidate.size, durable: size)
+        file: file, capacity: capacity, used: size, allocated: candidate.size,
+        durable: allProven ? size : proven, dataEnd: scanner.dataEnd,
+        markedEnd: zeroedTail ? 0 : proven)
     } else {
       state.sealedSizes[candidate.number] = size
+      // A last segment no writer appends to is sealed from now on (a new one follows): durable
+      // whole first.
+      if writable && isLast && !zeroedTail { try candidate.handle.synchronize(.durable) }
     }
   }
 
@@ -563,15 +616,6 @@ struct Recovery {
     }
     finishRun()
     return counts
-  }
-
-  /// Whether `candidate`, the last segment, is one whose creation a crash cut short before
-  /// its header reached the disk (a missing or torn header, and nothing after it): no record
-  /// can have been acknowledged in it, so leaving it out loses nothing.
-  private func wasCutShort(_ candidate: Candidate) throws(LogStoreError) -> Bool {
-    guard case .failure(let failure) = candidate.header, failure == .incomplete || failure.isDamage
-    else { return false }
-    return try holdsNoRecords(candidate)
   }
 
   /// Writes zeros over the bytes of `handle` in `start..<end`.

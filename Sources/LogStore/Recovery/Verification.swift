@@ -118,49 +118,72 @@ struct Verifier {
     var headers: [UInt32: SegmentHeader] = [:]
     for (position, number) in segments.enumerated() {
       let name = StoreFileName.segment(number)
-      let bytes = try readFile(name)
+      let isLast = position == segments.count - 1
+      var bytes = try readFile(name)
       report.segments += 1
-      var salt: UInt32 = 0
-      var baseSequence: UInt64 = 0
-      do {
-        let header = try bytes.withBytes { buffer throws(SegmentHeader.DecodingError) in
-          try SegmentHeader.decode(buffer)
-        }
-        salt = header.salt
-        baseSequence = header.baseSequence
-        salts[number] = salt
-        headers[number] = header
-        if header.fileNumber != number {
+      var start = Self.start(of: bytes, number: number)
+      if isLast, case .damagedHeader = start {
+        // A writer may have been creating the segment while its start was read: it syncs the
+        // header before anything after it, so records read after the header mean it was there
+        // by then. Read again.
+        bytes = try readFile(name)
+        start = Self.start(of: bytes, number: number)
+      }
+      var header: SegmentHeader?
+      let salt: UInt32
+      switch start {
+      case .intact(let intact):
+        header = intact
+        salt = intact.salt
+      case .foreign(let foreign):
+        // Not this segment's records: an open skips them.
+        salts[number] = foreign.salt
+        headers[number] = foreign
+        report.problems.append(
+          VerificationFinding(
+            file: name, offset: 0,
+            message: "the header names segment \(foreign.fileNumber), not \(number); its "
+              + "records are not read"))
+        continue
+      case .newerVersion(let version):
+        report.problems.append(
+          VerificationFinding(
+            file: name, offset: 8,
+            message: "format version \(version) is newer than this tool reads"))
+        continue
+      case .cutShort where isLast:
+        report.notes.append(
+          VerificationFinding(
+            file: name, message: "creation cut short by a crash; removed at the next open"))
+        continue
+      case .cutShort:
+        report.problems.append(
+          VerificationFinding(file: name, offset: 0, message: "the segment header is missing"))
+        continue
+      case .damagedHeader(let reason, let storedSalt):
+        let found = bytes.withUnsafeBytes { SegmentSalt.find(in: $0, storedSalt: storedSalt) }
+        guard let found else {
           report.problems.append(
             VerificationFinding(
               file: name, offset: 0,
-              message: "the header names segment \(header.fileNumber), not \(number)"))
+              message: "\(reason); no record behind it checks with a salt: its records "
+                + "cannot be read"))
+          continue
         }
-      } catch {
-        switch error {
-        case .incomplete where position == segments.count - 1:
-          report.notes.append(
-            VerificationFinding(
-              file: name, message: "creation cut short by a crash; removed at the next open"))
-          continue
-        case .incomplete:
-          report.problems.append(
-            VerificationFinding(file: name, offset: 0, message: "the segment header is missing"))
-          continue
-        case .unsupportedVersion(let version):
-          report.problems.append(
-            VerificationFinding(
-              file: name, offset: 8,
-              message: "format version \(version) is newer than this tool reads"))
-          continue
-        case .damaged(let reason, let storedSalt):
-          report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
-          salt = storedSalt
-        }
+        report.problems.append(
+          VerificationFinding(
+            file: name, offset: 0,
+            message: "\(reason); its records are read with the salt they check with"))
+        salt = found
       }
-      let isLast = position == segments.count - 1
+      if let header {
+        salts[number] = salt
+        headers[number] = header
+      }
+      let baseSequence = header?.baseSequence ?? 0
+      let extent = SegmentScanner.Extent.of(header: header, isLast: isLast)
       var scan = Self.scan(
-        bytes, file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
+        bytes, file: name, salt: salt, baseSequence: baseSequence, extent: extent)
       // The last segment may be the one a writer is appending to: a record read while it
       // was being copied looks damaged if the next one was complete by the time it was read.
       // Damage there is read again (at once, then after growing pauses) until two reads agree.
@@ -169,7 +192,7 @@ struct Verifier {
         if wait > 0 { pauseThread(microseconds: wait) }
         wait = max(10_000, wait * 2)
         let again = Self.scan(
-          try readFile(name), file: name, salt: salt, baseSequence: baseSequence, isLast: isLast)
+          try readFile(name), file: name, salt: salt, baseSequence: baseSequence, extent: extent)
         let settled = again.problems == scan.problems
         scan = again
         if settled { break }
@@ -307,13 +330,26 @@ struct Verifier {
     var notes: [VerificationFinding] = []
   }
 
+  /// What the start of a segment file's `bytes` says it is (``SegmentStart``).
+  private static func start(of bytes: [UInt8], number: UInt32) -> SegmentStart {
+    bytes.withUnsafeBytes { buffer in
+      let header = Result { () throws(SegmentHeader.DecodingError) -> SegmentHeader in
+        try SegmentHeader.decode(buffer)
+      }
+      return SegmentStart(header, number: number) { () -> Bool in
+        bytes.count > SegmentHeader.size && bytes[SegmentHeader.size...].contains { $0 != 0 }
+      }
+    }
+  }
+
   private static func scan(
-    _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64, isLast: Bool
+    _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64,
+    extent: SegmentScanner.Extent
   ) -> SegmentScan {
     var result = SegmentScan()
     bytes.withUnsafeBytes { buffer in
       var scanner = SegmentScanner(
-        bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, isLast: isLast)
+        bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, extent: extent)
       while let event = scanner.next() {
         switch event {
         case .record(let record, _):
@@ -331,10 +367,16 @@ struct Verifier {
         }
       }
       if scanner.foundTornTail {
+        let records = scanner.recordsInTornTail
+        // Good records in it followed bytes a power loss lost, past what was synced: keeping
+        // them would keep later writes without earlier ones.
+        let after =
+          records == 0
+          ? "" : ", holding \(records) records written after bytes a power loss lost"
         result.notes.append(
           VerificationFinding(
             file: name, offset: scanner.end,
-            message: "torn tail of \(buffer.count - scanner.end) bytes left by a crash; "
+            message: "torn tail of \(buffer.count - scanner.end) bytes left by a crash\(after); "
               + "cleared at the next open"))
       }
     }

@@ -1,7 +1,8 @@
 /// Writes a new segment file from front to back through a buffer, under a temporary name,
 /// with its hint file beside it: how compaction writes its outputs. The header is written
-/// last, once the number of outputs is known, and both files are synced before
-/// ``finish(outputCount:)`` returns.
+/// last, once the number of outputs is known, after a sync mark that ends the records (as every
+/// sealed segment ends: a copy cut short at a record's end is told from a whole one), and both
+/// files are synced before ``finish(outputCount:)`` returns.
 final class SegmentBuilder {
   let number: UInt32
   let temporaryPath: String
@@ -18,6 +19,8 @@ final class SegmentBuilder {
   private(set) var header: SegmentHeader
   private var buffer: [UInt8] = []
   private var flushed: Int
+  /// The sequence number of the last record appended.
+  private var lastSequence: UInt64
   /// The file's length so far, buffered bytes included.
   var size: Int { flushed + buffer.count }
   var isEmpty: Bool { size <= SegmentHeader.size }
@@ -43,6 +46,7 @@ final class SegmentBuilder {
       compaction: mark)
     // The header's place is reserved now and filled in by `finish`.
     flushed = SegmentHeader.size
+    lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
     buffer.reserveCapacity(Self.bufferLimit + (64 << 10))
   }
 
@@ -64,6 +68,7 @@ final class SegmentBuilder {
     var copy = record
     copy.length = length
     hint?.add(copy, offset: offset)
+    lastSequence = record.sequence
     if buffer.count >= Self.bufferLimit { try flush() }
     return (offset, length)
   }
@@ -77,8 +82,20 @@ final class SegmentBuilder {
     buffer.removeAll(keepingCapacity: true)
   }
 
-  /// Writes the remaining bytes, the final header and the hint file, and syncs both.
+  /// Writes the remaining bytes and the sync mark after them, the final header and the hint
+  /// file, and syncs both. The mark is synced with the records: a copy is durable whole before
+  /// it is renamed into place, or not in the store at all.
   func finish(outputCount: UInt32) throws(LogStoreError) {
+    let recordsEnd = size
+    let start = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: RecordLayout.syncMarkLength))
+    let (salt, sequence) = (header.salt, lastSequence)
+    buffer.withUnsafeMutableBytes { bytes in
+      RecordCodec.encodeSyncMark(
+        sequence: sequence, timestamp: Timestamp.now().microsecondsSince1970,
+        syncedEnd: recordsEnd, salt: salt,
+        into: UnsafeMutableRawBufferPointer(rebasing: bytes[start...]))
+    }
     try flush()
     header.compaction?.outputCount = outputCount
     try header.encoded().withBytes { bytes throws(LogStoreError) in

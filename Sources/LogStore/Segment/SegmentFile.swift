@@ -105,10 +105,18 @@ final class SegmentFile: Sendable {
 /// touching an unbacked page. The reservation starts small and doubles up to 1 MiB at a time,
 /// so that a small store does not keep a large reserve: files are never cut shorter (a reader
 /// may have them mapped), so what is reserved stays part of the file.
+///
+/// After each sync, the log appends a sync mark (``RecordKind/syncMark``) saying how far the
+/// data was synced (``ActiveLog/noteSynchronized(_:_:_:)``); room for two marks is kept past
+/// every record (``markReserve``), so that the marks that prove a record durable always fit.
 /// Guarded by the store's write lock.
 final class SegmentWriter {
   static let firstAllocation = 64 << 10
   static let allocationChunk = 1 << 20
+  /// Room kept free after every record that is not a sync mark. Two marks: the one of a sync
+  /// that was in flight while the record was written (and so does not cover it), and the one
+  /// of the sync that covers it.
+  static let markReserve = 2 * RecordLayout.syncMarkLength
 
   let file: SegmentFile
   /// The mapping's length: this segment never grows past it.
@@ -119,6 +127,15 @@ final class SegmentWriter {
   @exclusivity(unchecked) private(set) var allocated: Int
   /// End of the data known to be on stable storage.
   @exclusivity(unchecked) private(set) var durable: Int
+  /// End of the last record that is not a sync mark: what a mark written after a sync that
+  /// covered it claims.
+  @exclusivity(unchecked) private(set) var dataEnd: Int
+  /// The furthest end a sync mark in the segment claims (0 when unknown, after a failed sync
+  /// discarded marks): no mark is needed until the data goes past it.
+  @exclusivity(unchecked) private(set) var markedEnd: Int
+  /// What the open found in the segment: a failed sync never discards it (an earlier session
+  /// acknowledged it).
+  let foundEnd: Int
   /// Below this offset, the pages written have been handed back (`release`), so that the
   /// records of a long fill do not stay in the process's resident memory.
   @exclusivity(unchecked) private var released = 0
@@ -126,21 +143,59 @@ final class SegmentWriter {
   private static let releaseStep = 8 << 20
   private static let keptResident = 1 << 20
 
-  init(file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int) {
+  /// - Parameters:
+  ///   - used: where the next record goes.
+  ///   - durable: how much is known on stable storage.
+  ///   - dataEnd: the end of the last record that is not a sync mark.
+  ///   - markedEnd: the furthest end a sync mark in the segment claims.
+  init(
+    file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int, dataEnd: Int,
+    markedEnd: Int
+  ) {
     self.file = file
     self.capacity = capacity
     self.used = used
     self.allocated = allocated
     self.durable = durable
+    self.dataEnd = dataEnd
+    self.markedEnd = markedEnd
+    self.foundEnd = used
   }
 
-  func fits(_ count: Int) -> Bool { count <= capacity - used }
+  /// Whether a record of `count` bytes fits, with room for the marks after it.
+  func fits(_ count: Int) -> Bool { count <= capacity - used - Self.markReserve }
 
   /// Reserves room for and writes `count` bytes filled in by `body`; returns their offset.
   func append(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
     throws(LogStoreError) -> Int
   {
     precondition(fits(count), "record does not fit the segment")
+    let offset = try write(count: count, body)
+    dataEnd = used
+    return offset
+  }
+
+  /// Appends a sync mark saying the data up to `point.dataEnd` is durable, if no mark says so
+  /// already (or, `ending` the segment, unless one claiming it all ends it already); returns
+  /// whether it did. The reserve after every record leaves room for it.
+  func appendMark(after point: SyncPoint, sequence: UInt64, timestamp: Int64, ending: Bool = false)
+    throws(LogStoreError) -> Bool
+  {
+    let needed = point.dataEnd > markedEnd || (ending && used == dataEnd)
+    guard needed, RecordLayout.syncMarkLength <= capacity - used else { return false }
+    let salt = file.salt
+    _ = try write(count: RecordLayout.syncMarkLength) { buffer in
+      RecordCodec.encodeSyncMark(
+        sequence: sequence, timestamp: timestamp, syncedEnd: point.dataEnd, salt: salt,
+        into: buffer)
+    }
+    markedEnd = point.dataEnd
+    return true
+  }
+
+  private func write(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+    throws(LogStoreError) -> Int
+  {
     if used + count > allocated {
       let step = min(max(allocated, Self.firstAllocation), Self.allocationChunk)
       let target = min(capacity, max(used + count, allocated + step))
@@ -158,11 +213,18 @@ final class SegmentWriter {
     return offset
   }
 
+  /// What a sync taken now covers: the range written but not yet known durable, and the end of
+  /// the data in it (which a mark written after the sync may claim).
+  struct SyncPoint {
+    var range: Range<Int>
+    var dataEnd: Int
+  }
+
   /// The range written but not yet known durable, for a sync outside the write lock.
-  var unsynchronized: Range<Int> { durable..<used }
+  var unsynchronized: SyncPoint { SyncPoint(range: durable..<used, dataEnd: dataEnd) }
 
   /// The range written since the last durable or ordered sync, for the interval thread.
-  var unordered: Range<Int> { max(durable, ordered)..<used }
+  var unordered: SyncPoint { SyncPoint(range: max(durable, ordered)..<used, dataEnd: dataEnd) }
 
   /// End of the data an ordered sync (``SyncStrength/ordered``) has covered: not durable on
   /// Darwin, where it is only a barrier, so it never counts as durable.
@@ -184,37 +246,41 @@ final class SegmentWriter {
     ordered = max(ordered, min(end, used))
   }
 
+  /// Syncs everything written (no mark: ``ActiveLog/synchronizeActive(proving:)`` adds one).
   func synchronize() throws(LogStoreError) {
-    let range = unsynchronized
+    let range = unsynchronized.range
     try synchronize(range, .durable)
     markDurable(upTo: range.upperBound)
   }
 
-  /// Forgets everything written after the last durable point (never the header), zeroing it
-  /// so that no record written there can come back after a crash, and tries at once to make
-  /// the zeros durable: the failed sync may have put some of those bytes on the disk. (If that
-  /// sync fails too, the device is failing and nothing can be promised about what it kept.)
+  /// Forgets everything written after the last durable point (never the header, nor what an
+  /// earlier session wrote), zeroing it so that no record written there can come back after a
+  /// crash, and tries at once to make the zeros durable: the failed sync may have put some of
+  /// those bytes on the disk. (If that sync fails too, the device is failing and nothing can be
+  /// promised about what it kept.) Marks among those bytes go too: the next sync marks anew.
   /// Returns the new end.
   @discardableResult
   func discardUnsynchronized() -> Int {
-    let keep = max(durable, SegmentHeader.size)
+    let keep = max(durable, foundEnd, SegmentHeader.size)
     if used > keep {
       let count = used - keep
       file.mapping.write(at: keep, count: count) {
         $0.initializeMemory(as: UInt8.self, repeating: 0)
       }
       used = keep
+      dataEnd = min(dataEnd, keep)
+      markedEnd = 0
       ordered = min(ordered, keep)
       try? file.mapping.synchronize(offset: keep, count: count, .durable)
     }
     return used
   }
 
-  /// Syncs the data: the segment is sealed and will not change. The file keeps its length,
-  /// zeros past the last record included: a reader beside the writer may have mapped all of
-  /// it, and touching a mapped page past the end of a file kills a process with `SIGBUS`.
-  func seal() throws(LogStoreError) {
-    try synchronize()
+  /// Hands back the pages of the mapping once the segment is sealed (synced, with its last
+  /// mark): it will not change again. The file keeps its length, zeros past the last record
+  /// included: a reader beside the writer may have mapped all of it, and touching a mapped
+  /// page past the end of a file kills a process with `SIGBUS`.
+  func releaseSealed() {
     file.mapping.release(offset: released, count: used - released)
     released = used
   }
