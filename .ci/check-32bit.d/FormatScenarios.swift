@@ -93,7 +93,24 @@ func crc32cScenario(_ c: inout Checker) -> String {
     c.expect(CRC32C.unmask(CRC32C.mask(value)) == value, "unmask(mask(\(hex(value))))")
   }
   c.expect(CRC32C.mask(0) == 0xA282_EAD8, "mask(0)")
-  return "\(vectors.count) known vectors, \(compared) lengths/alignments vs bitwise, extend, mask"
+  // The four bytes before a body that give a checksum (a salt solved from a record), for
+  // bodies of every length to 300 and some past 64 KiB.
+  var solved = 0
+  for length in Array(0...300) + [4096, 70_000] {
+    let body = c.rng.bytes(length)
+    let prefix = c.rng.next32()
+    var whole: [UInt8] = []
+    for shift in stride(from: 0, to: 32, by: 8) {
+      whole.append(UInt8(truncatingIfNeeded: prefix >> UInt32(shift)))
+    }
+    whole += body
+    let target = CRC32C.checksum(whole)
+    let found = body.withUnsafeBytes { CRC32C.prefix(givingChecksum: target, before: $0) }
+    c.expect(found == prefix, "prefix before \(length) bytes: \(hex(found)), not \(hex(prefix))")
+    solved += 1
+  }
+  return
+    "\(vectors.count) known vectors, \(compared) lengths/alignments vs bitwise, extend, mask, \(solved) prefixes solved"
 }
 
 /// Decodes the record at `offset`, returning it or the error.
@@ -218,9 +235,11 @@ func headerProblem(
 ) -> String? {
   let base = rawKind & 0x3F
   let expiry = rawKind & 0x40 != 0
-  guard (rawKind & 0x80 != 0) == member, base >= 1, base <= 7 else { return "kind" }
-  // The expiry flag (format version 2): only on puts and table creations.
+  guard (rawKind & 0x80 != 0) == member, base >= 1, base <= 8 else { return "kind" }
+  // The expiry flag (format version 2): only on puts and table creations. A batch and a
+  // sync mark (format version 3) are never members.
   guard !expiry || base == 1 || base == 3 else { return "kind" }
+  guard !member || base < 7 else { return "kind" }
   guard sequence < 1 << 62 else { return "sequence" }
   let value = UInt64(valueCount)
   if expiry {
@@ -229,8 +248,10 @@ func headerProblem(
     return tableCount > 0 && value - 8 <= 64 << 20 ? nil : "put"
   }
   switch base {
+  case 8:
+    return tableCount == 0 && keyCount == 0 && value == 8 ? nil : "mark"
   case 7:
-    return !member && tableCount == 0 && keyCount == 0 && value <= 256 << 20 ? nil : "batch"
+    return tableCount == 0 && keyCount == 0 && value <= 256 << 20 ? nil : "batch"
   case 1: return tableCount > 0 && value <= 64 << 20 ? nil : "put"
   case 2, 6: return tableCount > 0 && value == 0 ? nil : "delete"
   default: return tableCount > 0 && keyCount == 0 && value == 0 ? nil : "table"

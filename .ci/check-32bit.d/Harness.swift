@@ -24,6 +24,7 @@ let scenarios: [Scenario] = [
   Scenario(name: "hint-file", body: hintFileScenario),
   Scenario(name: "segment-scanner", body: segmentScannerScenario),
   Scenario(name: "scanner-damage", body: scannerDamageScenario),
+  Scenario(name: "sync-marks", body: syncMarkScenario),
   Scenario(name: "table-index", body: tableIndexScenario),
   Scenario(name: "table-index-hashes", body: syntheticHashScenario),
   Scenario(name: "key-directory", body: keyDirectoryScenario),

@@ -368,7 +368,8 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
   final class SegmentOwner {}
   let owner = SegmentOwner()
   segment.withUnsafeBytes { b in
-    var scanner = SegmentScanner(bytes: b, owner: owner, salt: salt, baseSequence: 1, isLast: true)
+    var scanner = SegmentScanner(
+      bytes: b, owner: owner, salt: salt, baseSequence: 1, extent: .unsealedWithoutMarks)
     scanned.replay(from: owner) {
       while let event = scanner.next() {
         guard case .record(let record, let offset) = event else {

@@ -96,7 +96,7 @@ func buildHint(_ segment: [UInt8], salt: UInt32, fileNumber: UInt32, coveredLeng
   segment.withUnsafeBytes { b in
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: b[0..<coveredLength]), owner: nil, salt: salt,
-      baseSequence: 1, isLast: true)
+      baseSequence: 1, extent: .sealedWithoutMarks)
     func add(_ record: Record, _ offset: Int) {
       builder.add(record, offset: offset)
       entries.append(
@@ -282,13 +282,16 @@ enum ScanEvent: Equatable {
   case damaged(offset: Int, length: Int)
 }
 
+/// Scans `bytes` as the last segment of a version without sync marks (a torn tail when no good
+/// record follows a bad one) or as a sealed one of that version, or with `extent` as given.
 func scan(
   _ bytes: [UInt8], salt: UInt32, isLast: Bool, start: Int = SegmentHeader.size,
-  mayBeBeingWritten: Bool = false
+  mayBeBeingWritten: Bool = false, extent: SegmentScanner.Extent? = nil
 ) -> (events: [ScanEvent], end: Int, torn: Bool, last: UInt64) {
   bytes.withUnsafeBytes { b in
     var scanner = SegmentScanner(
-      bytes: b, owner: nil, salt: salt, baseSequence: 1, isLast: isLast, start: start,
+      bytes: b, owner: nil, salt: salt, baseSequence: 1,
+      extent: extent ?? (isLast ? .unsealedWithoutMarks : .sealedWithoutMarks), start: start,
       mayBeBeingWritten: mayBeBeingWritten)
     var events: [ScanEvent] = []
     while let event = scanner.next() {
@@ -369,6 +372,114 @@ func segmentScannerScenario(_ c: inout Checker) -> String {
     "a last record claiming 4 GiB is not a torn tail")
   return
     "a clean \(records.count)-record segment, reserved zeros, a resumed scan; \(scenarios) scans with a hostile value length, garbage and a torn tail (last segment and not)"
+}
+
+/// Sets the checksum of `record`, a whole record.
+func storeChecksum(_ record: inout [UInt8], salt: UInt32) {
+  record.withUnsafeMutableBytes { RecordCodec.writeChecksum($0, salt: salt) }
+}
+
+/// A sync mark (format version 3) saying the bytes before `claim` were synced.
+func syncMark(sequence: UInt64, claim: Int, salt: UInt32) -> [UInt8] {
+  var out = [UInt8](repeating: 0, count: RecordLayout.syncMarkLength)
+  out.withUnsafeMutableBytes {
+    RecordCodec.encodeSyncMark(
+      sequence: sequence, timestamp: 1, syncedEnd: claim, salt: salt, into: $0)
+  }
+  return out
+}
+
+@_optimize(none)
+func syncMarkScenario(_ c: inout Checker) -> String {
+  let salt: UInt32 = 0x5F0C_0001
+  let (good, records) = makeSegment(&c.rng, salt: salt, count: 60)
+  // Synced after record 39: a mark claiming what precedes it, carrying record 39's number.
+  let markAt = records[40].offset
+  var marked = Array(good[..<markAt])
+  marked += syncMark(sequence: records[39].last, claim: markAt, salt: salt)
+  marked += good[markAt...]
+  let shift = RecordLayout.syncMarkLength
+  func events(_ range: Range<Int>, shiftedFrom: Int = 60) -> [ScanEvent] {
+    range.map { index in
+      let r = records[index]
+      return .record(
+        offset: r.offset + (index >= shiftedFrom ? shift : 0), length: r.length, sequence: r.first)
+    }
+  }
+  var checked = 0
+  // A lost page past the mark (record 50 zeroed): the log ends there, whatever follows.
+  var lost = marked
+  let r50 = records[50].offset + shift
+  for index in r50..<r50 + records[50].length { lost[index] = 0 }
+  let ended = scan(lost, salt: salt, isLast: true, extent: .unsealed)
+  c.expect(
+    ended.events == events(0..<50, shiftedFrom: 40),
+    "a loss past the mark: \(ended.events.count) events")
+  c.expect(ended.torn && ended.end == r50, "a loss past the mark ends the log at it")
+  // The same loss before the mark (record 20): damage, and everything after is kept.
+  var damaged = marked
+  for index in records[20].offset..<records[20].offset + records[20].length { damaged[index] = 0 }
+  let kept = scan(damaged, salt: salt, isLast: true, extent: .unsealed)
+  var expected = events(0..<20, shiftedFrom: 40)
+  expected.append(.damaged(offset: records[20].offset, length: records[20].length))
+  expected += events(21..<60, shiftedFrom: 40)
+  c.expect(kept.events == expected, "a loss before the mark: \(kept.events.count) events")
+  c.expect(!kept.torn && kept.end == marked.count, "a loss before the mark: the end")
+  checked += 2
+  // Claims that cannot be: past the mark itself, below the header, at 2^31, 2^32 and beyond,
+  // in 64 bits. Such a mark is a bad record: the log ends at it, past what is proven.
+  for claim: UInt64 in [UInt64(markAt + 1), 0, 47, 1 << 31, 1 << 32 - 1, 1 << 32, .max] {
+    var bogus = marked
+    var mark = syncMark(sequence: records[39].last, claim: 48, salt: salt)
+    for byte in 0..<8 { mark[28 + byte] = UInt8(truncatingIfNeeded: claim >> UInt64(8 * byte)) }
+    storeChecksum(&mark, salt: salt)
+    bogus.replaceSubrange(markAt..<markAt + shift, with: mark)
+    let result = scan(bogus, salt: salt, isLast: true, extent: .unsealed)
+    c.expect(
+      result.events == events(0..<40) && result.torn && result.end == markAt, "claim \(hex(claim))")
+    checked += 1
+  }
+  // A sealed segment of version 3 ends with a mark claiming all of it; one cut at a record's
+  // end is damage there.
+  let closed = good + syncMark(sequence: records[59].last, claim: good.count, salt: salt)
+  c.expect(
+    scan(closed, salt: salt, isLast: false, extent: .sealed).events == events(0..<60),
+    "a sealed segment")
+  let cut = scan(Array(closed[..<records[30].offset]), salt: salt, isLast: false, extent: .sealed)
+  c.expect(
+    cut.events == events(0..<30) + [.damaged(offset: records[30].offset, length: 0)],
+    "a sealed segment cut at a record's end")
+  checked += 2
+  // Every kind and flag is found again after damage: expiring puts and table creations with a
+  // lifetime (kind bytes 0x41, 0x43) included.
+  var kinds = good
+  let after = records[10].offset
+  var insert: [UInt8] = []
+  var sequence = records[9].last + 1
+  for (kind, value) in [(RecordKind.put, 12), (.createTable, 8)] {
+    var record = encodeRecord(
+      kind: kind, sequence: sequence, table: bytes("t"), key: kind == .put ? bytes("e") : [],
+      value: [UInt8](repeating: 1, count: value), salt: salt)
+    record[RecordLayout.kindOffset] |= RecordLayout.expiryFlag
+    storeChecksum(&record, salt: salt)
+    insert += record
+    sequence += 1
+  }
+  kinds.insert(contentsOf: insert, at: after)
+  // Record 9's kind byte made invalid: the search for the next record must stop at the
+  // expiring put right after it.
+  kinds[records[9].offset + RecordLayout.kindOffset] ^= 0x10
+  let found = scan(kinds, salt: salt, isLast: false, extent: .sealedWithoutMarks)
+  let offsets = found.events.compactMap { event -> Int? in
+    if case .record(let offset, _, _) = event { return offset }
+    return nil
+  }
+  let firstLength = RecordLayout.length(table: 1, key: 1, value: 12)
+  let renumbered = offsets.contains(after) && offsets.contains(after + firstLength)
+  c.expect(renumbered, "an expiring put and a lifetime found again after damage")
+  checked += 1
+  return
+    "\(checked) scans of sync marks: losses past and before one, impossible claims, sealed ends, expiring kinds after damage"
 }
 
 @_optimize(none)

@@ -47,6 +47,11 @@ struct BackupSource {
   /// The segment is sealed and has a hint file. Neither changes again, so the hint describes
   /// the copy as well.
   let copiesHint: Bool
+  /// For the last segment: the last sequence number handed out at the backup's moment. Its
+  /// copy ends with a sync mark (carrying that number) saying all of it is durable, as a
+  /// closed store's last segment does: the copy is synced, though the store's own marks may
+  /// not say so that far.
+  let endingMarkSequence: UInt64?
 }
 
 /// A copy of a store as it is at one moment, made while the store stays in use
@@ -59,9 +64,9 @@ struct BackupSource {
 ///    these bytes are the store at this moment whatever writers do next. From now on a
 ///    compaction that replaces segments leaves their files until the backup ends.
 /// 2. *Copy* (no lock): into a new directory beside the destination, each segment up to its
-///    length (from its mapping, which the backup holds), and the hint file of each sealed
-///    segment that has one, each synced; then a manifest naming exactly those segments, and
-///    the directory synced. Index files are not copied: the one in use may cover segments
+///    length (from its mapping, which the backup holds), the active one's followed by a sync
+///    mark, and the hint file of each sealed segment that has one, each synced; then a manifest
+///    naming exactly those segments, and the directory synced. Index files are not copied: the one in use may cover segments
 ///    a compaction replaces meanwhile. The copy's first open reads its log instead.
 /// 3. *Put in place*: the directory is renamed to the destination (which must be missing or
 ///    empty), and the destination's parent synced.
@@ -147,6 +152,18 @@ struct StoreBackup {
         let end = min(offset + Self.chunkSize, source.length)
         try handle.write(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]), at: offset)
         offset = end
+      }
+      if let sequence = source.endingMarkSequence {
+        // Synced with the bytes before it, and in the store only once the whole copy is.
+        var mark = [UInt8](repeating: 0, count: RecordLayout.syncMarkLength)
+        mark.withUnsafeMutableBytes { buffer in
+          RecordCodec.encodeSyncMark(
+            sequence: sequence, timestamp: Timestamp.now().microsecondsSince1970,
+            syncedEnd: source.length, salt: source.file.salt, into: buffer)
+        }
+        try mark.withBytes { mark throws(LogStoreError) in
+          try handle.write(mark, at: source.length)
+        }
       }
     }
     if source.copiesHint { try copyHint(of: source.file.number, into: directory) }

@@ -2,7 +2,9 @@ import LogStore
 import LogStoreTesting
 
 /// Fuzz target: a store directory built from the input, opened read-only with both corruption
-/// policies, read in full, verified.
+/// policies, read in full, verified. The paths must agree, by the one rule of recovery: `.fail`
+/// refuses exactly the stores in which `.salvage` counts damage at open, sees the same items
+/// when it opens, and `verify` reports a problem wherever an open counted damage.
 ///
 /// Input layout: repeated `[kind: 1 byte][length: 2 bytes, little-endian][contents]`, where
 /// kind bit 0 chooses a segment (`.log`) or hint (`.hint`) file and the file number is
@@ -28,21 +30,43 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     position = end
   }
   guard !files.isEmpty else { return }
+  /// What an open found: damage counted at open, and every item it reads.
+  struct Seen: Equatable {
+    var damage: Int
+    var items: [String: [[UInt8]: [UInt8]?]]
+  }
+  var seen: [CorruptionPolicy: Seen] = [:]
   for corruption in [CorruptionPolicy.salvage, .fail] {
     var options = LogStore.Options(readOnly: true, corruption: corruption, compaction: .manual)
     options.fileSystem = SimulatedFileSystem(files: files)
     guard let store = try? LogStore(path: "/store", options: options) else { continue }
+    let damage = (try? store.statistics().damagedRecords) ?? 0
+    var items: [String: [[UInt8]: [UInt8]?]] = [:]
     for table in (try? store.tableNames()) ?? [] {
+      var values: [[UInt8]: [UInt8]?] = [:]
       for key in (try? store.keys(in: table)) ?? [] {
         // A read either returns a value or reports damage; it never traps.
-        _ = try? store.entry(forKey: key, in: table)
+        values[key] = try? store.entry(forKey: key, in: table)?.value
       }
+      items[table] = values
       _ = try? store.entries(in: table)
     }
+    seen[corruption] = Seen(damage: damage, items: items)
     _ = try? store.statistics()
     try? store.close()
   }
-  _ = try? LogStore.verify(path: "/store", fileSystem: SimulatedFileSystem(files: files))
+  if let salvaged = seen[.salvage] {
+    if let strict = seen[.fail] {
+      precondition(salvaged.damage == 0, ".fail opened a store in which .salvage counts damage")
+      precondition(strict == salvaged, "the two policies read different stores")
+    } else {
+      precondition(salvaged.damage > 0, ".fail refused a store in which .salvage counts no damage")
+    }
+  }
+  let report = try? LogStore.verify(path: "/store", fileSystem: SimulatedFileSystem(files: files))
+  if let report, let salvaged = seen[.salvage], salvaged.damage > 0 {
+    precondition(!report.isClean, "verify found nothing where an open counted damage")
+  }
   // A writable open repairs (cuts torn tails, removes leftovers) and must then work.
   var options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096)
   let fileSystem = SimulatedFileSystem(files: files)

@@ -218,14 +218,19 @@ final class SystemFileHandle: FileHandle {
       }
       try truncate(to: size)
     #else
+      // Only the new range: where the file system cannot reserve, glibc's fallback writes a
+      // byte into every block of the range it is given, so a range from 0 would walk the whole
+      // file at every reservation.
+      let current = try self.size()
+      guard size > current else { return }
       // posix_fallocate returns the error instead of setting errno. glibc writes zeros itself
       // where the file system cannot reserve; musl reports EOPNOTSUPP, and so do we then.
       while true {
-        let result = posix_fallocate(fd, 0, off_t(size))
+        let result = posix_fallocate(fd, off_t(current), off_t(size - current))
         if result == 0 { return }
         if result == EINTR { continue }
         if result == EOPNOTSUPP || result == EINVAL {
-          return try fillWithZeros(from: try self.size(), to: size)
+          return try fillWithZeros(from: current, to: size)
         }
         throw SystemCall.error("posix_fallocate", path, result)
       }

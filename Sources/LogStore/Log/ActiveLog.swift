@@ -79,6 +79,9 @@ final class ActiveLog: @unchecked Sendable {
     var active = writer!
     if !active.fits(length) {
       active = try rotate(forRecordOf: length)
+    } else if publishedSegments?.last != active.file.number {
+      // A rotation could not list its new segment: nothing goes into it before it is listed.
+      try publishManifest()
     }
     let sequence = nextSequence
     let now = Timestamp.now()
@@ -106,11 +109,13 @@ final class ActiveLog: @unchecked Sendable {
   ///
   /// Sealing comes first: once a newer segment exists, recovery treats this one as complete,
   /// so it must be on stable storage before the next one is created; its last sync mark says so
-  /// too, for an open that finds the next one's creation cut short. The new segment is
-  /// listed in the manifest before anything is written to it. If that fails, the old segment
-  /// stays active (sealing only synced it) and the new file is left unused: a reader may
-  /// already have been told of it, so it is not removed; the next open treats it as an empty
-  /// segment.
+  /// too, for an open that finds the next one's creation cut short. If creating the new one
+  /// fails, the old one stays active (sealing only synced and marked it).
+  ///
+  /// Once created, the new segment is the active one: a segment with a newer one after it never
+  /// grows again. It is listed in the manifest before anything written to it is acknowledged:
+  /// if that fails here, the write that needed the segment fails, and the next write lists it
+  /// first (``append(_:)``).
   private func replaceActive(with number: UInt32, capacity: Int) throws(LogStoreError)
     -> SegmentWriter
   {
@@ -120,10 +125,10 @@ final class ActiveLog: @unchecked Sendable {
     let fresh = try Self.createSegment(
       directory: directory, number: number, baseSequence: nextSequence, capacity: capacity,
       fileSystem: fileSystem)
-    try publishManifest(liveSegmentNumbers() + [number])
     sealedSizes[old.file.number] = old.allocated
     index.change { index.setSegment(number, fresh.file) }
     writer = fresh
+    try publishManifest()
     return fresh
   }
 
@@ -285,14 +290,18 @@ final class ActiveLog: @unchecked Sendable {
   func beginBackup() throws(LogStoreError) -> [BackupSource] {
     let sizes = segmentSizes
     var sources: [BackupSource] = []
-    for number in liveSegmentNumbers() {
+    let numbers = liveSegmentNumbers()
+    for number in numbers {
       // Every live segment is open and, outside a swap, has a size.
       guard let file = index.segments[number], let length = sizes[number] else {
         throw LogStoreError.segmentMissing(number, in: directory)
       }
       let sealed = number != writer?.file.number
       let hasHint = hintSizes[number, default: 0] > 0
-      sources.append(BackupSource(file: file, length: length, copiesHint: sealed && hasHint))
+      sources.append(
+        BackupSource(
+          file: file, length: length, copiesHint: sealed && hasHint,
+          endingMarkSequence: number == numbers.last ? nextSequence - 1 : nil))
     }
     backupsRunning += 1
     return sources

@@ -162,8 +162,14 @@ final class SegmentWriter {
     self.foundEnd = used
   }
 
-  /// Whether a record of `count` bytes fits, with room for the marks after it.
-  func fits(_ count: Int) -> Bool { count <= capacity - used - Self.markReserve }
+  /// Whether a record of `count` bytes fits, with room for the marks after it. Nothing fits
+  /// once the segment is sealed.
+  func fits(_ count: Int) -> Bool { !isSealed && count <= capacity - used - Self.markReserve }
+
+  /// The segment was sealed (synced and marked) for a newer one: it takes no more records,
+  /// even if creating the newer one failed (a file of it may be left, which must not come
+  /// before records written after it).
+  @exclusivity(unchecked) private(set) var isSealed = false
 
   /// Reserves room for and writes `count` bytes filled in by `body`; returns their offset.
   func append(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
@@ -281,6 +287,7 @@ final class SegmentWriter {
   /// included: a reader beside the writer may have mapped all of it, and touching a mapped
   /// page past the end of a file kills a process with `SIGBUS`.
   func releaseSealed() {
+    isSealed = true
     file.mapping.release(offset: released, count: used - released)
     released = used
   }

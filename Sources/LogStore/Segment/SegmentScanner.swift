@@ -1,7 +1,7 @@
 /// Walks the records of a segment's bytes in order, telling good records from damage and from
 /// the end of the log.
 ///
-/// Rules (docs/FORMAT.md, "Recovery", rule 5):
+/// Rules (docs/FORMAT.md, "Recovery", rules 5 and 6):
 /// - A record is good when it decodes, its checksum matches, its sequence number is above
 ///   the previous good record's, and (for a batch) every member is good; a sync mark, also
 ///   when what it claims lies between the segment header and itself.
@@ -158,7 +158,10 @@ package struct SegmentScanner {
   /// the sync mark that ends it, which is reported once, at the end, as damage of no length.
   private mutating func atEnd() -> Event? {
     finished = true
-    guard extent == .sealed, dataEnd > provenEnd || !endsWithMark else { return nil }
+    // A segment that holds nothing at all is left out: a writer whose creation of a segment
+    // failed, and whose removal of it failed too, leaves one.
+    guard extent == .sealed, end > SegmentHeader.size, dataEnd > provenEnd || !endsWithMark
+    else { return nil }
     return .damaged(
       offset: end, length: 0,
       reason: "the segment ends before the sync mark that ends every sealed segment: cut short")
