@@ -315,7 +315,7 @@ struct DirectoryModel {
     case .createTable: if tables[name] == nil { tables[name] = [:] }
     case .clearTable: if tables[name] != nil { tables[name] = [:] }
     case .dropTable: tables[name] = nil
-    case .batch: break
+    case .batch, .syncMark: break
     }
   }
 
