@@ -21,6 +21,9 @@ final class ActiveLog: @unchecked Sendable {
   @exclusivity(unchecked) private var nextFileNumber: UInt32
   /// The segments the manifest on disk lists; nil when unknown (a publish failed midway).
   private var publishedSegments: [UInt32]?
+  /// Whether the manifest lists the active segment: false from a rotation that could not
+  /// publish it until a write does (``append(_:)``).
+  @exclusivity(unchecked) private var activeIsListed = true
   /// The generation of the last manifest written or read.
   private var manifestGeneration: UInt64
   /// Inputs of a compaction whose outputs have replaced them in the manifest, until they are
@@ -79,9 +82,10 @@ final class ActiveLog: @unchecked Sendable {
     var active = writer!
     if !active.fits(length) {
       active = try rotate(forRecordOf: length)
-    } else if publishedSegments?.last != active.file.number {
+    } else if !activeIsListed {
       // A rotation could not list its new segment: nothing goes into it before it is listed.
       try publishManifest()
+      activeIsListed = true
     }
     let sequence = nextSequence
     let now = Timestamp.now()
@@ -128,7 +132,9 @@ final class ActiveLog: @unchecked Sendable {
     sealedSizes[old.file.number] = old.allocated
     index.change { index.setSegment(number, fresh.file) }
     writer = fresh
+    activeIsListed = false
     try publishManifest()
+    activeIsListed = true
     return fresh
   }
 
