@@ -1,0 +1,254 @@
+#!/bin/bash
+# Power-failure runs of LogStore on LazyFS (see README.md in this directory).
+#
+#   run.sh RUNS never|always|interval [--interval-ms MS] [--compact] [--reorder]
+#          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
+#
+# Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
+# waits 0.2-2 s and simulates a power failure:
+#   default:   freeze the writer (SIGSTOP), lazyfs::clear-cache (drop every unsynced byte),
+#              SIGKILL the writer, unmount;
+#   --reorder: target.py freezes the writer between two growths of the active segment and
+#              arms lazyfs::torn-seq on it so that LazyFS persists the K-th of the page
+#              write-backs that come next, drops the earlier ones, and crashes there; if it
+#              finds no such moment within 1.5 s (or with --untargeted), the fault is armed
+#              on every file of the store and its next 8 segments, K random. Then the writer
+#              goes on until LazyFS crashes (at most 3 s) and is killed; a fault that did not
+#              fire ends the run as a default one. fired.py tells from LazyFS's log which
+#              write was persisted and which earlier ones were dropped.
+# Then LazyFS is mounted again on the same backing directory (with --direct, the backing
+# directory is used as it is) and `ytkkv-kill-writer --check` runs with the last acknowledged
+# operation (and --must-keep for always).
+#
+# Environment: LAZYFS (the lazyfs binary; else $LAZYFS_SRC/lazyfs/build/lazyfs, else lazyfs on
+# PATH; build-lazyfs.sh builds one), WRITER (else built from this repository with swift build,
+# in SWIFT_SCRATCH if set), WORK (default /tmp/lz), LAZYFS_LOG_ALL=true|false.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# Short: LazyFS reads at most 100 bytes per FIFO command, and torn-seq names a file by its
+# full path in the backing directory.
+WORK=${WORK:-/tmp/lz}
+
+usage() { sed -n '4,5p' "$0" | sed 's/^# *//' >&2; exit 64; }
+[ $# -ge 2 ] || usage
+RUNS=$1; MODE=$2; shift 2
+INTERVAL_MS=50; COMPACT=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
+SEED_BASE=1000; DIRECT=0; KEEP=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --interval-ms) INTERVAL_MS=$2; shift 2 ;;
+    --compact) COMPACT=1; shift ;;
+    --reorder) REORDER=1; shift ;;
+    --reorder-min) REORDER=1; REORDER_MIN=$2; shift 2 ;;
+    --reorder-max) REORDER=1; REORDER_MAX=$2; shift 2 ;;
+    --untargeted) REORDER=1; TARGETED=0; shift ;;
+    --seed) SEED_BASE=$2; shift 2 ;;
+    --direct) DIRECT=1; shift ;;
+    --keep) KEEP=1; shift ;;
+    *) usage ;;
+  esac
+done
+case $MODE in
+  never) SYNC_FLAGS=() ;;
+  always) SYNC_FLAGS=(--always) ;;
+  interval) SYNC_FLAGS=(--interval "$INTERVAL_MS"); MODE="interval $INTERVAL_MS" ;;
+  *) usage ;;
+esac
+# Under never, the write-back before a growth carries every page written since the last one
+# (16 to 65 pages); under interval, a sync may have written some of them back already.
+[ -n "$REORDER_MAX" ] || REORDER_MAX=$([ "$MODE" = never ] && echo 32 || echo 12)
+# The writer's segment size (maxSegmentSize in Sources/ytkkv-kill-writer/main.swift).
+SEGMENT_SIZE=$([ $COMPACT = 1 ] && echo $((64 << 10)) || echo $((1 << 20)))
+
+if [ -z "${LAZYFS:-}" ]; then
+  if [ -n "${LAZYFS_SRC:-}" ]; then LAZYFS=$LAZYFS_SRC/lazyfs/build/lazyfs
+  else LAZYFS=$(command -v lazyfs || true); fi
+fi
+[ -n "$LAZYFS" ] && [ -x "$LAZYFS" ] || {
+  echo "no LazyFS binary (${LAZYFS:-none}): set LAZYFS, or build one with $HERE/build-lazyfs.sh" >&2
+  exit 1
+}
+if [ -z "${WRITER:-}" ]; then
+  build=(swift build --package-path "$REPO" --product ytkkv-kill-writer)
+  [ -n "${SWIFT_SCRATCH:-}" ] && build+=(--scratch-path "$SWIFT_SCRATCH")
+  "${build[@]}" >&2 || exit 1
+  WRITER=$("${build[@]}" --show-bin-path)/ytkkv-kill-writer
+fi
+[ -x "$WRITER" ] || { echo "no writer at $WRITER" >&2; exit 1; }
+COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $REORDER = 1 ] && echo ' reorder')"
+
+# mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
+# (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
+# clear-cache; held open on descriptor 8), logging to DIR/NAME.log; sets LAZYFS_PID.
+mount_lazyfs() {
+  local dir=$1 name=$2
+  rm -f "$dir/$name.fifo" "$dir/$name.done"
+  mkfifo "$dir/$name.fifo" "$dir/$name.done"
+  exec 8<>"$dir/$name.done" 9<>"$dir/$name.fifo"
+  cat > "$dir/$name.toml" <<TOML
+[faults]
+fifo_path="$dir/$name.fifo"
+fifo_path_completed="$dir/$name.done"
+[cache]
+apply_eviction=false
+[cache.simple]
+custom_size="512mb"
+blocks_per_page=1
+[filesystem]
+log_all_operations=$LOG_ALL
+logfile="$dir/$name.log"
+TOML
+  "$LAZYFS" "$dir/mnt" --config-path "$dir/$name.toml" -o allow_other -o modules=subdir \
+    -o subdir="$dir/root" -f > "$dir/$name.out" 2>&1 &
+  LAZYFS_PID=$!
+  # LazyFS aborts as it exits (its fault thread is never joined): keep bash from reporting it.
+  disown $LAZYFS_PID
+  for _ in $(seq 200); do
+    grep -q " $dir/mnt fuse" /proc/mounts && return 0
+    kill -0 $LAZYFS_PID 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "LazyFS did not mount on $dir/mnt: $(tail -3 "$dir/$name.out")" >&2
+  return 1
+}
+
+# unmount_lazyfs DIR: unmounts DIR/mnt and waits for LAZYFS_PID to end.
+unmount_lazyfs() {
+  local dir=$1
+  fusermount3 -u "$dir/mnt" 2>/dev/null || fusermount3 -uz "$dir/mnt" 2>/dev/null
+  for _ in $(seq 200); do kill -0 $LAZYFS_PID 2>/dev/null || break; sleep 0.05; done
+  kill -KILL $LAZYFS_PID 2>/dev/null
+  exec 8<&- 9<&-
+}
+
+# command TEXT: sends one command through the FIFO on descriptor 9 (open for reading too, so a
+# write never blocks, even once LazyFS is gone). LazyFS takes each read of at most 100 bytes
+# for one command: one command at a time, with a pause after it.
+command() {
+  if [ ${#1} -ge 100 ]; then echo "LazyFS command too long (${#1} bytes): $1" >&2; exit 1; fi
+  echo "$1" >&9
+  sleep 0.02
+}
+
+# last_ack FILE: the last acknowledged operation, the last complete line the writer printed.
+last_ack() {
+  local file=$1 line
+  if [ ! -s "$file" ]; then echo 0; return; fi
+  if [ "$(tail -c1 "$file" | od -An -tx1 | tr -d ' ')" = 0a ]; then line=$(tail -n1 "$file")
+  else line=$(tail -n2 "$file" | sed -n '1{$!p}'); fi
+  [[ $line =~ ^[0-9]+$ ]] && echo "$line" || echo 0
+}
+
+# freeze PID: SIGSTOP, then wait (at most about 2 s) until every thread is stopped, so that no
+# sync of the writer completes after the failure.
+freeze() {
+  kill -STOP "$1" 2>/dev/null || return 0
+  for _ in $(seq 200); do
+    grep -qv '^[tT]' <(for t in /proc/$1/task/*/stat; do sed 's/.*) //' "$t"; done) || return 0
+    sleep 0.01
+  done
+  note+="writer not stopped; "
+}
+
+# clear_cache: the power failure of a default run.
+clear_cache() {
+  command "lazyfs::clear-cache"
+  read -r -t 30 _ <&8 || note+="no clear-cache completion; "
+}
+
+# arm_untargeted K: torn-seq with persist=K on every file of the store and on its next 8
+# segments (which the writer, or a compaction, may create while the fault waits).
+arm_untargeted() {
+  local k=$1 files last n
+  files=("$dir/root/store"/*)
+  last=$(ls "$dir/root/store" | sed -n 's/^0*\([0-9][0-9]*\)\.log$/\1/p' | sort -n | tail -1)
+  for n in $(seq $((${last:-0} + 1)) $((${last:-0} + 8))); do
+    files+=("$dir/root/store/$(printf '%06d' "$n").log")
+  done
+  for file in "${files[@]}"; do
+    command "lazyfs::torn-seq::op=write::file=$file::persist=$k"
+  done
+}
+
+# target.py and fired.py read LazyFS's log of every operation.
+LOG_ALL=${LAZYFS_LOG_ALL:-$([ $REORDER = 1 ] && echo true || echo false)}
+mkdir -p "$WORK"
+passed=0; acked_total=0; lost_total=0; fired_total=0; targeted_total=0; hits=0; hits_passed=0
+for run in $(seq 1 "$RUNS"); do
+  seed=$((SEED_BASE + run))
+  dir="$WORK/${MODE:0:1}$([ $COMPACT = 1 ] && echo c)$([ $REORDER = 1 ] && echo r)-$seed"
+  rm -rf "$dir"; mkdir -p "$dir/root" "$dir/mnt"
+  mount_lazyfs "$dir" first || exit 1
+
+  "$WRITER" "$dir/mnt/store" "$seed" "${COMPACT_FLAGS[@]}" "${SYNC_FLAGS[@]}" \
+    > "$dir/writer.out" 2> "$dir/writer.err" &
+  writer=$!
+  delay_ms=$((200 + RANDOM % 1801))
+  sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+  note=""
+  kill -0 $writer 2>/dev/null || note+="writer ended early: $(head -c 200 "$dir/writer.err"); "
+
+  if [ $REORDER = 0 ]; then
+    freeze $writer
+    clear_cache
+  else
+    armed=""
+    if [ $TARGETED = 1 ]; then
+      armed=$("$HERE/target.py" "$dir/first.log" "$dir/root/store" "$dir/first.fifo" \
+        $writer $SEGMENT_SIZE $REORDER_MIN $REORDER_MAX 1.5 2>&1) \
+        && targeted_total=$((targeted_total + 1)) || armed="untargeted ($armed)"
+      note+="$armed; "
+    fi
+    if [ $TARGETED = 0 ] || [[ $armed == untargeted* ]]; then
+      freeze $writer
+      k=$((REORDER_MIN + RANDOM % (REORDER_MAX - REORDER_MIN + 1)))
+      arm_untargeted $k
+      note+="armed persist=$k on every file; "
+    fi
+    kill -CONT $writer 2>/dev/null
+    for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || break; sleep 0.005; done
+    if kill -0 $LAZYFS_PID 2>/dev/null; then
+      freeze $writer
+      clear_cache
+      note+="fault not fired, cache cleared; "
+    else
+      fired_total=$((fired_total + 1))
+      what=$("$HERE/fired.py" "$dir/first.log")
+      note+="fault fired: $what; "
+    fi
+  fi
+  kill -KILL $writer 2>/dev/null
+  wait $writer 2>/dev/null
+  unmount_lazyfs "$dir"
+  ack=$(last_ack "$dir/writer.out")
+
+  if [ $DIRECT = 1 ]; then
+    store="$dir/root/store"
+  else
+    mount_lazyfs "$dir" second || exit 1
+    store="$dir/mnt/store"
+  fi
+  must_keep=(); [ "$MODE" = always ] && must_keep=(--must-keep)
+  result=$("$WRITER" --check "$store" "$seed" "$ack" "${COMPACT_FLAGS[@]}" "${must_keep[@]}" 2>&1)
+  status=$?
+  [ $DIRECT = 1 ] || unmount_lazyfs "$dir"
+
+  prefix=$(echo "$result" | sed -n 's/^prefix \([0-9]*\) of.*/\1/p' | head -1)
+  lost=0
+  [ -n "$prefix" ] && [ "$prefix" -lt "$ack" ] && lost=$((ack - prefix))
+  acked_total=$((acked_total + ack))
+  lost_total=$((lost_total + lost))
+  if [ $status = 0 ]; then verdict=PASS; passed=$((passed + 1)); else verdict=FAIL; fi
+  if [[ $note == *"later data kept, earlier data lost"* ]]; then
+    hits=$((hits + 1)); [ $verdict = PASS ] && hits_passed=$((hits_passed + 1))
+  fi
+  echo "run $run seed $seed [$LABEL] after ${delay_ms}ms: ${note}ack $ack: $(echo "$result" | tr '\n' '|' | sed 's/|$//') => $verdict"
+  [ $verdict = PASS ] && [ $KEEP = 0 ] && rm -rf "$dir"
+done
+summary="summary [$LABEL]: runs $RUNS, passed $passed, acknowledged $acked_total, lost from acknowledged $lost_total"
+[ $REORDER = 1 ] && summary+=", faults fired $fired_total, targeted $targeted_total, later data kept with earlier data lost $hits (passed $hits_passed)"
+echo "$summary"
+[ "$passed" = "$RUNS" ]
