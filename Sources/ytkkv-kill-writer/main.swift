@@ -1,47 +1,230 @@
 import LogStore
 import LogStoreTesting
 
-// A writer process for the kill tests (Tests/LogStoreTests/ProcessKillTests.swift).
+// A writer process for the kill tests (Tests/LogStoreTests/ProcessKillTests.swift), and the
+// check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
-//   ytkkv-kill-writer PATH SEED [--compact] [--always]
+//   ytkkv-kill-writer PATH SEED [--compact] [--always | --interval MS]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
 // test kills it with SIGKILL at a random moment and checks the store holds exactly a prefix of
 // the operations, at least the acknowledged ones. With --compact, every 300th operation is a
 // compaction (and segments are small, so there is always something to compact); with
-// --always, the store syncs every write.
+// --always, the store syncs every write; with --interval MS, a background thread syncs every
+// MS milliseconds.
+//
+//   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact] [--must-keep]
+//
+// Opens the store at PATH read-only, then for writing (salvaging damaged records), and finds
+// the largest k in 0...ACKNOWLEDGED+1 such that the store holds the state after the first k
+// operations of the same workload. Prints "prefix k of ACKNOWLEDGED acknowledged (read-only
+// k'), damaged d" and exits 0; exits 1 if no k matches, if the two opens disagree, or, with
+// --must-keep, if k < ACKNOWLEDGED.
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
 
+let usage = """
+  usage: ytkkv-kill-writer PATH SEED [--compact] [--always | --interval MS]
+         ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact] [--must-keep]
+
+  """
+
+/// The writer's segment size: small when compacting, so there is always something to compact.
+func maxSegmentSize(compacting: Bool) -> Int { compacting ? 64 << 10 : 1 << 20 }
+
+/// The sync policy the flags ask for: --always, --interval MS, or by default `.never`; nil
+/// for an --interval without a positive number after it.
+func syncPolicy(_ arguments: [String]) -> SyncPolicy? {
+  if arguments.contains("--always") { return .always }
+  guard let flag = arguments.firstIndex(of: "--interval") else { return .never }
+  guard flag + 1 < arguments.count, let milliseconds = Int(arguments[flag + 1]), milliseconds > 0
+  else { return nil }
+  return .interval(milliseconds: milliseconds)
+}
+
+/// The writer: performs the workload's operations forever, acknowledging each.
+func write(path: String, seed: UInt64, compacting: Bool, sync: SyncPolicy) -> Never {
+  let options = LogStore.Options(
+    sync: sync, compaction: .manual, maxSegmentSize: maxSegmentSize(compacting: compacting))
+  var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
+  do {
+    let store = try LogStore(path: path, options: options)
+    var number = 0
+    while true {
+      let operation = generator.next()
+      do {
+        try operation.apply(to: store)
+      } catch  where error.code == .tableNotFound {
+        // The workload may name a table a moment after dropping it; the model refuses it too.
+      }
+      number += 1
+      emit("\(number)\n", to: 1)
+    }
+  } catch {
+    emit("ytkkv-kill-writer: \(error)\n", to: 2)
+    exit(1)
+  }
+}
+
+// MARK: The check
+
+/// What one open of the store found.
+struct Opened {
+  var state: StoreModel
+  var damaged: Int
+  /// The largest k whose model equals `state`, once found.
+  var prefix: Int?
+}
+
+func open(_ path: String, _ options: LogStore.Options) throws(LogStoreError) -> Opened {
+  let store = try LogStore(path: path, options: options)
+  let state = try StoreModel.reading(store)
+  let damaged = try store.statistics().damagedRecords
+  try store.close()
+  return Opened(state: state, damaged: damaged)
+}
+
+func itemCount(_ model: StoreModel) -> Int { model.tables.values.reduce(0) { $0 + $1.count } }
+
+func summary(_ model: StoreModel) -> String {
+  "\(model.tables.count) tables, \(itemCount(model)) items"
+}
+
+/// How a store's state differs from a model: items the model has and the state lacks, items
+/// the state has and the model lacks, items with another value, and tables on one side only.
+struct Difference {
+  var missing = 0
+  var extra = 0
+  var changed = 0
+  var tables = 0
+
+  init(state: StoreModel, model: StoreModel) {
+    for (table, expected) in model.tables {
+      guard let found = state.tables[table] else {
+        tables += 1
+        missing += expected.count
+        continue
+      }
+      for (key, value) in expected {
+        if let other = found[key] {
+          if other != value { changed += 1 }
+        } else {
+          missing += 1
+        }
+      }
+      extra += found.keys.filter { expected[$0] == nil }.count
+    }
+    for (table, found) in state.tables where model.tables[table] == nil {
+      tables += 1
+      extra += found.count
+    }
+  }
+
+  var total: Int { missing + extra + changed + tables }
+
+  var description: String {
+    "\(missing) missing, \(extra) extra, \(changed) changed, \(tables) tables on one side only"
+  }
+}
+
+/// Calls `body` with k and the model after the first k operations, for k in 0...last, applying
+/// the operations one at a time.
+func forEachModel(
+  seed: UInt64, compacting: Bool, through last: Int, _ body: (Int, StoreModel) -> Void
+) {
+  var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
+  var model = StoreModel()
+  body(0, model)
+  for k in stride(from: 1, through: last, by: 1) {
+    model.apply(generator.next())
+    body(k, model)
+  }
+}
+
+func check(_ arguments: [String]) -> Int32 {
+  guard arguments.count >= 3, let seed = UInt64(arguments[1]),
+    let acknowledged = Int(arguments[2]), acknowledged >= 0
+  else {
+    emit(usage, to: 2)
+    return 64
+  }
+  let path = arguments[0]
+  let compacting = arguments.contains("--compact")
+  let mustKeep = arguments.contains("--must-keep")
+  let size = maxSegmentSize(compacting: compacting)
+  var opens: [Opened]
+  do {
+    opens = [
+      try open(
+        path,
+        LogStore.Options(
+          readOnly: true, corruption: .salvage, compaction: .manual, maxSegmentSize: size)),
+      try open(
+        path, LogStore.Options(corruption: .salvage, compaction: .manual, maxSegmentSize: size)),
+    ]
+  } catch {
+    emit("check: cannot open \(path): \(error)\n", to: 1)
+    return 1
+  }
+  let last = acknowledged + 1
+  forEachModel(seed: seed, compacting: compacting, through: last) { k, model in
+    let count = itemCount(model)
+    for index in opens.indices
+    where itemCount(opens[index].state) == count && opens[index].state == model {
+      opens[index].prefix = k
+    }
+  }
+  let (readOnly, writable) = (opens[0], opens[1])
+  var damaged = "damaged \(writable.damaged)"
+  if readOnly.damaged != writable.damaged { damaged += " (read-only \(readOnly.damaged))" }
+
+  guard let prefix = writable.prefix, readOnly.prefix != nil else {
+    // Not a prefix: say what the store holds and which prefix it comes closest to.
+    for (name, opened) in [("read-only", readOnly), ("writable", writable)]
+    where opened.prefix == nil {
+      var closest: (k: Int, model: StoreModel, difference: Difference)?
+      forEachModel(seed: seed, compacting: compacting, through: last) { k, model in
+        let difference = Difference(state: opened.state, model: model)
+        if closest == nil || difference.total <= closest!.difference.total {
+          closest = (k, model, difference)
+        }
+      }
+      emit(
+        "no prefix of 0...\(last) (\(name) open holds \(summary(opened.state))): closest k \(closest!.k) (\(summary(closest!.model))), \(closest!.difference.description); \(damaged)\n",
+        to: 1)
+    }
+    return 1
+  }
+  let line =
+    "prefix \(prefix) of \(acknowledged) acknowledged (read-only \(readOnly.prefix!)), \(damaged)"
+  if readOnly.state != writable.state {
+    emit(
+      "\(line): the opens disagree: read-only holds \(summary(readOnly.state)), writable \(summary(writable.state))\n",
+      to: 1)
+    return 1
+  }
+  if mustKeep && prefix < acknowledged {
+    emit("\(line): lost \(acknowledged - prefix) acknowledged operations\n", to: 1)
+    return 1
+  }
+  emit(line + "\n", to: 1)
+  return 0
+}
+
+// MARK: Main
+
 let arguments = CommandLine.arguments
-guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
-  emit("usage: ytkkv-kill-writer PATH SEED [--compact] [--always]\n", to: 2)
+if arguments.count >= 2 && arguments[1] == "--check" {
+  exit(check(Array(arguments.dropFirst(2))))
+}
+guard arguments.count >= 3, let seed = UInt64(arguments[2]), let sync = syncPolicy(arguments)
+else {
+  emit(usage, to: 2)
   exit(64)
 }
-let compacting = arguments.contains("--compact")
-let options = LogStore.Options(
-  sync: arguments.contains("--always") ? .always : .never, compaction: .manual,
-  maxSegmentSize: compacting ? 64 << 10 : 1 << 20)
-var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
-
-do {
-  let store = try LogStore(path: arguments[1], options: options)
-  var number = 0
-  while true {
-    let operation = generator.next()
-    do {
-      try operation.apply(to: store)
-    } catch  where error.code == .tableNotFound {
-      // The workload may name a table a moment after dropping it; the model refuses it too.
-    }
-    number += 1
-    emit("\(number)\n", to: 1)
-  }
-} catch {
-  emit("ytkkv-kill-writer: \(error)\n", to: 2)
-  exit(1)
-}
+write(
+  path: arguments[1], seed: seed, compacting: arguments.contains("--compact"), sync: sync)

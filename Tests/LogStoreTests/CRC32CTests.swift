@@ -41,4 +41,18 @@ struct CRC32CTests {
       #expect(CRC32C.mask(value) != value)
     }
   }
+
+  @Test(
+    "the four bytes before a body that give a checksum are found, for bodies of every length to 600 and far past"
+  )
+  func prefixSolved() {
+    var generator = SystemRandomNumberGenerator()
+    for length in Array(0...600) + [4096, 65_537, 1 << 20] {
+      let body = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      let prefix = UInt32.random(in: .min ... .max, using: &generator)
+      let target = CRC32C.checksum(withUnsafeBytes(of: prefix.littleEndian, Array.init) + body)
+      let found = body.withUnsafeBytes { CRC32C.prefix(givingChecksum: target, before: $0) }
+      #expect(found == prefix, "before \(length) bytes")
+    }
+  }
 }

@@ -245,10 +245,13 @@ for run in $(seq 1 "$RUNS"); do
   if [[ $note == *"later data kept, earlier data lost"* ]]; then
     hits=$((hits + 1)); [ $verdict = PASS ] && hits_passed=$((hits_passed + 1))
   fi
-  echo "run $run seed $seed [$LABEL] after ${delay_ms}ms: ${note}ack $ack: $(echo "$result" | tr '\n' '|' | sed 's/|$//') => $verdict"
+  result=$(echo "$result" | tr '\n' '|' | sed 's/|$//')
+  echo "run $run seed $seed [$LABEL] after ${delay_ms}ms: ${note}ack $ack: $result => $verdict"
   [ $verdict = PASS ] && [ $KEEP = 0 ] && rm -rf "$dir"
 done
-summary="summary [$LABEL]: runs $RUNS, passed $passed, acknowledged $acked_total, lost from acknowledged $lost_total"
-[ $REORDER = 1 ] && summary+=", faults fired $fired_total, targeted $targeted_total, later data kept with earlier data lost $hits (passed $hits_passed)"
+summary="summary [$LABEL]: runs $RUNS, passed $passed, acknowledged $acked_total"
+summary+=", lost from acknowledged $lost_total"
+[ $REORDER = 1 ] && summary+=", faults fired $fired_total, targeted $targeted_total"
+[ $REORDER = 1 ] && summary+=", later data kept with earlier data lost $hits (passed $hits_passed)"
 echo "$summary"
 [ "$passed" = "$RUNS" ]

@@ -5,18 +5,21 @@
 
 LOG is the log of the running LazyFS (log_all_operations=true), STORE the store's directory
 in the backing directory, FIFO LazyFS's command FIFO, PID the writer, SEGMENT_SIZE the
-writer's segment size. Until DEADLINE_S (default 1.5) seconds have passed, it freezes the
-writer (SIGSTOP, until every thread is stopped) and reads the log: if the active segment (the
-highest-numbered NNNNNN.log) has seen no write for 10 ms, is not yet grown to SEGMENT_SIZE
-and has data pages written back below its end, the writer is between two growths of the
-segment, and the next writes LazyFS sees on it are the write-back of the pages dirtied since
-the last one, 4 KiB each in file order, before glibc's zero fill of the next growth. There
-are about D = (allocated end - start of the page of the last write-back's end) / 4096 of
-them (fewer when a sync writes some back first), so it arms
-lazyfs::torn-seq::op=write::file=SEGMENT::persist=K with K random in KMIN..min(KMAX, D - 1),
-waits until LazyFS has taken it, and exits 0 with the writer still frozen, printing what it
-armed. Otherwise it lets the writer run for 2-8 ms and tries again. At the deadline it exits
-1, the writer frozen.
+writer's segment size.
+
+Until DEADLINE_S (default 1.5) seconds have passed, it freezes the writer (SIGSTOP, until
+every thread is stopped) and reads the log. If the active segment (the highest-numbered
+NNNNNN.log) has seen no write for 10 ms, has not grown to SEGMENT_SIZE yet, and has had data
+pages written back, the writer is between two growths of the segment: the next writes LazyFS
+sees on it are the write-back of the pages written since the last one, 4 KiB each in file
+order, which the kernel does before glibc's zero fill of the next growth. To tell a fill that
+only stalled, it then lets the writer run 3 ms more and checks that nothing was written to
+the segment meanwhile. There are about D = (allocated end - start of the page where the last
+write-back ended) / 4096 such pages (fewer when a sync writes some back first), so it arms
+lazyfs::torn-seq::op=write::file=SEGMENT::persist=K, K random in KMIN..min(KMAX, D - 1),
+waits until LazyFS has taken it, prints what it armed and exits 0, the writer still frozen.
+Otherwise it lets the writer run 2-8 ms and tries again. At the deadline it prints so and
+exits 1, the writer frozen.
 """
 import datetime
 import os
@@ -42,6 +45,7 @@ class File:
         self.size = 0  # end of the furthest write: the allocated end
         self.data_end = 0  # end of the last write of at least a page: a write-back
         self.last = 0.0  # when the last write was logged (whole milliseconds)
+        self.writes = 0
 
 
 files = {}
@@ -64,6 +68,7 @@ def read_log():
             continue
         state = files.setdefault(match[3], File())
         size, offset = int(match[4]), int(match[5])
+        state.writes += 1
         state.size = max(state.size, offset + size)
         if size >= PAGE:
             state.data_end = offset + size
@@ -87,6 +92,15 @@ def stop():
     sys.exit("the writer did not stop")
 
 
+def still_quiet(segment, writes):
+    """Lets the writer run for 3 ms: a writer that was in a fill (only stalled) writes again."""
+    os.kill(pid, signal.SIGCONT)
+    time.sleep(0.003)
+    stop()
+    read_log()
+    return files[segment].writes == writes
+
+
 def active_segment():
     numbers = [int(name[:-4]) for name in os.listdir(store)
                if name.endswith(".log") and name[:-4].isdigit()]
@@ -105,7 +119,7 @@ while time.monotonic() < deadline:
             and stopped_at - (state.last + 0.001) >= QUIET:
         pages = (state.size - state.data_end // PAGE * PAGE) // PAGE
         high = min(kmax, pages - 1)
-        if high >= kmin:
+        if high >= kmin and still_quiet(segment, state.writes):
             k = random.randint(kmin, high)
             command = f"lazyfs::torn-seq::op=write::file={segment}::persist={k}"
             if len(command) >= 100:

@@ -40,92 +40,90 @@ package enum CRC32C {
   /// intact, when the segment header that held it is lost.
   ///
   /// A CRC is affine over GF(2) in its input: `f(p) = checksum(p ++ bytes)` is `A·p ⊕ f(0)`,
-  /// where `A` depends only on the length of `bytes` (the four bytes' own contribution, then
-  /// `bytes.count` zero bytes' shift of the register). `A` is invertible, and is solved for
-  /// `p` by elimination; one pass over `bytes` (for `f(0)`) and a few thousand word operations.
+  /// where `A` depends only on the length of `bytes`: column j is bit j's contribution to the
+  /// register after the four bytes, shifted through `bytes.count` zero bytes (by the shifts
+  /// through 2^k zero bytes, ``zeroShifts``). `A` is invertible, and is solved for `p` by
+  /// elimination: one pass over `bytes` (for `f(0)`) and a few thousand word operations.
   package static func prefix(givingChecksum target: UInt32, before bytes: UnsafeRawBufferPointer)
     -> UInt32
   {
-    func checksum(withPrefix prefix: UInt32) -> UInt32 {
-      withUnsafeBytes(of: prefix.littleEndian) { CRC32C.extend(CRC32C.checksum($0), bytes) }
-    }
-    // The register's shift over `bytes.count` zero bytes, as a matrix (column j: the image of
-    // bit j), by squaring the shift over one zero byte.
-    let table = tables
-    var oneByte = [UInt32](repeating: 0, count: 32)
-    for bit in 0..<32 {
-      let register = UInt32(1) << bit
-      oneByte[bit] = table[Int(register & 0xff)] ^ (register >> 8)
-    }
-    var shift = Matrix.identity
-    var power = Matrix(columns: oneByte)
-    var remaining = bytes.count
-    while remaining > 0 {
-      if remaining & 1 == 1 { shift = power.after(shift) }
-      power = power.after(power)
-      remaining >>= 1
-    }
-    // Column j of A: the contribution of prefix bit j, shifted past `bytes`.
+    let zero = withUnsafeBytes(of: UInt32(0)) { extend(checksum($0), bytes) }
     var columns = [UInt32](repeating: 0, count: 32)
     for bit in 0..<32 {
-      let contribution = withUnsafeBytes(of: (UInt32(1) << bit).littleEndian) { prefix in
+      columns[bit] = withUnsafeBytes(of: (UInt32(1) << bit).littleEndian) { prefix in
         ~update(0xFFFF_FFFF, prefix.baseAddress!, 4)
       }
-      columns[bit] = shift.applied(to: contribution)
     }
-    return Matrix(columns: columns).solve(target ^ checksum(withPrefix: 0))
+    var remaining = UInt64(bytes.count)
+    var power = 0
+    while remaining > 0 {
+      if remaining & 1 == 1 {
+        for bit in 0..<32 { columns[bit] = apply(zeroShifts[power], to: columns[bit]) }
+      }
+      remaining >>= 1
+      power += 1
+    }
+    return solve(columns, target ^ zero)
   }
 
-  /// A 32×32 matrix over GF(2), by columns.
-  private struct Matrix {
-    var columns: [UInt32]
-
-    static let identity = Matrix(columns: (0..<32).map { UInt32(1) << $0 })
-
-    func applied(to vector: UInt32) -> UInt32 {
-      var result: UInt32 = 0
-      var rest = vector
-      var bit = 0
-      while rest != 0 {
-        if rest & 1 == 1 { result ^= columns[bit] }
-        rest >>= 1
-        bit += 1
-      }
-      return result
+  /// The register's shift through 2^k zero bytes, for k from 0 to 40 (lengths below 2^41), as
+  /// matrices over GF(2) by columns (column j: the image of bit j). Computed once, by squaring
+  /// the shift through one zero byte.
+  private static let zeroShifts: [[UInt32]] = {
+    let table = tables
+    var power = (0..<32).map { bit -> UInt32 in
+      let register = UInt32(1) << bit
+      return table[Int(register & 0xff)] ^ (register >> 8)
     }
+    var shifts: [[UInt32]] = []
+    for _ in 0...40 {
+      shifts.append(power)
+      power = power.map { apply(power, to: $0) }
+    }
+    return shifts
+  }()
 
-    /// This matrix times `other`: `other` applied first.
-    func after(_ other: Matrix) -> Matrix { Matrix(columns: other.columns.map(applied(to:))) }
+  /// The matrix `columns` applied to `vector`.
+  private static func apply(_ columns: [UInt32], to vector: UInt32) -> UInt32 {
+    var result: UInt32 = 0
+    var rest = vector
+    var bit = 0
+    while rest != 0 {
+      if rest & 1 == 1 { result ^= columns[bit] }
+      rest >>= 1
+      bit += 1
+    }
+    return result
+  }
 
-    /// The `x` with `applied(to: x) == vector`, by Gaussian elimination; for an invertible
-    /// matrix, which every one here is.
-    func solve(_ vector: UInt32) -> UInt32 {
-      // Rows of a reduced basis, by leading bit: each a combination of columns (which
-      // columns, as a mask) and what it comes to.
-      var basis = [(value: UInt32, mask: UInt32)?](repeating: nil, count: 32)
-      for (index, column) in columns.enumerated() {
-        var value = column
-        var mask = UInt32(1) << index
-        while value != 0 {
-          let lead = 31 - value.leadingZeroBitCount
-          guard let row = basis[lead] else {
-            basis[lead] = (value, mask)
-            break
-          }
-          value ^= row.value
-          mask ^= row.mask
+  /// The `x` with `apply(columns, to: x) == vector`, by Gaussian elimination, for an
+  /// invertible matrix (every one here is).
+  private static func solve(_ columns: [UInt32], _ vector: UInt32) -> UInt32 {
+    // Rows of a reduced basis, by leading bit: each a combination of columns (which columns,
+    // as a mask) and what it comes to.
+    var basis = [(value: UInt32, mask: UInt32)?](repeating: nil, count: 32)
+    for (index, column) in columns.enumerated() {
+      var value = column
+      var mask = UInt32(1) << index
+      while value != 0 {
+        let lead = 31 - value.leadingZeroBitCount
+        guard let row = basis[lead] else {
+          basis[lead] = (value, mask)
+          break
         }
+        value ^= row.value
+        mask ^= row.mask
       }
-      var rest = vector
-      var solution: UInt32 = 0
-      while rest != 0 {
-        let lead = 31 - rest.leadingZeroBitCount
-        guard let row = basis[lead] else { preconditionFailure("singular CRC matrix") }
-        rest ^= row.value
-        solution ^= row.mask
-      }
-      return solution
     }
+    var rest = vector
+    var solution: UInt32 = 0
+    while rest != 0 {
+      let lead = 31 - rest.leadingZeroBitCount
+      guard let row = basis[lead] else { preconditionFailure("singular CRC matrix") }
+      rest ^= row.value
+      solution ^= row.mask
+    }
+    return solution
   }
 
   static func update(_ crc: UInt32, _ start: UnsafeRawPointer, _ count: Int) -> UInt32 {

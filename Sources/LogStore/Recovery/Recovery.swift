@@ -33,6 +33,8 @@ package struct OpenReport: Sendable, Equatable {
   package var indexFile: UInt32?
   /// Why index files beside the segments were not used, by file number.
   package var rejectedIndexFiles: [UInt32: String] = [:]
+  /// Damaged regions and headers the open met (`.salvage` skipped them; `.fail` refuses any).
+  package var damagedRecords = 0
 }
 
 /// Opening a store: finding its files, finishing or undoing an interrupted compaction, and
@@ -136,6 +138,7 @@ struct Recovery {
       }
     }
     if writable { try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers) }
+    state.report.damagedRecords = state.damagedRecords
     state.nextSequence = maxSequence + 1
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
       state.nextSequence = max(state.nextSequence, base)

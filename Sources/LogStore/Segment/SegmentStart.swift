@@ -80,7 +80,19 @@ enum SegmentSalt {
         let header = try? RecordCodec.decodeHeader(bytes.baseAddress! + candidate, member: false),
         header.length <= bytes.count - candidate
       else { continue }
-      let record = UnsafeRawBufferPointer(rebasing: bytes[candidate..<candidate + header.length])
+      // The salt as stored, if this record checks with it, needs no solving.
+      if let storedSalt, (try? RecordCodec.decode(bytes, at: candidate, salt: storedSalt)) != nil {
+        return storedSalt
+      }
+      // Only a record that something can confirm is worth solving: a batch, or one followed by
+      // a record header that holds together.
+      let next = candidate + header.length
+      guard
+        header.kind == .batch
+          || (bytes.count - next >= RecordLayout.headerSize
+            && (try? RecordCodec.decodeHeader(bytes.baseAddress! + next, member: false)) != nil)
+      else { continue }
+      let record = UnsafeRawBufferPointer(rebasing: bytes[candidate..<next])
       let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, record.baseAddress!))
       let salt = CRC32C.prefix(
         givingChecksum: stored, before: UnsafeRawBufferPointer(rebasing: record[4...]))
@@ -94,7 +106,6 @@ enum SegmentSalt {
   private static func confirms(
     _ salt: UInt32, recordAt offset: Int, in bytes: UnsafeRawBufferPointer, storedSalt: UInt32?
   ) -> Bool {
-    if salt == storedSalt { return true }
     guard let record = try? RecordCodec.decode(bytes, at: offset, salt: salt) else {
       return false
     }
