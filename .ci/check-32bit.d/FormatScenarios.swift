@@ -744,3 +744,11 @@ func inlineStringScenario(_ c: inout Checker) -> String {
   }
   return "not available; \(made) strings of up to 23 bytes made the standard library's way"
 }
+
+extension SegmentHeader.DecodingError {
+  /// Whether the header was refused as damaged (not as cut short, nor as newer).
+  var isDamage: Bool {
+    if case .damaged = self { return true }
+    return false
+  }
+}

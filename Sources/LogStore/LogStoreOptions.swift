@@ -16,7 +16,8 @@ public enum SyncPolicy: Sendable, Equatable, Hashable {
 
 /// What opening a store does with records that fail their checksum (other than a torn
 /// tail at the end of the last segment, which is always cut off: it is the normal result of a
-/// crash mid-write).
+/// crash mid-write, or of a power loss that kept pages written after ones it lost, past what
+/// was synced; docs/FORMAT.md, "Recovery").
 public enum CorruptionPolicy: Sendable, Equatable, Hashable {
   /// Skip damaged records, count them (`statistics().damagedRecords`) and open. The default.
   case salvage

@@ -188,6 +188,35 @@ struct RecordCodecTests {
     #expect((try? decodeRecord(encodeRecord(.createTable, key: "", value: "")).get()) != nil)
   }
 
+  @Test(
+    "a sync mark is a top-level record of no table and no key whose value is the 8 bytes of the offset it claims; never a batch member, never with an expiry"
+  )
+  func syncMarks() throws {
+    var mark = [UInt8](repeating: 0, count: RecordLayout.syncMarkLength)
+    mark.withUnsafeMutableBytes {
+      RecordCodec.encodeSyncMark(
+        sequence: 9, timestamp: 5, syncedEnd: 4_000, salt: 0x1234_5678, into: $0)
+    }
+    let record = try mark.withUnsafeBytes { buffer throws(RecordDecodingError) in
+      try RecordCodec.decode(buffer, at: 0, salt: 0x1234_5678)
+    }
+    #expect(record.kind == .syncMark && record.sequence == 9 && record.length == mark.count)
+    #expect(RecordCodec.syncedEnd(of: record) == 4_000)
+    // Any other shape of kind 8 is damage: a table, a key, another value length.
+    for (table, key, value) in [("t", "", "12345678"), ("", "k", "12345678"), ("", "", "1234")] {
+      #expect(throws: RecordDecodingError.self, "\(table)/\(key)/\(value)") {
+        try decodeRecord(encodeRecord(.syncMark, table: table, key: key, value: value)).get()
+      }
+    }
+    // The member flag on a batch or a sync mark, the expiry flag on a sync mark.
+    for raw: UInt8 in [0x87, 0x88, 0x48, 0xC8] {
+      #expect(RecordLayout.kind(ofRaw: raw, member: raw & 0x80 != 0) == nil, "kind byte \(raw)")
+    }
+    #expect(RecordLayout.kind(ofRaw: 0x08, member: false)?.kind == .syncMark)
+    #expect(RecordLayout.kind(ofRaw: 0x41, member: false)?.hasExpiry == true)
+    #expect(RecordLayout.kind(ofRaw: 0xC1, member: true)?.kind == .put)
+  }
+
   @Test("a sequence number of 2^62 or more is damage, even with a good checksum")
   func sequenceLimit() throws {
     let highest = RecordLayout.sequenceLimit - 1

@@ -150,3 +150,109 @@ struct SegmentScannerTests {
     #expect(members.damaged == 1)
   }
 }
+
+/// What a bad record means, by how much of the segment is known durable
+/// (`SegmentScanner.Extent`, docs/FORMAT.md "Recovery", rule 6), in each of the four cases.
+@Suite("Segment scanner: damage and the end of the log")
+struct SegmentExtentTests {
+  typealias Segments = SegmentScannerTests
+
+  /// The scan of `bytes` under `extent`: records' offsets, damaged regions, and where it ended.
+  static func scan(_ bytes: [UInt8], _ extent: SegmentScanner.Extent)
+    -> (records: [Int], damage: [Range<Int>], end: Int, torn: Bool, tailRecords: Int)
+  {
+    bytes.withUnsafeBytes { buffer in
+      var scanner = SegmentScanner(
+        bytes: buffer, owner: nil, salt: Segments.salt, baseSequence: 1, extent: extent)
+      var records: [Int] = []
+      var damage: [Range<Int>] = []
+      while let event = scanner.next() {
+        switch event {
+        case .record(_, let offset): records.append(offset)
+        case .damaged(let offset, let length, _): damage.append(offset..<offset + length)
+        }
+      }
+      return (
+        records, damage, scanner.end, scanner.foundTornTail, scanner.recordsInTornTail
+      )
+    }
+  }
+
+  /// Five puts, a mark claiming the first three (written while the fourth and fifth were
+  /// appended during the sync), then two more puts.
+  static func segment() -> (bytes: [UInt8], offsets: [Int]) {
+    var (bytes, offsets) = Segments.segment(values: ["a", "b", "c", "d", "e"], synced: false)
+    let claim = offsets[3]
+    bytes += Segments.syncMark(sequence: 5, claiming: claim)
+    for (index, value) in ["f", "g"].enumerated() {
+      offsets.append(bytes.count)
+      bytes += Segments.record(
+        .put, sequence: UInt64(6 + index), key: "k\(5 + index)", value: value)
+    }
+    return (bytes, offsets + [bytes.count])
+  }
+
+  static func zeroed(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
+    var copy = bytes
+    copy.replaceSubrange(range, with: repeatElement(0, count: range.count))
+    return copy
+  }
+
+  @Test(
+    "in a last segment, a record lost past what the marks prove ends the log; the good records after it are counted, not kept"
+  )
+  func lossPastTheMark() {
+    let (bytes, offsets) = Self.segment()
+    let lost = Self.zeroed(bytes, offsets[3]..<offsets[4])
+    let scan = Self.scan(lost, .unsealed)
+    #expect(scan.records == Array(offsets[0..<3]) && scan.damage.isEmpty)
+    #expect(scan.end == offsets[3] && scan.torn && scan.tailRecords == 3)
+  }
+
+  @Test(
+    "in a last segment, damage in what a mark proves is skipped and counted; if nothing good follows before the proven end, the log ends there"
+  )
+  func damageInProvenBytes() {
+    let (bytes, offsets) = Self.segment()
+    let damaged = Self.scan(Self.zeroed(bytes, offsets[1]..<offsets[2]), .unsealed)
+    #expect(damaged.damage == [offsets[1]..<offsets[2]])
+    #expect(damaged.records == [offsets[0]] + Array(offsets[2..<7]) && !damaged.torn)
+    // The third record lost too, and the fourth, the first past the proven end: the damage
+    // reaches the proven end, and the log ends at the fourth.
+    let both = Self.scan(Self.zeroed(bytes, offsets[2]..<offsets[4]), .unsealed)
+    #expect(both.damage == [offsets[2]..<offsets[3]] && both.records == Array(offsets[0..<2]))
+    #expect(both.end == offsets[3] && both.torn)
+  }
+
+  @Test("a sync mark claiming more than precedes it is a bad record, past which nothing is proven")
+  func impossibleClaim() {
+    var (bytes, offsets) = Segments.segment(values: ["a", "b"], synced: false)
+    let markAt = bytes.count
+    bytes += Segments.syncMark(sequence: 2, claiming: markAt + 1)
+    bytes += Segments.record(.put, sequence: 3, key: "k2", value: "c")
+    let scan = Self.scan(bytes, .unsealed)
+    #expect(scan.records == offsets && scan.end == markAt && scan.torn)
+    #expect(scan.tailRecords == 1)
+  }
+
+  @Test(
+    "without sync marks (format 1 and 2), damage followed by a good record is damage in a last segment too, and with none after it a torn tail"
+  )
+  func withoutMarks() {
+    let (bytes, offsets) = Segments.segment(values: ["a", "b", "c", "d"], synced: false)
+    let damaged = Self.zeroed(bytes, offsets[1]..<offsets[2])
+    for extent in [SegmentScanner.Extent.unsealedWithoutMarks, .sealedWithoutMarks, .sealed] {
+      let scan = Self.scan(damaged, extent)
+      #expect(scan.damage.first == offsets[1]..<offsets[2], "\(extent)")
+      #expect(scan.records == [offsets[0], offsets[2], offsets[3]], "\(extent)")
+    }
+    // No mark ends it: a sealed segment of version 3 was cut at a record's end.
+    #expect(Self.scan(damaged, .sealed).damage.last == bytes.count..<bytes.count)
+    #expect(Self.scan(damaged, .sealedWithoutMarks).damage.count == 1)
+    let torn = Array(bytes[..<(offsets[3] + 5)])
+    let tail = Self.scan(torn, .unsealedWithoutMarks)
+    #expect(tail.records == Array(offsets[0..<3]) && tail.torn && tail.damage.isEmpty)
+    let sealed = Self.scan(torn, .sealedWithoutMarks)
+    #expect(sealed.damage == [offsets[3]..<torn.count] && !sealed.torn)
+  }
+}

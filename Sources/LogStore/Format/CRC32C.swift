@@ -119,7 +119,8 @@ package enum CRC32C {
     var solution: UInt32 = 0
     while rest != 0 {
       let lead = 31 - rest.leadingZeroBitCount
-      guard let row = basis[lead] else { preconditionFailure("singular CRC matrix") }
+      // Every leading bit has its row: the matrix is invertible.
+      let row = basis[lead]!
       rest ^= row.value
       solution ^= row.mask
     }

@@ -74,11 +74,6 @@ package struct SegmentHeader: Equatable, Sendable {
     /// 48 bytes): a segment is salvaged with it, and if only other header bytes were hit, its
     /// records still verify.
     case damaged(String, storedSalt: UInt32)
-
-    var isDamage: Bool {
-      if case .damaged = self { return true }
-      return false
-    }
   }
 
   package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError)

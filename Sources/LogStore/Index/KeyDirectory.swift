@@ -210,11 +210,9 @@ final class KeyDirectory {
       let name = String(decoding: record.table, as: UTF8.self)
       removeTable(named: name)
       creations[name] = nil
-    case .batch:
-      preconditionFailure("batches are applied member by member")
-    case .syncMark:
+    case .batch, .syncMark:
       // The scanner reads sync marks itself; they change nothing.
-      break
+      preconditionFailure("batches are applied member by member, sync marks not at all")
     }
   }
 

@@ -163,10 +163,12 @@ struct Verifier {
       case .damagedHeader(let reason, let storedSalt):
         let found = bytes.withUnsafeBytes { SegmentSalt.find(in: $0, storedSalt: storedSalt) }
         guard let found else {
+          // Two findings, as an open counts two damaged regions: the header, and the records.
+          report.problems.append(VerificationFinding(file: name, offset: 0, message: reason))
           report.problems.append(
             VerificationFinding(
-              file: name, offset: 0,
-              message: "\(reason); no record behind it checks with a salt: its records "
+              file: name, offset: SegmentHeader.size,
+              message: "no record behind the unreadable header checks with a salt: its records "
                 + "cannot be read"))
           continue
         }

@@ -46,7 +46,7 @@ final class SegmentBuilder {
       compaction: mark)
     // The header's place is reserved now and filled in by `finish`.
     flushed = SegmentHeader.size
-    lastSequence = baseSequence == 0 ? 0 : baseSequence - 1
+    lastSequence = max(baseSequence, 1) - 1
     buffer.reserveCapacity(Self.bufferLimit + (64 << 10))
   }
 
@@ -73,8 +73,8 @@ final class SegmentBuilder {
     return (offset, length)
   }
 
+  /// Writes the buffer (never empty here: it fills past its limit, or ends with a mark).
   private func flush() throws(LogStoreError) {
-    guard !buffer.isEmpty else { return }
     try buffer.withBytes { bytes throws(LogStoreError) in
       try handle.write(bytes, at: flushed)
     }

@@ -184,12 +184,16 @@ package struct SegmentScanner {
         lookAhead(from: position)
       }
       if position >= provenEnd { return endsLog(at: position) }
-      // Damage in durable bytes; a record found past them would be one that may have
-      // outlived those before it.
+      // Damage in durable bytes, unless a writer beside this reader has finished the record
+      // since it was read (and synced and marked it: see `init`). A record found past them
+      // would be one that may have outlived those before it.
+      if mayBeBeingWritten && settles(at: position) { return nil }
       limit = min(limit, provenEnd)
     }
     if let resume = resynchronize(after: position, upTo: limit) {
-      if mayBeBeingWritten && settles(at: position) { return nil }
+      if extent == .unsealedWithoutMarks && mayBeBeingWritten && settles(at: position) {
+        return nil
+      }
       offset = resume
       end = resume
       return .damaged(offset: position, length: resume - position, reason: reason)
@@ -202,7 +206,6 @@ package struct SegmentScanner {
     case .unsealedWithoutMarks:
       return endsLog(at: position)
     case .unsealed:
-      if mayBeBeingWritten && settles(at: position) { return nil }
       // Nothing good before the end of what is durable: that much is damaged, and the log
       // ends at it (the record there, if any, is not good either).
       offset = provenEnd
@@ -285,17 +288,16 @@ package struct SegmentScanner {
     #endif
   }()
 
-  /// Whether the record at `position` checks when looked at again (see `init`).
+  /// Whether the record at `position` checks when looked at again (see `init`): at once, and
+  /// where stores may be seen out of order also after pauses of 1, 2, 4, 8 and 16 ms.
   private func settles(at position: Int) -> Bool {
-    if case .success = check(at: position) { return true }
-    guard waitsForReorderedStores else { return false }
-    var wait = 1000
-    while wait <= 16_000 {
-      pauseThread(microseconds: wait)
+    var wait = 0
+    while true {
+      if wait > 0 { pauseThread(microseconds: wait) }
       if case .success = check(at: position) { return true }
-      wait *= 2
+      guard waitsForReorderedStores, wait < 16_000 else { return false }
+      wait = max(1000, wait * 2)
     }
-    return false
   }
 
   /// The offset of the next good record after `position` and at most `limit`, if any.

@@ -45,12 +45,6 @@ enum SegmentStart: Equatable {
       }
     }
   }
-
-  /// The header, when it is intact and this file's.
-  var header: SegmentHeader? {
-    if case .intact(let header) = self { return header }
-    return nil
-  }
 }
 
 /// Finding the salt that seeds a segment's record checksums when its header, which holds the
@@ -70,10 +64,8 @@ enum SegmentSalt {
   /// The salt the records of `bytes` (a whole segment file, whose header is unreadable) check
   /// with, or nil when no record within ``searchLength`` after the header is confirmed.
   static func find(in bytes: UnsafeRawBufferPointer, storedSalt: UInt32?) -> UInt32? {
-    guard bytes.count > SegmentHeader.size + RecordLayout.headerSize else { return nil }
-    let last = min(
-      bytes.count - RecordLayout.headerSize, SegmentHeader.size + searchLength)
-    for candidate in SegmentHeader.size...last {
+    let last = min(bytes.count - RecordLayout.headerSize, SegmentHeader.size + searchLength)
+    for candidate in stride(from: SegmentHeader.size, through: last, by: 1) {
       guard
         RecordLayout.kind(ofRaw: bytes[candidate + RecordLayout.kindOffset], member: false)
           != nil,
@@ -96,23 +88,23 @@ enum SegmentSalt {
       let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, record.baseAddress!))
       let salt = CRC32C.prefix(
         givingChecksum: stored, before: UnsafeRawBufferPointer(rebasing: record[4...]))
-      if confirms(salt, recordAt: candidate, in: bytes, storedSalt: storedSalt) { return salt }
+      if confirms(salt, recordAt: candidate, kind: header.kind, in: bytes) { return salt }
     }
     return nil
   }
 
-  /// Whether something besides the record at `offset` (whose checksum `salt` was solved from)
-  /// says `salt` is the segment's.
+  /// Whether something besides the record of `kind` at `offset` (whose checksum `salt` was
+  /// solved from) says `salt` is the segment's: a batch's members check with it, or the record
+  /// after it does (with a later sequence number).
   private static func confirms(
-    _ salt: UInt32, recordAt offset: Int, in bytes: UnsafeRawBufferPointer, storedSalt: UInt32?
+    _ salt: UInt32, recordAt offset: Int, kind: RecordKind, in bytes: UnsafeRawBufferPointer
   ) -> Bool {
-    guard let record = try? RecordCodec.decode(bytes, at: offset, salt: salt) else {
-      return false
-    }
-    if record.kind == .batch, record.value.count > 0,
-      (try? RecordCodec.validateMembers(of: record, salt: salt)) != nil
-    {
-      return true
+    // Its structure held when it was picked, and its checksum holds by the salt's making.
+    guard let record = try? RecordCodec.decode(bytes, at: offset, salt: salt, verify: false)
+    else { preconditionFailure("a record whose header held did not decode") }
+    if kind == .batch {
+      return record.value.count > 0
+        && (try? RecordCodec.validateMembers(of: record, salt: salt)) != nil
     }
     guard let next = try? RecordCodec.decode(bytes, at: offset + record.length, salt: salt)
     else { return false }
