@@ -254,5 +254,16 @@ struct SegmentExtentTests {
     #expect(tail.records == Array(offsets[0..<3]) && tail.torn && tail.damage.isEmpty)
     let sealed = Self.scan(torn, .sealedWithoutMarks)
     #expect(sealed.damage == [offsets[3]..<torn.count] && !sealed.torn)
+    // Beside a writer (a read-only open of a store of version 2): the damaged record is looked
+    // at again before it counts, and stays damage.
+    let beside = damaged.withUnsafeBytes { buffer in
+      var scanner = SegmentScanner(
+        bytes: buffer, owner: nil, salt: Segments.salt, baseSequence: 1,
+        extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: false)
+      var damage = 0
+      while let event = scanner.next() { if case .damaged = event { damage += 1 } }
+      return damage
+    }
+    #expect(beside == 1)
   }
 }

@@ -291,13 +291,14 @@ package struct SegmentScanner {
   /// Whether the record at `position` checks when looked at again (see `init`): at once, and
   /// where stores may be seen out of order also after pauses of 1, 2, 4, 8 and 16 ms.
   private func settles(at position: Int) -> Bool {
-    var wait = 0
-    while true {
-      if wait > 0 { pauseThread(microseconds: wait) }
+    for wait in [0, 1000, 2000, 4000, 8000, 16_000] {
+      if wait > 0 {
+        guard waitsForReorderedStores else { return false }
+        pauseThread(microseconds: wait)
+      }
       if case .success = check(at: position) { return true }
-      guard waitsForReorderedStores, wait < 16_000 else { return false }
-      wait = max(1000, wait * 2)
     }
+    return false
   }
 
   /// The offset of the next good record after `position` and at most `limit`, if any.
