@@ -751,6 +751,54 @@ struct IndexFileTests {
     #expect(try indexFiles(in: path).isEmpty)
   }
 
+  @Test(
+    "the whole log read after an index file found damaged at open follows the corruption policy: damage in it is counted, or refused"
+  )
+  func damageInTheLogBehindADamagedIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, index) = try checkpointedStore(directory)
+    var expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      var batch = WriteBatch()
+      batch.put(Array("batched".utf8), forKey: Array("key2000".utf8), in: "a")
+      batch.delete(key: Array("key2".utf8), in: "a")
+      try store.write(batch)
+      // Replaying this prefix's delete reads the file's keys, and meets the damage.
+      try store.deletePrefix(Array("key1".utf8), in: "a")
+      expected = try store.snapshot()
+      try store.close()
+    }
+    try writeFile(
+      index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
+    // And a record the index file covered, which only the whole log's reading meets.
+    let value = Array("value 250".utf8)
+    var damaged = false
+    for segment in try segmentFiles(in: path) where !damaged {
+      var bytes = try fileBytes(segment)
+      guard
+        let at = (0...(bytes.count - value.count)).first(where: {
+          bytes[$0..<$0 + value.count].elementsEqual(value)
+        })
+      else { continue }
+      bytes[at + 2] ^= 0x20
+      try writeFile(segment, bytes)
+      damaged = true
+    }
+    #expect(damaged)
+    expected["a"]!["key250"] = nil
+
+    let error = #expect(throws: LogStoreError.self) {
+      try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    }
+    #expect(error?.code == .corrupted)
+    let store = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
+    #expect(try store.statistics().damagedRecords == 1)
+    #expect(try store.snapshot() == expected)
+    try store.close()
+  }
+
   @Test("a checkpoint of a read-only store is refused; one with nothing new writes nothing")
   func checkpointEdges() throws {
     let directory = TemporaryDirectory()

@@ -265,5 +265,29 @@ struct SegmentExtentTests {
       return damage
     }
     #expect(beside == 1)
+    // And a record still being copied when it was first read, complete when looked at again.
+    var copying = bytes
+    let original = Array(bytes[(offsets[2] - 4)..<offsets[2]])
+    for index in (offsets[2] - 4)..<offsets[2] { copying[index] = 0 }
+    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: copying.count, alignment: 8)
+    defer { memory.deallocate() }
+    copying.withUnsafeBytes { memory.copyMemory(from: $0) }
+    let end = offsets[2]
+    let finisher = Thread { [address = UInt(bitPattern: memory.baseAddress!)] in
+      usleep(3_000)
+      let base = UnsafeMutableRawPointer(bitPattern: address)!
+      for (index, byte) in original.enumerated() {
+        base.storeBytes(of: byte, toByteOffset: end - 4 + index, as: UInt8.self)
+      }
+    }
+    finisher.start()
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(memory), owner: nil, salt: Segments.salt, baseSequence: 1,
+      extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: true)
+    var seen = (records: 0, damage: 0)
+    while let event = scanner.next() {
+      if case .record = event { seen.records += 1 } else { seen.damage += 1 }
+    }
+    #expect(seen.records == 4 && seen.damage == 0)
   }
 }
