@@ -124,6 +124,13 @@ struct RecoveryAgreementTests {
     }
   }
 
+  /// The bytes of the segment file at `path`, its header zeroed.
+  static func withZeroedHeader(_ path: String) throws -> [UInt8] {
+    var bytes = try fileBytes(path)
+    bytes.replaceSubrange(0..<SegmentHeader.size, with: repeatElement(0, count: SegmentHeader.size))
+    return bytes
+  }
+
   /// The offset of `text` in the file at `path`.
   static func offset(of text: String, in path: String) throws -> Int {
     let bytes = try fileBytes(path)
@@ -218,8 +225,7 @@ struct RecoveryAgreementTests {
     #expect(try segmentFiles(in: original).count == (sealed ? 2 : 1))
     let records = try DamageTests.records(at: original)
     let segment = try segmentFiles(in: original)[0]
-    var bytes = try fileBytes(segment)
-    bytes.replaceSubrange(0..<SegmentHeader.size, with: repeatElement(0, count: SegmentHeader.size))
+    let bytes = try Self.withZeroedHeader(segment)
     try writeFile(segment, bytes)
 
     let found = try Self.findings(at: original, in: directory)
@@ -249,8 +255,7 @@ struct RecoveryAgreementTests {
     let segment = try segmentFiles(in: original)[0]
     // The batch first, then only the close's sync mark: were the mark damaged too, only the
     // members could confirm the salt.
-    var bytes = try fileBytes(segment)
-    bytes.replaceSubrange(0..<SegmentHeader.size, with: repeatElement(0, count: SegmentHeader.size))
+    var bytes = try Self.withZeroedHeader(segment)
     let mark = try Self.offset(of: "two", in: segment) + 3
     bytes[mark + 4] = 0
     try writeFile(segment, bytes)
@@ -272,8 +277,7 @@ struct RecoveryAgreementTests {
     // The table's creation, the put, the close's sync mark; the put damaged: no two good
     // records in a row are left to solve a salt from and confirm it.
     let segment = try segmentFiles(in: original)[0]
-    var bytes = try fileBytes(segment)
-    bytes.replaceSubrange(0..<SegmentHeader.size, with: repeatElement(0, count: SegmentHeader.size))
+    var bytes = try Self.withZeroedHeader(segment)
     bytes[try Self.offset(of: "lost", in: segment)] ^= 0x20
     try writeFile(segment, bytes)
     let found = try Self.findings(at: original, in: directory)

@@ -79,11 +79,22 @@ struct SegmentScannerTests {
   )
   func recordCompletesWhileWaited() async throws {
     let (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
+    // The second record is half copied: its last bytes are still zero, the third is whole.
+    let seen = Self.whileFinishing(bytes, recordEndingAt: offsets[2]) {
+      Self.events($0, mayBeBeingWritten: true)
+    }
+    #expect(seen.records == 3)
+    #expect(seen.damaged == 0)
+  }
+
+  /// Runs `body` on a copy of `bytes` whose last four bytes before `end` are zero (a record
+  /// still being copied), while another thread writes them 3 ms later.
+  static func whileFinishing<R>(
+    _ bytes: [UInt8], recordEndingAt end: Int, _ body: (UnsafeRawBufferPointer) -> R
+  ) -> R {
     let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
     defer { memory.deallocate() }
     bytes.withUnsafeBytes { memory.copyMemory(from: $0) }
-    // The second record is half copied: its last bytes are still zero, the third is whole.
-    let end = offsets[2]
     for offset in (end - 4)..<end { memory[offset] = 0 }
     let original = Array(bytes[(end - 4)..<end])
     let finisher = Thread { [address = UInt(bitPattern: memory.baseAddress!)] in
@@ -94,9 +105,7 @@ struct SegmentScannerTests {
       }
     }
     finisher.start()
-    let seen = Self.events(UnsafeRawBufferPointer(memory), mayBeBeingWritten: true)
-    #expect(seen.records == 3)
-    #expect(seen.damaged == 0)
+    return body(UnsafeRawBufferPointer(memory))
   }
 
   @Test(
@@ -266,27 +275,15 @@ struct SegmentExtentTests {
     }
     #expect(beside == 1)
     // And a record still being copied when it was first read, complete when looked at again.
-    var copying = bytes
-    let original = Array(bytes[(offsets[2] - 4)..<offsets[2]])
-    for index in (offsets[2] - 4)..<offsets[2] { copying[index] = 0 }
-    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: copying.count, alignment: 8)
-    defer { memory.deallocate() }
-    copying.withUnsafeBytes { memory.copyMemory(from: $0) }
-    let end = offsets[2]
-    let finisher = Thread { [address = UInt(bitPattern: memory.baseAddress!)] in
-      usleep(3_000)
-      let base = UnsafeMutableRawPointer(bitPattern: address)!
-      for (index, byte) in original.enumerated() {
-        base.storeBytes(of: byte, toByteOffset: end - 4 + index, as: UInt8.self)
+    let seen = Segments.whileFinishing(bytes, recordEndingAt: offsets[2]) { buffer in
+      var scanner = SegmentScanner(
+        bytes: buffer, owner: nil, salt: Segments.salt, baseSequence: 1,
+        extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: true)
+      var seen = (records: 0, damage: 0)
+      while let event = scanner.next() {
+        if case .record = event { seen.records += 1 } else { seen.damage += 1 }
       }
-    }
-    finisher.start()
-    var scanner = SegmentScanner(
-      bytes: UnsafeRawBufferPointer(memory), owner: nil, salt: Segments.salt, baseSequence: 1,
-      extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: true)
-    var seen = (records: 0, damage: 0)
-    while let event = scanner.next() {
-      if case .record = event { seen.records += 1 } else { seen.damage += 1 }
+      return seen
     }
     #expect(seen.records == 4 && seen.damage == 0)
   }
