@@ -29,15 +29,6 @@ enum Mutation {
   /// written without an expiry field.
   static let never = Int64.max
 
-  /// Whether a record it writes has an expiry field (format version 2).
-  var carriesExpiry: Bool {
-    switch self {
-    case .single(_, _, _, _, _, let expiry): expiry != nil
-    case .batch(let batch): batch.operations.contains { $0.expiry != nil }
-    case .puts(let puts): puts.expiry != nil
-    }
-  }
-
   /// Sequence numbers the record takes: one, or one per batch member.
   var sequenceCount: Int {
     switch self {
