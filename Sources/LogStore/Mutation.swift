@@ -12,6 +12,16 @@ enum Mutation {
   /// Puts into one table, written as a batch record.
   case puts(PackedPuts)
 
+  /// Bytes of the encoded record, checked against the limit of a batch: taken once a change's
+  /// expiries are final (a table's default lifetime adds a field to each of its puts), just
+  /// before it is appended.
+  func checkedLength() throws(LogStoreError) -> Int {
+    let length = encodedLength
+    if case .single = self { return length }
+    try Self.checkBatchLength(length - RecordLayout.headerSize)
+    return length
+  }
+
   /// Bytes of the encoded record.
   var encodedLength: Int {
     switch self {
@@ -24,10 +34,6 @@ enum Mutation {
       return RecordLayout.headerSize + Self.membersLength(puts)
     }
   }
-
-  /// The expiry of a put that never expires, even in a table with a default lifetime: it is
-  /// written without an expiry field.
-  static let never = Int64.max
 
   /// Sequence numbers the record takes: one, or one per batch member.
   var sequenceCount: Int {
@@ -66,20 +72,18 @@ enum Mutation {
     var keyStart = 0
     var valueStart = 0
     for end in puts.ends {
-      // Held just over the limit once past it, so that the sum cannot overflow.
-      total = min(
-        total
-          + RecordLayout.length(
-            table: table, key: end.key - keyStart, value: end.value - valueStart,
-            expiry: puts.expiry),
-        RecordLayout.maxBatchLength + 1)
+      total += RecordLayout.length(
+        table: table, key: end.key - keyStart, value: end.value - valueStart,
+        expiry: puts.expiry)
+      if total > RecordLayout.maxBatchLength { break }
       keyStart = end.key
       valueStart = end.value
     }
     return total
   }
 
-  /// Checks sizes and names before anything is locked or written.
+  /// Checks names and sizes before anything is locked or written; a batch's total length is
+  /// checked once its expiries are final (``checkedLength()``).
   func validateArguments() throws(LogStoreError) {
     switch self {
     case .single(let kind, let table, let key, let value, _, _):
@@ -90,7 +94,6 @@ enum Mutation {
           try Self.validate(kind: operation.kind, table: table, key: key, value: value)
         }
       }
-      try Self.checkBatchLength(Self.membersLength(batch))
     case .puts(let puts):
       try puts.checkEnds()
       try puts.table.withUTF8Bytes { table throws(LogStoreError) in
@@ -106,7 +109,6 @@ enum Mutation {
         }
       }
       if let failure { throw failure }
-      try Self.checkBatchLength(Self.membersLength(puts))
     }
   }
 
@@ -162,52 +164,33 @@ enum Mutation {
         timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
         value: value, expiry: expiry, salt: salt, into: destination)
     case .batch(let batch):
-      let base = destination.baseAddress!
-      RecordCodec.writeHeader(
-        kind: .batch, member: false, tableLength: 0, keyLength: 0,
-        valueLength: destination.count - RecordLayout.headerSize, sequence: sequence,
-        timestamp: now.microsecondsSince1970, into: base)
-      var offset = RecordLayout.headerSize
-      for (index, operation) in batch.operations.enumerated() {
-        let timestamp = operation.timestamp ?? now
-        let expiry = operation.expiry
-        operation.withFields { table, key, value in
-          let length = RecordLayout.length(
-            table: table.count, key: key.count, value: value.count, expiry: expiry)
-          RecordCodec.encode(
-            kind: operation.kind, member: true, sequence: sequence + UInt64(index),
-            timestamp: timestamp.microsecondsSince1970, table: table, key: key, value: value,
-            expiry: expiry, salt: salt,
-            into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
-          offset += length
+      RecordCodec.encodeBatch(
+        sequence: sequence, timestamp: now.microsecondsSince1970, salt: salt, into: destination
+      ) { members in
+        for operation in batch.operations {
+          operation.withFields { table, key, value in
+            members.append(
+              kind: operation.kind,
+              timestamp: (operation.timestamp ?? now).microsecondsSince1970, table: table,
+              key: key, value: value, expiry: operation.expiry)
+          }
         }
       }
-      precondition(offset == destination.count, "batch length changed while encoding")
-      RecordCodec.writeChecksum(destination, salt: salt)
     case .puts(let puts):
-      RecordCodec.writeHeader(
-        kind: .batch, member: false, tableLength: 0, keyLength: 0,
-        valueLength: destination.count - RecordLayout.headerSize, sequence: sequence,
-        timestamp: now.microsecondsSince1970, into: destination.baseAddress!)
-      var offset = RecordLayout.headerSize
-      var index: UInt64 = 0
       var tableName = puts.table
       tableName.withUTF8 { tableBytes in
-        let table = UnsafeRawBufferPointer(tableBytes)
-        puts.forEachPut { key, value, timestamp in
-          let length = RecordLayout.length(
-            table: table.count, key: key.count, value: value.count, expiry: puts.expiry)
-          RecordCodec.encode(
-            kind: .put, member: true, sequence: sequence + index,
-            timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
-            value: value, expiry: puts.expiry, salt: salt,
-            into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
-          offset += length
-          index += 1
+        RecordCodec.encodeBatch(
+          sequence: sequence, timestamp: now.microsecondsSince1970, salt: salt,
+          into: destination
+        ) { members in
+          puts.forEachPut { key, value, timestamp in
+            members.append(
+              kind: .put, timestamp: (timestamp ?? now).microsecondsSince1970,
+              table: UnsafeRawBufferPointer(tableBytes), key: key, value: value,
+              expiry: puts.expiry)
+          }
         }
       }
-      // `offset` is now `destination.count`: both sum the same ends.
-      RecordCodec.writeChecksum(destination, salt: salt)
     }
   }
 

@@ -5,7 +5,8 @@
 ///   index lock (readers–writer).
 /// - ``ActiveLog``: the segment being written, the sequence and file numbers, the sizes, the
 ///   manifest, and the log's lock, which every writer takes.
-/// - ``GroupCommit``: the queue of writers sharing one sync under `SyncPolicy.always`.
+/// - ``GroupCommit``: the queue of writers sharing one sync under `SyncPolicy.always`; the
+///   steps of every commit are ``commit(_:)``'s.
 /// - ``Compactor`` and ``CompactionScheduler``: one compaction's steps, and when the automatic
 ///   ones run.
 ///
@@ -104,41 +105,118 @@ final class StoreEngine: @unchecked Sendable {
   // MARK: Writing
 
   /// Writes `mutation` to the log and applies it to the index, durably first when the sync
-  /// policy says so.
+  /// policy says so: the one path of every change (puts, batches, deletes, table operations).
+  ///
+  /// With the log's lock held: the store must be writable, the change's expiries are made
+  /// final, and a change that changes nothing is dropped. Then ``write(_:durably:)`` does the
+  /// steps. Under `SyncPolicy.always` writers queue (``GroupCommit``), and the first in line
+  /// does the steps for every queued change at once, so that one sync serves them all.
   func commit(_ mutation: Mutation) throws(LogStoreError) {
     try mutation.validateArguments()
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
     let mutation = withExpiryResolved(mutation)
-    // Creating a table that exists changes nothing, so nothing is written (apps create their
-    // tables at every launch). The index knows every table unless a group commit is between
-    // appending its changes and applying them. A creation that sets the table's default
-    // lifetime is written unless the table has that lifetime already.
-    if case .single(.createTable, let table, _, _, _, let lifetime) = mutation, groupCommit.isIdle,
-      let existing = index.keys.table(table), lifetime == nil || existing.lifetime == lifetime
-    {
-      return
-    }
+    if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
-    if options.sync == .always {
-      scheduler.noteWritten(try groupCommit.commit(mutation))
+    guard options.sync == .always else {
+      var change = PendingWrite(mutation: mutation)
+      withUnsafeMutablePointer(to: &change) {
+        write(UnsafeMutableBufferPointer(start: $0, count: 1), durably: false)
+      }
+      if let error = change.error { throw error }
       return
     }
+    switch groupCommit.join(mutation) {
+    case .committed(let error):
+      if let error { throw error }
+    case .lead(let group):
+      var changes = group.map { PendingWrite(mutation: $0.mutation) }
+      changes.withUnsafeMutableBufferPointer { write($0, durably: true) }
+      groupCommit.finish(group, errors: changes.map(\.error))
+      // The leader's own change is the group's first.
+      if let error = changes[0].error { throw error }
+    }
+  }
+
+  /// The steps of a commit, in order, for `changes` (one, or a group under `.always`), with
+  /// the log's lock held: each change's tables are checked and it is appended to the log;
+  /// with `durably`, one sync covers them all (``synchronize(_:)``); those that succeeded are
+  /// applied to the index in log order, and the observer hears of each. A change that fails a
+  /// step gets its error and no further step.
+  private func write(_ changes: UnsafeMutableBufferPointer<PendingWrite>, durably: Bool) {
     var tables: [String: Bool] = [:]
-    try index.checkTables(mutation, pending: &tables)
-    let appended = try log.append(mutation)
-    index.change { index.apply(appended) }
-    log.commitObserver?(CommittedChange(mutation: mutation))
-    scheduler.noteWritten(appended.length)
+    for i in changes.indices {
+      do {
+        try log.checkWritable()
+        try index.checkTables(changes[i].mutation, pending: &tables)
+        let length = try changes[i].mutation.checkedLength()
+        changes[i].appended = try log.append(changes[i].mutation, length: length)
+      } catch {
+        changes[i].error = error
+      }
+    }
+    if durably { synchronize(changes) }
+    var written = 0
+    index.change {
+      for change in changes where change.error == nil {
+        guard let appended = change.appended else { continue }
+        index.apply(appended)
+        written += appended.length
+      }
+    }
+    if let observer = log.commitObserver {
+      for change in changes where change.error == nil && change.appended != nil {
+        observer(CommittedChange(mutation: change.mutation))
+      }
+    }
+    scheduler.noteWritten(written)
+  }
+
+  /// The sync step of a durable commit: one sync of the active segment, outside the log's lock
+  /// so that writers queue meanwhile (one such sync at a time: compaction may be flushing the
+  /// segment). If it fails, what it did not cover must not come back after a crash either: it
+  /// is zeroed, and every change written there fails (changes in segments sealed meanwhile are
+  /// durable).
+  private func synchronize(_ changes: UnsafeMutableBufferPointer<PendingWrite>) {
+    while log.syncInFlight { log.lock.wait() }
+    let active = log.writer!
+    let point = active.unsynchronized
+    let start = monotonicNanoseconds()
+    let failure = log.synchronizeOutsideLock(active, point.range, .durable)
+    groupCommit.noteSync(nanoseconds: monotonicNanoseconds() - start)
+    guard let failure else {
+      log.noteSynchronized(active, point, .durable)
+      return
+    }
+    active.discardUnsynchronized()
+    for i in changes.indices {
+      guard changes[i].error == nil, let appended = changes[i].appended,
+        appended.file === active.file, appended.offset + appended.length > active.used
+      else { continue }
+      changes[i].error = failure
+      changes[i].appended = nil
+      log.reuseSequenceNumbers(from: appended.firstSequence)
+    }
+  }
+
+  /// Whether `mutation` would change nothing, and so is not written: creating a table that
+  /// exists (apps create their tables at every launch), unless the creation sets a default
+  /// lifetime the table does not have. The index knows every table unless a group commit is
+  /// between appending its changes and applying them. Call with the log's lock held.
+  private func changesNothing(_ mutation: Mutation) -> Bool {
+    guard case .single(.createTable, let table, _, _, _, let lifetime) = mutation,
+      groupCommit.isIdle, let existing = index.keys.table(table)
+    else { return false }
+    return lifetime == nil || existing.lifetime == lifetime
   }
 
   /// `mutation` with its puts' expiry made final: a put that names none gets its table's
   /// default lifetime from now (if the table has one), and one that says never
-  /// (``Mutation/never``) gets no expiry field. Call with the log's lock held.
+  /// (``Timestamp/never``) gets no expiry field. Call with the log's lock held.
   private func withExpiryResolved(_ mutation: Mutation) -> Mutation {
     func resolved(_ expiry: Int64?, table: UnsafeRawBufferPointer) -> Int64? {
-      if expiry == Mutation.never { return nil }
+      if expiry == Timestamp.never.microsecondsSince1970 { return nil }
       guard expiry == nil, let lifetime = index.keys.table(table)?.lifetime, lifetime > 0 else {
         return expiry
       }
@@ -303,4 +381,11 @@ final class StoreEngine: @unchecked Sendable {
       thread.start()
     }
   }
+}
+
+/// One change of a commit, and what became of it (``StoreEngine/commit(_:)``).
+struct PendingWrite {
+  let mutation: Mutation
+  var appended: Appended?
+  var error: LogStoreError?
 }

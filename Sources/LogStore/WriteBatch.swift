@@ -87,7 +87,7 @@ extension WriteBatch.Operation {
   /// An expiring put's expiry, in microseconds since 1970; nil for `Timestamp.never`'s.
   var expiry: Int64? {
     guard case .expiringPut(_, _, _, _, let expiresAt) = self,
-      expiresAt.microsecondsSince1970 != Mutation.never
+      expiresAt != Timestamp.never
     else { return nil }
     return expiresAt.microsecondsSince1970
   }

@@ -72,6 +72,30 @@ struct OptionsAndLimitsTests {
     try store.close()
   }
 
+  @Test("a batch at the limit that its table's default lifetime takes past it is refused")
+  func batchLimitAfterDefaultLifetime() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(path: directory.appending("store"))
+    try store.createTable("t", defaultLifetime: 60_000_000)
+    // Four puts of a quarter of the limit each: exactly at it without expiry fields, past it
+    // with the one each put gets from the table's lifetime.
+    let value = RecordLayout.maxBatchLength / 4 - RecordLayout.length(table: 1, key: 1, value: 0)
+    let bytes = [UInt8](repeating: 7, count: value)
+    var puts = PackedPuts(table: "t")
+    for index in 0..<4 { puts.append(key: [UInt8(index)], value: bytes, timestamp: nil) }
+    #expect(
+      try Mutation.puts(puts).checkedLength()
+        == RecordLayout.headerSize + RecordLayout.maxBatchLength)
+    let error = #expect(throws: LogStoreError.self) { try store.write(puts) }
+    #expect(error?.code == .invalidArgument)
+    #expect(
+      error?.message
+        == "the batch encodes to \(RecordLayout.maxBatchLength + 32) bytes; the limit is "
+        + "\(RecordLayout.maxBatchLength)")
+    #expect(try store.count(in: "t") == 0)
+    try store.close()
+  }
+
   @Test("a batch applies every kind of operation in order, and reopens the same")
   func batchOfEveryKind() throws {
     let directory = TemporaryDirectory()

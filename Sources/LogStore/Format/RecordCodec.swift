@@ -79,6 +79,48 @@ package enum RecordCodec {
     writeChecksum(destination, salt: salt)
   }
 
+  /// Writes a batch record into `destination`, which must be exactly its encoded length: the
+  /// batch's header, then its members, which `members` appends one by one (each takes the
+  /// next sequence number from `sequence` on), then the checksum over all of it.
+  static func encodeBatch(
+    sequence: UInt64, timestamp: Int64, salt: UInt32,
+    into destination: UnsafeMutableRawBufferPointer, members: (inout BatchMembers) -> Void
+  ) {
+    writeHeader(
+      kind: .batch, member: false, tableLength: 0, keyLength: 0,
+      valueLength: destination.count - RecordLayout.headerSize, sequence: sequence,
+      timestamp: timestamp, into: destination.baseAddress!)
+    var writer = BatchMembers(
+      destination: destination, offset: RecordLayout.headerSize, sequence: sequence, salt: salt)
+    members(&writer)
+    precondition(writer.offset == destination.count, "a batch's length changed while encoding")
+    writeChecksum(destination, salt: salt)
+  }
+
+  /// Where ``encodeBatch(sequence:timestamp:salt:into:members:)`` has its members written.
+  struct BatchMembers {
+    fileprivate let destination: UnsafeMutableRawBufferPointer
+    fileprivate var offset: Int
+    fileprivate var sequence: UInt64
+    fileprivate let salt: UInt32
+
+    /// Writes the next member after the ones before it.
+    mutating func append(
+      kind: RecordKind, timestamp: Int64, table: UnsafeRawBufferPointer,
+      key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, expiry: Int64?
+    ) {
+      let length = RecordLayout.length(
+        table: table.count, key: key.count, value: value.count, expiry: expiry)
+      precondition(length <= destination.count - offset, "a batch's members outgrow it")
+      RecordCodec.encode(
+        kind: kind, member: true, sequence: sequence, timestamp: timestamp, table: table,
+        key: key, value: value, expiry: expiry, salt: salt,
+        into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + length]))
+      offset += length
+      sequence += 1
+    }
+  }
+
   /// Writes a record's header fields (all but the checksum) at `base`.
   static func writeHeader(
     kind: RecordKind, member: Bool, tableLength: Int, keyLength: Int, valueLength: Int,

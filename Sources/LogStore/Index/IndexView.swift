@@ -253,16 +253,9 @@ final class IndexView: @unchecked Sendable {
     // A change counts from exact counts: the first one after an open settles them (a
     // damaged index file found doing so is the writer's to rebuild, as in any change).
     if !keys.isSettled { keys.settle() }
-    let location = RecordLocation(
-      segment: appended.file.number, offset: UInt32(appended.offset),
-      length: UInt32(appended.length))
     do {
       let record = try appended.file.record(at: appended.offset, verify: false)
-      if record.kind == .batch {
-        try appended.file.forEachMember(of: record, at: appended.offset) { keys.apply($0, at: $1) }
-      } else {
-        keys.apply(record, at: location)
-      }
+      try keys.apply(record, at: appended.offset, of: appended.file)
     } catch {
       preconditionFailure("a record just written does not decode: \(error)")
     }

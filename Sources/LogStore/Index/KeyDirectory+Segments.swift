@@ -31,15 +31,7 @@ extension KeyDirectory {
       while let event = scanner.next() {
         switch event {
         case .record(let record, let offset):
-          if record.kind == .batch {
-            applyPending()
-            try file.forEachMember(of: record, at: offset) { apply($0, at: $1) }
-          } else {
-            applySoon(
-              record,
-              at: RecordLocation(
-                segment: file.number, offset: UInt32(offset), length: UInt32(record.length)))
-          }
+          try apply(record, at: offset, of: file)
         case .damaged(let offset, _, let reason):
           try damage(offset, reason)
         }

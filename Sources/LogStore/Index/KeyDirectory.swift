@@ -1,11 +1,11 @@
 /// The in-memory index of the whole store: which tables exist, and for each a ``TableIndex``
 /// from key to the location of its current record.
 ///
-/// It changes only by applying records, in log order, through ``apply(_:at:)``: the same
-/// code path serves recovery (replaying segments) and live writes (applying what was just
-/// appended), so the two cannot disagree. A batch is applied member by member by whoever read
-/// it (``SegmentFile/forEachMember(of:at:_:)`` takes it apart): the index knows records, not
-/// how the log groups or hints them. Not thread-safe: guarded by the store's index lock.
+/// It changes only by applying the log's changes, in log order, through
+/// ``apply(_:at:of:)`` (a record, a batch taken apart here) and ``apply(_:)`` (one change, as
+/// a record or a hint file's entry says it): the same code serves recovery, a rebuild after
+/// damage, and live writes, so they cannot disagree. Not thread-safe: guarded by the store's
+/// index lock.
 final class KeyDirectory {
   // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
   // Changed only through `insertTable` and `removeTable`, which keep what is derived from it
@@ -172,42 +172,77 @@ final class KeyDirectory {
     lastTable = nil
   }
 
-  /// Applies one record that is not a batch, found at `location`.
+  // MARK: Applying the log
+
+  /// Applies `record`, read from the log at `offset` of `file`, and returns how many changes
+  /// it made (a batch makes one per member): the one way records reach the directory, from an
+  /// open's scan, a rebuild, and a write just appended. A batch is taken apart here, member by
+  /// member, in order.
+  @discardableResult
+  func apply(_ record: Record, at offset: Int, of file: SegmentFile) throws(LogStoreError) -> Int {
+    guard record.kind == .batch else {
+      apply(
+        LoggedChange(
+          record,
+          at: RecordLocation(
+            segment: file.number, offset: UInt32(offset), length: UInt32(record.length))))
+      return 1
+    }
+    var count = 0
+    try file.forEachMember(of: record, at: offset) { member, location in
+      apply(LoggedChange(member, at: location))
+      count += 1
+    }
+    return count
+  }
+
+  /// Applies one change, as a record or a hint file's entry says it. Inside
+  /// ``replay(from:_:)`` a put waits a few changes (``applySoon(_:)``); anywhere else it is
+  /// applied at once.
+  func apply(_ change: LoggedChange) {
+    if pendingOwner != nil {
+      applySoon(change)
+    } else {
+      applyNow(change)
+    }
+  }
+
+  /// Applies `change` now.
   ///
   /// A put into a table that does not exist creates it: a live write never does that (the
   /// store checks first), so in recovery it means the table's creation was lost to damage,
   /// and keeping the data is better than dropping it.
-  func apply(_ record: Record, at location: RecordLocation) {
-    switch record.kind {
+  private func applyNow(_ change: LoggedChange) {
+    switch change.kind {
     case .put:
-      let table = self.table(record.table) ?? createTable(record.table)
+      let table = self.table(change.table) ?? createTable(change.table)
       table.upsert(
-        record.key, hash: KeyHash.hash(record.key), location: location, settleLater: settlesLater,
-        expiry: record.expiry)
+        change.key, hash: KeyHash.hash(change.key), location: change.location,
+        settleLater: settlesLater, expiry: change.expiry)
     case .delete:
-      self.table(record.table)?.remove(
-        record.key, hash: KeyHash.hash(record.key), settleLater: settlesLater)
+      self.table(change.table)?.remove(
+        change.key, hash: KeyHash.hash(change.key), settleLater: settlesLater)
     case .deletePrefix:
-      self.table(record.table)?.removeAll(withPrefix: record.key)
+      self.table(change.table)?.removeAll(withPrefix: change.key)
     case .createTable:
       // A creation with a lifetime sets the table's default lifetime, existing or not, and is
       // the creation record compaction keeps from then on (it says all a creation says).
-      if let table = self.table(record.table) {
-        guard let lifetime = record.expiry else { return }
+      if let table = self.table(change.table) {
+        guard let lifetime = change.expiry else { return }
         table.lifetime = lifetime
-        creations[String(decoding: record.table, as: UTF8.self)] = location
+        creations[String(decoding: change.table, as: UTF8.self)] = change.location
       } else {
-        createTable(record.table).lifetime = record.expiry ?? 0
-        creations[String(decoding: record.table, as: UTF8.self)] = location
+        createTable(change.table).lifetime = change.expiry ?? 0
+        creations[String(decoding: change.table, as: UTF8.self)] = change.location
       }
     case .clearTable:
-      if let old = self.table(record.table) {
+      if let old = self.table(change.table) {
         let cleared = TableIndex(totals: totals)
         cleared.lifetime = old.lifetime
-        insertTable(cleared, named: String(decoding: record.table, as: UTF8.self))
+        insertTable(cleared, named: String(decoding: change.table, as: UTF8.self))
       }
     case .dropTable:
-      let name = String(decoding: record.table, as: UTF8.self)
+      let name = String(decoding: change.table, as: UTF8.self)
       removeTable(named: name)
       creations[name] = nil
     case .batch, .syncMark:
@@ -218,7 +253,7 @@ final class KeyDirectory {
 
   // MARK: Replaying many records
 
-  /// Puts read by recovery but not yet applied, with their tables; see ``applySoon(_:at:)``.
+  /// Puts read by recovery but not yet applied, with their tables; see ``applySoon(_:)``.
   @exclusivity(unchecked) private var pendingPuts:
     [(
       table: Unmanaged<TableIndex>, key: UnsafeRawBufferPointer, hash: UInt64,
@@ -228,8 +263,8 @@ final class KeyDirectory {
   /// What keeps the bytes of the pending puts' keys mapped, during ``replay(from:_:)``.
   @exclusivity(unchecked) private var pendingOwner: AnyObject?
 
-  /// Runs `body`, which applies records read from bytes that `owner` keeps mapped (a segment
-  /// file) through ``applySoon(_:at:)``, and applies every put kept back before returning.
+  /// Runs `body`, which applies many changes read from bytes that `owner` keeps mapped (a
+  /// segment file, or a hint file's bytes), and applies every put kept back before returning.
   ///
   /// The puts kept back are views of those bytes: holding `owner` here, and applying them
   /// all by the end of the call, is what makes sure no key outlives the bytes it points into.
@@ -243,7 +278,7 @@ final class KeyDirectory {
     try body()
   }
 
-  /// Applies `record` as ``apply(_:at:)`` does, but a put only a few records later, for
+  /// Applies `change` as ``applyNow(_:)`` does, but a put only a few changes later, for
   /// recovery, which applies millions of records in a row.
   ///
   /// A put's key lands at a random slot of a table that is far larger than the cache, so each
@@ -252,31 +287,28 @@ final class KeyDirectory {
   /// following one another, and only then are they inserted. The puts kept back may be to
   /// different tables (a store with a table per conversation interleaves them), which changes
   /// nothing: puts to one table keep their order, and puts to different tables commute. Every
-  /// other kind of record applies the puts before it first, so the order of changes is the
-  /// log's. Only inside ``replay(from:_:)``, whose owner keeps the puts' keys readable until
-  /// they are applied.
-  func applySoon(_ record: Record, at location: RecordLocation) {
-    precondition(pendingOwner != nil, "applySoon outside a replay")
-    guard record.kind == .put else {
+  /// other kind of change applies the puts before it first, so the order of changes is the
+  /// log's.
+  private func applySoon(_ change: LoggedChange) {
+    guard change.kind == .put else {
       applyPending()
-      apply(record, at: location)
+      applyNow(change)
       return
     }
-    let table = self.table(record.table) ?? createTable(record.table)
-    // Unretained: every record that could drop or replace the table applies the pending puts
+    let table = self.table(change.table) ?? createTable(change.table)
+    // Unretained: every change that could drop or replace the table applies the pending puts
     // first, so the directory holds it until they are applied; and without a reference to
     // release, emptying the list costs nothing per put.
     pendingPuts.append(
       (
-        Unmanaged.passUnretained(table), record.key, KeyHash.hash(record.key), location,
-        record.expiry
+        Unmanaged.passUnretained(table), change.key, KeyHash.hash(change.key), change.location,
+        change.expiry
       ))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
-  /// Applies the puts ``applySoon(_:at:)`` has kept back, in order, once their slots are
-  /// loaded.
-  func applyPending() {
+  /// Applies the puts ``applySoon(_:)`` has kept back, in order, once their slots are loaded.
+  private func applyPending() {
     guard !pendingPuts.isEmpty else { return }
     // Borrowed for the call, neither retained nor released (`_withUnsafeGuaranteedRef` is
     // inlined from the standard library's interface, so no platform version limits it).
@@ -390,4 +422,33 @@ private struct TableName: Hashable {
   }
 
   func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}
+
+/// What one change of the log says to the index: its kind, table, key and expiry, and where
+/// its record is. A record read from a segment says it, and so does a hint file's entry for
+/// the record (the index needs no value). Its bytes are views of what it was read from.
+struct LoggedChange {
+  let kind: RecordKind
+  let table: UnsafeRawBufferPointer
+  let key: UnsafeRawBufferPointer
+  /// As in ``Record/expiry``.
+  let expiry: Int64?
+  let location: RecordLocation
+
+  init(_ record: Record, at location: RecordLocation) {
+    kind = record.kind
+    table = record.table
+    key = record.key
+    expiry = record.expiry
+    self.location = location
+  }
+
+  init(_ entry: HintFile.Entry, inSegment segment: UInt32) {
+    kind = entry.kind
+    table = entry.table
+    key = entry.key
+    expiry = entry.expiry
+    location = RecordLocation(
+      segment: segment, offset: UInt32(entry.offset), length: UInt32(entry.length))
+  }
 }

@@ -75,10 +75,9 @@ final class ActiveLog: @unchecked Sendable {
 
   // MARK: Appending
 
-  /// Appends the encoded `mutation` to the active segment, starting a new segment when it
-  /// does not fit.
-  func append(_ mutation: Mutation) throws(LogStoreError) -> Appended {
-    let length = mutation.encodedLength
+  /// Appends `mutation`, encoded in `length` bytes (``Mutation/checkedLength()``), to the
+  /// active segment, starting a new segment when it does not fit.
+  func append(_ mutation: Mutation, length: Int) throws(LogStoreError) -> Appended {
     var active = writer!
     if !active.fits(length) {
       active = try rotate(forRecordOf: length)

@@ -1,11 +1,11 @@
-/// The group commit of `SyncPolicy.always`: writers queue their changes, the first in line
-/// writes every queued change, syncs once for all of them outside the lock, applies them in
-/// order and wakes the others.
+/// The queue of writers under `SyncPolicy.always`: writers queue their changes, and the first
+/// in line commits every queued change with one sync (``StoreEngine/commit(_:)`` does the
+/// steps) while the others wait to be told how theirs went.
 ///
 /// Guarded by the log's lock, which every step of a commit holds (but the sync).
 final class GroupCommit: @unchecked Sendable {
   private let log: ActiveLog
-  private var index: IndexView { log.index }
+  private var lock: ConditionLock { log.lock }
 
   /// Changes waiting; the first one leads.
   private var queue: [Ticket] = []
@@ -20,79 +20,46 @@ final class GroupCommit: @unchecked Sendable {
   var isIdle: Bool { queue.isEmpty }
 
   /// One writer's change in the queue.
-  private final class Ticket {
+  final class Ticket {
     let mutation: Mutation
-    let thread = currentThreadID()
+    fileprivate let thread = currentThreadID()
     /// Signalled when the change is done, or when its writer is to lead.
-    let wakeup = Wakeup()
-    var appended: Appended?
-    var error: LogStoreError?
-    var done = false
+    fileprivate let wakeup = Wakeup()
+    fileprivate var error: LogStoreError?
+    fileprivate var done = false
 
-    init(_ mutation: Mutation) { self.mutation = mutation }
+    fileprivate init(_ mutation: Mutation) { self.mutation = mutation }
   }
 
-  /// Commits `mutation` durably; returns the bytes written if this writer led a group (the
-  /// others' changes included), zero if another writer led. Call with the log's lock held.
-  func commit(_ mutation: Mutation) throws(LogStoreError) -> Int {
-    let lock = log.lock
+  /// What a writer that queued is to do.
+  enum Turn {
+    /// Another writer committed the change: nil if it succeeded, or why it failed.
+    case committed(LogStoreError?)
+    /// This writer leads: it commits the group (its own change first) and then calls
+    /// ``finish(_:errors:)``.
+    case lead([Ticket])
+  }
+
+  /// Queues `mutation` and waits until it is committed or this writer is to lead. Call with
+  /// the log's lock held.
+  func join(_ mutation: Mutation) -> Turn {
     let ticket = Ticket(mutation)
     queue.append(ticket)
     // A leader gathering its group waits for arrivals.
     if queue.count > 1 { queue[0].wakeup.signal() }
     while !ticket.done && queue.first !== ticket { lock.wait(for: ticket.wakeup) }
-    if ticket.done {
-      if let error = ticket.error { throw error }
-      return 0
-    }
-    let group = gatherGroup()
-    var tables: [String: Bool] = [:]
-    for member in group {
-      do {
-        try log.checkWritable()
-        try index.checkTables(member.mutation, pending: &tables)
-        member.appended = try log.append(member.mutation)
-      } catch {
-        member.error = error
-      }
-    }
-    // One sync outside the lock at a time (compaction may be flushing the segment).
-    while log.syncInFlight { lock.wait() }
-    let active = log.writer!
-    let point = active.unsynchronized
-    let syncStart = monotonicNanoseconds()
-    let syncError = log.synchronizeOutsideLock(active, point.range, .durable)
-    lastSyncNanoseconds = monotonicNanoseconds() - syncStart
-    if let syncError {
-      // What did not reach the disk must not come back after a crash either: zero it, and
-      // fail every change written there. Changes in segments sealed meanwhile are durable.
-      active.discardUnsynchronized()
-      for member in group {
-        guard member.error == nil, let appended = member.appended,
-          appended.file === active.file, appended.offset + appended.length > active.used
-        else { continue }
-        member.error = syncError
-        member.appended = nil
-        log.reuseSequenceNumbers(from: appended.firstSequence)
-      }
-    } else {
-      log.noteSynchronized(active, point, .durable)
-    }
-    var written = 0
-    index.change {
-      for member in group where member.error == nil {
-        if let appended = member.appended {
-          index.apply(appended)
-          written += appended.length
-        }
-      }
-    }
-    if let observer = log.commitObserver {
-      for member in group where member.error == nil && member.appended != nil {
-        observer(CommittedChange(mutation: member.mutation))
-      }
-    }
-    for member in group {
+    if ticket.done { return .committed(ticket.error) }
+    return .lead(gatherGroup())
+  }
+
+  /// Notes how long the group's sync took (a leader waits up to half of it for its group).
+  func noteSync(nanoseconds: Int64) { lastSyncNanoseconds = nanoseconds }
+
+  /// Ends the group's commit: tells each writer how its change went (`errors`, in the group's
+  /// order) and lets the next writer in line lead.
+  func finish(_ group: [Ticket], errors: [LogStoreError?]) {
+    for (member, error) in zip(group, errors) {
+      member.error = error
       member.done = true
       member.wakeup.signal()
     }
@@ -100,8 +67,6 @@ final class GroupCommit: @unchecked Sendable {
     // The next writer in line leads; threads waiting for the log to be idle look again.
     queue.first?.wakeup.signal()
     lock.broadcast()
-    if let error = ticket.error { throw error }
-    return written
   }
 
   /// The leader's group: every queued change, after waiting briefly for the writers of the last
@@ -118,7 +83,7 @@ final class GroupCommit: @unchecked Sendable {
       while queue.count < expected {
         let left = deadline - monotonicNanoseconds()
         if left <= 0 { break }
-        log.lock.wait(for: queue[0].wakeup, nanoseconds: left)
+        lock.wait(for: queue[0].wakeup, nanoseconds: left)
       }
     }
     let group = queue
@@ -129,6 +94,6 @@ final class GroupCommit: @unchecked Sendable {
   /// Waits until no group is being committed and no sync runs outside the lock. Call with the
   /// log's lock held.
   func waitUntilIdle() {
-    while log.syncInFlight || !queue.isEmpty { log.lock.wait() }
+    while log.syncInFlight || !queue.isEmpty { lock.wait() }
   }
 }

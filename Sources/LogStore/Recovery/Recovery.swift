@@ -474,19 +474,8 @@ struct Recovery {
     func handle(_ event: SegmentScanner.Event, lastSequence: UInt64) throws(LogStoreError) {
       switch event {
       case .record(let record, let offset):
-        let location = RecordLocation(
-          segment: candidate.number, offset: UInt32(offset), length: UInt32(record.length))
         // A batch counts as its members, as `verify` counts it.
-        if record.kind == .batch {
-          state.keys.applyPending()
-          try file.forEachMember(of: record, at: offset) {
-            state.report.scannedRecords += 1
-            state.keys.apply($0, at: $1)
-          }
-        } else {
-          state.report.scannedRecords += 1
-          state.keys.applySoon(record, at: location)
-        }
+        state.report.scannedRecords += try state.keys.apply(record, at: offset, of: file)
         maxSequence = max(maxSequence, lastSequence)
       case .damaged(let offset, _, let reason):
         try damage(candidate, offset: offset, reason: reason, into: &state)
@@ -576,15 +565,7 @@ struct Recovery {
       // The puts kept back point into `buffer`, which outlives the replay.
       keys.replay(from: candidate.handle) {
         for entry in contents.entries where entry.offset >= indexCovered ?? 0 {
-          let record = Record(
-            kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
-            table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
-            length: entry.length)
-          keys.applySoon(
-            record,
-            at: RecordLocation(
-              segment: candidate.number, offset: UInt32(entry.offset),
-              length: UInt32(entry.length)))
+          keys.apply(LoggedChange(entry, inSegment: candidate.number))
           maxSequence = max(maxSequence, entry.sequence)
         }
       }
