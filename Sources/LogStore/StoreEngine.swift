@@ -120,54 +120,65 @@ final class StoreEngine: @unchecked Sendable {
     if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
     guard options.sync == .always else {
-      var change = PendingWrite(mutation: mutation)
-      withUnsafeMutablePointer(to: &change) {
-        write(UnsafeMutableBufferPointer(start: $0, count: 1), durably: false)
+      var outcome = CommitOutcome()
+      withUnsafePointer(to: mutation) { mutation in
+        withUnsafeMutablePointer(to: &outcome) { outcome in
+          write(
+            UnsafeBufferPointer(start: mutation, count: 1),
+            UnsafeMutableBufferPointer(start: outcome, count: 1), durably: false)
+        }
       }
-      if let error = change.error { throw error }
+      if let error = outcome.error { throw error }
       return
     }
     switch groupCommit.join(mutation) {
     case .committed(let error):
       if let error { throw error }
     case .lead(let group):
-      var changes = group.map { PendingWrite(mutation: $0.mutation) }
-      changes.withUnsafeMutableBufferPointer { write($0, durably: true) }
-      groupCommit.finish(group, errors: changes.map(\.error))
+      let mutations = group.map(\.mutation)
+      var outcomes = [CommitOutcome](repeating: CommitOutcome(), count: group.count)
+      mutations.withUnsafeBufferPointer { mutations in
+        outcomes.withUnsafeMutableBufferPointer { write(mutations, $0, durably: true) }
+      }
+      groupCommit.finish(group, errors: outcomes.map(\.error))
       // The leader's own change is the group's first.
-      if let error = changes[0].error { throw error }
+      if let error = outcomes[0].error { throw error }
     }
   }
 
-  /// The steps of a commit, in order, for `changes` (one, or a group under `.always`), with
-  /// the log's lock held: each change's tables are checked and it is appended to the log;
-  /// with `durably`, one sync covers them all (``synchronize(_:)``); those that succeeded are
-  /// applied to the index in log order, and the observer hears of each. A change that fails a
-  /// step gets its error and no further step.
-  private func write(_ changes: UnsafeMutableBufferPointer<PendingWrite>, durably: Bool) {
+  /// The steps of a commit, in order, for `mutations` (one, or a group under `.always`), with
+  /// the log's lock held, each change's outcome in `outcomes`: each change's tables are
+  /// checked and it is appended to the log; with `durably`, one sync covers them all
+  /// (``synchronize(_:)``); those that succeeded are applied to the index in log order, and the
+  /// observer hears of each. A change that fails a step gets its error and no further step.
+  @inline(__always)
+  private func write(
+    _ mutations: UnsafeBufferPointer<Mutation>,
+    _ outcomes: UnsafeMutableBufferPointer<CommitOutcome>,
+    durably: Bool
+  ) {
     var tables: [String: Bool] = [:]
-    for i in changes.indices {
+    for i in mutations.indices {
       do {
         try log.checkWritable()
-        try index.checkTables(changes[i].mutation, pending: &tables)
-        let length = try changes[i].mutation.checkedLength()
-        changes[i].appended = try log.append(changes[i].mutation, length: length)
+        try index.checkTables(mutations[i], pending: &tables)
+        outcomes[i].appended = try log.append(mutations[i], length: mutations[i].checkedLength())
       } catch {
-        changes[i].error = error
+        outcomes[i].error = error
       }
     }
-    if durably { synchronize(changes) }
+    if durably { synchronize(outcomes) }
     var written = 0
     index.change {
-      for change in changes where change.error == nil {
-        guard let appended = change.appended else { continue }
+      for i in outcomes.indices {
+        guard let appended = outcomes[i].appended else { continue }
         index.apply(appended)
         written += appended.length
       }
     }
     if let observer = log.commitObserver {
-      for change in changes where change.error == nil && change.appended != nil {
-        observer(CommittedChange(mutation: change.mutation))
+      for i in mutations.indices where outcomes[i].appended != nil {
+        observer(CommittedChange(mutation: mutations[i]))
       }
     }
     scheduler.noteWritten(written)
@@ -178,7 +189,7 @@ final class StoreEngine: @unchecked Sendable {
   /// segment). If it fails, what it did not cover must not come back after a crash either: it
   /// is zeroed, and every change written there fails (changes in segments sealed meanwhile are
   /// durable).
-  private func synchronize(_ changes: UnsafeMutableBufferPointer<PendingWrite>) {
+  private func synchronize(_ outcomes: UnsafeMutableBufferPointer<CommitOutcome>) {
     while log.syncInFlight { log.lock.wait() }
     let active = log.writer!
     let point = active.unsynchronized
@@ -190,12 +201,12 @@ final class StoreEngine: @unchecked Sendable {
       return
     }
     active.discardUnsynchronized()
-    for i in changes.indices {
-      guard changes[i].error == nil, let appended = changes[i].appended,
+    for i in outcomes.indices {
+      guard outcomes[i].error == nil, let appended = outcomes[i].appended,
         appended.file === active.file, appended.offset + appended.length > active.used
       else { continue }
-      changes[i].error = failure
-      changes[i].appended = nil
+      outcomes[i].error = failure
+      outcomes[i].appended = nil
       log.reuseSequenceNumbers(from: appended.firstSequence)
     }
   }
@@ -383,9 +394,9 @@ final class StoreEngine: @unchecked Sendable {
   }
 }
 
-/// One change of a commit, and what became of it (``StoreEngine/commit(_:)``).
-struct PendingWrite {
-  let mutation: Mutation
+/// What became of one change of a commit (``StoreEngine/commit(_:)``): where it was appended,
+/// or why it failed (and then it has no `appended`).
+struct CommitOutcome {
   var appended: Appended?
   var error: LogStoreError?
 }
