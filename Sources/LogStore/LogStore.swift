@@ -203,7 +203,7 @@ public final class LogStore: Sendable {
     forKey key: UnsafeRawBufferPointer, in table: String,
     _ body: (UnsafeRawBufferPointer, Timestamp) -> R
   ) throws(LogStoreError) -> R? {
-    try engine.index.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
+    try engine.withRecord(key: key, table: table) {
       record throws(Never) -> R in
       body(record.value, Timestamp(microsecondsSince1970: record.timestamp))
     }?.get()
@@ -218,7 +218,7 @@ public final class LogStore: Sendable {
     forKey key: UnsafeRawBufferPointer, in table: String,
     _ body: (UnsafeRawBufferPointer, Timestamp, Timestamp?) -> Void
   ) throws(LogStoreError) -> Bool {
-    try engine.index.withRecord(key: key, table: table, hash: KeyHash.hash(key)) {
+    try engine.withRecord(key: key, table: table) {
       record throws(Never) in
       body(
         record.value, Timestamp(microsecondsSince1970: record.timestamp),
@@ -332,7 +332,7 @@ public final class LogStore: Sendable {
       -> Bool
   ) throws(LogStoreError) {
     try prefix.withBytes { prefix throws(LogStoreError) in
-      try engine.index.forEachEntry(in: table, withPrefix: prefix) { key, value, timestamp, _ in
+      try engine.forEachEntry(in: table, withPrefix: prefix) { key, value, timestamp, _ in
         body(key, value, timestamp)
       }
     }
@@ -343,7 +343,7 @@ public final class LogStore: Sendable {
     in table: String, withPrefix prefix: [UInt8] = [], _ body: EntryVisitor
   ) throws(LogStoreError) {
     try prefix.withBytes { prefix throws(LogStoreError) in
-      try engine.index.forEachEntry(in: table, withPrefix: prefix, body)
+      try engine.forEachEntry(in: table, withPrefix: prefix, body)
     }
   }
 
@@ -354,7 +354,7 @@ public final class LogStore: Sendable {
   {
     var keys: [[UInt8]] = []
     try prefix.withBytes { prefix throws(LogStoreError) -> Void in
-      try engine.index.forEachKey(
+      try engine.forEachKey(
         in: table,
         restart: { count in
           keys = []

@@ -27,6 +27,7 @@ final class StoreEngine: @unchecked Sendable {
   private let compactor: Compactor
   private let scheduler: CompactionScheduler
   private let checkpointer: Checkpointer
+  private let repair: IndexRepair
   /// How the last open rebuilt the index.
   let openReport: OpenReport
 
@@ -56,22 +57,17 @@ final class StoreEngine: @unchecked Sendable {
       directory: directory, keys: state.keys, segments: state.segments,
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)
     log = ActiveLog(directory: directory, options: options, index: index, state: state)
+    repair = IndexRepair(
+      log: log,
+      indexFile: IndexFileInUse(
+        directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped))
     groupCommit = GroupCommit(log: log)
-    checkpointer = Checkpointer(log: log, groupCommit: groupCommit, openedFrom: state.keys.mapped)
-    compactor = Compactor(log: log, groupCommit: groupCommit, checkpointer: checkpointer)
-    scheduler = CompactionScheduler(log: log, compactor: compactor, checkpointer: checkpointer)
+    checkpointer = Checkpointer(log: log, groupCommit: groupCommit, repair: repair)
+    compactor = Compactor(
+      log: log, groupCommit: groupCommit, checkpointer: checkpointer, repair: repair)
+    scheduler = CompactionScheduler(
+      log: log, compactor: compactor, checkpointer: checkpointer, repair: repair)
     openReport = state.report
-    if !options.readOnly {
-      // Only an optimization: a file that cannot be removed is found damaged again, and
-      // rebuilt from, by the next open that uses it.
-      log.indexFileFoundDamaged = { [unowned checkpointer] in try? checkpointer.removeCurrent() }
-    }
-    index.rebuildAfterDamage = { [unowned self] in
-      log.lock.withLock {
-        compactor.waitUntilStopped()
-        if index.keys.mapped != nil { log.rebuildIndex() }
-      }
-    }
     if !options.readOnly {
       try log.lock.withLock { () throws(LogStoreError) in
         if log.writer == nil { try log.startFirstSegment() }
@@ -88,6 +84,70 @@ final class StoreEngine: @unchecked Sendable {
     try index.read(body)
   }
 
+  /// Runs `attempt`, a read of the index view, and runs it again after the key directory is
+  /// rebuilt from the log if it found the index file damaged (returned nil): the rebuilt
+  /// directory has no index file, so the second attempt cannot find it damaged.
+  private func readingAfterRepair<R>(_ attempt: () throws(LogStoreError) -> R?)
+    throws(LogStoreError) -> R
+  {
+    if let result = try attempt() { return result }
+    log.lock.withLock {
+      compactor.waitUntilStopped()
+      if index.keys.mapped != nil { repair.rebuild() }
+    }
+    guard let result = try attempt() else {
+      throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
+    }
+    return result
+  }
+
+  /// Looks `key` up in `table` and calls `body` with its record, under the index's shared lock;
+  /// nil when the key has no value. The record is valid only during `body`.
+  func withRecord<R, E: Error>(
+    key: UnsafeRawBufferPointer, table: String, _ body: (Record) throws(E) -> R
+  ) throws(LogStoreError) -> Result<R, E>? {
+    let hash = KeyHash.hash(key)
+    return try readingAfterRepair { () throws(LogStoreError) -> Result<R, E>?? in
+      try index.withRecord(key: key, table: table, hash: hash, body)
+    }
+  }
+
+  /// Calls `body` with every key of `table` and its location, in no particular order, and
+  /// returns the segments as they were then (a copy keeps them readable after). `restart` is
+  /// called first with the number of keys, and again if the visit has to start over (after the
+  /// index file was found damaged and the directory rebuilt).
+  @discardableResult
+  func forEachKey(
+    in table: String, restart: (Int) -> Void = { _ in },
+    _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
+  ) throws(LogStoreError) -> SegmentLookup {
+    try readingAfterRepair { () throws(LogStoreError) -> SegmentLookup? in
+      try index.forEachKey(in: table, start: restart, body)
+    }
+  }
+
+  /// Calls `body` with every key of `table` sorted by its bytes, its value and its time, as of
+  /// the moment of the call, until `body` returns false; with a `prefix`, only the keys that
+  /// start with it. Items that have expired by the moment of the call are left out; `body`
+  /// gets the expiry of the others that have one.
+  ///
+  /// A table unchanged since the index file is walked where the file holds it. Otherwise only
+  /// the keys are copied under the index's shared lock, with their locations, and the segments
+  /// are captured; sorting and reading the values happen after it, from the captured segments.
+  func forEachEntry(
+    in table: String,
+    withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+    _ body: EntryVisitor
+  ) throws(LogStoreError) {
+    let now = index.clock.now()
+    if try index.forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
+    let (captured, copied) = try readingAfterRepair {
+      () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
+      try index.copyKeys(in: table, withPrefix: prefix)
+    }
+    try index.forEachEntry(of: copied, in: captured, table: table, now: now, body)
+  }
+
   /// ``readIndex(_:)`` for a reader of counts: settles them first if an open left them for
   /// later (which takes the log's lock, once).
   func readCounts<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError)
@@ -98,7 +158,7 @@ final class StoreEngine: @unchecked Sendable {
     }) {
       return result
     }
-    log.lock.withLock { log.settleCounts() }
+    log.lock.withLock { repair.settleCounts() }
     return try index.read(body)
   }
 
@@ -256,7 +316,7 @@ final class StoreEngine: @unchecked Sendable {
   private func rebuildIfDamaged() {
     guard index.keys.baseDamaged else { return }
     compactor.waitUntilStopped()
-    if index.keys.baseDamaged { log.rebuildIndex() }
+    if index.keys.baseDamaged { repair.rebuild() }
   }
 
   // MARK: Sync, statistics, compaction, close
@@ -271,7 +331,7 @@ final class StoreEngine: @unchecked Sendable {
 
   func statistics() throws(LogStoreError) -> StoreStatistics {
     try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
-      log.settleCounts()
+      repair.settleCounts()
       let disk = log.diskBytes
       let now = index.clock.now()
       return try index.read { keys throws(LogStoreError) in
@@ -281,7 +341,7 @@ final class StoreEngine: @unchecked Sendable {
         var statistics = StoreStatistics(
           tables: keys.tables.count, liveItems: keys.itemCount - expired.count,
           liveBytes: keys.liveBytes - expired.bytes,
-          diskBytes: disk + checkpointer.currentFileSize, segments: index.segments.count,
+          diskBytes: disk + repair.indexFile.size, segments: index.segments.count,
           damagedRecords: index.damagedRecords)
         statistics.indexMappedBytes = keys.mapped?.fileLength ?? 0
         statistics.indexHeapBytes = keys.heapBytes
@@ -337,7 +397,7 @@ final class StoreEngine: @unchecked Sendable {
       try? checkpointer.checkpointAtClose()
       // So is the active segment's hint file.
       if let active = log.writer?.file.number {
-        _ = try? log.writeActiveHint(indexCovered: checkpointer.coveredLength(of: active))
+        _ = try? log.writeActiveHint(indexCovered: repair.indexFile.coveredLength(of: active))
       }
       try log.close()
     } catch {
@@ -382,7 +442,8 @@ final class StoreEngine: @unchecked Sendable {
   private func startBackgroundThreads() {
     guard !options.readOnly else { return }
     if case .interval(let milliseconds) = options.sync {
-      let thread = BackgroundThread { [log] in log.runIntervalSync(every: milliseconds) }
+      let syncer = IntervalSyncer(log: log, milliseconds: milliseconds)
+      let thread = BackgroundThread { syncer.run() }
       backgroundThreads.append(thread)
       thread.start()
     }

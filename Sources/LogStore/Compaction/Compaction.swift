@@ -24,6 +24,7 @@ final class Compactor: @unchecked Sendable {
   private let log: ActiveLog
   private let groupCommit: GroupCommit
   private let checkpointer: Checkpointer
+  private let repair: IndexRepair
   private var index: IndexView { log.index }
   private var options: LogStore.Options { log.options }
   private var directory: String { log.directory }
@@ -34,10 +35,11 @@ final class Compactor: @unchecked Sendable {
   /// Set by `close()` so that a compaction in progress stops early; read without locks.
   let stopRequested = OnceFlag()
 
-  init(log: ActiveLog, groupCommit: GroupCommit, checkpointer: Checkpointer) {
+  init(log: ActiveLog, groupCommit: GroupCommit, checkpointer: Checkpointer, repair: IndexRepair) {
     self.log = log
     self.groupCommit = groupCommit
     self.checkpointer = checkpointer
+    self.repair = repair
   }
 
   /// A record copied by compaction: where it was and where its copy is.
@@ -107,7 +109,7 @@ final class Compactor: @unchecked Sendable {
     try swapIn(outputs: outputs, moves: moves, plan: plan)
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.
-    log.lock.withLock { if index.keys.baseDamaged { log.rebuildIndex() } }
+    log.lock.withLock { if index.keys.baseDamaged { repair.rebuild() } }
     return plan.writesIndex
   }
 
@@ -150,8 +152,8 @@ final class Compactor: @unchecked Sendable {
       try log.checkWritable()
       // Compaction decides what is live by the index: an index file that fails a check is
       // replaced by a directory rebuilt from the log first.
-      if !index.keys.verifyMapped() { log.rebuildIndex() }
-      log.settleCounts()
+      if !index.keys.verifyMapped() { repair.rebuild() }
+      repair.settleCounts()
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
       let recordBytes = inputBytes - sizes.count * SegmentHeader.size
@@ -401,7 +403,7 @@ final class Compactor: @unchecked Sendable {
       // file after this one is gone, and no later step of this compaction removes that one.
       if manifestFailure == nil {
         do throws(LogStoreError) {
-          try checkpointer.removeCurrent()
+          try repair.indexFile.remove()
         } catch {
           indexRemovalFailure = error
         }

@@ -16,6 +16,7 @@ final class CompactionScheduler: @unchecked Sendable {
   private let log: ActiveLog
   private let compactor: Compactor
   private let checkpointer: Checkpointer
+  private let repair: IndexRepair
   private var policy: CompactionPolicy { log.options.compaction }
 
   private var requested = false
@@ -23,10 +24,11 @@ final class CompactionScheduler: @unchecked Sendable {
   private var automaticError: LogStoreError?
   private var bytesSinceCheck = 0
 
-  init(log: ActiveLog, compactor: Compactor, checkpointer: Checkpointer) {
+  init(log: ActiveLog, compactor: Compactor, checkpointer: Checkpointer, repair: IndexRepair) {
     self.log = log
     self.compactor = compactor
     self.checkpointer = checkpointer
+    self.repair = repair
   }
 
   /// Counts written bytes and wakes the background thread when the threshold is passed.
@@ -43,7 +45,7 @@ final class CompactionScheduler: @unchecked Sendable {
   }
 
   private func isDue() -> Bool {
-    log.settleCounts()
+    repair.settleCounts()
     let fraction: Double
     switch policy {
     case .manual: return false

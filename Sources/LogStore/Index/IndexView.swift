@@ -2,9 +2,13 @@
 /// lock that guards both.
 ///
 /// Readers take the lock shared while they find a key and copy its value out of the segment's
-/// mapping, so they never wait for each other. Only a thread holding the log's lock changes
-/// anything here, and it takes this lock exclusively to do so (``StoreEngine``'s lock order);
-/// such a thread may therefore read without this lock, since nobody else can be writing.
+/// mapping, so they wait for each other only where a read of an expiring item takes the
+/// expiry clock's mutex. Only a thread holding the log's lock changes anything here, and it
+/// takes this lock exclusively to do so (docs/DESIGN.md, "Locks"); such a thread may therefore
+/// read without this lock, since nobody else can be writing.
+///
+/// A read that finds the index file damaged (a block fails its checksum when first read)
+/// returns nil: ``StoreEngine`` then has the directory rebuilt from the log and reads again.
 final class IndexView: @unchecked Sendable {
   let directory: String
   private let verifyChecksums: Bool
@@ -21,9 +25,6 @@ final class IndexView: @unchecked Sendable {
   /// Records lost to damage: regions the open skipped, plus keys a compaction found pointing
   /// into damage (``StoreStatistics/damagedRecords``).
   @exclusivity(unchecked) private(set) var damagedRecords: Int
-  /// Rebuilds the key directory from the log, for a reader that found the index file damaged
-  /// (``StoreEngine/rebuildIndex()``). Set once, before the store is used.
-  var rebuildAfterDamage: () -> Void = {}
 
   init(
     directory: String, keys: KeyDirectory, segments: [UInt32: SegmentFile], damagedRecords: Int,
@@ -46,35 +47,19 @@ final class IndexView: @unchecked Sendable {
     }
   }
 
-  /// Runs `attempt` (which takes the shared lock) again after rebuilding the directory from
-  /// the log if it found the index file damaged (returned nil); the rebuilt directory has no
-  /// index file, so the second run cannot find it damaged.
-  private func retryingAfterDamage<R>(_ attempt: () throws(LogStoreError) -> R?)
-    throws(LogStoreError) -> R
-  {
-    if let result = try attempt() { return result }
-    rebuildAfterDamage()
-    guard let result = try attempt() else {
-      throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
-    }
-    return result
-  }
-
-  /// Looks `key` up in `table` and calls `body` with its record, under the shared lock; nil
-  /// when the key has no value. The record is valid only during `body`.
+  /// Looks `key` up in `table` and calls `body` with its record, under the shared lock: the
+  /// inner optional is nil when the key has no value, the outer one when the index file was
+  /// found damaged. The record is valid only during `body`.
   func withRecord<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, hash: UInt64,
     _ body: (Record) throws(E) -> R
-  ) throws(LogStoreError) -> Result<R, E>? {
-    try retryingAfterDamage { () throws(LogStoreError) -> Result<R, E>?? in
-      try lock.withReadLock { () throws(LogStoreError) -> Result<R, E>?? in
-        try withRecordLocked(key: key, table: table, hash: hash, body)
-      }
+  ) throws(LogStoreError) -> Result<R, E>?? {
+    try lock.withReadLock { () throws(LogStoreError) -> Result<R, E>?? in
+      try withRecordLocked(key: key, table: table, hash: hash, body)
     }
   }
 
-  /// ``withRecord(key:table:hash:_:)`` with the shared lock held; nil (the outer optional) if
-  /// the index file was found damaged.
+  /// ``withRecord(key:table:hash:_:)`` with the shared lock held.
   private func withRecordLocked<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, hash: UInt64,
     _ body: (Record) throws(E) -> R
@@ -136,54 +121,48 @@ final class IndexView: @unchecked Sendable {
 
   /// Calls `body` under the shared lock with every key of `table` and its location, in no
   /// particular order, and returns the segments as they were then (a copy keeps them readable
-  /// after). `restart` is called first with the number of keys, and again if the visit has to
-  /// start over (after the index file was found damaged and the directory rebuilt).
-  @discardableResult
+  /// after); nil if the index file was found damaged on the way. `start` is called first with
+  /// the number of keys.
   func forEachKey(
-    in table: String, restart: (Int) -> Void = { _ in },
+    in table: String, start: (Int) -> Void,
     _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
-  ) throws(LogStoreError) -> SegmentLookup {
-    try retryingAfterDamage { () throws(LogStoreError) -> SegmentLookup? in
-      try read { keys throws(LogStoreError) -> SegmentLookup? in
-        guard let index = keys.table(table) else { throw tableNotFound(table) }
-        restart(index.count)
-        // Expired keys are left out, by their expiries alone (no record is read).
-        guard let expiring = index.expiring else {
-          return index.forEachKey(body) ? segments : nil
-        }
-        expiring.advance(to: clock.now())
-        return index.forEachKey { key, location in
-          if !expiring.isExpired(key) { body(key, location) }
-        } ? segments : nil
+  ) throws(LogStoreError) -> SegmentLookup? {
+    try read { keys throws(LogStoreError) -> SegmentLookup? in
+      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      start(index.count)
+      // Expired keys are left out, by their expiries alone (no record is read).
+      guard let expiring = index.expiring else {
+        return index.forEachKey(body) ? segments : nil
       }
+      expiring.advance(to: clock.now())
+      return index.forEachKey { key, location in
+        if !expiring.isExpired(key) { body(key, location) }
+      } ? segments : nil
     }
   }
 
-  /// Calls `body` with every key of `table` sorted by its bytes, its value and its time, as of
-  /// the moment of the call, until `body` returns false.
-  ///
-  /// Under the shared lock, only the keys are copied (into one buffer) with their locations,
-  /// and the segments are captured; sorting and reading the values happen after it, from the
-  /// captured segments, which stay mapped even if a compaction deletes their files meanwhile.
-  ///
-  /// With a `prefix`, only the keys that start with it are visited.
-  ///
-  /// Items that have expired by the moment of the call are left out; `body` gets the expiry
-  /// of the others that have one.
+  /// The keys of `table` that start with `prefix`, copied with their locations under the
+  /// shared lock (into one buffer), and the segments as they are now, which stay mapped even if
+  /// a compaction deletes their files meanwhile; nil if the index file was found damaged. For
+  /// ``StoreEngine/forEachEntry(in:withPrefix:_:)``, which visits them with
+  /// ``forEachEntry(of:in:table:now:_:)``.
+  func copyKeys(in table: String, withPrefix prefix: UnsafeRawBufferPointer)
+    throws(LogStoreError) -> (SegmentLookup, TableKeys)?
+  {
+    try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
+      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      return TableKeys(of: index, prefix: prefix).map { (segments, $0) }
+    }
+  }
+
+  /// Calls `body` with every key `copied` holds, sorted by its bytes, its value and its time
+  /// (read from `captured`, without the lock), until `body` returns false. Items that expired
+  /// by `now` are left out; `body` gets the expiry of the others that have one.
   func forEachEntry(
-    in table: String,
-    withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+    of copied: TableKeys, in captured: SegmentLookup, table: String, now: Int64,
     _ body: EntryVisitor
   ) throws(LogStoreError) {
-    let now = clock.now()
-    if try forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
-    var (captured, copied) = try retryingAfterDamage {
-      () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
-      try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
-        guard let index = keys.table(table) else { throw tableNotFound(table) }
-        return TableKeys(of: index, prefix: prefix).map { (segments, $0) }
-      }
-    }
+    var copied = copied
     copied.sort()
     try copied.keys.withBytes { keys throws(LogStoreError) in
       for item in copied.items {
@@ -204,14 +183,14 @@ final class IndexView: @unchecked Sendable {
     }
   }
 
-  /// ``forEachEntry(in:_:)`` for a table unchanged since its index file, walked where it lies
-  /// (the file's entries are in key order) instead of copied; false, having called `body` for
-  /// nothing, if the table changed since or an entry of the file is damaged (the caller then
-  /// copies the keys, and finds the damage). Every entry is checked before `body` sees the
-  /// first, so that damage is found while the visit can still start over; the walk that calls
-  /// `body` relies on those checks (the file is never written), and on each record's: its
-  /// checksum, and that its key is the entry's.
-  private func forEachUnchangedEntry(
+  /// The visit of ``StoreEngine/forEachEntry(in:withPrefix:_:)`` for a table unchanged since
+  /// its index file, walked where it lies (the file's entries are in key order) instead of
+  /// copied; false, having called `body` for nothing, if the table changed since or an entry
+  /// of the file is damaged (the caller then copies the keys, and finds the damage). Every
+  /// entry is checked before `body` sees the first, so that damage is found while the visit
+  /// can still start over; the walk that calls `body` relies on those checks (the file is
+  /// never written), and on each record's: its checksum, and that its key is the entry's.
+  func forEachUnchangedEntry(
     in table: String, withPrefix prefix: UnsafeRawBufferPointer, now: Int64, _ body: EntryVisitor
   ) throws(LogStoreError) -> Bool {
     guard

@@ -1,9 +1,10 @@
-/// The log being written: the active segment, the numbers the next record and the next file
-/// get, the sizes of the sealed segments, the manifest that lists them, and the lock every
-/// writer takes.
+/// The log being written: the active segment, which it appends to, syncs and replaces when
+/// full, the numbers the next record and the next file get, and the sizes of the sealed
+/// segments. It keeps the manifest listing the live segments (``ManifestPublisher``) and what
+/// compactions and backups hold on to (``SegmentHolds``).
 ///
 /// `lock` is the store's write lock. It guards everything here, and also the state of the
-/// group commit and of compaction, which act on the log and so already hold it. A thread
+/// parts that act on the log and so already hold it (docs/DESIGN.md, "Locks"). A thread
 /// holding it may read the ``IndexView`` without the index lock, and changes the index by
 /// taking the index lock inside it (never the other way round).
 final class ActiveLog: @unchecked Sendable {
@@ -18,31 +19,17 @@ final class ActiveLog: @unchecked Sendable {
   @exclusivity(unchecked) private var sealedSizes: [UInt32: Int]
   @exclusivity(unchecked) private var hintSizes: [UInt32: Int]
   @exclusivity(unchecked) private(set) var nextSequence: UInt64
-  @exclusivity(unchecked) private var nextFileNumber: UInt32
-  /// The segments the manifest on disk lists; nil when unknown (a publish failed midway).
-  private var publishedSegments: [UInt32]?
+  @exclusivity(unchecked) private var fileNumbers: FileNumbers
   /// Whether the manifest lists the active segment: false from a rotation that could not
-  /// publish it until a write does (``append(_:)``).
+  /// publish it until a write does (``append(_:length:)``).
   @exclusivity(unchecked) private var activeIsListed = true
-  /// The generation of the last manifest written or read.
-  private var manifestGeneration: UInt64
-  /// Inputs of a compaction whose outputs have replaced them in the manifest, until they are
-  /// dropped from the index.
-  private var retiredSegments: Set<UInt32> = []
-  /// Backups between ``beginBackup()`` and ``endBackup()``.
-  private var backupsRunning = 0
-  /// Inputs of compactions that ended while a backup ran, whose files that backup may still be
-  /// copying: removed when the last backup ends.
-  private var inputsHeldForBackups: [UInt32] = []
+  @exclusivity(unchecked) private var manifest: ManifestPublisher
+  @exclusivity(unchecked) private var holds = SegmentHolds()
   /// A thread is syncing the active segment without holding `lock`; nobody may seal,
   /// replace or close it meanwhile.
   private(set) var syncInFlight = false
   /// `close()` has begun: new writes are refused and background threads stop.
   private(set) var closing = false
-  /// Called (with `lock` held) after ``rebuildIndex()``, which only a damaged index file calls
-  /// for: a writer removes the file, so that no later open trusts it again. Set once, before
-  /// the store is used.
-  var indexFileFoundDamaged: () -> Void = {}
   /// Called (with `lock` held) with each change once it is applied: ``LogStore/observeCommits(_:)``.
   var commitObserver: (@Sendable (CommittedChange) -> Void)?
 
@@ -54,9 +41,9 @@ final class ActiveLog: @unchecked Sendable {
     sealedSizes = state.sealedSizes
     hintSizes = state.hintSizes
     nextSequence = state.nextSequence
-    nextFileNumber = state.nextFileNumber
-    publishedSegments = state.manifest?.segments
-    manifestGeneration = state.manifest?.generation ?? 0
+    fileNumbers = FileNumbers(next: state.nextFileNumber, directory: directory)
+    manifest = ManifestPublisher(
+      directory: directory, fileSystem: options.fileSystem, read: state.manifest)
   }
 
   // MARK: Guards
@@ -98,10 +85,7 @@ final class ActiveLog: @unchecked Sendable {
 
   /// Seals the active segment and starts a new one big enough for a record of `length`.
   private func rotate(forRecordOf length: Int) throws(LogStoreError) -> SegmentWriter {
-    try checkFileNumbers(from: nextFileNumber, count: 1)
-    let number = nextFileNumber
-    // Numbers are never reused, not even that of a segment whose start failed.
-    nextFileNumber += 1
+    let number = try fileNumbers.take()
     return try replaceActive(
       with: number,
       capacity: max(
@@ -141,25 +125,9 @@ final class ActiveLog: @unchecked Sendable {
   /// ones, for a compaction's outputs; returns the first reserved number. Every segment below
   /// it is sealed from then on.
   func sealForCompaction(reserving count: UInt32) throws(LogStoreError) -> UInt32 {
-    try checkFileNumbers(from: nextFileNumber, count: count + 1)
-    let first = nextFileNumber
-    let active = first + count
-    nextFileNumber = active + 1
-    _ = try replaceActive(with: active, capacity: options.maxSegmentSize)
+    let first = try fileNumbers.take(count + 1)
+    _ = try replaceActive(with: first + count, capacity: options.maxSegmentSize)
     return first
-  }
-
-  /// Throws unless `count` file numbers from `first` are below the highest a store uses
-  /// (2^31: a store would need billions of segments to get there; only a file named so by
-  /// hand or by damage brings it close).
-  private func checkFileNumbers(from first: UInt32, count: UInt32) throws(LogStoreError) {
-    guard first < StoreFileName.maximumNumber, count <= StoreFileName.maximumNumber - first
-    else {
-      throw LogStoreError(
-        .corrupted,
-        "the file numbers of \(directory) are used up (the next would be \(first)): "
-          + "a file there has a number no store reaches; `ytkkv recover` rebuilds the store")
-    }
   }
 
   /// Creates segment `number` with its header, reserving its first chunk of disk, mapped
@@ -197,19 +165,15 @@ final class ActiveLog: @unchecked Sendable {
   }
 
   /// A file number for a new file that is not a segment (an index file).
-  func takeFileNumber() throws(LogStoreError) -> UInt32 {
-    try checkFileNumbers(from: nextFileNumber, count: 1)
-    defer { nextFileNumber += 1 }
-    return nextFileNumber
-  }
+  func takeFileNumber() throws(LogStoreError) -> UInt32 { try fileNumbers.take() }
 
   /// The first segment of a store opened on an empty or new directory.
   func startFirstSegment() throws(LogStoreError) {
-    try checkFileNumbers(from: nextFileNumber, count: 1)
+    try fileNumbers.check(1)
     let fresh = try Self.createSegment(
-      directory: directory, number: nextFileNumber, baseSequence: nextSequence,
+      directory: directory, number: fileNumbers.next, baseSequence: nextSequence,
       capacity: options.maxSegmentSize, fileSystem: fileSystem)
-    nextFileNumber += 1
+    _ = try fileNumbers.take()
     index.change { index.setSegment(fresh.file.number, fresh.file) }
     writer = fresh
   }
@@ -225,39 +189,31 @@ final class ActiveLog: @unchecked Sendable {
   /// The segments the manifest should list: every open segment but the retired inputs of a
   /// compaction.
   func liveSegmentNumbers() -> [UInt32] {
-    index.segments.numbers.filter { !retiredSegments.contains($0) }.sorted()
+    index.segments.numbers.filter { !holds.retired.contains($0) }.sorted()
   }
 
   /// Replaces the manifest with one listing the live segments, unless it lists them already.
   /// Called before anything is written to a segment it adds and before any segment it drops
   /// is deleted (the invariants in Format/Manifest.swift).
   func publishManifest() throws(LogStoreError) {
-    try publishManifest(liveSegmentNumbers())
+    try manifest.publish(liveSegmentNumbers())
   }
 
-  private func publishManifest(_ numbers: [UInt32]) throws(LogStoreError) {
-    guard publishedSegments != numbers else { return }
-    manifestGeneration += 1
-    publishedSegments = nil
-    try Manifest(segments: numbers, generation: manifestGeneration).publish(
-      directory: directory, fileSystem: fileSystem)
-    publishedSegments = numbers
-  }
+  // MARK: Compactions and backups
 
   /// Takes a compaction's inputs out of the manifest (they stay open until ``dropRetired``).
   func retire(_ numbers: Set<UInt32>) throws(LogStoreError) {
-    retiredSegments = numbers
+    holds.retire(numbers)
     try publishManifest()
   }
 
   /// Forgets retired inputs, now gone from the index, and records the sizes of the segment and
   /// hint files that replaced them.
   func dropRetired(replacedBy outputs: [(number: UInt32, size: Int, hintSize: Int)]) {
-    for number in retiredSegments {
+    for number in holds.dropRetired() {
       sealedSizes[number] = nil
       hintSizes[number] = nil
     }
-    retiredSegments = []
     for output in outputs {
       sealedSizes[output.number] = output.size
       hintSizes[output.number] = output.hintSize
@@ -265,13 +221,9 @@ final class ActiveLog: @unchecked Sendable {
   }
 
   /// Whether a compaction may remove the files of its inputs, `numbers`, now that they are out
-  /// of the manifest and the index: not while a backup runs, which may be copying them; they
-  /// are then held for the last backup to remove when it ends (``endBackup()``).
-  func mayRemoveInputs(_ numbers: [UInt32]) -> Bool {
-    guard backupsRunning > 0 else { return true }
-    inputsHeldForBackups += numbers
-    return false
-  }
+  /// of the manifest and the index (``SegmentHolds/mayRemoveInputs(_:)``): if not, the last
+  /// backup to end removes them (``endBackup()``).
+  func mayRemoveInputs(_ numbers: [UInt32]) -> Bool { holds.mayRemoveInputs(numbers) }
 
   /// Removes the files of segments that are out of the manifest and the index, and their hint
   /// files.
@@ -282,11 +234,9 @@ final class ActiveLog: @unchecked Sendable {
     }
   }
 
-  // MARK: Backups
-
   /// A compaction is between retiring its inputs and dropping them (``retire(_:)``,
   /// ``dropRetired(replacedBy:)``): its outputs are live, but their sizes are not recorded yet.
-  var isSwappingSegments: Bool { !retiredSegments.isEmpty }
+  var isSwappingSegments: Bool { holds.isSwappingSegments }
 
   /// Starts a backup (``StoreBackup``): the live segments, in order, each with the bytes that
   /// hold the store as it is now. Until ``endBackup()``, compactions leave the files of their
@@ -308,16 +258,14 @@ final class ActiveLog: @unchecked Sendable {
           file: file, length: length, copiesHint: sealed && hasHint,
           endingMarkSequence: number == numbers.last ? nextSequence - 1 : nil))
     }
-    backupsRunning += 1
+    holds.beginBackup()
     return sources
   }
 
   /// Ends a backup. The last one to end removes the files held for backups, with `lock`
   /// released meanwhile (and those held meanwhile too). Call with `lock` held.
   func endBackup() {
-    while backupsRunning == 1 && !inputsHeldForBackups.isEmpty {
-      let held = inputsHeldForBackups
-      inputsHeldForBackups = []
+    while let held = holds.takeFilesForLastBackup() {
       lock.unlock()
       // A file left behind is only garbage: it is out of the manifest, and numbered below the
       // newest compaction's outputs, so the next writer's open removes it.
@@ -325,50 +273,14 @@ final class ActiveLog: @unchecked Sendable {
       try? fileSystem.synchronizeDirectory(directory)
       lock.lock()
     }
-    backupsRunning -= 1
+    holds.endBackup()
     lock.broadcast()
   }
 
   /// Waits until no backup runs; each stops at its next write once `closing` is set. Call with
   /// `lock` held.
   func waitUntilBackupsEnd() {
-    while backupsRunning > 0 { lock.wait() }
-  }
-
-  // MARK: Rebuilding the index
-
-  /// Rebuilds the key directory from the segments, as an open without an index file does, and
-  /// puts it in place: for a store whose index file was found damaged after the open checked
-  /// it (a block fails its checksum when first read). Damage met in the segments is skipped
-  /// and counted, as ``CorruptionPolicy/salvage`` does. Call with `lock` held and no
-  /// compaction running. Readers wait meanwhile; it takes as long as an open that reads every
-  /// record.
-  func rebuildIndex() {
-    let sizes = segmentSizes
-    let files = index.segments.byNumber.sorted { $0.key < $1.key }.compactMap {
-      number, file -> (file: SegmentFile, size: Int)? in
-      guard let size = sizes[number], size <= file.mapping.bytes.count else { return nil }
-      return (file, size)
-    }
-    var damage = 0
-    // Counting damage throws nothing.
-    let keys = try! KeyDirectory.rebuilt(from: files) { _, _, _ in damage += 1 }
-    index.change {
-      index.replaceKeys(keys)
-      index.addDamagedRecords(damage)
-    }
-    indexFileFoundDamaged()
-  }
-
-  /// Makes the index's counts exact where an open left them for later
-  /// (``KeyDirectory/settle()``); a directory whose index file turns out damaged on the way is
-  /// rebuilt from the log. Call with `lock` held. No compaction is running while counts are
-  /// unsettled: a compaction settles them before it starts, and only an open and a
-  /// checkpoint's new directory (which waits for compaction) unsettle them.
-  func settleCounts() {
-    guard !index.keys.isSettled else { return }
-    index.change { index.keys.settle() }
-    if index.keys.baseDamaged { rebuildIndex() }
+    while holds.backupsRunning > 0 { lock.wait() }
   }
 
   // MARK: Sizes and syncs
@@ -464,27 +376,6 @@ final class ActiveLog: @unchecked Sendable {
       let point = active.unsynchronized
       if let failure = synchronizeOutsideLock(active, point.range, .durable) { throw failure }
       noteSynchronized(active, point, .durable)
-    }
-  }
-
-  /// The loop of the `SyncPolicy.interval` thread: sync what was written, then sleep.
-  ///
-  /// An ordered sync, not a durable one: on Darwin `F_BARRIERFSYNC`, which keeps a power loss
-  /// from leaving newer records without older ones but does not empty the drive's whole cache,
-  /// as `F_FULLFSYNC` would on every interval (docs/PLATFORMS.md). On Linux it is `msync`, as
-  /// durable as `.always`. `sync()`, `close()` and compaction still make everything durable.
-  func runIntervalSync(every milliseconds: Int) {
-    lock.lock()
-    defer { lock.unlock() }
-    while !closing {
-      lock.wait(milliseconds: milliseconds)
-      guard !closing, !syncInFlight, let active = writer else { continue }
-      let point = active.unordered
-      guard !point.range.isEmpty else { continue }
-      // A failed background sync is retried at the next interval; `sync()` reports errors.
-      if synchronizeOutsideLock(active, point.range, .ordered) == nil {
-        noteSynchronized(active, point, .ordered)
-      }
     }
   }
 

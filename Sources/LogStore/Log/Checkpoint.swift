@@ -16,44 +16,19 @@
 final class Checkpointer: @unchecked Sendable {
   private let log: ActiveLog
   private let groupCommit: GroupCommit
+  private let repair: IndexRepair
+  private var indexFile: IndexFileInUse { repair.indexFile }
   private var index: IndexView { log.index }
   private var directory: String { log.directory }
   private var fileSystem: any FileSystem { log.options.fileSystem }
 
   /// A checkpoint is between its first and its last step.
   private(set) var isRunning = false
-  /// The index file the store's last open used or the last checkpoint wrote, the position it
-  /// covers (its last segment and the length covered there), and the live bytes it counts.
-  private var current: (number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int)?
 
-  init(log: ActiveLog, groupCommit: GroupCommit, openedFrom mapped: MappedIndex?) {
+  init(log: ActiveLog, groupCommit: GroupCommit, repair: IndexRepair) {
     self.log = log
     self.groupCommit = groupCommit
-    if let mapped, let last = mapped.segments.last {
-      current = (
-        mapped.number, last.number, last.coveredLength, mapped.fileLength,
-        mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
-      )
-    }
-  }
-
-  /// The bytes of segment `number` the position of the index file in use covers: all of a
-  /// segment before its last, none of one after it (or without an index file).
-  func coveredLength(of number: UInt32) -> Int {
-    guard let current, number <= current.segment else { return 0 }
-    return number == current.segment ? current.covered : Int.max
-  }
-
-  /// Bytes of the index file in use, for `statistics().diskBytes`.
-  var currentFileSize: Int { current?.size ?? 0 }
-
-  /// Removes the index file in use, once a compaction has replaced segments it covers (the
-  /// key directory may still use its mapping, which stays valid). Call with the log's lock
-  /// held.
-  func removeCurrent() throws(LogStoreError) {
-    guard let number = current?.number else { return }
-    current = nil
-    try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
+    self.repair = repair
   }
 
   /// Waits until no checkpoint runs. Call with the log's lock held.
@@ -66,7 +41,7 @@ final class Checkpointer: @unchecked Sendable {
   func bytesSinceIndex() -> Int {
     var total = 0
     for (number, size) in log.segmentSizes {
-      guard let current else {
+      guard let current = indexFile.current else {
         total += size - SegmentHeader.size
         continue
       }
@@ -87,7 +62,7 @@ final class Checkpointer: @unchecked Sendable {
   /// need no hint files). Call with the log's lock held.
   func followsCompaction() -> Bool {
     guard log.options.indexFiles else { return false }
-    log.settleCounts()
+    repair.settleCounts()
     return index.keys.liveBytes >= Self.minimumLiveBytes
   }
 
@@ -101,7 +76,7 @@ final class Checkpointer: @unchecked Sendable {
   func isWorthwhile() -> Bool {
     let written = bytesSinceIndex()
     guard written >= 4 << 20 else { return false }
-    let liveBytes = current?.liveBytes ?? index.keys.liveBytes
+    let liveBytes = indexFile.current?.liveBytes ?? index.keys.liveBytes
     return liveBytes >= Self.minimumLiveBytes && written >= liveBytes / 4
   }
 
@@ -124,7 +99,9 @@ final class Checkpointer: @unchecked Sendable {
   /// the lock.
   func copy() throws(LogStoreError) -> Copy? {
     guard let writer = log.writer else { return nil }
-    if let current, current.segment == writer.file.number, current.covered == writer.used {
+    if let current = indexFile.current, current.segment == writer.file.number,
+      current.covered == writer.used
+    {
       return nil
     }
     var segments: [IndexFileFormat.CoveredSegment] = []
@@ -133,7 +110,7 @@ final class Checkpointer: @unchecked Sendable {
       guard let file = index.segments[number], let size = sizes[number] else { return nil }
       segments.append(.init(number: number, salt: file.salt, coveredLength: size))
     }
-    log.settleCounts()
+    repair.settleCounts()
     let number = try log.takeFileNumber()
     return Copy(
       segments: segments, nextSequence: log.nextSequence, tables: index.keys.copyTables(),
@@ -175,9 +152,10 @@ final class Checkpointer: @unchecked Sendable {
   /// one under the key directory (``adopt(_:)``). Call with the log's lock held.
   func publish(_ copy: Copy, size: Int) throws(LogStoreError) {
     guard size > 0 else { return }
-    let previous = current?.number
     let last = copy.segments.last!
-    current = (copy.number, last.number, last.coveredLength, size, copy.liveBytes)
+    let previous = indexFile.replace(
+      with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
+      liveBytes: copy.liveBytes)
     adopt(copy)
     if let previous {
       // A reader that mapped it keeps its mapping; the next open would remove it anyway.
@@ -270,7 +248,10 @@ final class Checkpointer: @unchecked Sendable {
     let size = try write(copy)
     guard size > 0 else { return }
     let last = copy.segments.last!
-    // The store is closing: no need to put the file under the directory.
-    current = (copy.number, last.number, last.coveredLength, size, copy.liveBytes)
+    // The store is closing: no need to put the file under the directory (the one it replaces
+    // is removed by the next open).
+    _ = indexFile.replace(
+      with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
+      liveBytes: copy.liveBytes)
   }
 }

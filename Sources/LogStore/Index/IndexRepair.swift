@@ -1,0 +1,46 @@
+/// Keeps the key directory exact and whole: settles the counts an open left for later, and,
+/// when the index file turns out damaged after the open checked it (a block fails its checksum
+/// when first read), rebuilds the directory from the log and removes the file, so that no
+/// later open trusts it again.
+///
+/// Called with the log's lock held, by whoever needs exact counts or found the damage: a
+/// writer, a reader (through ``StoreEngine``), compaction, a checkpoint.
+struct IndexRepair {
+  let log: ActiveLog
+  let indexFile: IndexFileInUse
+  private var index: IndexView { log.index }
+
+  /// Makes the index's counts exact where an open left them for later
+  /// (``KeyDirectory/settle()``); a directory whose index file turns out damaged on the way is
+  /// rebuilt. No compaction is running while counts are unsettled: a compaction settles them
+  /// before it starts, and only an open and a checkpoint's new directory (which waits for
+  /// compaction) unsettle them.
+  func settleCounts() {
+    guard !index.keys.isSettled else { return }
+    index.change { index.keys.settle() }
+    if index.keys.baseDamaged { rebuild() }
+  }
+
+  /// Rebuilds the key directory from the segments, as an open without an index file does, and
+  /// puts it in place. Damage met in the segments is skipped and counted, as
+  /// ``CorruptionPolicy/salvage`` does. Call with no compaction running. Readers wait
+  /// meanwhile; it takes as long as an open that reads every record.
+  func rebuild() {
+    let sizes = log.segmentSizes
+    let files = index.segments.byNumber.sorted { $0.key < $1.key }.compactMap {
+      number, file -> (file: SegmentFile, size: Int)? in
+      guard let size = sizes[number], size <= file.mapping.bytes.count else { return nil }
+      return (file, size)
+    }
+    var damage = 0
+    // Counting damage throws nothing.
+    let keys = try! KeyDirectory.rebuilt(from: files) { _, _, _ in damage += 1 }
+    index.change {
+      index.replaceKeys(keys)
+      index.addDamagedRecords(damage)
+    }
+    // Only an optimization: a file that cannot be removed is found damaged again, and rebuilt
+    // from, by the next open that uses it. A read-only store leaves the files alone.
+    if !log.options.readOnly { try? indexFile.remove() }
+  }
+}

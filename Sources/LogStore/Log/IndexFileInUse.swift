@@ -1,0 +1,51 @@
+/// The index file the store uses: the one its last open mapped or its last checkpoint wrote,
+/// the position of the log it covers, and its size. Checkpoints replace it; a compaction that
+/// replaces segments it covers, and a rebuild that found it damaged, remove it.
+///
+/// Guarded by the log's lock.
+final class IndexFileInUse {
+  private let directory: String
+  private let fileSystem: any FileSystem
+  /// The file's number, the position it covers (its last segment and the length covered
+  /// there), its size, and the live bytes it counts.
+  private(set) var current:
+    (number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int)?
+
+  init(directory: String, fileSystem: any FileSystem, openedFrom mapped: MappedIndex?) {
+    self.directory = directory
+    self.fileSystem = fileSystem
+    if let mapped, let last = mapped.segments.last {
+      current = (
+        mapped.number, last.number, last.coveredLength, mapped.fileLength,
+        mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
+      )
+    }
+  }
+
+  /// The bytes of segment `number` the file's position covers: all of a segment before its
+  /// last, none of one after it (or without an index file).
+  func coveredLength(of number: UInt32) -> Int {
+    guard let current, number <= current.segment else { return 0 }
+    return number == current.segment ? current.covered : Int.max
+  }
+
+  /// Bytes of the file, for `statistics().diskBytes`.
+  var size: Int { current?.size ?? 0 }
+
+  /// Makes the file a checkpoint wrote, covering up to `covered` bytes of `segment`, the one
+  /// in use; returns the number of the one it replaces, which the caller removes.
+  func replace(
+    with number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int
+  ) -> UInt32? {
+    defer { current = (number, segment, covered, size, liveBytes) }
+    return current?.number
+  }
+
+  /// Removes the file: a compaction replaced segments it covers, or it was found damaged (the
+  /// key directory may still use its mapping, which stays valid).
+  func remove() throws(LogStoreError) {
+    guard let number = current?.number else { return }
+    current = nil
+    try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
+  }
+}
