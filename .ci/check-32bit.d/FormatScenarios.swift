@@ -509,7 +509,8 @@ func writeBatchScenario(_ c: inout Checker) -> String {
     c.expect(false, "the encoded batch does not decode")
   }
   // 40 puts of 64 MiB (one shared array): 2.5 GiB, past what a 32-bit Int holds. The sum
-  // must stop past the 256 MiB limit and the batch be refused as an argument, not trap.
+  // must stop past the 256 MiB limit and the batch be refused as an argument (by the length
+  // a commit checks once its expiries are final), not trap.
   let large = [UInt8](repeating: 7, count: RecordLayout.maxValueLength)
   var huge = WriteBatch()
   for index in 0..<40 { huge.put(large, forKey: [UInt8(index)], in: "t") }
@@ -519,6 +520,7 @@ func writeBatchScenario(_ c: inout Checker) -> String {
     "encodedLength \(hugeMutation.encodedLength) of a 2.5 GiB batch")
   do throws(LogStoreError) {
     try hugeMutation.validateArguments()
+    _ = try hugeMutation.checkedLength()
     c.expect(false, "a 2.5 GiB batch was accepted")
   } catch {
     c.expect(error.code == .invalidArgument, "a 2.5 GiB batch: \(error.code.name)")

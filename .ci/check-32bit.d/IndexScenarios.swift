@@ -361,7 +361,7 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
     &c.rng, salt: salt, fileNumber: segmentNumber, count: 30_000, keys: 20_000,
     tableChangeOdds: 3000)
   var model = DirectoryModel()
-  // Recovery's way: scan, puts a few at a time (applySoon), batches member by member.
+  // Recovery's way: scan inside a replay (puts a few at a time), batches member by member.
   let scanned = KeyDirectory()
   var events = 0
   // The segment's bytes are an array here: this object stands for the file that owns them.
@@ -380,7 +380,6 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
         let location = RecordLocation(
           segment: segmentNumber, offset: UInt32(offset), length: UInt32(record.length))
         if record.kind == .batch {
-          scanned.applyPending()
           let valueStart = offset + record.length - record.value.count
           do throws(LogStoreError) {
             try RecordCodec.forEachMember(of: record, salt: salt) {
@@ -388,14 +387,14 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
               let memberLocation = RecordLocation(
                 segment: segmentNumber, offset: UInt32(valueStart + at),
                 length: UInt32(member.length))
-              scanned.apply(member, at: memberLocation)
+              scanned.apply(LoggedChange(member, at: memberLocation))
               model.apply(member, at: memberLocation)
             }
           } catch {
             c.expect(false, "batch members: \(error.message)")
           }
         } else {
-          scanned.applySoon(record, at: location)
+          scanned.apply(LoggedChange(record, at: location))
           model.apply(record, at: location)
         }
       }
@@ -420,14 +419,7 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
       }
       hinted.reserve(room)
       for entry in contents.entries {
-        let record = Record(
-          kind: entry.kind, sequence: entry.sequence, timestamp: entry.timestamp,
-          table: entry.table, key: entry.key, value: .empty, expiry: entry.expiry,
-          length: entry.length)
-        hinted.apply(
-          record,
-          at: RecordLocation(
-            segment: segmentNumber, offset: UInt32(entry.offset), length: UInt32(entry.length)))
+        hinted.apply(LoggedChange(entry, inSegment: segmentNumber))
         entries += 1
       }
     } catch {

@@ -14,7 +14,7 @@
 /// 4. *Swap* (under both locks, in short steps): point the index at the copies (only where
 ///    it still points at the originals, so writes made meanwhile win), then drop the inputs
 ///    from memory and delete their files (at once unless a backup runs, which may be copying
-///    them: then the last backup to end deletes them, ``ActiveLog/mayRemoveInputs(_:)``).
+///    them: then the last backup to end deletes them, ``SegmentHolds/mayRemoveInputs(_:)``).
 /// A crash before step 3 completes leaves the inputs in charge and the outputs are removed at
 /// open; a crash after it leaves the outputs in charge and the inputs are removed at open.
 ///

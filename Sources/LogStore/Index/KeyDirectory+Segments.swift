@@ -1,4 +1,26 @@
 extension KeyDirectory {
+  /// Applies `record`, read from the log at `offset` of `file`, and returns how many changes
+  /// it made (a batch makes one per member): the one way records reach the directory, from an
+  /// open's scan, a rebuild, and a write just appended. A batch is taken apart here, member by
+  /// member, in order.
+  @discardableResult
+  func apply(_ record: Record, at offset: Int, of file: SegmentFile) throws(LogStoreError) -> Int {
+    guard record.kind == .batch else {
+      apply(
+        LoggedChange(
+          record,
+          at: RecordLocation(
+            segment: file.number, offset: UInt32(offset), length: UInt32(record.length))))
+      return 1
+    }
+    var count = 0
+    try file.forEachMember(of: record, at: offset) { member, location in
+      apply(LoggedChange(member, at: location))
+      count += 1
+    }
+    return count
+  }
+
   /// A directory built by reading every record of `segments`, in order, each up to its size
   /// (the last read by the rule an open reads it by, ``SegmentScanner/Extent``): what an open without an index file
   /// builds, for a store whose index file was found damaged after it was opened.

@@ -1,10 +1,10 @@
 /// The in-memory index of the whole store: which tables exist, and for each a ``TableIndex``
 /// from key to the location of its current record.
 ///
-/// It changes only by applying the log's changes, in log order, through
-/// ``apply(_:at:of:)`` (a record, a batch taken apart here) and ``apply(_:)`` (one change, as
-/// a record or a hint file's entry says it): the same code serves recovery, a rebuild after
-/// damage, and live writes, so they cannot disagree. Not thread-safe: guarded by the store's
+/// It changes only by applying the log's changes, in log order, through ``apply(_:)`` (one
+/// change, as a record or a hint file's entry says it), which ``apply(_:at:of:)`` calls for
+/// each record read from a segment (each member of a batch): the same code serves recovery, a
+/// rebuild after damage, and live writes, so they cannot disagree. Not thread-safe: guarded by the store's
 /// index lock.
 final class KeyDirectory {
   // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
@@ -173,28 +173,6 @@ final class KeyDirectory {
   }
 
   // MARK: Applying the log
-
-  /// Applies `record`, read from the log at `offset` of `file`, and returns how many changes
-  /// it made (a batch makes one per member): the one way records reach the directory, from an
-  /// open's scan, a rebuild, and a write just appended. A batch is taken apart here, member by
-  /// member, in order.
-  @discardableResult
-  func apply(_ record: Record, at offset: Int, of file: SegmentFile) throws(LogStoreError) -> Int {
-    guard record.kind == .batch else {
-      apply(
-        LoggedChange(
-          record,
-          at: RecordLocation(
-            segment: file.number, offset: UInt32(offset), length: UInt32(record.length))))
-      return 1
-    }
-    var count = 0
-    try file.forEachMember(of: record, at: offset) { member, location in
-      apply(LoggedChange(member, at: location))
-      count += 1
-    }
-    return count
-  }
 
   /// Applies one change, as a record or a hint file's entry says it. Inside
   /// ``replay(from:_:)`` a put waits a few changes (``applySoon(_:)``); anywhere else it is

@@ -295,7 +295,7 @@ final class MappedTable: @unchecked Sendable {
   }
 
   /// Loads the group where the probe for `hash` starts, so that a lookup soon after finds it
-  /// in the cache (see ``KeyDirectory/applyPending()``); returns a value to keep, so that the
+  /// in the cache (as ``KeyDirectory`` loads the slots of the puts a replay keeps back); returns a value to keep, so that the
   /// load is not optimized away. Nothing is trusted here: the lookup checks what it reads.
   @inline(__always)
   func warmGroup(_ hash: UInt64) -> UInt32 {

@@ -1,11 +1,3 @@
-/// Where the current record of a key lives: segment file number, byte offset of the record
-/// in that file, and the record's encoded length.
-struct RecordLocation: Equatable, Hashable, Sendable {
-  var segment: UInt32
-  var offset: UInt32
-  var length: UInt32
-}
-
 /// The number of keys and live bytes of every table of a ``KeyDirectory`` together.
 ///
 /// Each ``TableIndex`` adds its own changes here as it makes them, so that the store's totals

@@ -1,0 +1,194 @@
+/// Appends records to the active segment through its writable mapping.
+///
+/// Disk space is reserved ahead of the writes (`allocate`), so a full disk shows up as a
+/// ``LogStoreError/Code/diskFull`` error from ``append(count:_:)``, never as a `SIGBUS` from
+/// touching an unbacked page. The reservation starts small and doubles up to 1 MiB at a time,
+/// so that a small store does not keep a large reserve: files are never cut shorter (a reader
+/// may have them mapped), so what is reserved stays part of the file.
+///
+/// After each sync, the log appends a sync mark (``RecordKind/syncMark``) saying how far the
+/// data was synced (``ActiveLog/noteSynchronized(_:_:_:)``); room for two marks is kept past
+/// every record (``markReserve``), so that the marks that prove a record durable always fit.
+/// Guarded by the store's write lock.
+final class SegmentWriter {
+  static let firstAllocation = 64 << 10
+  static let allocationChunk = 1 << 20
+  /// Room kept free after every record that is not a sync mark. Two marks: the one of a sync
+  /// that was in flight while the record was written (and so does not cover it), and the one
+  /// of the sync that covers it.
+  static let markReserve = 2 * RecordLayout.syncMarkLength
+
+  let file: SegmentFile
+  /// The mapping's length: this segment never grows past it.
+  let capacity: Int
+  /// End of the last record written.
+  @exclusivity(unchecked) private(set) var used: Int
+  /// The file's size: bytes below it are backed by reserved disk blocks.
+  @exclusivity(unchecked) private(set) var allocated: Int
+  /// End of the data known to be on stable storage.
+  @exclusivity(unchecked) private(set) var durable: Int
+  /// End of the last record that is not a sync mark: what a mark written after a sync that
+  /// covered it claims.
+  @exclusivity(unchecked) private(set) var dataEnd: Int
+  /// The furthest end a sync mark in the segment claims (0 when unknown, after a failed sync
+  /// discarded marks): no mark is needed until the data goes past it.
+  @exclusivity(unchecked) private(set) var markedEnd: Int
+  /// What the open found in the segment: a failed sync never discards it (an earlier session
+  /// acknowledged it).
+  let foundEnd: Int
+  /// Below this offset, the pages written have been handed back (`release`), so that the
+  /// records of a long fill do not stay in the process's resident memory.
+  @exclusivity(unchecked) private var released = 0
+  /// How much is written between two releases, and how much of the newest data is kept.
+  private static let releaseStep = 8 << 20
+  private static let keptResident = 1 << 20
+
+  /// - Parameters:
+  ///   - used: where the next record goes.
+  ///   - durable: how much is known on stable storage.
+  ///   - dataEnd: the end of the last record that is not a sync mark.
+  ///   - markedEnd: the furthest end a sync mark in the segment claims.
+  init(
+    file: SegmentFile, capacity: Int, used: Int, allocated: Int, durable: Int, dataEnd: Int,
+    markedEnd: Int
+  ) {
+    self.file = file
+    self.capacity = capacity
+    self.used = used
+    self.allocated = allocated
+    self.durable = durable
+    self.dataEnd = dataEnd
+    self.markedEnd = markedEnd
+    self.foundEnd = used
+  }
+
+  /// Whether a record of `count` bytes fits, with room for the marks after it. Nothing fits
+  /// once the segment is sealed.
+  func fits(_ count: Int) -> Bool { !isSealed && count <= capacity - used - Self.markReserve }
+
+  /// The segment was sealed (synced and marked) for a newer one: it takes no more records,
+  /// even if creating the newer one failed (a file of it may be left, which must not come
+  /// before records written after it).
+  @exclusivity(unchecked) private(set) var isSealed = false
+
+  /// Reserves room for and writes `count` bytes filled in by `body`; returns their offset.
+  func append(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+    throws(LogStoreError) -> Int
+  {
+    precondition(fits(count), "record does not fit the segment")
+    let offset = try write(count: count, body)
+    dataEnd = used
+    return offset
+  }
+
+  /// Appends a sync mark saying the data up to `point.dataEnd` is durable, if no mark says so
+  /// already (or, `ending` the segment, unless one claiming it all ends it already); returns
+  /// whether it did. The reserve after every record leaves room for it.
+  func appendMark(after point: SyncPoint, sequence: UInt64, timestamp: Int64, ending: Bool = false)
+    throws(LogStoreError) -> Bool
+  {
+    let needed = point.dataEnd > markedEnd || (ending && used == dataEnd)
+    guard needed, RecordLayout.syncMarkLength <= capacity - used else { return false }
+    let salt = file.salt
+    _ = try write(count: RecordLayout.syncMarkLength) { buffer in
+      RecordCodec.encodeSyncMark(
+        sequence: sequence, timestamp: timestamp, syncedEnd: point.dataEnd, salt: salt,
+        into: buffer)
+    }
+    markedEnd = point.dataEnd
+    return true
+  }
+
+  private func write(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+    throws(LogStoreError) -> Int
+  {
+    if used + count > allocated {
+      let step = min(max(allocated, Self.firstAllocation), Self.allocationChunk)
+      let target = min(capacity, max(used + count, allocated + step))
+      try file.handle.allocate(upTo: target)
+      allocated = target
+    }
+    let offset = used
+    file.mapping.write(at: offset, count: count, body)
+    used += count
+    if used - released >= Self.releaseStep + Self.keptResident {
+      let end = used - Self.keptResident
+      file.mapping.release(offset: released, count: end - released)
+      released = end
+    }
+    return offset
+  }
+
+  /// What a sync taken now covers: the range written but not yet known durable, and the end of
+  /// the data in it (which a mark written after the sync may claim).
+  struct SyncPoint {
+    var range: Range<Int>
+    var dataEnd: Int
+  }
+
+  /// The range written but not yet known durable, for a sync outside the write lock.
+  var unsynchronized: SyncPoint { SyncPoint(range: durable..<used, dataEnd: dataEnd) }
+
+  /// The range written since the last durable or ordered sync, for the interval thread.
+  var unordered: SyncPoint { SyncPoint(range: max(durable, ordered)..<used, dataEnd: dataEnd) }
+
+  /// End of the data an ordered sync (``SyncStrength/ordered``) has covered: not durable on
+  /// Darwin, where it is only a barrier, so it never counts as durable.
+  @exclusivity(unchecked) private(set) var ordered = 0
+
+  /// Makes `range` durable, or only ordered.
+  func synchronize(_ range: Range<Int>, _ strength: SyncStrength) throws(LogStoreError) {
+    guard !range.isEmpty else { return }
+    try file.mapping.synchronize(offset: range.lowerBound, count: range.count, strength)
+  }
+
+  /// Records that everything below `end` is durable.
+  func markDurable(upTo end: Int) {
+    durable = max(durable, min(end, used))
+  }
+
+  /// Records that everything below `end` is ordered.
+  func markOrdered(upTo end: Int) {
+    ordered = max(ordered, min(end, used))
+  }
+
+  /// Syncs everything written (no mark: ``ActiveLog/synchronizeActive(proving:)`` adds one).
+  func synchronize() throws(LogStoreError) {
+    let range = unsynchronized.range
+    try synchronize(range, .durable)
+    markDurable(upTo: range.upperBound)
+  }
+
+  /// Forgets everything written after the last durable point (never the header, nor what an
+  /// earlier session wrote), zeroing it so that no record written there can come back after a
+  /// crash, and tries at once to make the zeros durable: the failed sync may have put some of
+  /// those bytes on the disk. (If that sync fails too, the device is failing and nothing can be
+  /// promised about what it kept.) Marks among those bytes go too: the next sync marks anew.
+  /// Returns the new end.
+  @discardableResult
+  func discardUnsynchronized() -> Int {
+    let keep = max(durable, foundEnd, SegmentHeader.size)
+    if used > keep {
+      let count = used - keep
+      file.mapping.write(at: keep, count: count) {
+        $0.initializeMemory(as: UInt8.self, repeating: 0)
+      }
+      used = keep
+      dataEnd = min(dataEnd, keep)
+      markedEnd = 0
+      ordered = min(ordered, keep)
+      try? file.mapping.synchronize(offset: keep, count: count, .durable)
+    }
+    return used
+  }
+
+  /// Hands back the pages of the mapping once the segment is sealed (synced, with its last
+  /// mark): it will not change again. The file keeps its length, zeros past the last record
+  /// included: a reader beside the writer may have mapped all of it, and touching a mapped
+  /// page past the end of a file kills a process with `SIGBUS`.
+  func releaseSealed() {
+    isSealed = true
+    file.mapping.release(offset: released, count: used - released)
+    released = used
+  }
+}
