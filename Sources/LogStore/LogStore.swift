@@ -14,8 +14,9 @@
 /// try store.close()
 /// ```
 ///
-/// A `LogStore` is safe to use from any number of threads. Readers do not wait for each other
-/// and wait for writers only while an index entry changes. One process at a time may open a
+/// A `LogStore` is safe to use from any number of threads. Readers wait for writers only while
+/// an index entry changes, and for each other only for a moment on the expiry clock, which a
+/// read of an item with an expiry asks. One process at a time may open a
 /// store for writing; another gets ``LogStoreError/Code/locked``. A store opened with
 /// ``Options/readOnly`` takes no lock and may be opened beside a writer in another process or
 /// this one: it sees a snapshot, the state after some prefix of the writer's operations, fixed

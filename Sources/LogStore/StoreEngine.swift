@@ -1,23 +1,12 @@
-/// The engine behind ``LogStore``: it opens a store, puts its parts together, and closes it.
+/// The engine behind ``LogStore``: it opens a store and puts its parts together, takes every
+/// change through the one commit path (``commit(_:)``), reads through the index view, and
+/// closes the store.
 ///
-/// The parts, each owning its state:
-/// - ``IndexView``: the key directory and the open segments readers find records in, with the
-///   index lock (readers–writer).
-/// - ``ActiveLog``: the segment being written, the sequence and file numbers, the sizes, the
-///   manifest, and the log's lock, which every writer takes.
-/// - ``GroupCommit``: the queue of writers sharing one sync under `SyncPolicy.always`; the
-///   steps of every commit are ``commit(_:)``'s.
-/// - ``Compactor`` and ``CompactionScheduler``: one compaction's steps, and when the automatic
-///   ones run.
-///
-/// Locking rules (also in docs/CONCURRENCY.md):
-/// 1. The index lock guards the index view. Readers hold it shared while they look a key up and
-///    copy its value out of the segment mapping, so readers never wait for each other.
-/// 2. The log's lock guards the log, the group commit, the compactor and the scheduler.
-/// 3. The index lock is taken exclusively only by a thread that holds the log's lock (lock
-///    order: the log's lock, then the index lock). So a thread holding the log's lock may
-///    read the index without the index lock: nobody else can be changing it.
-/// 4. Nothing blocks while holding the index lock, and no user code runs under either lock.
+/// The parts and who calls whom: docs/DESIGN.md, "The engine's parts". Every lock, what it
+/// guards and the order they are taken in: docs/DESIGN.md, "Locks". In short, the log's lock
+/// (``ActiveLog/lock``) guards the log and every part that acts on it; the index lock
+/// (``IndexView/lock``) guards what readers see and is taken exclusively only under the log's
+/// lock, so a thread holding the log's lock may read the index without it.
 final class StoreEngine: @unchecked Sendable {
   let directory: String
   let options: LogStore.Options
