@@ -33,10 +33,6 @@ public final class KeyValueStore: Sendable {
   /// whose keys and values are bytes.
   public let logStore: LogStore
 
-  /// The ``LogStore`` underneath.
-  @available(*, deprecated, renamed: "logStore")
-  public var engine: LogStore { logStore }
-
   /// The store's directory.
   public var path: String { logStore.path }
 
