@@ -55,7 +55,7 @@ public final class KeyValueStore: Sendable {
     if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
     coding = options.coding
     logStore = try bridge { () throws(LogStoreError) in
-      try LogStore(path: path, options: options.engineOptions)
+      try LogStore(path: path, options: options.logStoreOptions)
     }
   }
 

@@ -31,6 +31,20 @@ struct KeyValueStoreErrorTests {
     #expect(error?.underlying?.message == error?.message)
   }
 
+  @Test("a failing system call surfaces with the engine's error and its errno underneath")
+  func systemCallFailure() throws {
+    let fileSystem = SimulatedFileSystem()
+    fileSystem.inject(.init(call: 1, errorNumber: EIO, persistent: true))
+    var options = StoreOptions()
+    options.logStoreOptions.fileSystem = fileSystem
+    let error = expectError(.io) { _ = try KeyValueStore(path: "/store", options: options) }
+    let underlying = try #require(error?.underlying)
+    #expect(underlying.code == .io)
+    #expect(underlying.message == error?.message)
+    #expect(underlying.systemError == EIO)
+    #expect(error?.systemError == EIO)
+  }
+
   @Test("a failure of the store's own has nothing underneath")
   func storeFailure() throws {
     let store = try KeyValueStore(path: directory.storePath)
