@@ -98,9 +98,10 @@ public struct CodingStrategies: Sendable, Equatable {
 /// (`Date.ISO8601FormatStyle()`), without a formatter.
 ///
 /// Foundation's calendar is Gregorian from 1582-10-15 and Julian before it, so 1582-10-04 is
-/// the day before 1582-10-15. The calendar arithmetic here takes the same steps in the same
-/// floating-point order, so that every date gives the same text and every text the same
-/// date, to the bit.
+/// the day before 1582-10-15. The days and dates are the engine's calendar's
+/// (``CalendarTime``, in either calendar); the arithmetic between seconds and days here takes
+/// Foundation's steps in Foundation's floating-point order, so that every date gives the same
+/// text and every text the same date, to the bit.
 enum ISO8601DateText {
   /// The text of `date`: `yyyy-MM-ddTHH:mm:ssZ`, the seconds rounded down. A year before 1 is
   /// astronomical (the year before 1 is 0000, then -0001, which the reader refuses, as
@@ -115,17 +116,16 @@ enum ISO8601DateText {
     if !(calendarStart < time) { time = calendarStart }
     let seconds = time.rounded(.down)
     let julianDay = (seconds / 86400 + julianDayAtReferenceDate + 0.5).rounded(.down)
-    let civil = civilDate(julianDay: Int(julianDay), isJulian: seconds < gregorianStart)
+    var moment = CalendarTime(
+      daysSince1970: Int64(julianDay) - julianDayOf1970,
+      in: seconds < gregorianStart ? .julian : .gregorian)
     var timeOfDay = seconds.remainder(dividingBy: 86400)
     if timeOfDay < 0 { timeOfDay += 86400 }
-    let hour = Int(timeOfDay / 3600)
+    moment.hour = Int(timeOfDay / 3600)
     timeOfDay = timeOfDay.truncatingRemainder(dividingBy: 3600)
-    let minute = Int(timeOfDay / 60)
-    let second = Int(timeOfDay.truncatingRemainder(dividingBy: 60))
-
-    return civil.year.zeroPadded(width: 4) + "-" + civil.month.zeroPadded(width: 2) + "-"
-      + civil.day.zeroPadded(width: 2) + "T" + hour.zeroPadded(width: 2) + ":"
-      + minute.zeroPadded(width: 2) + ":" + second.zeroPadded(width: 2) + "Z"
+    moment.minute = Int(timeOfDay / 60)
+    moment.second = Int(timeOfDay.truncatingRemainder(dividingBy: 60))
+    return moment.iso8601()
   }
 
   /// The date `text` names, or nil if Foundation's `.iso8601` refuses it.
@@ -167,12 +167,14 @@ enum ISO8601DateText {
     else { return nil }
 
     // Each fits an `Int` now, where it is 32 bits too.
-    let civil = (year: Int(year), month: Int(month), day: Int(day))
-    var julianDay = julianDayNumber(
-      year: civil.year, month: civil.month, day: civil.day, isJulian: false)
+    let date = (year: Int(year), month: Int(month), day: Int(day))
+    var julianDay =
+      CalendarTime.daysSince1970(year: date.year, month: date.month, day: date.day)
+      + julianDayOf1970
     if julianDay < gregorianStartJulianDay {
-      julianDay = julianDayNumber(
-        year: civil.year, month: civil.month, day: civil.day, isJulian: true)
+      julianDay =
+        CalendarTime.daysSince1970(year: date.year, month: date.month, day: date.day, in: .julian)
+        + julianDayOf1970
     }
     var secondsInDay = Double(hour) * 3600
     secondsInDay += Double(minute) * 60
@@ -188,48 +190,15 @@ enum ISO8601DateText {
 
   /// The Julian date of 2001-01-01 00:00 UTC, the reference date.
   private static let julianDayAtReferenceDate = 2_451_910.5
+  /// The Julian day number of 1970-01-01, the day ``CalendarTime`` counts from.
+  private static let julianDayOf1970: Int64 = 2_440_588
   /// The range of Foundation's calendar (`Date.validCalendarRange`), in seconds since 2001.
   private static let calendarStart = -211_845_067_200.0
   private static let calendarEnd = 15_927_175_497_600.0
   /// 1582-10-15 00:00 UTC, the first day of the Gregorian calendar, in seconds since 2001.
   private static let gregorianStart = -13_197_600_000.0
   /// The Julian day number of 1582-10-15.
-  private static let gregorianStartJulianDay = 2_299_161
-
-  /// Year, month and day of a Julian day number, by E. G. Richards' algorithm (Explanatory
-  /// Supplement to the Astronomical Almanac, ch. 15), in the Julian or the Gregorian
-  /// calendar. Its divisions truncate or floor exactly where Foundation's do.
-  private static func civilDate(julianDay: Int, isJulian: Bool) -> (year: Int, month: Int, day: Int)
-  {
-    var f = julianDay + 1401
-    if !isJulian { f += (((4 * julianDay + 274_277) / 146_097) * 3) / 4 - 38 }
-    let e = 4 * f + 3
-    let g = floorModulo(e, 1461) / 4
-    let h = 5 * g + 2
-    let day = floorDivision(h % 153, 5) + 1
-    let month = (floorDivision(h, 153) + 2) % 12 + 1
-    let year = floorDivision(e, 1461) - 4716 + (14 - month) / 12
-    return (year, month, day)
-  }
-
-  /// The Julian day number of a date in the Julian or the Gregorian calendar: the inverse of
-  /// ``civilDate(julianDay:isJulian:)``, for a year from 0 and a month from 1 to 12.
-  private static func julianDayNumber(year: Int, month: Int, day: Int, isJulian: Bool) -> Int {
-    let h = month - 2
-    let g = year + 4716 - (12 - h) / 12
-    let f = (h + 11) % 12
-    let number = (1461 * g) / 4 + day - 1 - 1401 + (153 * f + 2) / 5
-    return isJulian ? number : number - (3 * ((g + 184) / 100)) / 4 + 38
-  }
-
-  private static func floorDivision(_ numerator: Int, _ denominator: Int) -> Int {
-    numerator >= 0 ? numerator / denominator : (numerator + 1) / denominator - 1
-  }
-
-  private static func floorModulo(_ numerator: Int, _ denominator: Int) -> Int {
-    let remainder = numerator % denominator
-    return remainder >= 0 ? remainder : remainder + denominator
-  }
+  private static let gregorianStartJulianDay: Int64 = 2_299_161
 
   /// Reads the text byte by byte, as Foundation's parser does.
   private struct Reader {

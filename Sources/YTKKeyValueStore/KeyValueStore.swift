@@ -33,10 +33,6 @@ public final class KeyValueStore: Sendable {
   /// whose keys and values are bytes.
   public let logStore: LogStore
 
-  /// The ``LogStore`` underneath.
-  @available(*, deprecated, renamed: "logStore")
-  public var engine: LogStore { logStore }
-
   /// The store's directory.
   public var path: String { logStore.path }
 
@@ -59,7 +55,7 @@ public final class KeyValueStore: Sendable {
     if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
     coding = options.coding
     logStore = try bridge { () throws(LogStoreError) in
-      try LogStore(path: path, options: options.engineOptions)
+      try LogStore(path: path, options: options.logStoreOptions)
     }
   }
 

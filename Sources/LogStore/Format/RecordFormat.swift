@@ -79,8 +79,9 @@ enum RecordLayout {
   }
 }
 
-/// What a record does. The raw values are part of the on-disk format.
-public enum RecordKind: UInt8, Sendable, CaseIterable {
+/// What a record does. The raw values are part of the on-disk format. Not public: no public
+/// call takes or returns one; the package's fuzz targets read decoded records' kinds.
+package enum RecordKind: UInt8, Sendable, CaseIterable {
   /// Sets the value of a key in a table.
   case put = 1
   /// Removes a key from a table.

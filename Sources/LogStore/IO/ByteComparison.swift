@@ -7,11 +7,12 @@
 #endif
 
 // The package's byte comparisons, all here: equality of two byte ranges, and the order of
-// keys.
+// keys. The JSON layer compares its keys with them too; `@inlinable`, so that they inline
+// there as they do in the engine (this file is the IO layer, where `memcmp` may be called).
 
 /// Whether `a` and `b` hold the same bytes (lengths included).
-@inline(__always)
-func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+@inlinable @inline(__always)
+package func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
   guard a.count == b.count else { return false }
   // An empty buffer may have no address.
   guard a.count > 0 else { return true }
@@ -25,8 +26,8 @@ func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Bool {
 
 /// Whether `a` sorts before `b` by their bytes, compared as unsigned numbers, a prefix before
 /// what it is a prefix of: what "sorted by key bytes" means throughout the store.
-@inline(__always)
-func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+@inlinable @inline(__always)
+package func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
   let common = min(a.count, b.count)
   if common > 0 {
     let order = memcmp(a.baseAddress!, b.baseAddress!, common)
@@ -37,7 +38,7 @@ func bytesPrecede(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> B
 
 /// The order of `a` and `b` by their bytes, as ``bytesPrecede(_:_:)`` orders them: negative
 /// when `a` sorts first, zero when they are equal, positive when `b` does.
-@inline(__always)
+@inlinable @inline(__always)
 package func bytesOrder(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
   let common = min(a.count, b.count)
   if common > 0 {

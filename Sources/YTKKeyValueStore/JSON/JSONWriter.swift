@@ -504,7 +504,7 @@ package enum JSONWriter {
   /// Not inlined, so that the callers of ``appendString(_:into:)`` hold only its short way.
   @inline(never)
   private static func appendUTF8(of string: String, into output: inout JSONOutput) {
-    withUTF8(of: string) { utf8 in output.appendQuoted(utf8) }
+    string.withUTF8Bytes { utf8 in output.appendQuoted(utf8.assumingMemoryBound(to: UInt8.self)) }
   }
 
   /// Appends `utf8` with the escapes the format requires. A Swift string's UTF-8 is always
@@ -562,15 +562,7 @@ package enum JSONWriter {
   /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
   /// byte order the format promises, so the bytes are compared directly.
   static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
-    withUTF8(of: lhs) { lhsBytes in
-      withUTF8(of: rhs) { rhsBytes in
-        let common = min(lhsBytes.count, rhsBytes.count)
-        for index in 0..<common where lhsBytes[index] != rhsBytes[index] {
-          return lhsBytes[index] < rhsBytes[index]
-        }
-        return lhsBytes.count < rhsBytes.count
-      }
-    }
+    lhs.withUTF8Bytes { lhs in rhs.withUTF8Bytes { rhs in bytesPrecede(lhs, rhs) } }
   }
 }
 
@@ -589,7 +581,7 @@ struct MemberOrder {
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
     if let inLine = InlineString.bytes(of: key) { return inLine.low.byteSwapped }
-    return withUTF8(of: key) { prefix(of: $0) }
+    return key.withUTF8Bytes { prefix(of: $0.assumingMemoryBound(to: UInt8.self)) }
   }
 
   /// The first eight of `bytes` as a big-endian number, zero-padded.
@@ -714,12 +706,10 @@ struct JSONOutput: ~Copyable {
   /// Whether the key of member `a` sorts before that of `b`, both written here.
   func precedes(_ a: JSONWriter.WrittenMember, _ b: JSONWriter.WrittenMember) -> Bool {
     if a.prefix != b.prefix { return a.prefix < b.prefix }
-    for offset in 0..<min(a.keyLength, b.keyLength) {
-      let x = base[a.start + 1 + offset]
-      let y = base[b.start + 1 + offset]
-      if x != y { return x < y }
-    }
-    return a.keyLength < b.keyLength
+    // A key's text starts after its opening quote.
+    return bytesPrecede(
+      UnsafeRawBufferPointer(start: base + a.start + 1, count: a.keyLength),
+      UnsafeRawBufferPointer(start: base + b.start + 1, count: b.keyLength))
   }
 
   /// Rewrites the bytes from `start` to the end, which are the members `runs` in some order

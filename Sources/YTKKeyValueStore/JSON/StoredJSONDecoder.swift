@@ -196,6 +196,12 @@ extension StoredJSONDecoder {
       UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second])
     }
 
+    /// The same text, as the engine's byte comparisons (`bytesEqual`, `bytesPrecede`) take it.
+    @inline(__always)
+    func stringBytes(at index: Int) -> UnsafeRawBufferPointer {
+      UnsafeRawBufferPointer(stringText(at: index))
+    }
+
     /// The string entry at `index` (a value or a key), decoded.
     func decodedString(at index: Int) -> String {
       let entry = tape[index]
@@ -232,7 +238,7 @@ extension StoredJSONDecoder {
     func member(named name: String, in object: Int) -> Int? {
       if convertsKeys { return convertedMember(named: name, in: object) }
       let keysAreSimple = checkKeys(of: object)
-      return withUTF8(of: name) { utf8 in
+      return name.withUTF8Bytes { utf8 in
         if keysAreSimple, isASCII(utf8) {
           return simpleMember(utf8, in: object)
         }
@@ -253,7 +259,7 @@ extension StoredJSONDecoder {
       let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
       while key < end {
         if tape[key].flags & notSimple != 0
-          || (previous >= 0 && !precedes(stringText(at: previous), stringText(at: key)))
+          || (previous >= 0 && !bytesPrecede(stringBytes(at: previous), stringBytes(at: key)))
         {
           simple = false
           break
@@ -269,7 +275,7 @@ extension StoredJSONDecoder {
     /// Finds `name` (ASCII) among simple keys: first after the last member found, since
     /// members are usually read in order; then key by key, or by binary search in a large
     /// object.
-    func simpleMember(_ name: UnsafeBufferPointer<UInt8>, in object: Int) -> Int? {
+    func simpleMember(_ name: UnsafeRawBufferPointer, in object: Int) -> Int? {
       let count = tape[object].first
       let end = tape[object].second
       let first = object + 1
@@ -289,7 +295,7 @@ extension StoredJSONDecoder {
     }
 
     /// Finds `name` among the simple keys of a large object by binary search.
-    func binarySearch(for name: UnsafeBufferPointer<UInt8>, in object: Int) -> Int? {
+    func binarySearch(for name: UnsafeRawBufferPointer, in object: Int) -> Int? {
       guard case .sortedKeys(let keys) = memberTable(of: object, simple: true) else {
         return nil
       }
@@ -297,10 +303,10 @@ extension StoredJSONDecoder {
       var high = keys.count
       while low < high {
         let middle = low + (high - low) / 2
-        let text = stringText(at: keys[middle])
-        if precedes(text, name) {
+        let text = stringBytes(at: keys[middle])
+        if bytesPrecede(text, name) {
           low = middle + 1
-        } else if precedes(name, text) {
+        } else if bytesPrecede(name, text) {
           high = middle
         } else {
           return found(key: keys[middle], in: object)
@@ -311,15 +317,8 @@ extension StoredJSONDecoder {
 
     /// Whether the text of the key at `key` is `name`, byte for byte.
     @inline(__always)
-    func key(_ key: Int, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
-      let entry = tape[key]
-      guard entry.second - entry.first == name.count else { return false }
-      var offset = entry.first
-      for byte in name {
-        guard input[offset] == byte else { return false }
-        offset += 1
-      }
-      return true
+    func key(_ key: Int, equals name: UnsafeRawBufferPointer) -> Bool {
+      bytesEqual(stringBytes(at: key), name)
     }
 
     @inline(__always)
@@ -330,7 +329,7 @@ extension StoredJSONDecoder {
     }
 
     /// Finds the first member whose key equals `name` as a Swift string.
-    func firstMember(named name: String, utf8: UnsafeBufferPointer<UInt8>, in object: Int)
+    func firstMember(named name: String, utf8: UnsafeRawBufferPointer, in object: Int)
       -> Int?
     {
       if tape[object].first > Self.linearSearchLimit {
@@ -346,7 +345,7 @@ extension StoredJSONDecoder {
       while key < end {
         let matches =
           nameIsASCII && tape[key].flags & notSimple == 0
-          ? equals(stringText(at: key), utf8) : decodedString(at: key) == name
+          ? bytesEqual(stringBytes(at: key), utf8) : decodedString(at: key) == name
         if matches { return key + 1 }
         key = entry(after: key + 1)
       }
@@ -426,44 +425,10 @@ extension StoredJSONDecoder {
 
 // MARK: - Bytes
 
-/// Calls `body` with the UTF-8 of `string`, copying it only if it is not stored contiguously.
-///
-/// `utf8.withContiguousStorageIfAvailable` lends a native string's bytes, and copies a small
-/// one (up to 15 bytes, kept inline) to the stack, without the copy of the string and its
-/// reference counting that the mutating `withUTF8` needs; it has no answer only for a string
-/// stored otherwise (bridged from Objective-C).
+/// Whether every byte of `bytes` is below 0x80.
 @inline(__always)
-func withUTF8<Result>(
-  of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result
-) -> Result {
-  if let result = string.utf8.withContiguousStorageIfAvailable(body) {
-    return result
-  }
-  var copy = string
-  return copy.withUTF8(body)
-}
-
-@inline(__always)
-func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
   var union: UInt8 = 0
   for byte in bytes { union |= byte }
   return union < 0x80
-}
-
-@inline(__always)
-func equals(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
-  guard lhs.count == rhs.count else { return false }
-  for index in 0..<lhs.count where lhs[index] != rhs[index] {
-    return false
-  }
-  return true
-}
-
-/// Whether `lhs` sorts before `rhs` byte by byte, a prefix first: the order of keys in the
-/// stored form.
-func precedes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
-  for index in 0..<min(lhs.count, rhs.count) where lhs[index] != rhs[index] {
-    return lhs[index] < rhs[index]
-  }
-  return lhs.count < rhs.count
 }

@@ -555,14 +555,14 @@ extension StoredJSONEncoder {
     /// The value of the last member of `container` whose key equals `key` as a Swift string.
     func lastMember(of container: Int, key: String) -> Value? {
       var found: Entry?
-      withUTF8(of: key) { utf8 in
+      key.withUTF8Bytes { utf8 in
         let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
         let arena = self.arena.bytes
         var index = containers[container].first
         while index >= 0 {
           let entry = entries[index]
           let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
-          if candidate.elementsEqual(utf8) {
+          if bytesEqual(UnsafeRawBufferPointer(candidate), utf8) {
             found = entry
           } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
             String(decoding: candidate, as: UTF8.self) == key

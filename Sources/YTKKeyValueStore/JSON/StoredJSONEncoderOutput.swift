@@ -243,19 +243,15 @@ extension StoredJSONEncoder {
     /// Compares the raw keys of two entries byte by byte, a prefix first: negative, zero or
     /// positive.
     private func compareKeys(_ lhs: Int, _ rhs: Int) -> Int {
-      let left = entries[lhs]
-      let right = entries[rhs]
-      let leftCount = left.keyEnd - left.keyStart
-      let rightCount = right.keyEnd - right.keyStart
-      let common = min(leftCount, rightCount)
-      var offset = 0
-      while offset < common {
-        let leftByte = arena[left.keyStart + offset]
-        let rightByte = arena[right.keyStart + offset]
-        if leftByte != rightByte { return leftByte < rightByte ? -1 : 1 }
-        offset += 1
-      }
-      return leftCount - rightCount
+      bytesOrder(keyBytes(of: lhs), keyBytes(of: rhs))
+    }
+
+    /// The raw key of entry `index`, in the arena.
+    @inline(__always)
+    private func keyBytes(of index: Int) -> UnsafeRawBufferPointer {
+      let entry = entries[index]
+      return UnsafeRawBufferPointer(
+        UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd]))
     }
   }
 }
