@@ -25,8 +25,9 @@ import LogStore
 /// them: an object or array as itself (object keys sorted, so equal values are equal bytes),
 /// a string `s` put with ``put(string:id:into:)`` as `["s"]`, a number `n` as `[n]`.
 ///
-/// `KeyValueStore` is `Sendable`: share one instance between threads. Reads never wait for
-/// each other. One process at a time may open a store for writing; another gets `.locked`.
+/// `KeyValueStore` is `Sendable`: share one instance between threads. Reads wait for each
+/// other only for a moment on the expiry clock, when they read an item with an expiry
+/// (docs/DESIGN.md, "Locks"). One process at a time may open a store for writing; another gets `.locked`.
 /// Every call throws ``KeyValueStoreError``; after ``close()``, `.closed`.
 public final class KeyValueStore: Sendable {
   /// The ``LogStore`` underneath, for byte-level access (`import LogStore`): the same store,

@@ -644,8 +644,8 @@ struct JSONScanner {
   }
 
   /// Appends a run of plain string text to `unescaped`. Runs between escapes are mostly a
-  /// few bytes, for which the array's generic `append(contentsOf:)` cost over a hundred
-  /// instructions a call; byte by byte is a fraction of that.
+  /// few bytes, for which the array's generic `append(contentsOf:)` costs far more than
+  /// copying them byte by byte.
   @inline(__always)
   mutating func appendUnescaped(_ run: UnsafeBufferPointer<UInt8>) {
     if run.count > 32 {
@@ -968,8 +968,7 @@ struct JSONValueBuilder: JSONScanSink {
   /// The array whose elements are `pending[mark...]`, moved out.
   mutating func makeArray(from mark: Int, count: Int) -> [JSONValue] {
     // `reserveCapacity` then `append`: unlike `init(unsafeUninitializedCapacity:)`, these are
-    // specialized for `JSONValue` here, not run generically in the standard library (about
-    // 400 instructions less for each array).
+    // specialized for `JSONValue` here, not run generically in the standard library.
     var array: [JSONValue] = []
     array.reserveCapacity(count)
     for index in mark..<mark + count {
