@@ -157,7 +157,7 @@ final class StoreEngine: @unchecked Sendable {
   /// policy says so: the one path of every change (puts, batches, deletes, table operations).
   ///
   /// With the log's lock held: the store must be writable, the change's expiries are made
-  /// final, and a change that changes nothing is dropped. Then ``write(_:durably:)`` does the
+  /// final, and a change that changes nothing is dropped. Then ``write(_:_:durably:)`` does the
   /// steps. Under `SyncPolicy.always` writers queue (``GroupCommit``), and the first in line
   /// does the steps for every queued change at once, so that one sync serves them all.
   func commit(_ mutation: Mutation) throws(LogStoreError) {
@@ -200,6 +200,8 @@ final class StoreEngine: @unchecked Sendable {
   /// checked and it is appended to the log; with `durably`, one sync covers them all
   /// (``synchronize(_:)``); those that succeeded are applied to the index in log order, and the
   /// observer hears of each. A change that fails a step gets its error and no further step.
+  /// (Inlined into its two callers, so that a single change's one-element buffers are only
+  /// its own variables.)
   @inline(__always)
   private func write(
     _ mutations: UnsafeBufferPointer<Mutation>,
