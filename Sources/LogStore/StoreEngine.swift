@@ -107,7 +107,7 @@ final class StoreEngine: @unchecked Sendable {
   /// index file was found damaged and the directory rebuilt).
   @discardableResult
   func forEachKey(
-    in table: String, restart: (Int) -> Void = { _ in },
+    in table: String, restart: (Int) -> Void,
     _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
   ) throws(LogStoreError) -> SegmentLookup {
     try readingAfterRepair { () throws(LogStoreError) -> SegmentLookup? in

@@ -271,10 +271,8 @@ enum ISO8601DateText {
         guard let minutes = number(atMost: 2) else { return nil }
         offset += Int(minutes) * 60
         _ = skip(":")
-        if next.map({ $0 &- UInt8(ascii: "0") < 10 }) == true {
-          guard let seconds = number(atMost: 2) else { return nil }
-          offset += Int(seconds)
-        }
+        // Seconds, if digits follow (`number` reads nothing otherwise).
+        if let seconds = number(atMost: 2) { offset += Int(seconds) }
       }
       guard offset <= 18 * 3600 else { return nil }
       return sign * offset

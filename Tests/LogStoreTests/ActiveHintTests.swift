@@ -175,6 +175,41 @@ struct ActiveHintTests {
     }
   }
 
+  @Test("a writer's close replaces a cut or another store's hint of the active segment")
+  func closeReplacesABadHint() throws {
+    var expected: [String: [String: String]] = [:]
+    var hint = ""
+    do {
+      let store = try LogStore(path: path, options: options())
+      try write(store, round: 0)
+      expected = try contents(store)
+      hint = hintPath(of: store)
+      try store.close()
+    }
+    // Another store's hint of its segment of the same number: its header checks, but for
+    // another salt.
+    let other = directory.appending("other")
+    do {
+      let store = try LogStore(path: other, options: options())
+      try write(store, round: 0)
+      try store.close()
+    }
+    let foreign = try fileBytes(other + "/" + URL(fileURLWithPath: hint).lastPathComponent)
+    let good = try fileBytes(hint)
+    for (what, bytes) in [("cut inside its header", Array(good.prefix(10))), ("foreign", foreign)] {
+      try writeFile(hint, bytes)
+      // The writer scans the segment, and its close finds the hint there covering nothing.
+      let writer = try LogStore(path: path, options: options())
+      #expect(writer.openReport.hintEntries == 0, "\(what)")
+      try writer.close()
+      let store = try LogStore(path: path, options: options(readOnly: true))
+      #expect(store.openReport.scannedRecords == 0, "\(what)")
+      #expect(store.openReport.hintEntries > 0, "\(what)")
+      #expect(try contents(store) == expected, "\(what)")
+      try store.close()
+    }
+  }
+
   @Test(
     "a close writes no hint of a segment with a damaged record: the next open scans it and skips the damage again"
   )

@@ -500,6 +500,35 @@ struct BackupTests {
     print("backup faults injected: \(calls.count * 4); backups that failed: \(failed)")
   }
 
+  @Test("a backup into an empty directory that fails at its last sync leaves the directory empty")
+  func failedBackupKeepsEmptyDirectory() throws {
+    func prepared() throws -> (SimulatedFileSystem, LogStore) {
+      let fileSystem = SimulatedFileSystem()
+      let store = try Self.faultStore(on: fileSystem)
+      try fileSystem.createDirectory(Self.faultBackup)
+      return (fileSystem, store)
+    }
+    let (probe, probeStore) = try prepared()
+    try probeStore.backup(to: Self.faultBackup)
+    let last = try #require(probe.log.last)
+    #expect(last.operation == "fsync" && last.path == "/data", "\(last)")
+
+    let (fileSystem, store) = try prepared()
+    let expected = try Self.contents(store)
+    fileSystem.inject(.init(call: probe.calls, errorNumber: EIO, persistent: false))
+    let error = #expect(throws: LogStoreError.self) { try store.backup(to: Self.faultBackup) }
+    #expect(error?.code == .io)
+    #expect(fileSystem.directoryExists(Self.faultBackup))
+    #expect(try fileSystem.contentsOfDirectory(Self.faultBackup).isEmpty)
+    #expect(try Self.names(in: "/data", fileSystem) == ["backup", "store"])
+    // The store is as it was; the directory takes the next backup.
+    #expect(try Self.contents(store) == expected)
+    try store.backup(to: Self.faultBackup)
+    #expect(
+      try Self.contents(LogStore(path: Self.faultBackup, options: Self.options(fileSystem)))
+        == expected)
+  }
+
   @Test("a crash at any call of a backup leaves no copy, or a whole one, and the store as it was")
   func crashAtEveryCall() throws {
     let calls = try Self.backupCalls()

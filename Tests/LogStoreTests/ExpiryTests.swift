@@ -169,6 +169,30 @@ struct ExpiryTests {
     #expect(try reopened.statistics().liveItems == 101)
   }
 
+  @Test("a key put again while a compaction drops its expired record keeps the new value")
+  func putAgainDuringCompaction() throws {
+    let store = try LogStore(path: path, options: .init(compaction: .manual, maxSegmentSize: 4096))
+    try store.createTable("t")
+    try store.put("old".bytes, forKey: "k".bytes, in: "t", expiresAt: expires(store, in: 1))
+    for index in 0..<100 { try store.put("filler".bytes, forKey: "f\(index)".bytes, in: "t") }
+    store.expiryClock.skip(microseconds: 2 * Self.second)
+    var putAgain = false
+    try store.compact { done, total in
+      // Every record judged, before the outputs go in.
+      guard done == total, !putAgain else { return }
+      putAgain = true
+      do { try store.put("new".bytes, forKey: "k".bytes, in: "t") } catch {
+        Issue.record("\(error)")
+      }
+    }
+    #expect(putAgain)
+    #expect(try store.value(forKey: "k".bytes, in: "t") == "new".bytes)
+    #expect(try store.count(in: "t") == 101)
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.value(forKey: "k".bytes, in: "t") == "new".bytes)
+  }
+
   @Test(
     "a table's default lifetime: applied to puts that name none, not to Timestamp.never; kept by clear, compaction and reopen; changed only by a creation that gives one"
   )

@@ -86,6 +86,29 @@ struct IndexFileTests {
       .sorted().map { path + "/" + $0 }
   }
 
+  /// A closed store whose table t holds keys `k000` to `k099` with values `v0` to `v99`
+  /// (and the key `expiring`, which expires in an hour, if asked), with an index file of it all.
+  private func paddedStore(_ directory: TemporaryDirectory, expiring: Bool = false) throws -> (
+    path: String, expected: [String: [String: String]], index: String
+  ) {
+    let path = directory.appending("padded")
+    let store = try LogStore(path: path, options: Self.options)
+    try store.createTable("t")
+    for index in 0..<100 {
+      try store.put(
+        Array("v\(index)".utf8), forKey: Array("k\(index.zeroPadded(width: 3))".utf8), in: "t")
+    }
+    if expiring {
+      try store.put(
+        Array("e".utf8), forKey: Array("expiring".utf8), in: "t",
+        expiresAt: Timestamp(microsecondsSince1970: store.expiryNow() + 3_600_000_000))
+    }
+    try store.checkpoint()
+    let expected = try store.snapshot()
+    try store.close()
+    return (path, expected, try indexFiles(in: path)[0])
+  }
+
   @Test("a checkpointed store opens from its index file and reads none of the log it covers")
   func opensFromIndex() throws {
     let directory = TemporaryDirectory()
@@ -282,6 +305,12 @@ struct IndexFileTests {
       withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(entry..<entry + 4, with: $0) }
     }
     try writeFile(index, bytes)
+    // Verify reads every entry's record: both are wrong.
+    let report = try LogStore.verify(path: path)
+    #expect(
+      report.problems.map(\.message) == [
+        "2 entries of table \"a\" do not point at a good record of their key (with their expiry)"
+      ])
     let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(store.openReport.indexFile != nil)
     // Iteration of the table, walked in the file, stops at the first of them; a read of either
@@ -300,6 +329,335 @@ struct IndexFileTests {
     try writer.put([1], forKey: Array("zzz".utf8), in: "a")
     #expect(throws: LogStoreError.self) { try writer.forEachEntry(in: "a") { _, _, _ in true } }
     try writer.close()
+  }
+
+  @Test(
+    "verify finds an index file whose entries are out of order, every checksum matching, its slots leading to them or not"
+  )
+  func entriesOutOfOrder() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, index) = try paddedStore(directory)
+    #expect(try LogStore.verify(path: path).isClean)
+    let original = IndexFileBytes(try fileBytes(index))
+    let table = try #require(original.tableRecord("t"))
+    // Entries 1 and 2 (keys of one length, no expiry) trade places, each with its checksum.
+    let first = original.entry(1, ofTable: table)
+    let length = original.entryLength(at: first)
+    var swapped = original
+    swapped.bytes[first..<first + length] = original.bytes[first + length..<first + 2 * length]
+    swapped.bytes[first + length..<first + 2 * length] = original.bytes[first..<first + length]
+    // The same, with the two keys' slots leading to their new places.
+    var relinked = swapped
+    for (key, from, to) in [("k001", first, first + length), ("k002", first + length, first)] {
+      let slot = try #require(original.slot(of: Array(key.utf8), entry: from, ofTable: table))
+      relinked.store(UInt32(to - original.field(table + 16, 8) + 1), at: slot + 4)
+      relinked.resealGroup(holding: slot, ofTable: table)
+    }
+    for (what, file) in [("slots leading elsewhere", swapped), ("slots following", relinked)] {
+      try writeFile(index, file.bytes)
+      let report = try LogStore.verify(path: path)
+      #expect(
+        report.problems.map(\.message) == [
+          "a part of table \"t\" is damaged; the log is read instead"
+        ], "\(what)")
+      #expect(report.problems.first?.file == URL(fileURLWithPath: index).lastPathComponent)
+    }
+  }
+
+  @Test(
+    "an index file covering more of a segment than the segment holds is not used; verify says so")
+  func segmentShorterThanCovered() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store)
+      try store.checkpoint()
+      try store.close()
+    }
+    let segments = try segmentFiles(in: path)
+    try #require(segments.count > 1)
+    let cut = try fileBytes(segments[0])
+    try writeFile(segments[0], Array(cut.prefix(cut.count / 2)))
+    let name = URL(fileURLWithPath: try indexFiles(in: path)[0]).lastPathComponent
+    let store = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(store.openReport.indexFile == nil)
+    let reason = try #require(store.openReport.rejectedIndexFiles.values.first)
+    #expect(reason.hasPrefix("it covers ") && reason.contains("which holds \(cut.count / 2)"))
+    // What is left of the log is read, as without index files.
+    let logOnly = try LogStore(path: path, options: .init(readOnly: true, indexFiles: false))
+    #expect(try store.snapshot() == logOnly.snapshot())
+    let report = try LogStore.verify(path: path)
+    #expect(
+      report.problems.contains {
+        $0.file == name && $0.message.contains("which holds \(cut.count / 2)")
+      }, "\(report.problems)")
+  }
+
+  @Test("another store's index file of more segments than this store has is not used")
+  func moreSegmentsThanTheStore() throws {
+    let larger = TemporaryDirectory()
+    let largerPath = larger.appending("store")
+    do {
+      let store = try LogStore(path: largerPath, options: Self.options)
+      try fill(store)
+      try store.checkpoint()
+      try store.close()
+    }
+    #expect(try segmentFiles(in: largerPath).count > 1)
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try store.createTable("t")
+      try store.put(Array("v".utf8), forKey: Array("k".utf8), in: "t")
+      expected = try store.snapshot()
+      try store.close()
+    }
+    #expect(try segmentFiles(in: path).count == 1)
+    let foreign = try indexFiles(in: largerPath)[0]
+    try FileManager.default.copyItem(
+      atPath: foreign, toPath: path + "/" + URL(fileURLWithPath: foreign).lastPathComponent)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile == nil)
+    #expect(
+      Array(store.openReport.rejectedIndexFiles.values) == [
+        "it covers other segments than the store has"
+      ])
+    #expect(try store.snapshot() == expected)
+  }
+
+  @Test("an index file whose header counts more segments than its directory holds is not used")
+  func directoryShorterThanItsCounts() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    // Every byte of the directory zero (segment records covering nothing), one segment more
+    // than it has room for and no table; both checksums made to match.
+    var file = IndexFileBytes(try fileBytes(index))
+    let length = file.field(48, 8)
+    file.bytes.replaceSubrange(64..<64 + length, with: repeatElement(0, count: length))
+    file.bytes.replaceSubrange(40..<44, with: littleEndianBytes(UInt32(length / 16 + 1)))
+    file.bytes.replaceSubrange(44..<48, with: littleEndianBytes(UInt32(0)))
+    storeChecksum(&file.bytes, at: 56, of: 64..<64 + length)
+    storeChecksum(&file.bytes, at: 60, of: 0..<60)
+    try writeFile(index, file.bytes)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile == nil)
+    #expect(Array(store.openReport.rejectedIndexFiles.values) == ["its directory is cut short"])
+    #expect(try store.snapshot() == expected)
+  }
+
+  @Test("an index file with a damaged entry in a table with expiring keys is not used")
+  func damagedEntryBesideExpiries() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try paddedStore(directory, expiring: true)
+    var file = IndexFileBytes(try fileBytes(index))
+    // A byte of the first key: its entry fails its checksum.
+    file.bytes[file.entry(0, ofTable: try #require(file.tableRecord("t"))) + 18] ^= 0x01
+    try writeFile(index, file.bytes)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile == nil)
+    #expect(store.openReport.rejectedIndexFiles.count == 1)
+    #expect(try store.snapshot() == expected)
+  }
+
+  @Test(
+    "listing a table with expiring keys meets its index file damaged while open: the log is read")
+  func keysOfExpiringTableMeetDamage() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try paddedStore(directory, expiring: true)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile != nil)
+    var file = IndexFileBytes(try fileBytes(index))
+    file.bytes[file.entry(3, ofTable: try #require(file.tableRecord("t"))) + 18] ^= 0x01
+    try overwriteInPlace(index, with: file.bytes)
+    #expect(
+      try store.keys(in: "t").map { String(decoding: $0, as: UTF8.self) }
+        == expected["t"]!.keys.sorted())
+    #expect(try store.statistics().indexMappedBytes == 0)
+  }
+
+  @Test("a prefix visit of a table unchanged since its index file gives the prefix's keys only")
+  func prefixVisitInTheFile() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, _) = try paddedStore(directory)
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile != nil)
+    var visited: [String] = []
+    try store.forEachEntry(in: "t", withPrefix: Array("k04".utf8)) { key, value, _ in
+      visited.append(
+        String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+      return true
+    }
+    #expect(visited == (40..<50).map { "k0\($0)=v\($0)" })
+  }
+
+  @Test("a prefix delete that meets a damaged index file removes exactly the prefix's keys")
+  func prefixDeleteMeetsDamage() throws {
+    let directory = TemporaryDirectory()
+    let (base, expected, _) = try paddedStore(directory)
+    // The damaged entry is met finding where the prefix's keys start (walking from a sample to
+    // it), or walking the prefix's keys.
+    for (rank, prefix) in [(5, "k007"), (9, "k00")] {
+      let path = directory.appending("store-\(rank)")
+      try copyDirectory(base, to: path)
+      let index = try indexFiles(in: path)[0]
+      var file = IndexFileBytes(try fileBytes(index))
+      file.bytes[file.entry(rank, ofTable: try #require(file.tableRecord("t"))) + 18] ^= 0x01
+      try writeFile(index, file.bytes)
+      let model = ["t": expected["t"]!.filter { !$0.key.hasPrefix(prefix) }]
+      let store = try LogStore(path: path, options: Self.options)
+      #expect(store.openReport.indexFile != nil)
+      try store.deletePrefix(Array(prefix.utf8), in: "t")
+      #expect(try store.snapshot() == model, "\(prefix)")
+      #expect(try store.count(in: "t") == model["t"]!.count, "\(prefix)")
+      try store.close()
+      let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+      #expect(try reopened.snapshot() == model, "\(prefix)")
+    }
+  }
+
+  @Test("an index file of empty tables, with writes after it, opens to those writes")
+  func emptyTablesThenWrites() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try store.createTable("t")
+      try store.createTable("u")
+      try store.checkpoint()
+      for index in 0..<10 {
+        try store.put(Array("v\(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+      }
+      expected = try store.snapshot()
+      try store.close()
+    }
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    #expect(store.openReport.scannedRecords == 10)
+    #expect(try store.snapshot() == expected)
+    #expect(try store.statistics().liveItems == 10)
+    try store.close()
+  }
+
+  @Test(
+    "a table whose creation record is damaged keeps its items, through a checkpoint and an open from the index file"
+  )
+  func damagedCreationRecord() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try store.createTable("t")
+      for index in 0..<20 {
+        try store.put(Array("v\(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+      }
+      expected = try store.snapshot()
+      try store.close()
+    }
+    // The first record after the header creates the table: its last byte flipped, it fails
+    // its checksum, and the puts after it do not.
+    let segment = try segmentFiles(in: path)[0]
+    var bytes = try fileBytes(segment)
+    bytes[SegmentHeader.size + RecordLayout.length(table: 1, key: 0, value: 0) - 1] ^= 0x01
+    try writeFile(segment, bytes)
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      #expect(try store.statistics().damagedRecords == 1)
+      #expect(try store.snapshot() == expected)
+      try store.checkpoint()
+      try store.close()
+    }
+    let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(store.openReport.indexFile != nil)
+    #expect(try store.snapshot() == expected)
+  }
+
+  @Test(
+    "a close whose index file is found damaged while its keys are copied writes none; the next open reads everything"
+  )
+  func closeMeetsDamage() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let options = LogStore.Options(compaction: .manual)
+    let value = [UInt8](repeating: 7, count: 1000)
+    do {
+      let store = try LogStore(path: path, options: options)
+      try store.createTable("t")
+      for index in 0..<5_000 {
+        try store.put(value, forKey: Array(index.zeroPadded(width: 4).utf8), in: "t")
+      }
+      try store.close()
+    }
+    let written = try indexFiles(in: path)
+    try #require(written.count == 1)
+    // An entry in the middle of the table: the open checks the last ones only.
+    var file = IndexFileBytes(try fileBytes(written[0]))
+    file.bytes[file.entry(2_500, ofTable: try #require(file.tableRecord("t"))) + 18] ^= 0x01
+    try writeFile(written[0], file.bytes)
+    do {
+      let store = try LogStore(path: path, options: options)
+      #expect(store.openReport.indexFile != nil)
+      // Enough written, in another table, for the close to copy the keys into a new file;
+      // nothing before it reads table t's entries.
+      try store.createTable("big")
+      let big = [UInt8](repeating: 9, count: 1 << 20)
+      for index in 0..<5 { try store.put(big, forKey: Array("b\(index)".utf8), in: "big") }
+      try store.close()
+    }
+    #expect(try indexFiles(in: path) == written)
+    let store = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(try store.value(forKey: Array("2500".utf8), in: "t") == value)
+    #expect(try store.count(in: "t") == 5_000)
+    #expect(try store.count(in: "big") == 5)
+  }
+
+  @Test(
+    "an index file damaged while a compaction copies: no live key is lost, and the index is rebuilt from the log"
+  )
+  func damagedDuringCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store)
+      try store.checkpoint()
+      expected = try store.snapshot()
+      try store.close()
+    }
+    let index = try indexFiles(in: path)[0]
+    let damaged = damagingSlotGroups(try fileBytes(index), every: 3)
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    var calls = 0
+    try store.compact { _, _ in
+      calls += 1
+      // The compaction checked the file before its first input: the damage comes after.
+      guard calls == 1 else { return }
+      do { try overwriteInPlace(index, with: damaged) } catch { Issue.record("\(error)") }
+    }
+    #expect(try store.statistics().indexMappedBytes == 0)
+    let compacted = try store.snapshot()
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == compacted)
+    for (table, items) in expected {
+      for (key, value) in items { #expect(compacted[table]?[key] == value, "\(table) \(key)") }
+    }
+    // Keys deleted before the index file was written come back: each lookup that meets the
+    // damage keeps the put it judges, the deletes are dropped, and the directory rebuilt from
+    // the outputs finds the puts.
+    let back = compacted.flatMap { table, items in
+      items.keys.filter { expected[table]?[$0] == nil }.map { "\(table)/\($0)" }
+    }.sorted()
+    withKnownIssue("a compaction meeting a damaged index file brings deleted keys back") {
+      let noneBack = back.isEmpty
+      #expect(noneBack, "\(back.count) deleted keys are back: \(back.prefix(5)) …")
+    }
   }
 
   @Test("creating a table that exists writes nothing, whatever the sync policy")
@@ -528,12 +886,12 @@ struct IndexFileTests {
 
   /// A closed, checkpointed store with writes after the checkpoint, its expected contents, and
   /// its index file.
-  private func checkpointedStore(_ directory: TemporaryDirectory) throws -> (
+  private func checkpointedStore(_ directory: TemporaryDirectory, keys: Int = 300) throws -> (
     path: String, expected: [String: [String: String]], index: String
   ) {
     let path = directory.appending("store")
     let store = try LogStore(path: path, options: Self.options)
-    try fill(store, keys: 300)
+    try fill(store, keys: keys)
     try store.checkpoint()
     try store.put(Array("after".utf8), forKey: Array("key2".utf8), in: "a")
     try store.delete(key: Array("key3".utf8), in: "a")
@@ -727,7 +1085,9 @@ struct IndexFileTests {
   @Test("a writer's open meeting a damaged index file while replaying reads the whole log")
   func writerOpenMeetsDamage() throws {
     let directory = TemporaryDirectory()
-    let (path, _, index) = try checkpointedStore(directory)
+    // Several segments: the whole log is read in their order.
+    let (path, _, index) = try checkpointedStore(directory, keys: 1_500)
+    #expect(try segmentFiles(in: path).count > 1)
     // A prefix deleted after the file: replaying it reads the file's keys in order, which
     // the open cannot leave for later, and meets the damage.
     let expected: [String: [String: String]]

@@ -191,4 +191,56 @@ struct MappedIndexTests {
       #expect(totals.baseDamaged || what == "a slot group", "\(what)")
     }
   }
+
+  @Test(
+    "keys whose slots' tags collide are told apart by their bytes; a slot pointing past the entries is damage"
+  )
+  func slotTags() throws {
+    let (bytes, number) = try Self.indexFile()
+    guard case .success(let good) = Self.open(bytes, number: number),
+      let goodTable = good.tables.first(where: { $0.name == "a" })?.table
+    else {
+      Issue.record("a good file was refused")
+      return
+    }
+    let file = IndexFileBytes(bytes)
+    let record = try #require(file.tableRecord("a"))
+    // A key whose slot comes after another in the group its probe starts at: that one is given
+    // the key's tag, as another key's tag may be.
+    var chosen: (key: [UInt8], other: Int)?
+    for rank in 0..<400 where chosen == nil {
+      let entry = file.entry(rank, ofTable: record)
+      let key = Array(file.bytes[entry + 18..<entry + 18 + file.field(entry + 16, 2)])
+      let start = file.firstSlot(file.hash(key), ofTable: record)
+      let slot = try #require(file.slot(of: key, entry: entry, ofTable: record))
+      if slot > start && slot < start + 56 { chosen = (key, start) }
+    }
+    let (key, other) = try #require(chosen)
+    let hash = file.hash(key)
+    let location = key.withUnsafeBytes { goodTable.find($0) }
+    guard case .found = location else {
+      Issue.record("\(key) not found in the good file")
+      return
+    }
+    var collided = file
+    collided.store(IndexFileFormat.tag(hash), at: other)
+    collided.resealGroup(holding: other, ofTable: record)
+    // The same slot, its entry past the end of the entries.
+    var pointingOut = collided
+    pointingOut.store(UInt32.max, at: other + 4)
+    pointingOut.resealGroup(holding: other, ofTable: record)
+    for (what, damaged, expected) in [
+      ("a tag collision", collided, location), ("a slot pointing out", pointingOut, .damaged),
+    ] {
+      guard case .success(let index) = Self.open(damaged.bytes, number: number),
+        let table = index.tables.first(where: { $0.name == "a" })?.table
+      else {
+        Issue.record("\(what): refused at open")
+        continue
+      }
+      #expect(key.withUnsafeBytes { table.find($0) } == expected, "\(what)")
+      // The load ahead of a lookup reads the first slot with the tag, and trusts nothing.
+      if what == "a slot pointing out" { #expect(table.warmEntry(hash) == 0) }
+    }
+  }
 }

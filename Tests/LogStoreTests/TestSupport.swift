@@ -74,3 +74,89 @@ extension LogStore {
     return result
   }
 }
+
+/// An index file's bytes, read and changed field by field (the layout is drawn in
+/// `IndexFile.swift`), for tests that make files a faulty writer could leave.
+struct IndexFileBytes {
+  typealias F = IndexFileFormat
+  var bytes: [UInt8]
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  /// The little-endian number of `size` bytes at `offset`.
+  func field(_ offset: Int, _ size: Int) -> Int {
+    Int(truncatingIfNeeded: unsignedField(offset, size))
+  }
+
+  func unsignedField(_ offset: Int, _ size: Int) -> UInt64 {
+    bytes[offset..<offset + size].enumerated().reduce(0) {
+      $0 | UInt64($1.element) << (8 * $1.offset)
+    }
+  }
+
+  /// Where the directory record of table `name` starts (after the segment records, each table's
+  /// record: 80 bytes, the name's length, the name).
+  func tableRecord(_ name: String) -> Int? {
+    var record = F.headerSize + F.segmentRecordSize * field(40, 4)
+    for _ in 0..<field(44, 4) {
+      let length = Int(bytes[record + F.nameLengthOffset])
+      let start = record + F.tableRecordSize
+      if bytes[start..<start + length].elementsEqual(name.utf8) { return record }
+      record += F.tableRecordSize + length
+    }
+    return nil
+  }
+
+  /// Where the entry of rank `rank` of the table whose record is at `record` starts.
+  func entry(_ rank: Int, ofTable record: Int) -> Int {
+    var entry = field(record + 16, 8)
+    for _ in 0..<rank { entry += entryLength(at: entry) }
+    return entry
+  }
+
+  /// The length of the entry at `entry`: its header, its key, and its expiry if it has one.
+  func entryLength(at entry: Int) -> Int {
+    let hasExpiry = UInt32(field(entry + 4, 4)) & F.expiryBit != 0
+    return F.entryHeaderSize + field(entry + 16, 2) + (hasExpiry ? RecordLayout.expirySize : 0)
+  }
+
+  /// `key`'s hash as the file's slot groups were built with it.
+  func hash(_ key: [UInt8]) -> UInt64 {
+    key.withUnsafeBytes { KeyHash.hash($0, seed: unsignedField(24, 8)) }
+  }
+
+  /// Where the first slot of the group `hash`'s probe starts at is, in the table at `record`.
+  func firstSlot(_ hash: UInt64, ofTable record: Int) -> Int {
+    field(record + 32, 8) + F.firstGroup(hash, of: field(record + 48, 4)) * F.groupSize
+  }
+
+  /// Where the slot of `key`, whose entry is at `entry`, is in the table at `record`.
+  func slot(of key: [UInt8], entry: Int, ofTable record: Int) -> Int? {
+    let hash = hash(key)
+    let groups = field(record + 32, 8)
+    let groupCount = field(record + 48, 4)
+    let reference = entry - field(record + 16, 8) + 1
+    var group = F.firstGroup(hash, of: groupCount)
+    for _ in 0..<groupCount {
+      for slot in 0..<F.slotsPerGroup {
+        let at = groups + group * F.groupSize + slot * 8
+        if UInt32(field(at, 4)) == F.tag(hash) && field(at + 4, 4) == reference { return at }
+      }
+      group = (group + 1) % groupCount
+    }
+    return nil
+  }
+
+  /// Stores `value` at `offset`.
+  mutating func store<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    bytes.replaceSubrange(offset..<offset + MemoryLayout<T>.size, with: littleEndianBytes(value))
+  }
+
+  /// Makes the checksum of the slot group holding the byte at `offset` (of the table at
+  /// `record`) match again.
+  mutating func resealGroup(holding offset: Int, ofTable record: Int) {
+    let groups = field(record + 32, 8)
+    let group = groups + (offset - groups) / F.groupSize * F.groupSize
+    store(bytes.withUnsafeBytes { F.groupChecksum($0.baseAddress! + group) }, at: group + 60)
+  }
+}

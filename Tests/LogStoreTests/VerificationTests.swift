@@ -106,6 +106,28 @@ struct VerificationTests {
     try store.close()
   }
 
+  @Test("an index file a writer replaces while verify reads the store is no problem")
+  func indexFileReplacedMeanwhile() throws {
+    let fileSystem = SimulatedFileSystem()
+    let store = try makeStore(fileSystem)
+    try store.checkpoint()
+    try store.put([1], forKey: "later".bytes, in: "t")
+    #expect(try LogStore.verify(path: Self.path, fileSystem: fileSystem).indexFiles == 1)
+    let replaced = OnceFlag()
+    let failure = Guarded<LogStoreError?>(nil)
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasSuffix(".index"), replaced.set() else { return }
+      do throws(LogStoreError) { try store.checkpoint() } catch { failure.withLock { $0 = error } }
+    }
+    let report = try LogStore.verify(path: Self.path, fileSystem: fileSystem)
+    fileSystem.callHook = nil
+    #expect(replaced.isSet)
+    #expect(failure.withLock { $0 } == nil)
+    #expect(report.isClean, "\(report.problems)")
+    #expect(report.indexFiles == 0)
+    try store.close()
+  }
+
   /// Flips a byte in the middle of the `record`-th record of a segment past the first.
   private static func damage(_ bytes: inout [UInt8], record: Int) {
     bytes[SegmentHeader.size + record * recordLength + recordLength / 2] ^= 0x20

@@ -152,6 +152,28 @@ struct JSONObjectShapeTests {
     JSONObjectShapes.shared.removeAll()
   }
 
+  @Test(
+    "a list of shapes takes every shape while it has room, then one offer in eight, each set of keys once, replacing its shapes in turn"
+  )
+  func listOfShapes() throws {
+    let shapes = JSONObjectShapes()
+    for index in 0..<JSONObjectShapes.capacity {
+      #expect(shapes.wantsShape())
+      let keys = ["a\(index)", "b", "c"]
+      shapes.learn(try #require(JSONObjectShape(keys: keys)))
+      shapes.learn(try #require(JSONObjectShape(keys: keys)))
+    }
+    #expect(shapes.current().count == JSONObjectShapes.capacity)
+    #expect((0..<16).filter { _ in shapes.wantsShape() }.count == 2)
+    // After 16 offers, the third shape is the one replaced.
+    let newcomer = try #require(JSONObjectShape(keys: ["x", "y", "z"]))
+    shapes.learn(newcomer)
+    let current = shapes.current()
+    #expect(current.count == JSONObjectShapes.capacity)
+    #expect(current[2].hasSameKeys(as: newcomer))
+    #expect(current[1].hasSameKeys(as: try #require(JSONObjectShape(keys: ["a1", "b", "c"]))))
+  }
+
   @Test("threads reading objects of many shapes at once all read them right")
   func concurrentReads() throws {
     let threads = 8

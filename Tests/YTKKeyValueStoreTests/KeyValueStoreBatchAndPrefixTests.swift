@@ -63,6 +63,9 @@ struct KeyValueStoreBatchAndPrefixTests {
     expectError(.invalidArgument) {
       try store.put(["a": 1, "b": .double(.nan), "c": 3], into: table)
     }
+    expectError(.invalidArgument, mentioning: ["\"b\"", "cannot be encoded"]) {
+      try store.put(encodables: ["a": 1.0, "b": Double.nan, "c": 3.0], into: table)
+    }
     expectError(.invalidArgument) { try store.put(["a": 1, longID: 2], into: table) }
     expectError(.tableNotFound) { try store.put(["a": 1], into: "nowhere") }
     expectError(.tableNotFound) { try store.put([:], into: "nowhere") }

@@ -72,6 +72,23 @@ struct KeyValueStoreExpiryTests {
     #expect(try store.statistics().liveItems == 1)
   }
 
+  @Test("a lifetime that would end past the clock's last microsecond never expires")
+  func lifetimePastTheEndOfTime() throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    // The clock 10^18 µs before its end: 8·10^12 s fits in a lifetime, not in an expiry.
+    let clock = store.logStore.expiryClock
+    clock.skip(microseconds: Int64.max - 1_000_000_000_000_000 - store.logStore.expiryNow())
+    try store.put(["late": true], id: "late", into: table, expiresAfter: 8e12)
+    try store.put(["soon": true], id: "soon", into: table, expiresAfter: 10)
+    #expect(try store.item(id: "late", from: table)?.expiresTime == nil)
+    #expect(try store.item(id: "soon", from: table)?.expiresTime != nil)
+    wait(store, seconds: 11)
+    #expect(try store.object(id: "late", from: table) == ["late": true])
+    #expect(try store.object(id: "soon", from: table) == nil)
+  }
+
   @Test(
     "a table's default lifetime applies to puts without expiresAfter; .infinity overrides it; nil or .infinity removes it; bad lifetimes are refused"
   )

@@ -427,6 +427,37 @@ struct KeyValueStoreImportTests {
     }
   }
 
+  @Test("a file cut short while the import reads it imports nothing and throws .io")
+  func fileCutWhileRead() throws {
+    let directory = TemporaryDirectory()
+    let path = try Self.database(
+      """
+      CREATE TABLE many (id, json, createdTime);
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10500)
+      INSERT INTO many SELECT 'id' || i, '[' || i || ']', '1448000000' FROM n;
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    // The table exists, so the file is read once before anything is written; it is cut to
+    // its first two pages when that reading passes 10,000 rows.
+    try store.createTable("many")
+    try store.put(["kept": true], id: "id1", into: "many")
+    expectError(.io, mentioning: ["made.sqlite", "while being read"]) {
+      _ = try store.importYTKDatabase(at: path, tables: nil) { rows, total in
+        guard rows == 10_000, total == 0 else { return }
+        do {
+          let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+          try file.truncate(atOffset: 8192)
+          try file.close()
+        } catch {
+          Issue.record("cutting the file: \(error)")
+        }
+      }
+    }
+    #expect(try store.count(in: "many") == 1)
+    #expect(try store.object(id: "id1", from: "many") == ["kept": true])
+  }
+
   @Test(
     "every row is imported as the row-by-row conversion makes it: ids, values, times, order and rejections, UTF-8 and UTF-16"
   )

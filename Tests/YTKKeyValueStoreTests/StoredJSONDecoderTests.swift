@@ -534,6 +534,26 @@ struct StoredJSONDecoderTests {
     #expect(ContinuousClock.now - start < .seconds(60))
   }
 
+  @Test(
+    "in a large object of plain keys, a member looked up by a name that is not ASCII, then plain ones"
+  )
+  func largeObjectMixedNames() throws {
+    var members: [String: JSONValue] = [:]
+    for index in 0..<40 {
+      members["key\(index)"] = .int(Int64(index))
+    }
+    members["K"] = "K"
+    // The Kelvin sign equals "K" as a Swift string. Looked up before plain names or after
+    // them, each is found.
+    let canonical = try JSONWriter.bytes(.object(members))
+    let kelvinFirst = try StoredJSONDecoder.decode(KelvinFirst.self, from: canonical)
+    #expect(kelvinFirst == KelvinFirst(kelvin: "K", key20: 20, key7: 7))
+    let kelvinLast = try StoredJSONDecoder.decode(KelvinLast.self, from: canonical)
+    #expect(kelvinLast == KelvinLast(key20: 20, kelvin: "K"))
+    expectSameAsJSONDecoder(KelvinFirst.self, String(decoding: canonical, as: UTF8.self))
+    expectSameAsJSONDecoder(KelvinLast.self, String(decoding: canonical, as: UTF8.self))
+  }
+
   // MARK: Errors
 
   @Test("type mismatches and missing values report JSONDecoder's case and coding path")
@@ -972,6 +992,29 @@ private struct WideRecord: Codable, Equatable {
   enum CodingKeys: String, CodingKey {
     case key0, key9999, key11999
     case kelvin = "K"
+  }
+}
+
+/// A key that is not ASCII, decoded before plain ones.
+private struct KelvinFirst: Codable, Equatable {
+  var kelvin: String
+  var key20: Int
+  var key7: Int
+
+  enum CodingKeys: String, CodingKey {
+    case kelvin = "\u{212A}"
+    case key20, key7
+  }
+}
+
+/// A key that is not ASCII, decoded after a plain one.
+private struct KelvinLast: Codable, Equatable {
+  var key20: Int
+  var kelvin: String
+
+  enum CodingKeys: String, CodingKey {
+    case key20
+    case kelvin = "\u{212A}"
   }
 }
 

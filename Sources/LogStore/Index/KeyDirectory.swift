@@ -112,7 +112,6 @@ final class KeyDirectory {
   /// Makes every table's counts exact (``TableIndex/settle()``). A damaged part of the index
   /// file found on the way sets ``baseDamaged``.
   func settle() {
-    guard !isSettled else { return }
     for table in tables.values where !table.isSettled { table.settle() }
   }
 

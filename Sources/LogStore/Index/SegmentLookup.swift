@@ -34,7 +34,6 @@ struct SegmentLookup {
 
   var count: Int { byNumber.count }
   var numbers: Dictionary<UInt32, SegmentFile>.Keys { byNumber.keys }
-  var files: Dictionary<UInt32, SegmentFile>.Values { byNumber.values }
 
   /// Changes are rare (a rotation, a compaction's swap), so each rebuilds the array.
   private mutating func rebuild() {

@@ -9,7 +9,7 @@ public struct SalvageReport: Sendable, Equatable {
   /// Keys whose latest value could not be read back (it failed its checksum) and were left out.
   public var unreadableItems = 0
   /// Where the damaged store now is.
-  public var damagedStorePath = ""
+  public var damagedStorePath: String
 }
 
 extension LogStore {

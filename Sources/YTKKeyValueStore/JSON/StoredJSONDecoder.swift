@@ -294,10 +294,14 @@ extension StoredJSONDecoder {
       return nil
     }
 
-    /// Finds `name` among the simple keys of a large object by binary search.
+    /// Finds `name` among the simple keys of a large object by binary search, or in its table
+    /// of Swift strings if a name that is not ASCII was looked up in it first.
     func binarySearch(for name: UnsafeRawBufferPointer, in object: Int) -> Int? {
-      guard case .sortedKeys(let keys) = memberTable(of: object, simple: true) else {
-        return nil
+      let keys: [Int]
+      switch memberTable(of: object, simple: true) {
+      case .sortedKeys(let sorted): keys = sorted
+      // The keys are simple: the ASCII name equals a key as a Swift string only byte for byte.
+      case .firstValues(let values): return values[String(decoding: name, as: UTF8.self)]
       }
       var low = 0
       var high = keys.count
@@ -352,9 +356,14 @@ extension StoredJSONDecoder {
       return nil
     }
 
-    /// The member table of the large object at `object`, made on first use.
+    /// The member table of the large object at `object`, made on first use. Asked for one of
+    /// Swift strings (a name that is not ASCII may equal a simple key as a Swift string), it
+    /// replaces sorted keys; that one then serves both kinds of lookup.
     func memberTable(of object: Int, simple: Bool) -> MemberTable {
-      if let table = memberTables[object] { return table }
+      if let table = memberTables[object] {
+        if simple { return table }
+        if case .firstValues = table { return table }
+      }
       let table: MemberTable
       var key = object + 1
       let end = tape[object].second
