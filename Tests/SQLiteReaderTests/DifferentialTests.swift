@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import SQLiteReader
 import Testing
 
