@@ -82,19 +82,27 @@ struct IOErrorTests {
     return failures
   }
 
+  /// Fails every call of the crash workload but its writes through a mapping, with each of
+  /// `EIO` and `ENOSPC`, once and for good. At sample depth each call fails one of the four
+  /// ways, in turn among the calls of its kind (so every kind of call meets each way), and
+  /// the first call of each kind and the last call all four.
   private func failEveryCall(sync: SyncPolicy) throws -> (faults: Int, failures: Int) {
     let reference = SimulatedFileSystem()
     _ = CrashWorkload.run(on: reference, sync: sync)
+    let ways = [(EIO, false), (EIO, true), (ENOSPC, false), (ENOSPC, true)]
+    var seen: [String: Int] = [:]
     var faults = 0
     var failures = 0
     for (index, call) in reference.log.enumerated() where call.operation != "mapped write" {
-      for errorNumber in [EIO, ENOSPC] {
-        for persistent in [false, true] {
-          failures += try run(
-            with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
-            sync: sync)
-          faults += 1
-        }
+      let earlier = seen[call.operation, default: 0]
+      seen[call.operation] = earlier + 1
+      let isEdge = earlier == 0 || index == reference.log.count - 1
+      for (way, (errorNumber, persistent)) in ways.enumerated()
+      where TestDepth.runs(earlier + way, every: ways.count, isEdge: isEdge) {
+        failures += try run(
+          with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
+          sync: sync)
+        faults += 1
       }
     }
     return (faults, failures)
@@ -104,7 +112,9 @@ struct IOErrorTests {
   func everyCallNever() throws {
     let (faults, failures) = try failEveryCall(sync: .never)
     #expect(failures > 0)
-    print("I/O faults injected, sync never: \(faults); operations that failed: \(failures)")
+    print(
+      "I/O faults injected, sync never, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+    )
   }
 
   @Test(
@@ -112,6 +122,8 @@ struct IOErrorTests {
   func everyCallAlways() throws {
     let (faults, failures) = try failEveryCall(sync: .always)
     #expect(failures > 0)
-    print("I/O faults injected, sync always: \(faults); operations that failed: \(failures)")
+    print(
+      "I/O faults injected, sync always, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+    )
   }
 }
