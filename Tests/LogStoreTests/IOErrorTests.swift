@@ -84,12 +84,15 @@ struct IOErrorTests {
 
   /// Fails every call of the crash workload but its writes through a mapping, with each of
   /// `EIO` and `ENOSPC`, once and for good. At sample depth each call fails one of the four
-  /// ways, in turn among the calls of its kind (so every kind of call meets each way), and
-  /// the first call of each kind and the last call all four.
+  /// ways, in turn among the calls of its kind (so every kind of call meets each way); a sync,
+  /// after which a power loss must find exactly what succeeded, once and for good (with `EIO`
+  /// and `ENOSPC` in turn); and the first call of each kind and the last call all four.
   private func failEveryCall(sync: SyncPolicy) throws -> (faults: Int, failures: Int) {
     let reference = SimulatedFileSystem()
     _ = CrashWorkload.run(on: reference, sync: sync)
-    let ways = [(EIO, false), (EIO, true), (ENOSPC, false), (ENOSPC, true)]
+    // Ordered so that two in turn are one failure once and one for good.
+    let ways = [(EIO, false), (EIO, true), (ENOSPC, true), (ENOSPC, false)]
+    let syncs = ["msync", "fdatasync", "fsync"]
     var seen: [String: Int] = [:]
     var faults = 0
     var failures = 0
@@ -97,8 +100,9 @@ struct IOErrorTests {
       let earlier = seen[call.operation, default: 0]
       seen[call.operation] = earlier + 1
       let isEdge = earlier == 0 || index == reference.log.count - 1
+      let turn = syncs.contains(call.operation) ? 2 : ways.count
       for (way, (errorNumber, persistent)) in ways.enumerated()
-      where TestDepth.runs(earlier + way, every: ways.count, isEdge: isEdge) {
+      where TestDepth.runs(earlier + way, every: turn, isEdge: isEdge) {
         failures += try run(
           with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
           sync: sync)
