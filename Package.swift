@@ -48,7 +48,9 @@ let package = Package(
       exclude: ["Fixtures"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
-    .testTarget(name: "SQLiteReaderTests", dependencies: ["SQLiteReader"], exclude: ["Fixtures"]),
+    .testTarget(
+      name: "SQLiteReaderTests", dependencies: ["SQLiteReader", "LogStoreTesting"],
+      exclude: ["Fixtures"]),
     // Runs the built `ytkkv` binary: one file per subcommand.
     .testTarget(
       name: "ytkkvTests",

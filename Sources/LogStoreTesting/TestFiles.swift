@@ -53,3 +53,29 @@ package func builtExecutable(named name: String) -> URL? {
     FileManager.default.isExecutableFile(atPath: $0.path)
   }
 }
+
+/// The bytes of the file at `path`.
+package func fileBytes(_ path: String) throws -> [UInt8] {
+  Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+/// Writes `bytes` to the file at `path`, created or emptied first, without syncing it. A test
+/// reads its files back through the page cache; the sync `Data.write(to:)` makes on Linux, for
+/// every damaged copy a suite writes, was most of the damage suite's time on a busy disk.
+package func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+  func failure() -> POSIXError {
+    POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO, userInfo: [NSFilePathErrorKey: path])
+  }
+  let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  guard descriptor >= 0 else { throw failure() }
+  defer { close(descriptor) }
+  var written = 0
+  while written < bytes.count {
+    let count = bytes.withUnsafeBytes {
+      write(descriptor, $0.baseAddress! + written, $0.count - written)
+    }
+    if count < 0 && errno == EINTR { continue }
+    guard count > 0 else { throw failure() }
+    written += count
+  }
+}

@@ -253,7 +253,12 @@ struct BackupTests {
     let store = try LogStore(
       path: path, options: Self.options(compaction: policy, sync: sync, maxSegmentSize: 64 << 10))
     try store.createTable("seq")
-    let steps = sync == .always ? 1_500 : 30_000
+    // Automatic compaction waits for 4 MiB of garbage (`CompactionScheduler.minimumGarbage`):
+    // 30,000 steps make 7 MB at either depth.
+    let steps =
+      sync == .always
+      ? TestDepth.choose(sample: 600, full: 1_500)
+      : compactions == .automatic ? 30_000 : TestDepth.choose(sample: 12_000, full: 30_000)
     // The first steps before any backup, so that each copies a store of many segments.
     let head = steps / 4
     for index in 0..<head { try store.write(Self.step(index)) }
@@ -435,69 +440,76 @@ struct BackupTests {
   func everyCallFails() throws {
     let calls = try Self.backupCalls()
     #expect(calls.count > 20)
+    // At sample depth each call fails one of the four ways, in turn, and the first and the
+    // last call all four.
+    let ways = [(EIO, false), (EIO, true), (ENOSPC, false), (ENOSPC, true)]
+    var injected = 0
     var failed = 0
     for call in calls {
-      for errorNumber in [EIO, ENOSPC] {
-        for persistent in [false, true] {
-          let fault = SimulatedFileSystem.Fault(
-            call: call, errorNumber: errorNumber, persistent: persistent)
-          let fileSystem = SimulatedFileSystem()
-          let store = try Self.faultStore(on: fileSystem)
-          try #require(fileSystem.calls + 1 == calls.lowerBound)
-          let expected = try Self.contents(store)
-          fileSystem.inject(fault)
-          var succeeded = false
-          do {
-            try store.backup(to: Self.faultBackup)
-            succeeded = true
-          } catch {
-            failed += 1
-            #expect(error.code == .io || error.code == .diskFull, "\(fault): \(error)")
-          }
-          fileSystem.clearFaults()
-          if succeeded {
-            // Only a call whose failure the backup can do without (looking for a file at the
-            // destination) lets it succeed: then the copy is whole.
-            let copy = try LogStore(path: Self.faultBackup, options: Self.options(fileSystem))
-            #expect(try Self.contents(copy) == expected, "\(fault)")
-            try copy.close()
-            try LogStore.removeStoreDirectory(Self.faultBackup, fileSystem: fileSystem)
-          } else if persistent {
-            // Removing what it wrote failed too. What is left is beside the destination, or,
-            // when the copy had been put in place whole, that copy: never part of one.
-            let left = try Self.names(in: "/data", fileSystem)
-            #expect(
-              left.allSatisfy {
-                ["store", "backup"].contains($0) || $0.hasPrefix("backup.backing-up-")
-              },
-              "\(fault): \(left)")
-            if fileSystem.directoryExists(Self.faultBackup) {
-              var readOnly = LogStore.Options(readOnly: true)
-              readOnly.fileSystem = fileSystem
-              let copy = try LogStore(path: Self.faultBackup, options: readOnly)
-              #expect(try Self.contents(copy) == expected, "\(fault)")
-            }
-          } else {
-            #expect(try Self.names(in: "/data", fileSystem) == ["store"], "\(fault)")
-          }
-          // The store is as it was, and works: another backup, a write, a compaction.
-          #expect(try Self.contents(store) == expected, "\(fault)")
-          try store.backup(to: "/data/again")
-          #expect(
-            try Self.contents(LogStore(path: "/data/again", options: Self.options(fileSystem)))
-              == expected, "\(fault)")
-          try store.put(Array("v".utf8), forKey: Array("probe".utf8), in: "users")
-          try store.compact()
-          let changed = try Self.contents(store)
-          try store.close()
-          #expect(
-            try Self.contents(LogStore(path: Self.faultPath, options: Self.options(fileSystem)))
-              == changed, "\(fault)")
+      let isEdge = call == calls.lowerBound || call == calls.upperBound
+      for (way, (errorNumber, persistent)) in ways.enumerated()
+      where TestDepth.runs(call + way, every: ways.count, isEdge: isEdge) {
+        injected += 1
+        let fault = SimulatedFileSystem.Fault(
+          call: call, errorNumber: errorNumber, persistent: persistent)
+        let fileSystem = SimulatedFileSystem()
+        let store = try Self.faultStore(on: fileSystem)
+        try #require(fileSystem.calls + 1 == calls.lowerBound)
+        let expected = try Self.contents(store)
+        fileSystem.inject(fault)
+        var succeeded = false
+        do {
+          try store.backup(to: Self.faultBackup)
+          succeeded = true
+        } catch {
+          failed += 1
+          #expect(error.code == .io || error.code == .diskFull, "\(fault): \(error)")
         }
+        fileSystem.clearFaults()
+        if succeeded {
+          // Only a call whose failure the backup can do without (looking for a file at the
+          // destination) lets it succeed: then the copy is whole.
+          let copy = try LogStore(path: Self.faultBackup, options: Self.options(fileSystem))
+          #expect(try Self.contents(copy) == expected, "\(fault)")
+          try copy.close()
+          try LogStore.removeStoreDirectory(Self.faultBackup, fileSystem: fileSystem)
+        } else if persistent {
+          // Removing what it wrote failed too. What is left is beside the destination, or,
+          // when the copy had been put in place whole, that copy: never part of one.
+          let left = try Self.names(in: "/data", fileSystem)
+          #expect(
+            left.allSatisfy {
+              ["store", "backup"].contains($0) || $0.hasPrefix("backup.backing-up-")
+            },
+            "\(fault): \(left)")
+          if fileSystem.directoryExists(Self.faultBackup) {
+            var readOnly = LogStore.Options(readOnly: true)
+            readOnly.fileSystem = fileSystem
+            let copy = try LogStore(path: Self.faultBackup, options: readOnly)
+            #expect(try Self.contents(copy) == expected, "\(fault)")
+          }
+        } else {
+          #expect(try Self.names(in: "/data", fileSystem) == ["store"], "\(fault)")
+        }
+        // The store is as it was, and works: another backup, a write, a compaction.
+        #expect(try Self.contents(store) == expected, "\(fault)")
+        try store.backup(to: "/data/again")
+        #expect(
+          try Self.contents(LogStore(path: "/data/again", options: Self.options(fileSystem)))
+            == expected, "\(fault)")
+        try store.put(Array("v".utf8), forKey: Array("probe".utf8), in: "users")
+        try store.compact()
+        let changed = try Self.contents(store)
+        try store.close()
+        #expect(
+          try Self.contents(LogStore(path: Self.faultPath, options: Self.options(fileSystem)))
+            == changed, "\(fault)")
       }
     }
-    #expect(failed > calls.count * 3)
-    print("backup faults injected: \(calls.count * 4); backups that failed: \(failed)")
+    // More than three faults in four fail the backup.
+    #expect(failed * 4 > injected * 3)
+    print(
+      "backup faults injected, \(TestDepth.current): \(injected); backups that failed: \(failed)")
   }
 
   @Test("a backup into an empty directory that fails at its last sync leaves the directory empty")
@@ -533,10 +545,15 @@ struct BackupTests {
   func crashAtEveryCall() throws {
     let calls = try Self.backupCalls()
     var copies = 0
+    // At sample depth each call crashes one of the four ways, in turn, and the first and the
+    // last call all four.
+    let modes: [SimulatedFileSystem.CrashMode] = [
+      .process, .power(seed: 1), .power(seed: 2), .power(seed: 3),
+    ]
     for call in calls {
-      for mode in [
-        SimulatedFileSystem.CrashMode.process, .power(seed: 1), .power(seed: 2), .power(seed: 3),
-      ] {
+      let isEdge = call == calls.lowerBound || call == calls.upperBound
+      for (way, mode) in modes.enumerated()
+      where TestDepth.runs(call + way, every: modes.count, isEdge: isEdge) {
         let fileSystem = SimulatedFileSystem()
         let store = try Self.faultStore(on: fileSystem)
         let expected = try Self.contents(store)

@@ -188,8 +188,23 @@ struct CrashPointTests {
     }
   }
 
-  /// Every call of the workload, and for writes through a mapping every byte, under a process
-  /// crash; every call under three different power losses. On `platform`'s sync rules: on
+  /// The tears of a write through a mapping of `count` bytes kept at sample depth: after each
+  /// field of the record it starts with (of a segment's header, when it is one) is begun,
+  /// after its first byte and before its last.
+  static func tearEdges(ofWriteOf count: Int) -> Set<Int> {
+    var edges: Set<Int> = [0, 1, count - 1]
+    edges.formUnion([
+      RecordLayout.checksumOffset, RecordLayout.kindOffset, RecordLayout.tableLengthOffset,
+      RecordLayout.keyLengthOffset, RecordLayout.valueLengthOffset, RecordLayout.sequenceOffset,
+      RecordLayout.timestampOffset, RecordLayout.headerSize,
+    ])
+    if count == SegmentHeader.size { edges.formUnion([8, 10, 12, 16, 20, 24, 28, 32, 40, 44]) }
+    return edges.filter { $0 < count }
+  }
+
+  /// Every call of the workload under a process crash and three different power losses, and
+  /// for writes through a mapping a process crash after every byte (at sample depth: the
+  /// edges of ``tearEdges(ofWriteOf:)`` and every 13th byte). On `platform`'s sync rules: on
   /// Darwin only a full sync (`F_FULLFSYNC`) makes data survive a power loss.
   private func crashEverywhere(sync: SyncPolicy, platform: SimulatedFileSystem.Platform) throws
     -> Int
@@ -207,14 +222,18 @@ struct CrashPointTests {
       var cuts: [SimulatedFileSystem.CrashCut] = [.init(mode: .process)]
       for seed: UInt64 in [1, 2, 3] { cuts.append(.init(mode: .power(seed: seed))) }
       if call.operation == "mapped write" {
-        for tear in 0..<call.count { cuts.append(.init(mode: .process, tearing: tear)) }
+        let edges = Self.tearEdges(ofWriteOf: call.count)
+        for tear in 0..<call.count
+        where TestDepth.runs(tear, every: 13, isEdge: edges.contains(tear)) {
+          cuts.append(.init(mode: .process, tearing: tear))
+        }
       }
       try check(
         crashAt: index + 1, cuts: cuts, sync: sync, platform: platform, opened: &opened,
         opens: &opens, points: &points)
     }
     print(
-      "crash points checked, sync \(sync), \(platform) sync rules: \(points) (\(opens) images opened)"
+      "crash points checked, sync \(sync), \(platform) sync rules, \(TestDepth.current): \(points) (\(opens) images opened)"
     )
     return points
   }

@@ -82,19 +82,31 @@ struct IOErrorTests {
     return failures
   }
 
+  /// Fails every call of the crash workload but its writes through a mapping, with each of
+  /// `EIO` and `ENOSPC`, once and for good. At sample depth each call fails one of the four
+  /// ways, in turn among the calls of its kind (so every kind of call meets each way); a sync,
+  /// after which a power loss must find exactly what succeeded, once and for good (with `EIO`
+  /// and `ENOSPC` in turn); and the first call of each kind and the last call all four.
   private func failEveryCall(sync: SyncPolicy) throws -> (faults: Int, failures: Int) {
     let reference = SimulatedFileSystem()
     _ = CrashWorkload.run(on: reference, sync: sync)
+    // Ordered so that two in turn are one failure once and one for good.
+    let ways = [(EIO, false), (EIO, true), (ENOSPC, true), (ENOSPC, false)]
+    let syncs = ["msync", "fdatasync", "fsync"]
+    var seen: [String: Int] = [:]
     var faults = 0
     var failures = 0
     for (index, call) in reference.log.enumerated() where call.operation != "mapped write" {
-      for errorNumber in [EIO, ENOSPC] {
-        for persistent in [false, true] {
-          failures += try run(
-            with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
-            sync: sync)
-          faults += 1
-        }
+      let earlier = seen[call.operation, default: 0]
+      seen[call.operation] = earlier + 1
+      let isEdge = earlier == 0 || index == reference.log.count - 1
+      let turn = syncs.contains(call.operation) ? 2 : ways.count
+      for (way, (errorNumber, persistent)) in ways.enumerated()
+      where TestDepth.runs(earlier + way, every: turn, isEdge: isEdge) {
+        failures += try run(
+          with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
+          sync: sync)
+        faults += 1
       }
     }
     return (faults, failures)
@@ -104,7 +116,9 @@ struct IOErrorTests {
   func everyCallNever() throws {
     let (faults, failures) = try failEveryCall(sync: .never)
     #expect(failures > 0)
-    print("I/O faults injected, sync never: \(faults); operations that failed: \(failures)")
+    print(
+      "I/O faults injected, sync never, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+    )
   }
 
   @Test(
@@ -112,6 +126,8 @@ struct IOErrorTests {
   func everyCallAlways() throws {
     let (faults, failures) = try failEveryCall(sync: .always)
     #expect(failures > 0)
-    print("I/O faults injected, sync always: \(faults); operations that failed: \(failures)")
+    print(
+      "I/O faults injected, sync always, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+    )
   }
 }

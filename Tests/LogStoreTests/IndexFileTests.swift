@@ -62,11 +62,7 @@ struct IndexFileTests {
     -> [UInt8]
   {
     var damaged = bytes
-    func field(_ offset: Int, _ size: Int) -> Int {
-      bytes[offset..<offset + size].enumerated().reduce(0) {
-        $0 | Int($1.element) << (8 * $1.offset)
-      }
-    }
+    func field(_ offset: Int, _ size: Int) -> Int { Self.field(of: bytes, at: offset, size) }
     var position = 64 + 16 * field(40, 4)
     for _ in 0..<field(44, 4) {
       let start = field(position + (entries ? 16 : 32), 8)
@@ -79,6 +75,32 @@ struct IndexFileTests {
       position += 81 + Int(bytes[position + 80])
     }
     return damaged
+  }
+
+  /// The little-endian integer of `size` bytes at `offset` of an index file's `bytes`.
+  private static func field(of bytes: [UInt8], at offset: Int, _ size: Int) -> Int {
+    bytes[offset..<offset + size].enumerated().reduce(0) {
+      $0 | Int($1.element) << (8 * $1.offset)
+    }
+  }
+
+  /// Where each part of each table of an index file (`bytes`) starts and ends: its slot
+  /// groups, samples and entries, as the directory gives them (the edges a sample damages).
+  private static func partEdges(of bytes: [UInt8]) -> Set<Int> {
+    func field(_ offset: Int, _ size: Int) -> Int { Self.field(of: bytes, at: offset, size) }
+    var edges: Set<Int> = []
+    var position = IndexFileFormat.headerSize + 16 * field(40, 4)
+    for _ in 0..<field(44, 4) {
+      let entriesStart = field(position + 16, 8)
+      let groupsStart = field(position + 32, 8)
+      let samplesStart = field(position + 40, 8)
+      edges.formUnion([
+        groupsStart, samplesStart - 1, samplesStart, entriesStart - 1, entriesStart,
+        entriesStart + field(position + 24, 8) - 1,
+      ])
+      position += IndexFileFormat.tableRecordSize + Int(bytes[position + 80])
+    }
+    return edges
   }
 
   private func indexFiles(in path: String) throws -> [String] {
@@ -690,7 +712,7 @@ struct IndexFileTests {
     var store = try LogStore(path: path, options: Self.options)
     try store.createTable("t")
     try store.createTable("u")
-    for step in 0..<6_000 {
+    for step in 0..<TestDepth.choose(sample: 1_500, full: 6_000) {
       let table = Bool.random(using: &generator) ? "t" : "u"
       let key = "k\(Int.random(in: 0..<400, using: &generator))"
       switch Int.random(in: 0..<100, using: &generator) {
@@ -908,10 +930,13 @@ struct IndexFileTests {
     var used = 0
     var rejected = 0
     // Every byte of the header, a third of the directory's, a sample of the rest spread over
-    // every part; each under one of the two corruption policies.
+    // every part; each under one of the two corruption policies. At sample depth a ninth of
+    // the directory's, and of the rest the first and last bytes of every part and every
+    // 211th.
     let positions =
-      Array(0..<64) + Array(stride(from: 64, to: 200, by: 3))
-      + Array(stride(from: 200, to: original.count, by: 29))
+      Array(0..<64) + Array(stride(from: 64, to: 200, by: TestDepth.choose(sample: 9, full: 3)))
+      + Array(stride(from: 200, to: original.count, by: TestDepth.choose(sample: 211, full: 29)))
+      + (TestDepth.isFull ? [] : Self.partEdges(of: original).sorted() + [original.count - 1])
     for position in positions where position < original.count {
       var damaged = original
       damaged[position] ^= 1 << (position % 8)
@@ -1179,7 +1204,12 @@ struct IndexFileTests {
     let directory = TemporaryDirectory()
     let (path, expected, index) = try checkpointedStore(directory)
     let original = try fileBytes(index)
-    for length in stride(from: 0, to: original.count, by: max(1, original.count / 200)) {
+    // At sample depth, 50 lengths spread over the file and those just around its header.
+    let spread = stride(
+      from: 0, to: original.count,
+      by: max(1, original.count / TestDepth.choose(sample: 50, full: 200)))
+    let edges = TestDepth.isFull ? [] : [1, 63, 64, 65, original.count - 1]
+    for length in Array(spread) + edges {
       try writeFile(index, Array(original[..<length]))
       let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
       #expect(store.openReport.indexFile == nil, "length \(length)")
@@ -1279,22 +1309,31 @@ struct IndexFileTests {
     #expect(Self.checkpointWorkload(reference, from: initial).finished)
     #expect(reference.calls > 50)
     var openedFromIndex = 0
+    var opens = 0
     // Under .always every acknowledged write survives; under .never a power loss keeps some
     // prefix of the writes (then an index file must never cover records that did not survive).
     let cases: [(SimulatedFileSystem.Platform, SimulatedFileSystem.CrashMode, SyncPolicy)] = [
       (.linux, .process, .always), (.darwin, .power(seed: 8), .always),
       (.linux, .power(seed: 9), .never), (.darwin, .power(seed: 10), .never),
     ]
-    for (platform, mode, sync) in cases {
+    for (number, (platform, mode, sync)) in cases.enumerated() {
       let run = SimulatedFileSystem(files: base, platform: platform)
       #expect(Self.checkpointWorkload(run, from: initial, sync: sync).finished)
       let calls = run.calls
+      // At sample depth, a crash before and after every sync, rename and removal (where what
+      // survives changes), and at every third call of the rest, a different third each case.
+      let changing = ["fsync", "fdatasync", "msync", "rename", "unlink"]
+      func isEdge(_ call: Int) -> Bool {
+        // Call `call` is `run.log[call - 1]`: a crash there comes before it, after the one
+        // before.
+        [call - 1, call - 2].contains { $0 >= 0 && changing.contains(run.log[$0].operation) }
+      }
       // What each open of an image saw, and whether it used an index file: an image met
       // before (at a call that changes no file) is not opened again, as opening is
       // deterministic; the allowed states, which depend on the call, are checked anew.
       var opened: [ImageOpen: (found: StoreModel, fromIndex: Bool)] = [:]
       do {
-        for call in 1...calls {
+        for call in 1...calls where TestDepth.runs(call + number, every: 3, isEdge: isEdge(call)) {
           let fileSystem = SimulatedFileSystem(files: base, platform: platform)
           fileSystem.crash(atCall: call, mode: mode)
           let (acknowledged, pending, history, finished) = Self.checkpointWorkload(
@@ -1312,6 +1351,7 @@ struct IndexFileTests {
             }
             let (found, fromIndex) = opened[key]!
             if fromIndex { openedFromIndex += 1 }
+            opens += 1
             let allowed = sync == .always ? [acknowledged] + (pending.map { [$0] } ?? []) : history
             #expect(
               allowed.contains(found),
@@ -1321,7 +1361,9 @@ struct IndexFileTests {
         }
       }
     }
-    #expect(openedFromIndex > reference.calls)
+    // More than one open in eight (of the two at each call of the four cases) used an index
+    // file.
+    #expect(openedFromIndex * 8 > opens)
   }
 
   @Test("an I/O error at any call of a checkpoint leaves the store whole, readable and writable")

@@ -20,7 +20,8 @@ struct ProcessKillTests {
   func killedWriters() throws {
     let writer = try #require(builtExecutable(named: "ytkkv-kill-writer"))
     var random = SeededGenerator(seed: 20_261_129)
-    let runs = 60
+    // A third of them compacting, a fifth syncing every write, at either depth.
+    let runs = TestDepth.choose(sample: 21, full: 60)
     // Kills that landed while the writer was at work: it had acknowledged operations, and was
     // still acknowledging more, or inside a compaction, when it was killed.
     var killedWriting = 0
@@ -82,7 +83,7 @@ struct ProcessKillTests {
     #expect(killedInCompaction >= 1, "no kill landed inside a compaction")
     #expect(acknowledgedTotal > runs * 100, "the writers barely ran before being killed")
     print(
-      "writer processes killed at work: \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction); operations acknowledged: \(acknowledgedTotal)"
+      "writer processes killed at work, \(TestDepth.current): \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction); operations acknowledged: \(acknowledgedTotal)"
     )
   }
 }

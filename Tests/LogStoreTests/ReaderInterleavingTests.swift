@@ -676,19 +676,19 @@ struct ReaderInterleavingTests {
       func pause(before call: Int) -> Pause {
         Pause(start: max(0, index - Self.lead), operation: index, call: call, chunkEnd: chunkEnd)
       }
+      // At sample depth, the first and the last of those pauses and every fourth between.
       let calls = try #require(
         try Self.readEverywhere(across: pause(before: 1), images: &images, tally: &tally))
-      var pauses = 1
-      for (position, call) in calls.enumerated().dropLast()
-      where Self.changesWhatReadersSee(call) {
+      let changing = calls.indices.dropLast().filter { Self.changesWhatReadersSee(calls[$0]) }
+      for (number, position) in changing.enumerated()
+      where TestDepth.runs(number + 1, every: 4, isEdge: position == changing.last) {
         let reached = try Self.readEverywhere(
           across: pause(before: position + 2), images: &images, tally: &tally)
         #expect(
           reached != nil,
           "never reached: \(pause(before: position + 2).describe(pausedBefore: nil))")
-        pauses += 1
       }
-      #expect(pauses >= 10, "the compaction of operation \(index + 1): \(calls)")
+      #expect(changing.count + 1 >= 10, "the compaction of operation \(index + 1): \(calls)")
     }
     let problemCount = tally.problems.count
     #expect(
@@ -696,8 +696,9 @@ struct ReaderInterleavingTests {
       "\(problemCount) problems in \(tally.inside + tally.before) read-only opens:\n\(ReaderInterleaving.summary(tally.problems))"
     )
     print(
-      "reader opens checked: \(tally.inside) with the writer running inside reader steps, "
-        + "\(tally.before) opened before it ran, at \(tally.pauses) writer pause points; "
+      "reader opens checked, \(TestDepth.current): \(tally.inside) with the writer running "
+        + "inside reader steps, \(tally.before) opened before it ran, at \(tally.pauses) writer "
+        + "pause points; "
         + "\(problemCount) problems")
   }
 

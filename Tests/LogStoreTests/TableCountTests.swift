@@ -56,7 +56,7 @@ struct TableCountTests {
         model[Self.tableName(number)] = [:]
       }
       try checkTotals(store, model)
-      for step in 0..<30_000 {
+      for step in 0..<TestDepth.choose(sample: 10_000, full: 30_000) {
         let table = Self.tableName(pick(tables))
         let key = Array("key_\(pick(40))".utf8)
         let choice = pick(1000)

@@ -13,10 +13,6 @@ func segmentFiles(in directory: String) throws -> [String] {
     .filter { $0.hasSuffix(".log") }.sorted().map { directory + "/" + $0 }
 }
 
-func fileBytes(_ path: String) throws -> [UInt8] {
-  Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-}
-
 /// A closed segment's bytes up to the end of its last record (its last sync mark, after a
 /// close), without the zeros of the space reserved past it (a segment file is never cut
 /// shorter, so it keeps them).
@@ -43,10 +39,6 @@ func littleEndianBytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
 func storeChecksum(_ bytes: inout [UInt8], at offset: Int, of range: Range<Int>) {
   let checksum = CRC32C.mask(CRC32C.checksum(Array(bytes[range])))
   bytes.replaceSubrange(offset..<offset + 4, with: littleEndianBytes(checksum))
-}
-
-func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-  try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
 /// Copies every file of directory `source` into `destination` (created if missing).

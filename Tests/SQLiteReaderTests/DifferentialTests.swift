@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import SQLiteReader
 import Testing
 
@@ -46,8 +47,14 @@ struct DifferentialTests {
   @Test("small.db damaged byte by byte: where SQLite and the reader both read it, they agree")
   func damagedCopies() throws {
     let bytes = try committedFixture("small.db")
-    // Every byte of the header and page 1's b-tree header, every third byte after them.
-    let positions = Array(0..<128) + Array(stride(from: 128, to: bytes.count, by: 3))
+    // Every byte of the header and page 1's b-tree header, every third byte after them; at
+    // sample depth, of those after them, the ones in a page's b-tree header or last, and
+    // every sixth (every 18th byte).
+    let edges = pageEdges(of: bytes, pageSize: HostileInputTests.pageSize)
+    let positions =
+      Array(0..<128)
+      + TestDepth.cases(
+        stride(from: 128, to: bytes.count, by: 3), every: 6, keeping: edges.contains)
     let directory = NSTemporaryDirectory() + "sqlite-reader-damage-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }

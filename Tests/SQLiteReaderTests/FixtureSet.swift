@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreTesting
 import SQLiteReader
 
 /// The fixture databases of Fixtures/make_fixtures.py and what SQLite reads from each.
@@ -182,14 +183,6 @@ func hexBytes(_ hex: String) -> [UInt8] {
   return stride(from: 0, to: digits.count - 1, by: 2).map {
     UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) ?? 0
   }
-}
-
-func fileBytes(_ path: String) throws -> [UInt8] {
-  Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-}
-
-func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-  try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
 /// A file's bytes, in memory, named by its path.

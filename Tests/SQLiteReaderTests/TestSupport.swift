@@ -18,6 +18,20 @@ func readEverything(
   try openDatabase(bytes, wal: wal, journal: journal).everyRow()
 }
 
+/// The bytes of a database file (pages of `pageSize`) whose damage changes the meaning of
+/// the most, kept by the samples of the damage tests: the database header, each page's b-tree
+/// header (after the database header on page 1) and the first cell pointers, and each page's
+/// last byte.
+func pageEdges(of bytes: [UInt8], pageSize: Int) -> Set<Int> {
+  var edges = Set(0..<100)
+  for start in stride(from: 0, to: bytes.count, by: pageSize) {
+    let header = start == 0 ? 100 : start
+    edges.formUnion(header..<min(header + 16, bytes.count))
+    edges.insert(min(start + pageSize, bytes.count) - 1)
+  }
+  return edges
+}
+
 extension Array where Element == UInt8 {
   /// Writes `value` big-endian at `offset`.
   mutating func putBigEndian(_ value: UInt32, at offset: Int) {

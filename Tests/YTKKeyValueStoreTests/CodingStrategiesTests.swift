@@ -76,7 +76,7 @@ struct CodingStrategiesTests {
       expectSameDecoding(Date.self, "\"\(text)\"", strategies)
     }
     var generator = SeededGenerator(seed: 8601)
-    for _ in 0..<20_000 {
+    for _ in 0..<TestDepth.choose(sample: 5_000, full: 20_000) {
       expectSameDecoding(Date.self, "\"\(randomISO8601Text(using: &generator))\"", strategies)
     }
     // By hand: an offset east of UTC is subtracted; a fraction is kept.
@@ -141,7 +141,7 @@ struct CodingStrategiesTests {
       try expectSameEncoding(Members(keys: [key, key + "X", "x" + key]), strategies)
     }
     var generator = SeededGenerator(seed: 5)
-    for _ in 0..<5_000 {
+    for _ in 0..<TestDepth.choose(sample: 1_250, full: 5_000) {
       let keys = (0..<Int(generator.next() % 4)).map { _ in randomKey(using: &generator) }
       try expectSameEncoding(Members(keys: keys), strategies)
     }
@@ -159,7 +159,7 @@ struct CodingStrategiesTests {
       expectSameDecoding(Lookups.self, json, strategies)
     }
     var generator = SeededGenerator(seed: 6)
-    for _ in 0..<5_000 {
+    for _ in 0..<TestDepth.choose(sample: 1_250, full: 5_000) {
       let keys = (0..<Int(generator.next() % 4)).map { _ in randomKey(using: &generator) }
       let json = "{" + keys.enumerated().map { #""\#(escaped($1))":\#($0)"# }.joined(separator: ",")
       expectSameDecoding(AllMembers.self, json + "}", strategies)
@@ -176,7 +176,15 @@ struct CodingStrategiesTests {
   func snakeCaseScalars() throws {
     let encoder = CodingStrategies(keys: .snakeCase).foundationEncoder
     var mismatches: [String] = []
-    for value in 0...0xFFFF {
+    // At sample depth: Latin-1, every scalar whose case differs from the one before it (where
+    // a word boundary may start or end), and every 7th.
+    func cases(_ value: Int) -> [Bool] {
+      guard let scalar = Unicode.Scalar(value) else { return [] }
+      return [scalar.properties.isUppercase, scalar.properties.isLowercase]
+    }
+    for value in 0...0xFFFF
+    where TestDepth.runs(value, every: 7, isEdge: value <= 0xFF || cases(value) != cases(value - 1))
+    {
       guard let scalar = Unicode.Scalar(value), mismatches.count < 10 else { continue }
       let key = "a" + String(scalar) + "b" + String(scalar) + "B"
       let foundation = try JSONCanonicalizer.canonicalText(

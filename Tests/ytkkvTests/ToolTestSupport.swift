@@ -96,13 +96,9 @@ enum StoreFiles {
     FileManager.default.fileExists(atPath: path)
   }
 
-  static func contents(_ path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-  }
+  static func contents(_ path: String) throws -> [UInt8] { try fileBytes(path) }
 
-  static func write(_ bytes: [UInt8], to path: String) throws {
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
-  }
+  static func write(_ bytes: [UInt8], to path: String) throws { try writeFile(path, bytes) }
 
   /// Where `text` first occurs in the file.
   static func offset(of text: String, in path: String) throws -> Int {
