@@ -354,6 +354,28 @@ struct IndexFileTests {
   }
 
   @Test(
+    "an index file whose sampled entries have expiries is whole: verify finds nothing, and a compaction judges by it"
+  )
+  func sampledEntriesWithExpiries() throws {
+    let directory = TemporaryDirectory()
+    // "expiring" sorts first: the entry of rank 0, which a sample points at, has an expiry.
+    let (path, expected, index) = try paddedStore(directory, expiring: true)
+    let report = try LogStore.verify(path: path)
+    #expect(report.isClean, "\(report.problems)")
+    #expect(report.indexFiles == 1)
+    let store = try LogStore(path: path, options: Self.options)
+    var usedWhileCopying: Bool?
+    try store.compact { _, _ in
+      if usedWhileCopying == nil {
+        usedWhileCopying = FileManager.default.fileExists(atPath: index)
+      }
+    }
+    #expect(usedWhileCopying == true)
+    #expect(try store.snapshot() == expected)
+    try store.close()
+  }
+
+  @Test(
     "verify finds an index file whose entries are out of order, every checksum matching, its slots leading to them or not"
   )
   func entriesOutOfOrder() throws {
@@ -643,27 +665,38 @@ struct IndexFileTests {
   func damagedDuringCompaction() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    let expected: [String: [String: String]]
+    var expected: [String: [String: String]]
     do {
       let store = try LogStore(path: path, options: Self.options)
+      // A key in the first segment that expires before the compaction.
+      try store.createTable("e")
+      try store.put(
+        Array("soon".utf8), forKey: Array("k".utf8), in: "e",
+        expiresAt: Timestamp(microsecondsSince1970: store.expiryNow() + 1_000_000))
       try fill(store)
       try store.checkpoint()
       expected = try store.snapshot()
       try store.close()
     }
+    expected["e"] = [:]
     let index = try indexFiles(in: path)[0]
     let damaged = damagingSlotGroups(try fileBytes(index), every: 3)
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
+    store.expiryClock.skip(microseconds: 2_000_000)
+    #expect(try segmentFiles(in: path).count > 1)
     var calls = 0
     try store.compact { _, _ in
       calls += 1
-      // The compaction checked the file before its first input: the damage comes after.
-      guard calls == 1 else { return }
+      // The compaction checked the file before its first input, whose records it judges
+      // with the file whole (the expired key among them); the damage comes after that.
+      guard calls == 2 else { return }
       do { try overwriteInPlace(index, with: damaged) } catch { Issue.record("\(error)") }
     }
+    #expect(calls > 2)
     #expect(try store.statistics().indexMappedBytes == 0)
     let compacted = try store.snapshot()
+    #expect(compacted["e"] == [:])
     try store.close()
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(try reopened.snapshot() == compacted)
@@ -672,7 +705,7 @@ struct IndexFileTests {
     }
     // Keys deleted before the index file was written come back: each lookup that meets the
     // damage keeps the put it judges, the deletes are dropped, and the directory rebuilt from
-    // the outputs finds the puts.
+    // the outputs finds the puts (those of the second input).
     let back = compacted.flatMap { table, items in
       items.keys.filter { expected[table]?[$0] == nil }.map { "\(table)/\($0)" }
     }.sorted()

@@ -151,24 +151,24 @@ struct JSONValueTests {
     #expect(try JSONReader.parse(Array(data)).doubleValue?.sign == .minus)
   }
 
-  @Test("decoding a value JSON has no kind for (a property list's date) throws dataCorrupted")
+  @Test(
+    "decoding a value JSON has no kind for (a property list's date or data) throws dataCorrupted")
   func decodingAKindJSONLacks() throws {
-    let plist = """
-      <?xml version="1.0" encoding="UTF-8"?>
-      <plist version="1.0"><dict>
-      <key>when</key><date>2020-01-01T00:00:00Z</date>
-      <key>count</key><integer>3</integer>
-      </dict></plist>
-      """
-    let error = #expect(throws: DecodingError.self) {
-      try PropertyListDecoder().decode([String: JSONValue].self, from: Data(plist.utf8))
+    for value in ["<date>2020-01-01T00:00:00Z</date>", "<data>AAEC</data>"] {
+      let plist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>value</key>\(value)</dict></plist>
+        """
+      let error = #expect(throws: DecodingError.self) {
+        try PropertyListDecoder().decode([String: JSONValue].self, from: Data(plist.utf8))
+      }
+      guard case .dataCorrupted(let context) = error else {
+        Issue.record("\(value): expected dataCorrupted, got \(String(describing: error))")
+        continue
+      }
+      #expect(context.codingPath.map(\.stringValue) == ["value"], "\(value)")
+      #expect(context.debugDescription.contains("not null, a Boolean, a number"), "\(value)")
     }
-    guard case .dataCorrupted(let context) = error else {
-      Issue.record("expected dataCorrupted, got \(String(describing: error))")
-      return
-    }
-    #expect(context.codingPath.map(\.stringValue) == ["when"])
-    #expect(context.debugDescription.contains("not null, a Boolean, a number"))
   }
 
   @Test("JSONValue works as a member of a Codable type")

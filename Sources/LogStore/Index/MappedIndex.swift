@@ -386,17 +386,19 @@ final class MappedTable: @unchecked Sendable {
     }
     var previous: UnsafeRawBufferPointer?
     var rank = 0
+    // Where the entry walked starts: the entries lie one after another (an entry with an
+    // expiry is longer than its header and key).
+    var start = 0
     var intact = true
     let walked = forEachEntry { entry in
       if let previous, !bytesPrecede(previous, entry.key) { intact = false }
-      if rank % F.sampleInterval == 0,
-        sampleOffset(rank / F.sampleInterval) != entry.end - entry.key.count - F.entryHeaderSize
-      {
+      if rank % F.sampleInterval == 0, sampleOffset(rank / F.sampleInterval) != start {
         intact = false
       }
       if find(entry.key) != .found(entry.location) { intact = false }
       previous = entry.key
       rank += 1
+      start = entry.end
       return intact
     }
     return walked && intact
