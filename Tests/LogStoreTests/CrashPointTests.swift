@@ -188,9 +188,9 @@ struct CrashPointTests {
     }
   }
 
-  /// The tears of a write through a mapping of `count` bytes kept at sample depth: after each
-  /// field of the record it starts with (of a segment's header, when it is one) is begun,
-  /// after its first byte and before its last.
+  /// The tears of a write through a mapping of `count` bytes kept at sample depth (a tear keeps
+  /// that many bytes of the write): where each field of the record it starts with begins (of
+  /// a segment's header, when it is one), after its first byte, and before its last.
   static func tearEdges(ofWriteOf count: Int) -> Set<Int> {
     var edges: Set<Int> = [0, 1, count - 1]
     edges.formUnion([

@@ -5,8 +5,10 @@ import Testing
 @testable import LogStore
 
 /// Damage to a small store's real files — every byte flipped, every length cut short, in every
-/// segment and hint file — checked against a model of what recovery can know.
-@Suite("Damage to real files", .serialized)
+/// segment and hint file — checked against a model of what recovery can know. The two ways of
+/// reading the store run side by side, each in a directory of its own: at full depth each is
+/// over a minute.
+@Suite("Damage to real files")
 struct DamageTests {
   /// One record (or batch member) of the store, where it is, and what it does.
   struct Placed {
