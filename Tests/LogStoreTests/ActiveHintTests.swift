@@ -53,6 +53,19 @@ struct ActiveHintTests {
     if round > 0 { try store.clearTable("t\(round - 1)") }
   }
 
+  /// A store written for `rounds` rounds and closed: what it holds, and the path of its active
+  /// segment's hint file.
+  private func closedStore(rounds: Int) throws -> (
+    expected: [String: [String: String]], hint: String
+  ) {
+    let store = try LogStore(path: path, options: options())
+    for round in 0..<rounds { try write(store, round: round) }
+    let expected = try contents(store)
+    let hint = hintPath(of: store)
+    try store.close()
+    return (expected, hint)
+  }
+
   private func hintPath(of store: LogStore) -> String {
     let active = store.engine.log.writer!.file.number
     return path + "/" + StoreFileName.hint(active)
@@ -62,16 +75,7 @@ struct ActiveHintTests {
     "a clean close writes the active segment's hint; the next open reads it, scans nothing, and finds the same store"
   )
   func reopenReadsTheHint() throws {
-    var expected: [String: [String: String]] = [:]
-    var hint = ""
-    do {
-      let store = try LogStore(path: path, options: options())
-      try write(store, round: 0)
-      try write(store, round: 1)
-      expected = try contents(store)
-      hint = hintPath(of: store)
-      try store.close()
-    }
+    let (expected, hint) = try closedStore(rounds: 2)
     #expect(FileManager.default.fileExists(atPath: hint))
     for readOnly in [true, false] {
       let store = try LogStore(path: path, options: options(readOnly: readOnly))
@@ -150,15 +154,7 @@ struct ActiveHintTests {
 
   @Test("a damaged, cut or foreign hint of the active segment is ignored: the segment is scanned")
   func damagedHint() throws {
-    var expected: [String: [String: String]] = [:]
-    var hint = ""
-    do {
-      let store = try LogStore(path: path, options: options())
-      try write(store, round: 0)
-      expected = try contents(store)
-      hint = hintPath(of: store)
-      try store.close()
-    }
+    let (expected, hint) = try closedStore(rounds: 1)
     let good = try fileBytes(hint)
     var cases: [(String, [UInt8])] = [("cut", Array(good.prefix(good.count - 3)))]
     for offset in [9, 13, 17, 30, good.count / 2, good.count - 1] {
@@ -177,15 +173,7 @@ struct ActiveHintTests {
 
   @Test("a writer's close replaces a cut or another store's hint of the active segment")
   func closeReplacesABadHint() throws {
-    var expected: [String: [String: String]] = [:]
-    var hint = ""
-    do {
-      let store = try LogStore(path: path, options: options())
-      try write(store, round: 0)
-      expected = try contents(store)
-      hint = hintPath(of: store)
-      try store.close()
-    }
+    let (expected, hint) = try closedStore(rounds: 1)
     // Another store's hint of its segment of the same number: its header checks, but for
     // another salt.
     let other = directory.appending("other")

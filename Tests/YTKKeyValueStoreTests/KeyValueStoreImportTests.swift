@@ -398,17 +398,22 @@ struct KeyValueStoreImportTests {
     #expect(try store.tableNames().isEmpty)
   }
 
-  @Test(
-    "progress: every 10,000 rows and at the end; with the total when a table exists and the file is read first"
-  )
-  func progress() throws {
-    let directory = TemporaryDirectory()
-    let path = try Self.database(
+  /// A YTK database in `directory` whose table `many` holds 10,500 rows (`id1` to `id10500`).
+  static func manyRows(in directory: TemporaryDirectory) throws -> String {
+    try database(
       """
       CREATE TABLE many (id, json, createdTime);
       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10500)
       INSERT INTO many SELECT 'id' || i, '[' || i || ']', '1448000000' FROM n;
       """, in: directory)
+  }
+
+  @Test(
+    "progress: every 10,000 rows and at the end; with the total when a table exists and the file is read first"
+  )
+  func progress() throws {
+    let directory = TemporaryDirectory()
+    let path = try Self.manyRows(in: directory)
     let store = try KeyValueStore(path: directory.storePath)
     defer { try? store.close() }
     for (round, expected) in [
@@ -430,12 +435,7 @@ struct KeyValueStoreImportTests {
   @Test("a file cut short while the import reads it imports nothing and throws .io")
   func fileCutWhileRead() throws {
     let directory = TemporaryDirectory()
-    let path = try Self.database(
-      """
-      CREATE TABLE many (id, json, createdTime);
-      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10500)
-      INSERT INTO many SELECT 'id' || i, '[' || i || ']', '1448000000' FROM n;
-      """, in: directory)
+    let path = try Self.manyRows(in: directory)
     let store = try KeyValueStore(path: directory.storePath)
     defer { try? store.close() }
     // The table exists, so the file is read once before anything is written; it is cut to
