@@ -29,6 +29,15 @@ struct IndexFileTests {
     try store.put([], forKey: [], in: "c")
   }
 
+  /// Opens a store at `path`, fills it (``fill(_:keys:)``), writes its index file and closes it:
+  /// a log of several segments, covered by an index file.
+  private func checkpointedStore(at path: String, keys: Int = 1_500) throws {
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store, keys: keys)
+    try store.checkpoint()
+    try store.close()
+  }
+
   /// Every key of `expected` read one by one, and keys that are not there read as missing.
   private func expectPointReads(
     _ store: LogStore, _ expected: [String: [String: String]], _ context: String = "",
@@ -161,12 +170,7 @@ struct IndexFileTests {
   func changesAfterIndex() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    do {
-      let store = try LogStore(path: path, options: Self.options)
-      try fill(store)
-      try store.checkpoint()
-      try store.close()
-    }
+    try checkpointedStore(at: path)
     let store = try LogStore(path: path, options: Self.options)
     // Overwrite and delete keys of the file, one by one and by prefix; drop, clear, recreate.
     try store.put(Array("new".utf8), forKey: Array("key2".utf8), in: "a")
@@ -294,12 +298,7 @@ struct IndexFileTests {
   func entriesPointingElsewhere() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    do {
-      let store = try LogStore(path: path, options: Self.options)
-      try fill(store, keys: 300)
-      try store.checkpoint()
-      try store.close()
-    }
+    try checkpointedStore(at: path, keys: 300)
     // The first two entries of the first table ("a") trade locations, their checksums made to
     // match: what a faulty writer could leave, which no checksum finds.
     let index = try indexFiles(in: path)[0]
@@ -413,12 +412,7 @@ struct IndexFileTests {
   func segmentShorterThanCovered() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    do {
-      let store = try LogStore(path: path, options: Self.options)
-      try fill(store)
-      try store.checkpoint()
-      try store.close()
-    }
+    try checkpointedStore(at: path)
     let segments = try segmentFiles(in: path)
     try #require(segments.count > 1)
     let cut = try fileBytes(segments[0])
@@ -442,12 +436,7 @@ struct IndexFileTests {
   func moreSegmentsThanTheStore() throws {
     let larger = TemporaryDirectory()
     let largerPath = larger.appending("store")
-    do {
-      let store = try LogStore(path: largerPath, options: Self.options)
-      try fill(store)
-      try store.checkpoint()
-      try store.close()
-    }
+    try checkpointedStore(at: largerPath)
     #expect(try segmentFiles(in: largerPath).count > 1)
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
@@ -921,10 +910,7 @@ struct IndexFileTests {
   func turnedOff() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    let store = try LogStore(path: path, options: Self.options)
-    try fill(store)
-    try store.checkpoint()
-    try store.close()
+    try checkpointedStore(at: path)
     #expect(try indexFiles(in: path).count == 1)
     var options = Self.options
     options.indexFiles = false
