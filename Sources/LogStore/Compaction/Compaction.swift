@@ -59,6 +59,8 @@ final class Compactor: @unchecked Sendable {
     case dropExpired
     /// Left behind: shadowed, deleted, or not a put or creation at all.
     case drop
+    /// Cannot be told: the index file failed a check on the way.
+    case indexFileDamaged
   }
 
   /// Asks a compaction in progress to stop at its next record; `close()` does this.
@@ -78,7 +80,28 @@ final class Compactor: @unchecked Sendable {
     -> Bool
   {
     guard !options.readOnly else { throw LogStoreError.readOnly(directory) }
-    guard let plan = try begin() else { return false }
+    // A compaction that meets a damaged index file gives up and runs again on a directory
+    // rebuilt from the log. That one is in memory and cannot be damaged, so it runs at most
+    // twice.
+    while true {
+      switch try compactOnce(progress: progress) {
+      case .compacted(let writesIndex): return writesIndex
+      case .nothingToDo: return false
+      case .indexFileDamaged: continue
+      }
+    }
+  }
+
+  private enum Attempt {
+    case compacted(writesIndex: Bool)
+    case nothingToDo
+    /// A lookup met damage in the index file: the compaction was undone and the directory
+    /// rebuilt from the log.
+    case indexFileDamaged
+  }
+
+  private func compactOnce(progress: ((Int, Int) -> Void)?) throws(LogStoreError) -> Attempt {
+    guard let plan = try begin() else { return .nothingToDo }
     var succeeded = false
     defer {
       if !succeeded {
@@ -89,28 +112,39 @@ final class Compactor: @unchecked Sendable {
       }
     }
     var outputs: [SegmentBuilder] = []
-    let moves: [Move]
+    var moves: [Move]?
     do {
       moves = try copyLiveRecords(plan, into: &outputs, progress: progress)
-      try commitOutputs(outputs)
+      if moves != nil { try commitOutputs(outputs) }
     } catch {
-      // The inputs are all still there, so removing the outputs (under either name) undoes
-      // the compaction, even if its renames reached the disk.
-      for output in outputs {
-        output.handle.close()
-        for path in [
-          output.temporaryPath, output.finalPath, output.hintTemporaryPath, output.hintFinalPath,
-        ] {
-          try? fileSystem.removeFile(path)
-        }
-      }
+      removeOutputs(outputs)
       throw error
+    }
+    guard let moves else {
+      // Which records are live cannot be told from a damaged file: a put judged live because
+      // its lookup failed may have been deleted since. Undo, and judge again from the log.
+      removeOutputs(outputs)
+      log.lock.withLock { repair.rebuild() }
+      return .indexFileDamaged
     }
     try swapIn(outputs: outputs, moves: moves, plan: plan)
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.
     log.lock.withLock { if index.keys.baseDamaged { repair.rebuild() } }
-    return plan.writesIndex
+    return .compacted(writesIndex: plan.writesIndex)
+  }
+
+  /// Undoes a compaction before its swap. The inputs are all still there, so removing the
+  /// outputs (under either name) undoes it, even if its renames reached the disk.
+  private func removeOutputs(_ outputs: [SegmentBuilder]) {
+    for output in outputs {
+      output.handle.close()
+      for path in [
+        output.temporaryPath, output.finalPath, output.hintTemporaryPath, output.hintFinalPath,
+      ] {
+        try? fileSystem.removeFile(path)
+      }
+    }
   }
 
   /// What a compaction works on, fixed when it starts.
@@ -174,10 +208,11 @@ final class Compactor: @unchecked Sendable {
     }
   }
 
-  /// Step 2: copy what is live into temporary outputs.
+  /// Step 2: copy what is live into temporary outputs. Returns nil, having stopped early, when
+  /// a lookup finds the index file damaged.
   private func copyLiveRecords(
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
-  ) throws(LogStoreError) -> [Move] {
+  ) throws(LogStoreError) -> [Move]? {
     let total = plan.inputs.map(\.size).reduce(0, +)
     var done = 0
     var moves: [Move] = []
@@ -220,10 +255,11 @@ final class Compactor: @unchecked Sendable {
       var pending: [(record: Record, location: RecordLocation)] = []
       // Records are judged live in chunks, under one read lock per chunk: taking the lock per
       // record would hand it back and forth with a busy writer thousands of times a second.
-      func judgeAndCopy() throws(LogStoreError) {
+      func judgeAndCopy() throws(LogStoreError) -> Bool {
         let verdicts = index.lock.withReadLock {
           pending.map { verdict(on: $0.record, at: $0.location, now: plan.now) }
         }
+        if verdicts.contains(.indexFileDamaged) { return false }
         for (item, verdict) in zip(pending, verdicts) {
           switch verdict {
           case .keepValue, .keepCreation:
@@ -234,11 +270,12 @@ final class Compactor: @unchecked Sendable {
                 String(decoding: item.record.table, as: UTF8.self), Array(item.record.key),
                 item.location
               ))
-          case .drop:
+          case .drop, .indexFileDamaged:
             break
           }
         }
         pending.removeAll(keepingCapacity: true)
+        return true
       }
       var scanner = SegmentScanner(
         bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), owner: input,
@@ -265,9 +302,9 @@ final class Compactor: @unchecked Sendable {
             segment: input.number, offset: UInt32(offset), length: UInt32(record.length))
           pending.append((record, location))
         }
-        if pending.count >= 512 { try judgeAndCopy() }
+        if pending.count >= 512, !(try judgeAndCopy()) { return nil }
       }
-      try judgeAndCopy()
+      guard try judgeAndCopy() else { return nil }
     }
     progress?(total, total)
     return moves
@@ -289,9 +326,8 @@ final class Compactor: @unchecked Sendable {
         if let expiry = record.expiry, expiry <= now { return .dropExpired }
         return .keepValue
       case .absent: return .drop
-      // The index file was damaged after it was checked (compaction checks it first): keep
-      // the record, since dropping one that is live would lose it.
-      case .damaged: return .keepValue
+      // The index file was damaged after compaction checked it.
+      case .damaged: return .indexFileDamaged
       }
     case .createTable:
       return keys.creations[String(decoding: record.table, as: UTF8.self)] == location
