@@ -59,11 +59,12 @@ struct SegmentScannerTests {
   }
 
   static func events(
-    _ buffer: UnsafeRawBufferPointer, mayBeBeingWritten: Bool
+    _ buffer: UnsafeRawBufferPointer, mayBeBeingWritten: Bool,
+    pause: @escaping @Sendable (Int) -> Void = { pauseThread(microseconds: $0) }
   ) -> (records: Int, damaged: Int) {
     var scanner = SegmentScanner(
       bytes: buffer, owner: nil, salt: salt, baseSequence: 1, extent: .unsealed,
-      mayBeBeingWritten: mayBeBeingWritten, waitsForReorderedStores: true)
+      mayBeBeingWritten: mayBeBeingWritten, waitsForReorderedStores: true, pause: pause)
     var result = (records: 0, damaged: 0)
     while let event = scanner.next() {
       switch event {
@@ -81,31 +82,31 @@ struct SegmentScannerTests {
     let (bytes, offsets) = Self.segment(values: ["first", "second", "third"])
     // The second record is half copied: its last bytes are still zero, the third is whole.
     let seen = Self.whileFinishing(bytes, recordEndingAt: offsets[2]) {
-      Self.events($0, mayBeBeingWritten: true)
+      Self.events($0, mayBeBeingWritten: true, pause: $1)
     }
     #expect(seen.records == 3)
     #expect(seen.damaged == 0)
   }
 
   /// Runs `body` on a copy of `bytes` whose last four bytes before `end` are zero (a record
-  /// still being copied), while another thread writes them 3 ms later.
+  /// still being copied), with a pause for the scanner that writes them at its first wait, as
+  /// a writer finishing the record meanwhile would.
   static func whileFinishing<R>(
-    _ bytes: [UInt8], recordEndingAt end: Int, _ body: (UnsafeRawBufferPointer) -> R
+    _ bytes: [UInt8], recordEndingAt end: Int,
+    _ body: (UnsafeRawBufferPointer, _ pause: @escaping @Sendable (Int) -> Void) -> R
   ) -> R {
     let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
     defer { memory.deallocate() }
     bytes.withUnsafeBytes { memory.copyMemory(from: $0) }
     for offset in (end - 4)..<end { memory[offset] = 0 }
     let original = Array(bytes[(end - 4)..<end])
-    let finisher = Thread { [address = UInt(bitPattern: memory.baseAddress!)] in
-      usleep(3_000)
+    let pause: @Sendable (Int) -> Void = { [address = UInt(bitPattern: memory.baseAddress!)] _ in
       let base = UnsafeMutableRawPointer(bitPattern: address)!
       for (index, byte) in original.enumerated() {
         base.storeBytes(of: byte, toByteOffset: end - 4 + index, as: UInt8.self)
       }
     }
-    finisher.start()
-    return body(UnsafeRawBufferPointer(memory))
+    return body(UnsafeRawBufferPointer(memory), pause)
   }
 
   @Test(
@@ -275,10 +276,11 @@ struct SegmentExtentTests {
     }
     #expect(beside == 1)
     // And a record still being copied when it was first read, complete when looked at again.
-    let seen = Segments.whileFinishing(bytes, recordEndingAt: offsets[2]) { buffer in
+    let seen = Segments.whileFinishing(bytes, recordEndingAt: offsets[2]) { buffer, pause in
       var scanner = SegmentScanner(
         bytes: buffer, owner: nil, salt: Segments.salt, baseSequence: 1,
-        extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: true)
+        extent: .unsealedWithoutMarks, mayBeBeingWritten: true, waitsForReorderedStores: true,
+        pause: pause)
       var seen = (records: 0, damage: 0)
       while let event = scanner.next() {
         if case .record = event { seen.records += 1 } else { seen.damage += 1 }

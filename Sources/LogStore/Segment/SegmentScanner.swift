@@ -61,6 +61,8 @@ package struct SegmentScanner {
   let mayBeBeingWritten: Bool
   /// How long a bad record followed by a good one is waited for (see `init`).
   let waitsForReorderedStores: Bool
+  /// How the scanner waits between two looks at a bad record (see `init`).
+  private let pause: @Sendable (_ microseconds: Int) -> Void
   private(set) var offset: Int
   /// The last sequence number the good records so far take (a batch, one per member).
   package private(set) var lastSequence: UInt64
@@ -113,11 +115,15 @@ package struct SegmentScanner {
   ///     out of order, the records of one group commit can become visible out of order too:
   ///     there the bad record is looked at again for up to about 30 ms, in growing steps (a
   ///     record is copied within microseconds). Defaults to ``storesMayBeSeenOutOfOrder``.
+  ///   - pause: how to wait between two looks: a pause of the thread. A test passes one that
+  ///     finishes the record, as a writer would meanwhile.
   package init(
     bytes: UnsafeRawBufferPointer, owner: AnyObject?, salt: UInt32, baseSequence: UInt64,
     extent: Extent, start: Int = SegmentHeader.size, mayBeBeingWritten: Bool = false,
-    waitsForReorderedStores: Bool = SegmentScanner.storesMayBeSeenOutOfOrder
+    waitsForReorderedStores: Bool = SegmentScanner.storesMayBeSeenOutOfOrder,
+    pause: @escaping @Sendable (_ microseconds: Int) -> Void = { pauseThread(microseconds: $0) }
   ) {
+    self.pause = pause
     self.bytes = bytes
     self.owner = owner
     self.salt = salt
@@ -294,7 +300,7 @@ package struct SegmentScanner {
     for wait in [0, 1000, 2000, 4000, 8000, 16_000] {
       if wait > 0 {
         guard waitsForReorderedStores else { return false }
-        pauseThread(microseconds: wait)
+        pause(wait)
       }
       if case .success = check(at: position) { return true }
     }
