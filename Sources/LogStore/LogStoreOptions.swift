@@ -26,6 +26,10 @@ extension LogStore {
     /// enough was written since the last one. Default `true`; with `false` none is written or
     /// used (a writer's open removes those there), and every open reads the whole log.
     public var indexFiles: Bool
+    /// Who opens the store at once. Default ``StoreSharing/oneProcess``. A store in use in
+    /// one mode refuses an open in the other with ``LogStoreError/Code/locked``. (Package-wide
+    /// until every part of the store works in `.manyProcesses`: docs/CONCURRENCY.md.)
+    package var sharing: StoreSharing = .oneProcess
     /// The file system the engine works on; tests substitute a fault-injecting one.
     package var fileSystem: any FileSystem
     /// A clean close writes a hint file for the active segment when at least this many of its
@@ -66,6 +70,10 @@ extension LogStore {
       if case .interval(let milliseconds) = sync, milliseconds <= 0 {
         throw LogStoreError(
           .invalidArgument, "the sync interval must be positive, not \(milliseconds) ms")
+      }
+      if sharing == .manyProcesses, case .interval = sync {
+        throw LogStoreError(
+          .invalidArgument, "the interval sync is not yet available in .manyProcesses use")
       }
       if case .whenGarbageExceeds(let fraction) = compaction, !(fraction > 0 && fraction < 1) {
         throw LogStoreError(

@@ -36,3 +36,15 @@ public enum CompactionPolicy: Sendable, Equatable, Hashable {
   /// (and at least 4 MiB).
   case whenGarbageExceeds(fraction: Double)
 }
+
+/// Who opens a store at once.
+public enum StoreSharing: Sendable, Equatable, Hashable {
+  /// One writing process holds the store while it is open (its lock file stays locked), and
+  /// other processes open read-only snapshots. The default.
+  case oneProcess
+  /// Any number of processes (an app, its widgets and extensions in an App Group container)
+  /// read and write at once. No lock is held between calls: a write takes the store's file
+  /// lock only while it appends and publishes, and every call first catches up on what the
+  /// others wrote since this process last looked (docs/CONCURRENCY.md, "Many processes").
+  case manyProcesses
+}

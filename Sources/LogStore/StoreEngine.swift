@@ -16,32 +16,61 @@ final class StoreEngine: @unchecked Sendable {
   private let compactor: Compactor
   private let scheduler: CompactionScheduler
   private let checkpointer: Checkpointer
-  private let repair: IndexRepair
+  let repair: IndexRepair
   /// How the last open rebuilt the index.
   let openReport: OpenReport
+  /// In `.manyProcesses` use, what the processes share (StoreEngine+Sharing.swift).
+  let shared: SharedLog?
+  /// The system boot this open runs in, which the shared state must belong to.
+  let boot: [UInt8]
 
   // Guarded by the log's lock.
   private var storeLock: (any FileLock)?
   private var backgroundThreads: [BackgroundThread] = []
+  /// A write of this process holds the store's file lock (``beginSharedWrite()``).
+  var sharedWriteInProgress = false
 
   init(directory: String, options: LogStore.Options) throws(LogStoreError) {
     let options = try options.validated()
     self.directory = directory
     self.options = options
     let fileSystem = options.fileSystem
+    let manyProcesses = options.sharing == .manyProcesses
+    boot = manyProcesses ? try fileSystem.bootSession() : []
+    var commit: SharedState.Commit?
+    var orphans: [UInt32] = []
+    var sharedLog: SharedLog?
     if options.readOnly {
       guard fileSystem.directoryExists(directory) else {
         throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
       }
+      sharedLog =
+        manyProcesses
+        ? try SharedLog.open(
+          directory: directory, fileSystem: fileSystem, writable: false, create: false) : nil
+      commit = sharedLog?.currentCommit(boot: boot)
     } else {
       if !fileSystem.directoryExists(directory) {
         // A `recover` cut short may have left the store's copy beside an empty place.
         _ = try LogStore.finishInterruptedRecovery(at: directory, fileSystem: fileSystem)
       }
       try fileSystem.createDirectory(directory)
-      storeLock = try fileSystem.lockFile(directory + "/" + StoreFileName.lock)
+      if manyProcesses {
+        let joined = try Self.joinWriters(directory: directory, options: options)
+        sharedLog = joined.0
+        commit = joined.1
+        orphans = joined.orphans
+      } else {
+        let lock = try fileSystem.lockFile(directory + "/" + StoreFileName.lock)
+        try Self.leaveSharedUse(directory: directory, fileSystem: fileSystem)
+        try Self.recordHolder(fileSystem.processID, directory: directory, fileSystem: fileSystem)
+        storeLock = lock
+      }
     }
-    let state = try Recovery(directory: directory, options: options).run()
+    // A writer in `.manyProcesses` use holds the file lock until the open has published.
+    defer { if !options.readOnly { sharedLog?.lock.release() } }
+    shared = sharedLog
+    let state = try Recovery(directory: directory, options: options, commit: commit).run()
     index = IndexView(
       directory: directory, keys: state.keys, segments: state.segments,
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)
@@ -63,6 +92,17 @@ final class StoreEngine: @unchecked Sendable {
         try log.publishManifest()
       }
     }
+    if let shared {
+      if !options.readOnly {
+        for number in orphans {
+          try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
+        }
+        shared.publish(log.commitState())
+        try shared.register()
+      } else if let commit {
+        shared.seen = (shared.publications, commit)
+      }
+    }
     startBackgroundThreads()
   }
 
@@ -70,7 +110,8 @@ final class StoreEngine: @unchecked Sendable {
 
   /// Runs `body` on the index under the shared lock, after checking the store is open.
   func readIndex<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R {
-    try index.read(body)
+    try followOthers()
+    return try index.read(body)
   }
 
   /// Runs `attempt`, a read of the index view, and runs it again after the key directory is
@@ -95,6 +136,7 @@ final class StoreEngine: @unchecked Sendable {
   func withRecord<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>? {
+    try followOthers()
     let hash = KeyHash.hash(key)
     return try readingAfterRepair { () throws(LogStoreError) -> Result<R, E>?? in
       try index.withRecord(key: key, table: table, hash: hash, body)
@@ -110,7 +152,8 @@ final class StoreEngine: @unchecked Sendable {
     in table: String, restart: (Int) -> Void,
     _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
   ) throws(LogStoreError) -> SegmentLookup {
-    try readingAfterRepair { () throws(LogStoreError) -> SegmentLookup? in
+    try followOthers()
+    return try readingAfterRepair { () throws(LogStoreError) -> SegmentLookup? in
       try index.forEachKey(in: table, start: restart, body)
     }
   }
@@ -128,6 +171,7 @@ final class StoreEngine: @unchecked Sendable {
     withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
     _ body: EntryVisitor
   ) throws(LogStoreError) {
+    try followOthers()
     let now = index.clock.now()
     if try index.forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
     let (captured, copied) = try readingAfterRepair {
@@ -142,6 +186,7 @@ final class StoreEngine: @unchecked Sendable {
   func readCounts<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError)
     -> R
   {
+    try followOthers()
     if let result = try index.read({ keys throws(LogStoreError) -> R? in
       keys.isSettled ? try body(keys) : nil
     }) {
@@ -165,6 +210,8 @@ final class StoreEngine: @unchecked Sendable {
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
+    // What the checks below read must include what other processes wrote.
+    try catchUpUnlessWriting()
     let mutation = withExpiryResolved(mutation)
     if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
@@ -208,6 +255,13 @@ final class StoreEngine: @unchecked Sendable {
     _ outcomes: UnsafeMutableBufferPointer<CommitOutcome>,
     durably: Bool
   ) {
+    do throws(LogStoreError) {
+      try beginSharedWrite()
+    } catch {
+      for i in outcomes.indices { outcomes[i].error = error }
+      return
+    }
+    defer { endSharedWrite() }
     var tables: [String: Bool] = [:]
     for i in mutations.indices {
       do {
@@ -316,12 +370,15 @@ final class StoreEngine: @unchecked Sendable {
     try log.lock.withLock { () throws(LogStoreError) in
       if log.closing { throw LogStoreError.closed(directory) }
       groupCommit.waitUntilIdle()
+      try beginSharedWrite()
+      defer { endSharedWrite() }
       try log.synchronizeActive(proving: false)
     }
   }
 
   func statistics() throws(LogStoreError) -> StoreStatistics {
-    try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
+    try followOthers()
+    return try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
       repair.settleCounts()
       let disk = log.diskBytes
       let now = index.clock.now()
@@ -342,6 +399,7 @@ final class StoreEngine: @unchecked Sendable {
   }
 
   func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
+    try refuseInManyProcesses("compaction")
     if try compactor.compact(progress: progress) { checkpointAfterCompaction() }
   }
 
@@ -354,7 +412,10 @@ final class StoreEngine: @unchecked Sendable {
 
   func waitForCompaction() throws(LogStoreError) { try scheduler.waitForCompaction() }
 
-  func checkpoint() throws(LogStoreError) { try checkpointer.checkpoint(compactor: compactor) }
+  func checkpoint() throws(LogStoreError) {
+    try refuseInManyProcesses("a checkpoint")
+    try checkpointer.checkpoint(compactor: compactor)
+  }
 
   /// Stops background work (a compaction or backup in progress stops early and leaves the
   /// store as it was), syncs the active segment, and releases every file.
@@ -381,20 +442,35 @@ final class StoreEngine: @unchecked Sendable {
     defer { lock.unlock() }
     var failure: LogStoreError?
     do {
-      // Synced with its sync mark: the next open knows every record durable.
-      try log.synchronizeActive(proving: true)
-      // An index file is only an optimization: a close that cannot write one still closes
-      // (the next open reads the log instead).
-      try? checkpointer.checkpointAtClose()
-      // So is the active segment's hint file.
-      if let active = log.writer?.file.number {
-        _ = try? log.writeActiveHint(indexCovered: repair.indexFile.coveredLength(of: active))
+      if let shared {
+        if !options.readOnly {
+          // Other processes go on appending to the active segment: no index file or hint of it
+          // here, only the sync that makes this process's writes durable, and the open's
+          // entry removed.
+          try beginSharedWrite()
+          defer { endSharedWrite() }
+          shared.unregister()
+          try log.synchronizeActive(proving: true)
+        }
+        shared.close()
+      } else {
+        // Synced with its sync mark: the next open knows every record durable.
+        try log.synchronizeActive(proving: true)
+        // An index file is only an optimization: a close that cannot write one still closes
+        // (the next open reads the log instead).
+        try? checkpointer.checkpointAtClose()
+        // So is the active segment's hint file.
+        if let active = log.writer?.file.number {
+          _ = try? log.writeActiveHint(indexCovered: repair.indexFile.coveredLength(of: active))
+        }
       }
       try log.close()
     } catch {
       failure = error
     }
     index.close()
+    // The process ID stays in the lock file: it is read only while the lock is held, and the
+    // next `.manyProcesses` writer clears it.
     storeLock?.unlock()
     storeLock = nil
     if let failure { throw failure }
@@ -431,7 +507,7 @@ final class StoreEngine: @unchecked Sendable {
   }
 
   private func startBackgroundThreads() {
-    guard !options.readOnly else { return }
+    guard !options.readOnly, shared == nil else { return }
     if case .interval(let milliseconds) = options.sync {
       let syncer = IntervalSyncer(log: log, milliseconds: milliseconds)
       let thread = BackgroundThread { syncer.run() }

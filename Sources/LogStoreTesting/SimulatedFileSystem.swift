@@ -341,6 +341,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var mappingsMade = 0
     var dataSyncs = 0
     var dataSyncPause = 0
+    var deadProcesses: Set<Int32> = []
   }
 
   /// One call, as recorded in ``log``.
@@ -372,14 +373,24 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   package typealias CallHook = @Sendable (UpcomingCall) -> Void
 
   private let state = Guarded(State())
+  /// The boot this file system is in (see `init`).
+  package let boot: [UInt8]
 
   /// A file system holding `files` (full paths to contents), all durable, whose syncs follow
   /// `platform`'s rules, and whose power losses keep or lose what was written since a sync in
   /// units of `pageSize` bytes.
-  package init(files: [String: [UInt8]] = [:], platform: Platform = .linux, pageSize: Int = 512) {
+  ///
+  /// `boot` names the system boot the file system is in (``bootSession()``): pass the one of
+  /// the file system whose image this is to model a process that died, and leave it out (a new
+  /// one is drawn) to model a restart after a power loss.
+  package init(
+    files: [String: [UInt8]] = [:], platform: Platform = .linux, pageSize: Int = 512,
+    boot: [UInt8]? = nil
+  ) {
     precondition(pageSize > 0)
     self.platform = platform
     self.pageSize = pageSize
+    self.boot = boot ?? (0..<16).map { _ in UInt8.random(in: 0...255) }
     state.withLock { state in
       for (path, contents) in files {
         let node = Node(contents: contents)
@@ -733,6 +744,42 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
   }
 
+  package func openProcessLock(_ path: String) throws(LogStoreError) -> any ProcessLock {
+    let number = announce("open", path)
+    try state.withLock { state throws(LogStoreError) in
+      try enter(&state, number, "open", path)
+      if state.files[path] == nil {
+        let node = Node()
+        state.files[path] = node
+        state.pendingNamespace.append(.link(path, node))
+      }
+    }
+    return SimulatedProcessLock(fileSystem: self, path: path)
+  }
+
+  /// Takes the lock on `path` if nobody holds it.
+  fileprivate func tryLock(_ path: String) throws(LogStoreError) -> Bool {
+    let number = announce("flock", path)
+    return try state.withLock { state throws(LogStoreError) -> Bool in
+      try enter(&state, number, "flock", path)
+      return state.locks.insert(path).inserted
+    }
+  }
+
+  package func bootSession() throws(LogStoreError) -> [UInt8] { boot }
+
+  /// The one process of this file system's programs; ``markDead(_:)`` ends others.
+  package var processID: Int32 { 4242 }
+
+  package func processExists(_ process: Int32) -> Bool {
+    state.withLock { !$0.deadProcesses.contains(process) }
+  }
+
+  /// Makes ``processExists(_:)`` say that `process` is gone.
+  package func markDead(_ process: Int32) {
+    state.withLock { _ = $0.deadProcesses.insert(process) }
+  }
+
   fileprivate func unlock(_ path: String) {
     announce("unlock", path, counted: false)
     state.withLock { _ = $0.locks.remove(path) }
@@ -855,6 +902,24 @@ private final class SimulatedLock: FileLock, @unchecked Sendable {
   }
 
   deinit { unlock() }
+}
+
+private final class SimulatedProcessLock: ProcessLock, @unchecked Sendable {
+  let fileSystem: SimulatedFileSystem
+  let path: String
+
+  init(fileSystem: SimulatedFileSystem, path: String) {
+    self.fileSystem = fileSystem
+    self.path = path
+  }
+
+  func acquire() throws(LogStoreError) {
+    while try !fileSystem.tryLock(path) { usleep(50) }
+  }
+
+  func tryAcquire() throws(LogStoreError) -> Bool { try fileSystem.tryLock(path) }
+
+  func release() { fileSystem.unlock(path) }
 }
 
 private final class SimulatedHandle: FileHandle, @unchecked Sendable {

@@ -29,6 +29,30 @@ package protocol FileSystem: Sendable {
   /// returned lock is released. Throws ``LogStoreError/Code/locked`` when another open file
   /// description holds it, in this process or another.
   func lockFile(_ path: String) throws(LogStoreError) -> any FileLock
+  /// Opens the file at `path` (creating it) as a lock to take and release many times, for
+  /// ``StoreSharing/manyProcesses``: it is held only between ``ProcessLock/acquire()`` and
+  /// ``ProcessLock/release()``, never while the file is merely open.
+  func openProcessLock(_ path: String) throws(LogStoreError) -> any ProcessLock
+  /// 16 bytes that name the current boot of the system: they change when it restarts, so a
+  /// state kept in memory shared between processes is known stale after a power loss.
+  /// Linux: `/proc/sys/kernel/random/boot_id`; Darwin: `kern.bootsessionuuid`.
+  func bootSession() throws(LogStoreError) -> [UInt8]
+  /// This process's ID.
+  var processID: Int32 { get }
+  /// Whether a process with ID `process` exists (`kill(process, 0)`: it may be another one
+  /// that took the number since).
+  func processExists(_ process: Int32) -> Bool
+}
+
+/// A lock on a file that the kernel releases when its holder dies (`flock`), taken and
+/// released around each write of ``StoreSharing/manyProcesses``.
+package protocol ProcessLock: AnyObject, Sendable {
+  /// Takes the lock, waiting while another open file description holds it.
+  func acquire() throws(LogStoreError)
+  /// Takes the lock if nobody holds it; returns whether it did.
+  func tryAcquire() throws(LogStoreError) -> Bool
+  /// Releases the lock taken by ``acquire()`` or ``tryAcquire()``.
+  func release()
 }
 
 /// What a sync promises once it returns.

@@ -114,6 +114,68 @@ package struct SystemFileSystem: FileSystem {
     }
     return SystemFileLock(fd: fd)
   }
+
+  package func openProcessLock(_ path: String) throws(LogStoreError) -> any ProcessLock {
+    let fd = try SystemCall.retrying("open", path) {
+      open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    }
+    return SystemProcessLock(fd: fd, path: path)
+  }
+
+  package func bootSession() throws(LogStoreError) -> [UInt8] {
+    #if canImport(Darwin)
+      // "kern.bootsessionuuid": a UUID in text, new at each boot.
+      var text = [CChar](repeating: 0, count: 64)
+      var length = text.count
+      guard sysctlbyname("kern.bootsessionuuid", &text, &length, nil, 0) == 0 else {
+        throw SystemCall.error("sysctl kern.bootsessionuuid", "", errno)
+      }
+      let uuid = String(cString: text)
+    #else
+      let path = "/proc/sys/kernel/random/boot_id"
+      let handle = try openFile(path, mode: .readOnly)
+      defer { handle.close() }
+      var bytes = [UInt8](repeating: 0, count: 64)
+      let count = try bytes.withMutableBytes { buffer throws(LogStoreError) in
+        try handle.read(into: buffer, at: 0)
+      }
+      let uuid = String(decoding: bytes[0..<count], as: UTF8.self)
+    #endif
+    guard let session = Self.uuidBytes(uuid) else {
+      throw LogStoreError(.io, "the system's boot session is not a UUID: \(uuid)")
+    }
+    return session
+  }
+
+  /// The 16 bytes of a UUID in text ("8-4-4-4-12" hexadecimal digits, any case).
+  static func uuidBytes(_ text: String) -> [UInt8]? {
+    let digits = text.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "\n") }
+    guard digits.count == 32 else { return nil }
+    var bytes: [UInt8] = []
+    for index in stride(from: 0, to: 32, by: 2) {
+      guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else {
+        return nil
+      }
+      bytes.append(high << 4 | low)
+    }
+    return bytes
+  }
+
+  private static func hexValue(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+
+  package var processID: Int32 { getpid() }
+
+  package func processExists(_ process: Int32) -> Bool {
+    // EPERM: it exists, but this process may not signal it (another user's, or a sandbox's).
+    kill(process, 0) == 0 || errno == EPERM
+  }
 }
 
 /// `close(2)` under a name that does not clash with the methods called `close()`.
@@ -142,6 +204,35 @@ final class SystemFileLock: FileLock {
   }
 
   deinit { unlock() }
+}
+
+/// A lock file kept open, `flock`ed only between `acquire` and `release`.
+final class SystemProcessLock: ProcessLock {
+  private let fd: Int32
+  private let path: String
+
+  init(fd: Int32, path: String) {
+    self.fd = fd
+    self.path = path
+  }
+
+  func acquire() throws(LogStoreError) {
+    _ = try SystemCall.retrying("flock", path) { flock(fd, LOCK_EX) }
+  }
+
+  func tryAcquire() throws(LogStoreError) -> Bool {
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let code = errno
+      if code == EINTR { continue }
+      if code == EWOULDBLOCK { return false }
+      throw SystemCall.error("flock", path, code)
+    }
+    return true
+  }
+
+  func release() { _ = flock(fd, LOCK_UN) }
+
+  deinit { _ = closeDescriptor(fd) }
 }
 
 /// An open file descriptor. The descriptor is immutable until ``close()``; closing races

@@ -243,6 +243,14 @@ final class IndexView: @unchecked Sendable {
   /// Replaces the key directory with one rebuilt from the log. Call inside ``change(_:)``.
   func replaceKeys(_ rebuilt: KeyDirectory) { keys = rebuilt }
 
+  /// Replaces everything with a view read anew from the files (`.manyProcesses`: another
+  /// process changed the segments). Call inside ``change(_:)``.
+  func replaceAll(with state: RecoveredState) {
+    keys = state.keys
+    segments = SegmentLookup(state.segments)
+    damagedRecords = state.damagedRecords
+  }
+
   /// Adds or removes a segment. Call inside ``change(_:)``.
   func setSegment(_ number: UInt32, _ file: SegmentFile?) { segments[number] = file }
 

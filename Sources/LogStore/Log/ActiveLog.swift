@@ -46,6 +46,39 @@ final class ActiveLog: @unchecked Sendable {
       directory: directory, fileSystem: options.fileSystem, read: state.manifest)
   }
 
+  // MARK: Many processes
+
+  /// The log as this process leaves it, for the shared state (`.manyProcesses`).
+  func commitState() -> SharedState.Commit {
+    let active = writer!
+    return SharedState.Commit(
+      generation: manifest.generation, nextSequence: nextSequence,
+      activeSegment: active.file.number, capacity: UInt32(active.capacity),
+      committedEnd: UInt32(active.used), allocated: UInt32(active.allocated),
+      durableEnd: UInt32(active.durable), dataEnd: UInt32(active.dataEnd),
+      markedEnd: UInt32(active.markedEnd), nextFileNumber: fileNumbers.next)
+  }
+
+  /// Takes what another process appended to the active segment and published as `commit`.
+  func follow(_ commit: SharedState.Commit) {
+    writer?.follow(commit)
+    nextSequence = commit.nextSequence
+    fileNumbers = FileNumbers(next: commit.nextFileNumber, directory: directory)
+  }
+
+  /// Takes the log as read anew from the files, after another process changed which segments
+  /// make up the store (a rotation, a compaction).
+  func adopt(_ state: RecoveredState, nextFileNumber: UInt32) {
+    writer = state.writer
+    sealedSizes = state.sealedSizes
+    hintSizes = state.hintSizes
+    nextSequence = state.nextSequence
+    fileNumbers = FileNumbers(next: nextFileNumber, directory: directory)
+    manifest = ManifestPublisher(
+      directory: directory, fileSystem: options.fileSystem, read: state.manifest)
+    activeIsListed = true
+  }
+
   // MARK: Guards
 
   /// Throws unless writes are allowed now.

@@ -14,6 +14,12 @@ final class IndexFileInUse {
   init(directory: String, fileSystem: any FileSystem, openedFrom mapped: MappedIndex?) {
     self.directory = directory
     self.fileSystem = fileSystem
+    use(mapped)
+  }
+
+  /// Makes `mapped` (the file an open mapped, or none) the one in use.
+  func use(_ mapped: MappedIndex?) {
+    current = nil
     if let mapped, let last = mapped.segments.last {
       current = (
         mapped.number, last.number, last.coveredLength, mapped.fileLength,

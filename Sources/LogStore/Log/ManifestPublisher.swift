@@ -9,7 +9,7 @@ struct ManifestPublisher {
   /// The segments the manifest on disk lists; nil when unknown (a publish failed midway).
   private var published: [UInt32]?
   /// The generation of the last manifest written or read.
-  private var generation: UInt64
+  private(set) var generation: UInt64
 
   /// A publisher for the store whose manifest an open read (nil: none).
   init(directory: String, fileSystem: any FileSystem, read manifest: Manifest?) {

@@ -59,14 +59,21 @@ package struct OpenReport: Sendable, Equatable {
 struct Recovery {
   let directory: String
   let options: LogStore.Options
+  /// In `.manyProcesses` use, the newest commit of the shared state: the log ends where it
+  /// says, the segments are the manifest's up to its active one, and nothing on disk is
+  /// changed (other processes use the files). A writer then takes its active segment as is.
+  var commit: SharedState.Commit? = nil
   var fileSystem: any FileSystem { options.fileSystem }
   var writable: Bool { !options.readOnly }
+  /// A writer that has the directory to itself (``takeOver(_:)``): it removes what it does
+  /// not keep, zeroes a torn tail, seals a last segment it does not append to.
+  private var changesFiles: Bool { writable && commit == nil }
 
   private struct Candidate {
     let number: UInt32
     let path: String
     let handle: any FileHandle
-    let size: Int
+    var size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
   }
 
@@ -86,7 +93,7 @@ struct Recovery {
 
   func run() throws(LogStoreError) -> RecoveredState {
     var state = RecoveredState()
-    let live = writable ? try takeOver(&state) : try openSnapshot(&state)
+    let live = changesFiles ? try takeOver(&state) : try openSnapshot(&state)
     var maxSequence: UInt64 = 0
     var first = 0
     if options.indexFiles,
@@ -137,11 +144,17 @@ struct Recovery {
         state.damagedRecords += 1
       }
     }
-    if writable { try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers) }
+    if changesFiles {
+      try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers)
+    }
     state.report.damagedRecords = state.damagedRecords
     state.nextSequence = maxSequence + 1
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
       state.nextSequence = max(state.nextSequence, base)
+    }
+    if let commit {
+      state.nextSequence = commit.nextSequence
+      state.nextFileNumber = commit.nextFileNumber
     }
     return state
   }
@@ -231,12 +244,22 @@ struct Recovery {
     while true {
       var candidates: [Candidate] = []
       var manifest: Manifest?
-      do {
+      do throws(LogStoreError) {
         if trustsManifest {
           manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
         }
-        let numbers: [UInt32]
-        if let manifest {
+        var numbers: [UInt32]
+        if let commit {
+          // Segments above the active one are a rotation's that its process did not finish:
+          // they hold nothing committed.
+          guard let manifest, manifest.segments.contains(commit.activeSegment) else {
+            throw LogStoreError(
+              .corrupted,
+              "the manifest of \(directory) does not list segment \(commit.activeSegment), "
+                + "which the shared state says is written to")
+          }
+          numbers = manifest.segments.filter { $0 <= commit.activeSegment }
+        } else if let manifest {
           numbers = manifest.segments
         } else {
           numbers = try fileSystem.contentsOfDirectory(directory).compactMap { name in
@@ -247,6 +270,11 @@ struct Recovery {
         for number in numbers {
           candidates.append(try openCandidate(number))
         }
+        if let commit, var last = candidates.last {
+          // The active segment holds what was published, no more.
+          last.size = min(last.size, Int(commit.committedEnd))
+          candidates[candidates.count - 1] = last
+        }
       } catch  where error.isMissingFile && attempt < Self.snapshotAttempts {
         for candidate in candidates { candidate.handle.close() }
         if let manifest, manifest == previous { trustsManifest = false }
@@ -254,6 +282,7 @@ struct Recovery {
         attempt += 1
         continue
       }
+      state.manifest = manifest
       // Index files are found by listing: one that goes meanwhile is not used (any index file
       // is checked against the segments before it is).
       state.indexNumbers =
@@ -427,7 +456,13 @@ struct Recovery {
     let becomesWriter =
       writable && isLast && header?.compaction == nil
       && header?.version == SegmentHeader.currentVersion
-    let capacity = becomesWriter ? max(options.maxSegmentSize, candidate.size) : candidate.size
+    // In `.manyProcesses` use the active segment is mapped as long as it may grow, so that
+    // what other processes append to it can be read.
+    let sharedCapacity = isLast ? commit.map { Int($0.capacity) } ?? 0 : 0
+    let capacity =
+      becomesWriter
+      ? max(options.maxSegmentSize, candidate.size, sharedCapacity)
+      : max(candidate.size, sharedCapacity)
     let mapping = try candidate.handle.map(length: max(capacity, 1), writable: becomesWriter)
     let salt: UInt32
     if let header {
@@ -448,7 +483,7 @@ struct Recovery {
         number: candidate.number, path: candidate.path, salt: 0, header: nil,
         handle: candidate.handle, mapping: mapping)
       state.sealedSizes[candidate.number] = candidate.size
-      if writable && isLast { try candidate.handle.synchronize(.durable) }
+      if changesFiles && isLast { try candidate.handle.synchronize(.durable) }
       return
     }
     let file = SegmentFile(
@@ -511,14 +546,21 @@ struct Recovery {
       // zeros before any new record can be: records that followed a lost page must never come
       // back behind new ones. It never cuts the file, since a reader may have it mapped
       // (docs/CONCURRENCY.md). A read-only open just does not count it.
-      if writable && scanner.foundTornTail {
+      if changesFiles && scanner.foundTornTail {
         try zero(candidate.handle, from: scanner.end, to: candidate.size)
         try candidate.handle.synchronize(.durable)
         zeroedTail = true
       }
       size = scanner.end
     }
-    if becomesWriter {
+    if becomesWriter, let commit {
+      // The shared state knows what this scan cannot: how much of the segment is allocated
+      // and synced.
+      state.writer = SegmentWriter(
+        file: file, capacity: capacity, used: size, allocated: Int(commit.allocated),
+        durable: Int(commit.durableEnd), dataEnd: Int(commit.dataEnd),
+        markedEnd: Int(commit.markedEnd))
+    } else if becomesWriter {
       // What the marks do not prove durable is synced by the first sync of this session (which
       // then marks it), unless the open synced it all already.
       let proven = min(scanner.provenEnd, size)
@@ -531,7 +573,7 @@ struct Recovery {
       state.sealedSizes[candidate.number] = size
       // A last segment no writer appends to is sealed from now on (a new one follows): durable
       // whole first.
-      if writable && isLast && !zeroedTail { try candidate.handle.synchronize(.durable) }
+      if changesFiles && isLast && !zeroedTail { try candidate.handle.synchronize(.durable) }
     }
   }
 

@@ -34,8 +34,8 @@ final class SegmentWriter {
   /// discarded marks): no mark is needed until the data goes past it.
   @exclusivity(unchecked) private(set) var markedEnd: Int
   /// What the open found in the segment: a failed sync never discards it (an earlier session
-  /// acknowledged it).
-  let foundEnd: Int
+  /// acknowledged it). In `.manyProcesses` use, what other processes published, too.
+  @exclusivity(unchecked) private(set) var foundEnd: Int
   /// Below this offset, the pages written have been handed back (`release`), so that the
   /// records of a long fill do not stay in the process's resident memory.
   @exclusivity(unchecked) private var released = 0
@@ -60,6 +60,18 @@ final class SegmentWriter {
     self.dataEnd = dataEnd
     self.markedEnd = markedEnd
     self.foundEnd = used
+  }
+
+  /// Takes the end another process published (`.manyProcesses`): the segment holds its
+  /// records up to there, and what it says was allocated, synced and marked.
+  func follow(_ commit: SharedState.Commit) {
+    used = Int(commit.committedEnd)
+    foundEnd = used
+    allocated = max(allocated, Int(commit.allocated))
+    durable = Int(commit.durableEnd)
+    dataEnd = Int(commit.dataEnd)
+    markedEnd = Int(commit.markedEnd)
+    ordered = min(ordered, used)
   }
 
   /// Whether a record of `count` bytes fits, with room for the marks after it. Nothing fits

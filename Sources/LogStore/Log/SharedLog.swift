@@ -1,0 +1,186 @@
+/// What a process that opens a store with ``StoreSharing/manyProcesses`` shares with the
+/// others: the lock every write takes (`LOCK`, held only while it appends and publishes) and
+/// the shared state (`SHARED`, ``SharedState``) that says where the log ends.
+///
+/// A writer takes ``lock``, catches up on what the others appended since it last looked,
+/// appends, and publishes the new end (``publish(_:)``) before it releases the lock. A call
+/// that only reads compares ``publications`` with what it saw last (one load) and catches up
+/// only when it changed. Its mutable state (`seen`) is guarded by the log's lock.
+final class SharedLog: @unchecked Sendable {
+  let directory: String
+  let lock: any ProcessLock
+  private let fileSystem: any FileSystem
+  private let handle: any FileHandle
+  private let mapping: any FileMapping
+  /// This open's entry among the opens that use the store; nil for a follower, which writes
+  /// nothing to the shared state.
+  private(set) var entry: SharedState.Open?
+  /// The publication and commit this process's view of the log was last brought up to.
+  @exclusivity(unchecked) var seen: (publications: UInt64, commit: SharedState.Commit?) = (0, nil)
+
+  /// The mapped bytes of the state.
+  var baseAddress: UnsafeRawPointer { mapping.bytes.baseAddress! }
+  private var base: UnsafeRawPointer { baseAddress }
+
+  private init(
+    directory: String, fileSystem: any FileSystem, lock: any ProcessLock,
+    handle: any FileHandle, mapping: any FileMapping
+  ) {
+    self.directory = directory
+    self.fileSystem = fileSystem
+    self.lock = lock
+    self.handle = handle
+    self.mapping = mapping
+  }
+
+  /// Opens the shared state of the store in `directory`; with `create`, creates it (all
+  /// zeros, which no process takes for a valid state) if it is not there. Nil when it is not
+  /// there (or, read-only, too short to be one).
+  static func open(directory: String, fileSystem: any FileSystem, writable: Bool, create: Bool)
+    throws(LogStoreError) -> SharedLog?
+  {
+    let path = directory + "/" + SharedState.fileName
+    let handle: any FileHandle
+    do {
+      handle = try fileSystem.openFile(
+        path, mode: create ? .createOrOpen : writable ? .readWrite : .readOnly)
+    } catch  where error.isMissingFile {
+      return nil
+    }
+    do {
+      if writable {
+        if try handle.size() < SharedState.size { try handle.allocate(upTo: SharedState.size) }
+      } else if try handle.size() < SharedState.size {
+        handle.close()
+        return nil
+      }
+      let mapping = try handle.map(length: SharedState.size, writable: writable)
+      let lock = try fileSystem.openProcessLock(directory + "/" + StoreFileName.lock)
+      return SharedLog(
+        directory: directory, fileSystem: fileSystem, lock: lock, handle: handle,
+        mapping: mapping)
+    } catch {
+      handle.close()
+      throw error
+    }
+  }
+
+  // MARK: Reading
+
+  /// How many commits were published: a call that finds the number it saw last has nothing
+  /// to catch up on.
+  var publications: UInt64 {
+    loadLittleEndian(UInt64.self, base + SharedState.publicationsOffset)
+  }
+
+  /// The newest commit, if the state is one of this boot with a commit that checks. A slot
+  /// being written as it is read fails its checksum: it is read again, a few times.
+  func currentCommit(boot: [UInt8]) -> SharedState.Commit? {
+    guard SharedState.headerIsValid(base, boot: boot) else { return nil }
+    for _ in 0..<1000 {
+      let before = publications
+      let slot = Int(loadLittleEndian(UInt32.self, base + SharedState.currentOffset) & 1)
+      let commit = SharedState.Commit.decode(base + SharedState.slotOffset + 64 * slot)
+      if let commit, publications == before { return commit }
+      // Nothing was published meanwhile, and still it does not check: no commit was ever
+      // written (a fresh state) or the slot is damaged.
+      if publications == before { return nil }
+    }
+    return nil
+  }
+
+  /// How far a write in progress may have written: the segment and the end, or nil.
+  var dirty: (segment: UInt32, end: UInt32)? {
+    let word = loadLittleEndian(UInt64.self, base + SharedState.dirtyOffset)
+    guard word != 0 else { return nil }
+    return (UInt32(truncatingIfNeeded: word >> 32), UInt32(truncatingIfNeeded: word))
+  }
+
+  /// The opens that use the store now, as their entries say.
+  var opens: [SharedState.Open] {
+    (0..<SharedState.openCapacity).compactMap { index in
+      SharedState.Open(word: loadLittleEndian(UInt64.self, base + openOffset(index)))
+    }
+  }
+
+  private func openOffset(_ index: Int) -> Int {
+    SharedState.opensOffset + SharedState.openLength * index
+  }
+
+  // MARK: Writing (with `lock` held)
+
+  private func store<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    mapping.write(at: offset, count: MemoryLayout<T>.size) { buffer in
+      storeLittleEndian(value, buffer.baseAddress!)
+    }
+  }
+
+  /// Makes the state a fresh one of `boot`: no commit, no opens, no holder.
+  func reset(boot: [UInt8]) {
+    mapping.write(at: 0, count: SharedState.size) { buffer in
+      SharedState.initialize(buffer.baseAddress!, boot: boot)
+    }
+  }
+
+  /// Publishes `commit`: written whole into the slot that is not current, which then becomes
+  /// current, and the count of publications goes up. Clears the mark of a write in progress.
+  func publish(_ commit: SharedState.Commit) {
+    let next = (loadLittleEndian(UInt32.self, base + SharedState.currentOffset) & 1) ^ 1
+    mapping.write(at: SharedState.slotOffset + 64 * Int(next), count: 64) { buffer in
+      commit.encode(into: buffer.baseAddress!)
+    }
+    store(next, at: SharedState.currentOffset)
+    store(UInt64(0), at: SharedState.dirtyOffset)
+    let count = publications &+ 1
+    store(count, at: SharedState.publicationsOffset)
+    seen = (count, commit)
+  }
+
+  /// Says that a write in progress may write into `segment` up to `end`; called before it
+  /// does, so that if its process dies, the next writer knows what to clear.
+  func markDirty(segment: UInt32, upTo end: Int) {
+    store(
+      UInt64(segment) << 32 | UInt64(UInt32(truncatingIfNeeded: end)), at: SharedState.dirtyOffset)
+  }
+
+  /// Adds this open to the opens that use the store, first dropping those whose processes are
+  /// gone. Throws ``LogStoreError/Code/locked`` when every entry is taken.
+  func register() throws(LogStoreError) {
+    dropDeadOpens()
+    let open = SharedState.Open(
+      process: fileSystem.processID, token: UInt32.random(in: 1...UInt32.max))
+    for index in 0..<SharedState.openCapacity
+    where loadLittleEndian(UInt64.self, base + openOffset(index)) == 0 {
+      store(open.word, at: openOffset(index))
+      entry = open
+      return
+    }
+    throw LogStoreError(
+      .locked,
+      "\(directory) is open \(SharedState.openCapacity) times in .manyProcesses use already")
+  }
+
+  /// Removes this open's entry.
+  func unregister() {
+    guard let entry else { return }
+    for index in 0..<SharedState.openCapacity
+    where loadLittleEndian(UInt64.self, base + openOffset(index)) == entry.word {
+      store(UInt64(0), at: openOffset(index))
+    }
+    self.entry = nil
+  }
+
+  /// Removes the entries of processes that no longer exist (killed, or gone without closing).
+  func dropDeadOpens() {
+    for index in 0..<SharedState.openCapacity {
+      let word = loadLittleEndian(UInt64.self, base + openOffset(index))
+      guard let open = SharedState.Open(word: word) else { continue }
+      if !fileSystem.processExists(open.process) { store(UInt64(0), at: openOffset(index)) }
+    }
+  }
+
+  /// Lets go of the files.
+  func close() {
+    handle.close()
+  }
+}

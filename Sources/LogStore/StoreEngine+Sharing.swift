@@ -1,0 +1,280 @@
+/// `.manyProcesses`: how an open joins the processes that use a store, how a write takes the
+/// store's file lock only for itself, and how every call catches up on what the others wrote
+/// (docs/CONCURRENCY.md, "Many processes"; the shared state: ``SharedState``).
+extension StoreEngine {
+  /// How long an open waits for a lock held by a process that did not say it is a
+  /// `.oneProcess` writer (one of an older version of this library, or a process in the middle
+  /// of its own open) before it gives up with ``LogStoreError/Code/locked``.
+  static let openLockPatience = 10_000
+
+  /// For a writer's open in `.manyProcesses` use: maps the shared state and takes the store's
+  /// lock, which the caller releases once the open has published. Returns the newest commit
+  /// (nil when the state is fresh: then the open takes the directory over as a `.oneProcess`
+  /// writer would), and the segments a write that died left past it, to remove once a
+  /// manifest without them is out.
+  static func joinWriters(directory: String, options: LogStore.Options)
+    throws(LogStoreError) -> (SharedLog, SharedState.Commit?, orphans: [UInt32])
+  {
+    let fileSystem = options.fileSystem
+    guard
+      let shared = try SharedLog.open(
+        directory: directory, fileSystem: fileSystem, writable: true, create: true)
+    else { throw LogStoreError(.io, "the shared state of \(directory) could not be created") }
+    try acquireForOpen(shared.lock, directory: directory, fileSystem: fileSystem)
+    do {
+      // A `.oneProcess` writer that held the store is gone: its process ID must not make a
+      // later open think it is still there (the number may be another process's by then).
+      if oneProcessHolder(directory: directory, fileSystem: fileSystem) != nil {
+        try recordHolder(0, directory: directory, fileSystem: fileSystem)
+      }
+      let boot = try fileSystem.bootSession()
+      guard let commit = shared.currentCommit(boot: boot) else {
+        shared.reset(boot: boot)
+        return (shared, nil, [])
+      }
+      shared.dropDeadOpens()
+      guard shared.dirty != nil else { return (shared, commit, []) }
+      return (shared, commit, try clearDeadWrite(directory: directory, options: options, commit))
+    } catch {
+      shared.lock.release()
+      throw error
+    }
+  }
+
+  /// Takes `lock` for an open: at once, or after the writes of other processes that hold it;
+  /// refused at once when a `.oneProcess` writer holds the store (its process ID is in the
+  /// lock file).
+  private static func acquireForOpen(
+    _ lock: any ProcessLock, directory: String, fileSystem: any FileSystem
+  ) throws(LogStoreError) {
+    var waited = 0
+    while try !lock.tryAcquire() {
+      if let holder = oneProcessHolder(directory: directory, fileSystem: fileSystem),
+        fileSystem.processExists(holder)
+      {
+        throw LogStoreError(
+          .locked,
+          "\(directory) is open for writing in .oneProcess use by process \(holder): "
+            + "open it with the same sharing, or read-only")
+      }
+      guard waited < openLockPatience else {
+        throw LogStoreError(
+          .locked, "the lock of \(directory) stayed held for \(openLockPatience / 1000) s")
+      }
+      pauseThread(microseconds: 1000)
+      waited += 1
+    }
+  }
+
+  /// The process ID a `.oneProcess` writer wrote into the lock file, if any.
+  static func oneProcessHolder(directory: String, fileSystem: any FileSystem) -> Int32? {
+    guard
+      let handle = try? fileSystem.openFile(
+        directory + "/" + StoreFileName.lock, mode: .readOnly)
+    else { return nil }
+    defer { handle.close() }
+    var bytes = [UInt8](repeating: 0, count: 4)
+    let read = try? bytes.withMutableBytes { buffer throws(LogStoreError) in
+      try handle.read(into: buffer, at: 0)
+    }
+    guard read == 4 else { return nil }
+    let process = bytes.withUnsafeBytes { loadLittleEndian(Int32.self, $0.baseAddress!) }
+    return process == 0 ? nil : process
+  }
+
+  /// Writes this process's ID into the lock file (a `.oneProcess` writer's open), or zero (a
+  /// `.manyProcesses` writer's open after it), so that a `.manyProcesses` open that finds the
+  /// lock held says why at once.
+  static func recordHolder(
+    _ process: Int32, directory: String, fileSystem: any FileSystem
+  ) throws(LogStoreError) {
+    let handle = try fileSystem.openFile(directory + "/" + StoreFileName.lock, mode: .readWrite)
+    defer { handle.close() }
+    var bytes = [UInt8](repeating: 0, count: 4)
+    bytes.withUnsafeMutableBytes { storeLittleEndian(process, $0.baseAddress!) }
+    try bytes.withBytes { buffer throws(LogStoreError) in try handle.write(buffer, at: 0) }
+  }
+
+  /// For a `.oneProcess` writer's open, with the store's lock held: refuses the store while
+  /// opens in `.manyProcesses` use are alive, and otherwise makes its shared state fresh, since
+  /// this writer will not keep it.
+  static func leaveSharedUse(directory: String, fileSystem: any FileSystem)
+    throws(LogStoreError)
+  {
+    guard
+      let shared = try SharedLog.open(
+        directory: directory, fileSystem: fileSystem, writable: true, create: false)
+    else { return }
+    defer { shared.close() }
+    let boot = try fileSystem.bootSession()
+    guard SharedState.headerIsValid(shared.baseAddress, boot: boot) else { return }
+    shared.dropDeadOpens()
+    let opens = shared.opens
+    if !opens.isEmpty {
+      let processes = Set(opens.map(\.process)).sorted().map(String.init).joined(separator: ", ")
+      throw LogStoreError(
+        .locked,
+        "\(directory) is in .manyProcesses use by \(opens.count) open(s) (process \(processes)): "
+          + "open it with the same sharing, or read-only")
+    }
+    shared.reset(boot: boot)
+  }
+
+  /// A process died inside a write: what it wrote past the published end is not part of the
+  /// store. Zeroes the active segment from there to its end and syncs the zeros before
+  /// anything else is written (so that none of it can come back after a crash, behind newer
+  /// records), and returns the segments an unfinished rotation added to the manifest.
+  private static func clearDeadWrite(
+    directory: String, options: LogStore.Options, _ commit: SharedState.Commit
+  ) throws(LogStoreError) -> [UInt32] {
+    let fileSystem = options.fileSystem
+    let path = directory + "/" + StoreFileName.segment(commit.activeSegment)
+    let handle = try fileSystem.openFile(path, mode: .readWrite)
+    defer { handle.close() }
+    let size = try handle.size()
+    let start = Int(commit.committedEnd)
+    if size > start {
+      let zeros = [UInt8](repeating: 0, count: min(size - start, 64 << 10))
+      var offset = start
+      while offset < size {
+        let count = min(zeros.count, size - offset)
+        try zeros.withBytes { bytes throws(LogStoreError) in
+          try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+        }
+        offset += count
+      }
+      try handle.synchronize(.durable)
+    }
+    let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
+    return manifest?.segments.filter { $0 > commit.activeSegment } ?? []
+  }
+
+  // MARK: Writes
+
+  /// Takes the store's file lock for a write of this process and catches up on what others
+  /// wrote. One such write at a time in a process (``sharedWriteInProgress``); call with the
+  /// log's lock held, and end with ``endSharedWrite()``.
+  func beginSharedWrite() throws(LogStoreError) {
+    guard let shared else { return }
+    while sharedWriteInProgress { log.lock.wait() }
+    try shared.lock.acquire()
+    do {
+      try catchUp(shared, locked: true)
+      if let active = log.writer {
+        shared.markDirty(segment: active.file.number, upTo: active.used)
+      }
+    } catch {
+      shared.lock.release()
+      throw error
+    }
+    sharedWriteInProgress = true
+  }
+
+  /// Publishes what the write appended and releases the file lock. Call with the log's lock
+  /// held.
+  func endSharedWrite() {
+    guard let shared, sharedWriteInProgress else { return }
+    if log.writer != nil { shared.publish(log.commitState()) }
+    shared.lock.release()
+    sharedWriteInProgress = false
+    log.lock.broadcast()
+  }
+
+  /// Throws while `.manyProcesses` use does not yet take `what` part (work in progress:
+  /// docs/CONCURRENCY.md, "Many processes").
+  func refuseInManyProcesses(_ what: String) throws(LogStoreError) {
+    guard shared != nil else { return }
+    throw LogStoreError(
+      .invalidArgument, "\(what) is not yet available in .manyProcesses use (\(directory))")
+  }
+
+  // MARK: Catching up
+
+  /// ``followOthers()`` for a caller that holds the log's lock.
+  func catchUpUnlessWriting() throws(LogStoreError) {
+    guard let shared, !sharedWriteInProgress else { return }
+    try catchUp(shared, locked: false)
+  }
+
+  /// Brings this process's view up to what other processes published, if anything changed
+  /// since it last looked: one load when nothing did. Called at the start of every call.
+  @inline(__always)
+  func followOthers() throws(LogStoreError) {
+    guard let shared, shared.publications != shared.seen.publications else { return }
+    try log.lock.withLock { () throws(LogStoreError) in
+      if !sharedWriteInProgress { try catchUp(shared, locked: false) }
+    }
+  }
+
+  /// Catches up on the newest commit: the records appended to the active segment since the
+  /// last one this process saw, or, when the segments changed (a rotation, a compaction), a
+  /// view read anew. Call with the log's lock held (and, `locked`, the file lock).
+  private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
+    let publications = shared.publications
+    guard publications != shared.seen.publications else { return }
+    guard let commit = shared.currentCommit(boot: boot) else {
+      // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
+      // while this open is registered: the file was replaced or damaged.
+      if locked {
+        throw LogStoreError(
+          .corrupted, "the shared state of \(directory) was reset while this store used it")
+      }
+      return
+    }
+    if let seen = shared.seen.commit, seen.generation == commit.generation,
+      seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
+      let active = index.segments[commit.activeSegment]
+    {
+      try applyPublished(
+        active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
+        nextSequence: seen.nextSequence)
+      log.follow(commit)
+    } else {
+      try reload(commit)
+    }
+    shared.seen = (publications, commit)
+  }
+
+  /// Applies the records of `file` in `start..<end`, which another process published.
+  private func applyPublished(
+    _ file: SegmentFile, from start: Int, to end: Int, nextSequence: UInt64
+  ) throws(LogStoreError) {
+    guard end > start else { return }
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
+      salt: file.salt, baseSequence: nextSequence, extent: .unsealed, start: start,
+      mayBeBeingWritten: true)
+    var failure: LogStoreError?
+    index.change {
+      let keys = index.keys
+      if !keys.isSettled { keys.settle() }
+      var damage = 0
+      keys.replay(from: file) {
+        while let event = scanner.next() {
+          switch event {
+          case .record(let record, let offset):
+            do throws(LogStoreError) {
+              try keys.apply(record, at: offset, of: file)
+            } catch {
+              failure = error
+            }
+          case .damaged:
+            damage += 1
+          }
+        }
+      }
+      // Published bytes end at a record: a view that ends before is damage.
+      if scanner.end < end { damage += 1 }
+      index.addDamagedRecords(damage)
+    }
+    if let failure { throw failure }
+  }
+
+  /// Reads the store's view anew from the files, up to `commit`, and puts it in place.
+  private func reload(_ commit: SharedState.Commit) throws(LogStoreError) {
+    let state = try Recovery(directory: directory, options: options, commit: commit).run()
+    index.change { index.replaceAll(with: state) }
+    log.adopt(state, nextFileNumber: commit.nextFileNumber)
+    repair.indexFile.use(state.keys.mapped)
+  }
+}
