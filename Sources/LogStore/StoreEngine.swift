@@ -19,16 +19,13 @@ final class StoreEngine: @unchecked Sendable {
   let repair: IndexRepair
   /// How the last open rebuilt the index.
   let openReport: OpenReport
-  /// In `.manyProcesses` use, what the processes share (StoreEngine+Sharing.swift).
-  let shared: SharedLog?
-  /// The system boot this open runs in, which the shared state must belong to.
-  let boot: [UInt8]
+  /// In `.manyProcesses` use, the part that joins this process's writes and reads to the
+  /// others' (Log/ProcessSharing.swift).
+  let sharing: ProcessSharing?
 
   // Guarded by the log's lock.
   private var storeLock: (any FileLock)?
   private var backgroundThreads: [BackgroundThread] = []
-  /// A write of this process holds the store's file lock (``beginSharedWrite()``).
-  var sharedWriteInProgress = false
 
   init(directory: String, options: LogStore.Options) throws(LogStoreError) {
     let options = try options.validated()
@@ -36,7 +33,7 @@ final class StoreEngine: @unchecked Sendable {
     self.options = options
     let fileSystem = options.fileSystem
     let manyProcesses = options.sharing == .manyProcesses
-    boot = manyProcesses ? try fileSystem.bootSession() : []
+    let boot = manyProcesses ? try fileSystem.bootSession() : []
     var commit: SharedState.Commit?
     var orphans: [UInt32] = []
     var sharedLog: SharedLog?
@@ -56,33 +53,37 @@ final class StoreEngine: @unchecked Sendable {
       }
       try fileSystem.createDirectory(directory)
       if manyProcesses {
-        let joined = try Self.joinWriters(directory: directory, options: options)
+        let joined = try ProcessSharing.joinWriters(directory: directory, options: options)
         sharedLog = joined.0
         commit = joined.1
         orphans = joined.orphans
       } else {
         let lock = try fileSystem.lockFile(directory + "/" + StoreFileName.lock)
-        try Self.leaveSharedUse(directory: directory, fileSystem: fileSystem)
-        try Self.recordHolder(fileSystem.processID, directory: directory, fileSystem: fileSystem)
+        try ProcessSharing.leaveSharedUse(directory: directory, fileSystem: fileSystem)
+        try ProcessSharing.recordHolder(
+          fileSystem.processID, directory: directory, fileSystem: fileSystem)
         storeLock = lock
       }
     }
     // A writer in `.manyProcesses` use holds the file lock until the open has published.
     defer { if !options.readOnly { sharedLog?.lock.release() } }
-    shared = sharedLog
     let state = try Recovery(directory: directory, options: options, commit: commit).run()
     index = IndexView(
       directory: directory, keys: state.keys, segments: state.segments,
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)
-    log = ActiveLog(directory: directory, options: options, index: index, state: state)
-    repair = IndexRepair(
-      log: log,
-      indexFile: IndexFileInUse(
-        directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped))
+    let log = ActiveLog(directory: directory, options: options, index: index, state: state)
+    self.log = log
+    let indexFile = IndexFileInUse(
+      directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped)
+    repair = IndexRepair(log: log, indexFile: indexFile)
+    sharing = sharedLog.map {
+      ProcessSharing(shared: $0, log: log, indexFile: indexFile, boot: boot)
+    }
     groupCommit = GroupCommit(log: log)
     checkpointer = Checkpointer(log: log, groupCommit: groupCommit, repair: repair)
     compactor = Compactor(
-      log: log, groupCommit: groupCommit, checkpointer: checkpointer, repair: repair)
+      log: log, groupCommit: groupCommit, checkpointer: checkpointer, repair: repair,
+      sharing: sharing)
     scheduler = CompactionScheduler(
       log: log, compactor: compactor, checkpointer: checkpointer, repair: repair)
     openReport = state.report
@@ -92,7 +93,7 @@ final class StoreEngine: @unchecked Sendable {
         try log.publishManifest()
       }
     }
-    if let shared {
+    if let shared = sharedLog {
       if !options.readOnly {
         for number in orphans {
           try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
@@ -110,7 +111,7 @@ final class StoreEngine: @unchecked Sendable {
 
   /// Runs `body` on the index under the shared lock, after checking the store is open.
   func readIndex<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R {
-    try followOthers()
+    try sharing?.followOthers()
     return try index.read(body)
   }
 
@@ -136,7 +137,7 @@ final class StoreEngine: @unchecked Sendable {
   func withRecord<R, E: Error>(
     key: UnsafeRawBufferPointer, table: String, _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>? {
-    try followOthers()
+    try sharing?.followOthers()
     let hash = KeyHash.hash(key)
     return try readingAfterRepair { () throws(LogStoreError) -> Result<R, E>?? in
       try index.withRecord(key: key, table: table, hash: hash, body)
@@ -152,7 +153,7 @@ final class StoreEngine: @unchecked Sendable {
     in table: String, restart: (Int) -> Void,
     _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
   ) throws(LogStoreError) -> SegmentLookup {
-    try followOthers()
+    try sharing?.followOthers()
     return try readingAfterRepair { () throws(LogStoreError) -> SegmentLookup? in
       try index.forEachKey(in: table, start: restart, body)
     }
@@ -171,7 +172,7 @@ final class StoreEngine: @unchecked Sendable {
     withPrefix prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
     _ body: EntryVisitor
   ) throws(LogStoreError) {
-    try followOthers()
+    try sharing?.followOthers()
     let now = index.clock.now()
     if try index.forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
     let (captured, copied) = try readingAfterRepair {
@@ -186,7 +187,7 @@ final class StoreEngine: @unchecked Sendable {
   func readCounts<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError)
     -> R
   {
-    try followOthers()
+    try sharing?.followOthers()
     if let result = try index.read({ keys throws(LogStoreError) -> R? in
       keys.isSettled ? try body(keys) : nil
     }) {
@@ -211,7 +212,7 @@ final class StoreEngine: @unchecked Sendable {
     defer { log.lock.unlock() }
     try log.checkWritable()
     // What the checks below read must include what other processes wrote.
-    try catchUpUnlessWriting()
+    try sharing?.catchUpUnlessWriting()
     let mutation = withExpiryResolved(mutation)
     if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
@@ -256,12 +257,12 @@ final class StoreEngine: @unchecked Sendable {
     durably: Bool
   ) {
     do throws(LogStoreError) {
-      try beginSharedWrite()
+      try sharing?.beginWrite()
     } catch {
       for i in outcomes.indices { outcomes[i].error = error }
       return
     }
-    defer { endSharedWrite() }
+    defer { sharing?.endWrite() }
     var tables: [String: Bool] = [:]
     for i in mutations.indices {
       do {
@@ -370,14 +371,14 @@ final class StoreEngine: @unchecked Sendable {
     try log.lock.withLock { () throws(LogStoreError) in
       if log.closing { throw LogStoreError.closed(directory) }
       groupCommit.waitUntilIdle()
-      try beginSharedWrite()
-      defer { endSharedWrite() }
+      try sharing?.beginWrite()
+      defer { sharing?.endWrite() }
       try log.synchronizeActive(proving: false)
     }
   }
 
   func statistics() throws(LogStoreError) -> StoreStatistics {
-    try followOthers()
+    try sharing?.followOthers()
     return try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in
       repair.settleCounts()
       let disk = log.diskBytes
@@ -399,7 +400,6 @@ final class StoreEngine: @unchecked Sendable {
   }
 
   func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError) {
-    try refuseInManyProcesses("compaction")
     if try compactor.compact(progress: progress) { checkpointAfterCompaction() }
   }
 
@@ -442,17 +442,17 @@ final class StoreEngine: @unchecked Sendable {
     defer { lock.unlock() }
     var failure: LogStoreError?
     do {
-      if let shared {
+      if let sharing {
         if !options.readOnly {
           // Other processes go on appending to the active segment: no index file or hint of it
           // here, only the sync that makes this process's writes durable, and the open's
           // entry removed.
-          try beginSharedWrite()
-          defer { endSharedWrite() }
-          shared.unregister()
+          try sharing.beginWrite()
+          defer { sharing.endWrite() }
+          sharing.shared.unregister()
           try log.synchronizeActive(proving: true)
         }
-        shared.close()
+        sharing.shared.close()
       } else {
         // Synced with its sync mark: the next open knows every record durable.
         try log.synchronizeActive(proving: true)
@@ -506,8 +506,16 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
+  /// Throws while `.manyProcesses` use does not yet take `what` part (work in progress:
+  /// docs/CONCURRENCY.md, "Many processes").
+  private func refuseInManyProcesses(_ what: String) throws(LogStoreError) {
+    guard sharing != nil else { return }
+    throw LogStoreError(
+      .invalidArgument, "\(what) is not yet available in .manyProcesses use (\(directory))")
+  }
+
   private func startBackgroundThreads() {
-    guard !options.readOnly, shared == nil else { return }
+    guard !options.readOnly else { return }
     if case .interval(let milliseconds) = options.sync {
       let syncer = IntervalSyncer(log: log, milliseconds: milliseconds)
       let thread = BackgroundThread { syncer.run() }

@@ -129,9 +129,9 @@ struct ManyProcessesTests {
     // progress and appended whole, nothing published.
     let engine = first.engine
     try engine.log.lock.withLock { () throws(LogStoreError) in
-      try engine.shared!.lock.acquire()
+      try engine.sharing!.shared.lock.acquire()
       let active = engine.log.writer!
-      engine.shared!.markDirty(segment: active.file.number, upTo: active.used)
+      engine.sharing!.shared.markDirty(segment: active.file.number, upTo: active.used)
       try "t".withUTF8Bytes { table throws(LogStoreError) in
         try "ghost".withUTF8Bytes { key throws(LogStoreError) in
           let put = Mutation.single(
@@ -139,7 +139,7 @@ struct ManyProcessesTests {
           _ = try engine.log.append(put, length: try put.checkedLength())
         }
       }
-      engine.shared!.lock.release()
+      engine.sharing!.shared.lock.release()
     }
     let second = try LogStore(path: path, options: Self.options())
     #expect(try second.snapshot() == ["t": ["a": "kept"]])
@@ -147,5 +147,60 @@ struct ManyProcessesTests {
     try second.close()
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+  }
+
+  @Test(
+    "a compaction by one writer, while another writes and a follower reads, leaves all three the same store"
+  )
+  func compactionBesideOthers() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let compacting = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    let writing = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    try compacting.createTable("t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    var expected: [String: String] = [:]
+    for round in 0..<400 {
+      let key = "k\(round % 50)"
+      if round % 11 == 0 {
+        try writing.delete(key: key.bytes, in: "t")
+        expected[key] = nil
+      } else {
+        let value = String(repeating: "w\(round)", count: 8)
+        try writing.put(value.bytes, forKey: key.bytes, in: "t")
+        expected[key] = value
+      }
+    }
+    let before = try segmentFiles(in: path).count
+    var steps = 0
+    try compacting.compact { _, _ in
+      // Writes and reads of the others go on while the compaction copies.
+      steps += 1
+      do {
+        let key = "during\(steps)"
+        try writing.put("d".bytes, forKey: key.bytes, in: "t")
+        expected[key] = "d"
+        try writing.delete(key: "k1".bytes, in: "t")
+        expected["k1"] = nil
+        #expect(try follower.snapshot() == ["t": expected])
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    #expect(steps > 1)
+    #expect(try segmentFiles(in: path).count < before)
+    for store in [compacting, writing, follower] {
+      #expect(try store.snapshot() == ["t": expected])
+    }
+    try writing.put("after".bytes, forKey: "k2".bytes, in: "t")
+    expected["k2"] = "after"
+    #expect(try compacting.snapshot() == ["t": expected])
+    #expect(try follower.snapshot() == ["t": expected])
+    try compacting.close()
+    try writing.close()
+    try follower.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": expected])
   }
 }

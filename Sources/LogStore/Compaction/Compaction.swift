@@ -25,6 +25,9 @@ final class Compactor: @unchecked Sendable {
   private let groupCommit: GroupCommit
   private let checkpointer: Checkpointer
   private let repair: IndexRepair
+  /// In `.manyProcesses` use: the steps under the log's lock are writes of the store, which
+  /// take its file lock and catch up first.
+  private let sharing: ProcessSharing?
   private var index: IndexView { log.index }
   private var options: LogStore.Options { log.options }
   private var directory: String { log.directory }
@@ -35,11 +38,15 @@ final class Compactor: @unchecked Sendable {
   /// Set by `close()` so that a compaction in progress stops early; read without locks.
   let stopRequested = OnceFlag()
 
-  init(log: ActiveLog, groupCommit: GroupCommit, checkpointer: Checkpointer, repair: IndexRepair) {
+  init(
+    log: ActiveLog, groupCommit: GroupCommit, checkpointer: Checkpointer, repair: IndexRepair,
+    sharing: ProcessSharing?
+  ) {
     self.log = log
     self.groupCommit = groupCommit
     self.checkpointer = checkpointer
     self.repair = repair
+    self.sharing = sharing
   }
 
   /// A record copied by compaction: where it was and where its copy is.
@@ -178,12 +185,16 @@ final class Compactor: @unchecked Sendable {
   /// Step 1: seal the active segment and start the next one above the outputs' numbers.
   private func begin() throws(LogStoreError) -> Plan? {
     // Most of the active segment is synced before the lock is taken, so that sealing it under
-    // the lock has little left to sync.
-    try log.flushOutsideLock()
+    // the lock has little left to sync. (Not in `.manyProcesses` use, where the sync would
+    // have to hold the file lock anyway.)
+    if sharing == nil { try log.flushOutsideLock() }
     return try log.lock.withLock { () throws(LogStoreError) -> Plan? in
       while (isRunning || checkpointer.isRunning) && !log.closing { log.lock.wait() }
       groupCommit.waitUntilIdle()
       try log.checkWritable()
+      // The new active segment and the numbers reserved are published when this ends.
+      try sharing?.beginWrite()
+      defer { sharing?.endWrite() }
       // Compaction decides what is live by the index: an index file that fails a check is
       // replaced by a directory rebuilt from the log first.
       if !index.keys.verifyMapped() { repair.rebuild() }
@@ -203,7 +214,9 @@ final class Compactor: @unchecked Sendable {
       }
       return Plan(
         inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-        outputLimit: outputLimit, writesIndex: checkpointer.followsCompaction(),
+        // In `.manyProcesses` use the outputs always get hint files: every other process reads
+        // them to take the compaction in.
+        outputLimit: outputLimit, writesIndex: sharing == nil && checkpointer.followsCompaction(),
         now: index.clock.now())
     }
   }
@@ -366,7 +379,16 @@ final class Compactor: @unchecked Sendable {
     // it cannot be replaced, the inputs stay on disk (readers may still be told of them) and
     // the next open removes them: the compaction has happened either way.
     var manifestFailure: LogStoreError?
-    log.lock.withLock {
+    try log.lock.withLock { () throws(LogStoreError) in
+      // Other processes learn of the outputs from the manifest and commit published here.
+      do throws(LogStoreError) {
+        try sharing?.beginWrite()
+      } catch {
+        isRunning = false
+        log.lock.broadcast()
+        throw error
+      }
+      defer { sharing?.endWrite() }
       index.change {
         for file in files { index.setSegment(file.number, file) }
       }

@@ -1,7 +1,151 @@
 /// `.manyProcesses`: how an open joins the processes that use a store, how a write takes the
 /// store's file lock only for itself, and how every call catches up on what the others wrote
 /// (docs/CONCURRENCY.md, "Many processes"; the shared state: ``SharedState``).
-extension StoreEngine {
+///
+/// A write of this process (``beginWrite()`` to ``endWrite()``) takes the file lock, catches
+/// up, marks itself in progress, and publishes its end before releasing the lock; one such
+/// write at a time in a process. Everything here is guarded by the log's lock.
+final class ProcessSharing: @unchecked Sendable {
+  let shared: SharedLog
+  private let log: ActiveLog
+  private let indexFile: IndexFileInUse
+  /// The system boot this open runs in, which the shared state must belong to.
+  let boot: [UInt8]
+  /// A write of this process holds the store's file lock (``beginWrite()``).
+  @exclusivity(unchecked) private(set) var writeInProgress = false
+  private var index: IndexView { log.index }
+  private var directory: String { log.directory }
+  private var options: LogStore.Options { log.options }
+
+  init(shared: SharedLog, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8]) {
+    self.shared = shared
+    self.log = log
+    self.indexFile = indexFile
+    self.boot = boot
+  }
+
+  // MARK: Writes
+
+  /// Takes the store's file lock for a write of this process and catches up on what others
+  /// wrote. One such write at a time in a process (``sharedWriteInProgress``); call with the
+  /// log's lock held, and end with ``endSharedWrite()``.
+  func beginWrite() throws(LogStoreError) {
+    while writeInProgress { log.lock.wait() }
+    try shared.lock.acquire()
+    do {
+      try catchUp(shared, locked: true)
+      if let active = log.writer {
+        shared.markDirty(segment: active.file.number, upTo: active.used)
+      }
+    } catch {
+      shared.lock.release()
+      throw error
+    }
+    writeInProgress = true
+  }
+
+  /// Publishes what the write appended and releases the file lock. Call with the log's lock
+  /// held.
+  func endWrite() {
+    guard writeInProgress else { return }
+    if log.writer != nil { shared.publish(log.commitState()) }
+    shared.lock.release()
+    writeInProgress = false
+    log.lock.broadcast()
+  }
+
+  // MARK: Catching up
+
+  /// ``followOthers()`` for a caller that holds the log's lock.
+  func catchUpUnlessWriting() throws(LogStoreError) {
+    guard !writeInProgress else { return }
+    try catchUp(shared, locked: false)
+  }
+
+  /// Brings this process's view up to what other processes published, if anything changed
+  /// since it last looked: one load when nothing did. Called at the start of every call.
+  @inline(__always)
+  func followOthers() throws(LogStoreError) {
+    guard shared.publications != shared.seen.publications else { return }
+    try log.lock.withLock { () throws(LogStoreError) in
+      if !writeInProgress { try catchUp(shared, locked: false) }
+    }
+  }
+
+  /// Catches up on the newest commit: the records appended to the active segment since the
+  /// last one this process saw, or, when the segments changed (a rotation, a compaction), a
+  /// view read anew. Call with the log's lock held (and, `locked`, the file lock).
+  private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
+    let publications = shared.publications
+    guard publications != shared.seen.publications else { return }
+    guard let commit = shared.currentCommit(boot: boot) else {
+      // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
+      // while this open is registered: the file was replaced or damaged.
+      if locked {
+        throw LogStoreError(
+          .corrupted, "the shared state of \(directory) was reset while this store used it")
+      }
+      return
+    }
+    if let seen = shared.seen.commit, seen.generation == commit.generation,
+      seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
+      let active = index.segments[commit.activeSegment]
+    {
+      try applyPublished(
+        active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
+        nextSequence: seen.nextSequence)
+      log.follow(commit)
+    } else {
+      try reload(commit)
+    }
+    shared.seen = (publications, commit)
+  }
+
+  /// Applies the records of `file` in `start..<end`, which another process published.
+  private func applyPublished(
+    _ file: SegmentFile, from start: Int, to end: Int, nextSequence: UInt64
+  ) throws(LogStoreError) {
+    guard end > start else { return }
+    var scanner = SegmentScanner(
+      bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
+      salt: file.salt, baseSequence: nextSequence, extent: .unsealed, start: start,
+      mayBeBeingWritten: true)
+    var failure: LogStoreError?
+    index.change {
+      let keys = index.keys
+      if !keys.isSettled { keys.settle() }
+      var damage = 0
+      keys.replay(from: file) {
+        while let event = scanner.next() {
+          switch event {
+          case .record(let record, let offset):
+            do throws(LogStoreError) {
+              try keys.apply(record, at: offset, of: file)
+            } catch {
+              failure = error
+            }
+          case .damaged:
+            damage += 1
+          }
+        }
+      }
+      // Published bytes end at a record: a view that ends before is damage.
+      if scanner.end < end { damage += 1 }
+      index.addDamagedRecords(damage)
+    }
+    if let failure { throw failure }
+  }
+
+  /// Reads the store's view anew from the files, up to `commit`, and puts it in place.
+  private func reload(_ commit: SharedState.Commit) throws(LogStoreError) {
+    let state = try Recovery(directory: directory, options: options, commit: commit).run()
+    index.change { index.replaceAll(with: state) }
+    log.adopt(state, nextFileNumber: commit.nextFileNumber)
+    indexFile.use(state.keys.mapped)
+  }
+
+  // MARK: Opening
+
   /// How long an open waits for a lock held by a process that did not say it is a
   /// `.oneProcess` writer (one of an older version of this library, or a process in the middle
   /// of its own open) before it gives up with ``LogStoreError/Code/locked``.
@@ -147,134 +291,5 @@ extension StoreEngine {
     }
     let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
     return manifest?.segments.filter { $0 > commit.activeSegment } ?? []
-  }
-
-  // MARK: Writes
-
-  /// Takes the store's file lock for a write of this process and catches up on what others
-  /// wrote. One such write at a time in a process (``sharedWriteInProgress``); call with the
-  /// log's lock held, and end with ``endSharedWrite()``.
-  func beginSharedWrite() throws(LogStoreError) {
-    guard let shared else { return }
-    while sharedWriteInProgress { log.lock.wait() }
-    try shared.lock.acquire()
-    do {
-      try catchUp(shared, locked: true)
-      if let active = log.writer {
-        shared.markDirty(segment: active.file.number, upTo: active.used)
-      }
-    } catch {
-      shared.lock.release()
-      throw error
-    }
-    sharedWriteInProgress = true
-  }
-
-  /// Publishes what the write appended and releases the file lock. Call with the log's lock
-  /// held.
-  func endSharedWrite() {
-    guard let shared, sharedWriteInProgress else { return }
-    if log.writer != nil { shared.publish(log.commitState()) }
-    shared.lock.release()
-    sharedWriteInProgress = false
-    log.lock.broadcast()
-  }
-
-  /// Throws while `.manyProcesses` use does not yet take `what` part (work in progress:
-  /// docs/CONCURRENCY.md, "Many processes").
-  func refuseInManyProcesses(_ what: String) throws(LogStoreError) {
-    guard shared != nil else { return }
-    throw LogStoreError(
-      .invalidArgument, "\(what) is not yet available in .manyProcesses use (\(directory))")
-  }
-
-  // MARK: Catching up
-
-  /// ``followOthers()`` for a caller that holds the log's lock.
-  func catchUpUnlessWriting() throws(LogStoreError) {
-    guard let shared, !sharedWriteInProgress else { return }
-    try catchUp(shared, locked: false)
-  }
-
-  /// Brings this process's view up to what other processes published, if anything changed
-  /// since it last looked: one load when nothing did. Called at the start of every call.
-  @inline(__always)
-  func followOthers() throws(LogStoreError) {
-    guard let shared, shared.publications != shared.seen.publications else { return }
-    try log.lock.withLock { () throws(LogStoreError) in
-      if !sharedWriteInProgress { try catchUp(shared, locked: false) }
-    }
-  }
-
-  /// Catches up on the newest commit: the records appended to the active segment since the
-  /// last one this process saw, or, when the segments changed (a rotation, a compaction), a
-  /// view read anew. Call with the log's lock held (and, `locked`, the file lock).
-  private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
-    let publications = shared.publications
-    guard publications != shared.seen.publications else { return }
-    guard let commit = shared.currentCommit(boot: boot) else {
-      // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
-      // while this open is registered: the file was replaced or damaged.
-      if locked {
-        throw LogStoreError(
-          .corrupted, "the shared state of \(directory) was reset while this store used it")
-      }
-      return
-    }
-    if let seen = shared.seen.commit, seen.generation == commit.generation,
-      seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
-      let active = index.segments[commit.activeSegment]
-    {
-      try applyPublished(
-        active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
-        nextSequence: seen.nextSequence)
-      log.follow(commit)
-    } else {
-      try reload(commit)
-    }
-    shared.seen = (publications, commit)
-  }
-
-  /// Applies the records of `file` in `start..<end`, which another process published.
-  private func applyPublished(
-    _ file: SegmentFile, from start: Int, to end: Int, nextSequence: UInt64
-  ) throws(LogStoreError) {
-    guard end > start else { return }
-    var scanner = SegmentScanner(
-      bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
-      salt: file.salt, baseSequence: nextSequence, extent: .unsealed, start: start,
-      mayBeBeingWritten: true)
-    var failure: LogStoreError?
-    index.change {
-      let keys = index.keys
-      if !keys.isSettled { keys.settle() }
-      var damage = 0
-      keys.replay(from: file) {
-        while let event = scanner.next() {
-          switch event {
-          case .record(let record, let offset):
-            do throws(LogStoreError) {
-              try keys.apply(record, at: offset, of: file)
-            } catch {
-              failure = error
-            }
-          case .damaged:
-            damage += 1
-          }
-        }
-      }
-      // Published bytes end at a record: a view that ends before is damage.
-      if scanner.end < end { damage += 1 }
-      index.addDamagedRecords(damage)
-    }
-    if let failure { throw failure }
-  }
-
-  /// Reads the store's view anew from the files, up to `commit`, and puts it in place.
-  private func reload(_ commit: SharedState.Commit) throws(LogStoreError) {
-    let state = try Recovery(directory: directory, options: options, commit: commit).run()
-    index.change { index.replaceAll(with: state) }
-    log.adopt(state, nextFileNumber: commit.nextFileNumber)
-    repair.indexFile.use(state.keys.mapped)
   }
 }
