@@ -27,6 +27,10 @@ let package = Package(
     .executableTarget(name: "ytkkv-kill-writer", dependencies: ["LogStore", "LogStoreTesting"]),
     // The writer and readers the readers-beside-a-writer tests start (ReadersBesideWriterTests).
     .executableTarget(name: "ytkkv-rounds", dependencies: ["LogStore", "LogStoreTesting"]),
+    // The writers, followers and idle process the many-processes tests start, stop and kill
+    // (ManyProcessesTests).
+    .executableTarget(
+      name: "ytkkv-sharing-worker", dependencies: ["LogStore", "LogStoreTesting"]),
     // Fuzzing (Fuzz/README.md): the targets' bodies, and one libFuzzer executable for all of
     // them (FUZZ_TARGET chooses). Built normally, the executable replays the files it is given.
     .target(
@@ -39,7 +43,10 @@ let package = Package(
     .executableTarget(name: "ytkkv", dependencies: ["YTKKeyValueStore", "LogStore"]),
     .testTarget(
       name: "LogStoreTests",
-      dependencies: ["LogStore", "LogStoreTesting", "ytkkv-kill-writer", "ytkkv-rounds"]),
+      dependencies: [
+        "LogStore", "LogStoreTesting", "ytkkv-kill-writer", "ytkkv-rounds",
+        "ytkkv-sharing-worker",
+      ]),
     .testTarget(
       name: "YTKKeyValueStoreTests",
       dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"],

@@ -203,4 +203,184 @@ struct ManyProcessesTests {
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(try reopened.snapshot() == ["t": expected])
   }
+
+  @Test("a write that died while other writers were open is cleared by the next one of them")
+  func deadWriteBesideOpenWriters() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let dying = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    let living = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    try dying.createTable("t")
+    var expected: [String: String] = [:]
+    for index in 0..<30 {
+      try living.put("v\(index)".bytes, forKey: "k\(index)".bytes, in: "t")
+      expected["k\(index)"] = "v\(index)"
+    }
+    // The dying open appends a batch of large records, whole, and publishes nothing.
+    let engine = dying.engine
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      let shared = engine.sharing!.shared
+      try shared.lock.acquire()
+      let active = engine.log.writer!
+      shared.markDirty(segment: active.file.number, upTo: active.used)
+      try "t".withUTF8Bytes { table throws(LogStoreError) in
+        for index in 0..<3 {
+          try "ghost\(index)".withUTF8Bytes { key throws(LogStoreError) in
+            let value = [UInt8](repeating: 7, count: 900)
+            try value.withBytes { value throws(LogStoreError) in
+              let put = Mutation.single(
+                kind: .put, table: table, key: key, value: value, timestamp: .now(), expiry: nil)
+              _ = try engine.log.append(put, length: try put.checkedLength())
+            }
+          }
+        }
+      }
+      shared.lock.release()
+    }
+    for index in 0..<200 {
+      try living.put("w\(index)".bytes, forKey: "k\(index % 40)".bytes, in: "t")
+      expected["k\(index % 40)"] = "w\(index)"
+    }
+    try living.compact()
+    #expect(try living.snapshot() == ["t": expected])
+    let third = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try third.snapshot() == ["t": expected])
+    try living.close()
+    try third.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": expected])
+  }
+
+  /// The last operation number a worker acknowledged on its standard output.
+  private static func lastAcknowledged(_ text: String) -> Int {
+    // A line cut short by the kill is not an acknowledgement.
+    let complete =
+      text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
+    return complete.split(separator: "\n").last.flatMap { Int($0) } ?? 0
+  }
+
+  @Test(
+    "writer processes killed and stopped at random beside followers and compactions: nothing acknowledged is lost, no follower sees a value go back"
+  )
+  func processesAtOnce() throws {
+    let worker = try #require(builtExecutable(named: "ytkkv-sharing-worker"))
+    let directory = TemporaryDirectory("sharing")
+    let path = directory.appending("store")
+    var random = SeededGenerator(seed: 20_261_202)
+    var nextID = 0
+    // Writer 0 of each generation compacts every 150 operations; writer 3 syncs every write.
+    func startWriter() throws -> (id: Int, process: ChildProcess) {
+      let id = nextID
+      nextID += 1
+      var arguments = ["writer", path, "\(id)"]
+      if id % 4 == 0 { arguments += ["--compact-every", "150"] }
+      if id % 4 == 3 { arguments += ["--always"] }
+      return (id, try ChildProcess(worker, arguments))
+    }
+    var writers = try (0..<4).map { _ in try startWriter() }
+    let followers = try (0..<2).map { _ in try ChildProcess(worker, ["follower", path]) }
+    var ended: [(id: Int, acknowledged: Int)] = []
+    var kills = 0
+    var stops = 0
+    for _ in 0..<TestDepth.choose(sample: 15, full: 80) {
+      usleep(UInt32(60_000 + random.next() % 120_000))
+      if random.next() % 3 == 0 {
+        let victim = Int(random.next() % UInt64(writers.count))
+        let (id, process) = writers[victim]
+        process.send(SIGKILL)
+        let ending = try process.waitUntilExit()
+        #expect(
+          ending.reason == .uncaughtSignal,
+          "writer \(id) ended by \(ending.summary): \(ending.standardError.prefix(400))")
+        ended.append((id, Self.lastAcknowledged(ending.standardOutput)))
+        writers[victim] = try startWriter()
+        kills += 1
+      } else {
+        // Stopped for a moment: between two calls or inside one.
+        let all = writers.map(\.process) + followers
+        let victim = all[Int(random.next() % UInt64(all.count))]
+        victim.send(SIGSTOP)
+        usleep(UInt32(5_000 + random.next() % 40_000))
+        victim.send(SIGCONT)
+        stops += 1
+      }
+    }
+    for (id, process) in writers {
+      process.send(SIGKILL)
+      let ending = try process.waitUntilExit()
+      #expect(ending.reason == .uncaughtSignal, "writer \(id): \(ending.standardError.prefix(400))")
+      ended.append((id, Self.lastAcknowledged(ending.standardOutput)))
+    }
+    for follower in followers {
+      let running = follower.isRunning
+      #expect(follower.standardOutput.count > 5, "a follower barely read")
+      follower.send(SIGKILL)
+      let ending = try follower.waitUntilExit()
+      #expect(running, "a follower stopped: \(ending.standardError.prefix(400))")
+    }
+    #expect(ended.map(\.acknowledged).reduce(0, +) > 4 * 100, "the writers barely ran")
+
+    // Every writer's own ids hold exactly its acknowledged operations, or the one in flight.
+    let store = try LogStore(path: path, options: .init(corruption: .fail, compaction: .manual))
+    let found = try store.snapshot()["t"] ?? [:]
+    for (id, acknowledged) in ended {
+      let compacts = id % 4 == 0
+      func writes(_ number: Int) -> Bool { number > 0 && !(compacts && number % 150 == 0) }
+      for slot in 0..<40 {
+        let last = stride(from: acknowledged, through: 1, by: -1).first {
+          $0 % 40 == slot && writes($0)
+        }
+        var allowed: Set<String?> = [last.map { "\($0)" }]
+        let inFlight = acknowledged + 1
+        if inFlight % 40 == slot && writes(inFlight) { allowed.insert("\(inFlight)") }
+        let value = found["w\(id)/\(slot)"]
+        #expect(
+          allowed.contains(value),
+          "writer \(id) slot \(slot): \(value ?? "none"), \(acknowledged) acknowledged")
+      }
+    }
+    // A shared id holds a value some writer wrote to it, acknowledged or in flight.
+    let acknowledgedBy = Dictionary(uniqueKeysWithValues: ended.map { ($0.id, $0.acknowledged) })
+    for slot in 0..<8 {
+      guard let value = found["shared/\(slot)"] else { continue }
+      let parts = value.split(separator: ":").compactMap { Int($0) }
+      #expect(
+        parts.count == 2 && parts[1] % 8 == slot
+          && parts[1] <= (acknowledgedBy[parts[0]] ?? -1) + 1,
+        "shared/\(slot) holds \(value)")
+    }
+    try store.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    print("many processes, \(TestDepth.current): \(nextID) writers, \(kills) kills, \(stops) stops")
+  }
+
+  @Test(
+    "a process stopped between calls holds nothing: the others' writes each return within 100 ms")
+  func stoppedBetweenCalls() throws {
+    let worker = try #require(builtExecutable(named: "ytkkv-sharing-worker"))
+    let directory = TemporaryDirectory("sharing")
+    let path = directory.appending("store")
+    let idle = try ChildProcess(worker, ["idle", path])
+    var waited = 0
+    while !idle.standardOutput.contains("ready") && waited < 10_000 {
+      usleep(1000)
+      waited += 1
+    }
+    #expect(idle.standardOutput.contains("ready"))
+    idle.send(SIGSTOP)
+    defer {
+      idle.send(SIGKILL)
+      _ = try? idle.waitUntilExit()
+    }
+    let store = try LogStore(path: path, options: Self.options())
+    #expect(try store.value(forKey: "idle".bytes, in: "t") == "here".bytes)
+    var slowest = 0.0
+    for index in 0..<200 {
+      let start = Date()
+      try store.put("v".bytes, forKey: "k\(index)".bytes, in: "t")
+      slowest = max(slowest, Date().timeIntervalSince(start))
+    }
+    #expect(slowest < 0.1, "the slowest write took \(slowest) s")
+    try store.close()
+  }
 }

@@ -90,14 +90,27 @@ final class Compactor: @unchecked Sendable {
     // A compaction that meets a damaged index file gives up and runs again on a directory
     // rebuilt from the log. That one is in memory and cannot be damaged, so it runs at most
     // twice.
+    var waited = 0
     while true {
       switch try compactOnce(progress: progress) {
       case .compacted(let writesIndex): return writesIndex
       case .nothingToDo: return false
       case .indexFileDamaged: continue
+      case .otherProcessCompacting:
+        guard waited < Self.otherProcessPatience else {
+          throw LogStoreError(
+            .locked,
+            "another process has been compacting \(directory) for over "
+              + "\(Self.otherProcessPatience / 1000) s")
+        }
+        pauseThread(microseconds: 1000)
+        waited += 1
       }
     }
   }
+
+  /// How many milliseconds a compaction waits for one that another process runs.
+  static let otherProcessPatience = 10_000
 
   private enum Attempt {
     case compacted(writesIndex: Bool)
@@ -105,14 +118,29 @@ final class Compactor: @unchecked Sendable {
     /// A lookup met damage in the index file: the compaction was undone and the directory
     /// rebuilt from the log.
     case indexFileDamaged
+    /// Another process runs a compaction (`.manyProcesses`): one at a time in a store.
+    case otherProcessCompacting
+  }
+
+  /// How a compaction's first step ended.
+  private enum Start {
+    case plan(Plan)
+    case nothingToDo
+    case otherProcessCompacting
   }
 
   private func compactOnce(progress: ((Int, Int) -> Void)?) throws(LogStoreError) -> Attempt {
-    guard let plan = try begin() else { return .nothingToDo }
+    let plan: Plan
+    switch try begin() {
+    case .plan(let begun): plan = begun
+    case .nothingToDo: return .nothingToDo
+    case .otherProcessCompacting: return .otherProcessCompacting
+    }
     var succeeded = false
     defer {
       if !succeeded {
         log.lock.withLock {
+          sharing?.shared.endCompaction()
           isRunning = false
           log.lock.broadcast()
         }
@@ -183,18 +211,23 @@ final class Compactor: @unchecked Sendable {
   }
 
   /// Step 1: seal the active segment and start the next one above the outputs' numbers.
-  private func begin() throws(LogStoreError) -> Plan? {
+  private func begin() throws(LogStoreError) -> Start {
     // Most of the active segment is synced before the lock is taken, so that sealing it under
     // the lock has little left to sync. (Not in `.manyProcesses` use, where the sync would
     // have to hold the file lock anyway.)
     if sharing == nil { try log.flushOutsideLock() }
-    return try log.lock.withLock { () throws(LogStoreError) -> Plan? in
+    return try log.lock.withLock { () throws(LogStoreError) -> Start in
       while (isRunning || checkpointer.isRunning) && !log.closing { log.lock.wait() }
       groupCommit.waitUntilIdle()
       try log.checkWritable()
       // The new active segment and the numbers reserved are published when this ends.
       try sharing?.beginWrite()
       defer { sharing?.endWrite() }
+      if let sharing, let running = sharing.shared.compaction {
+        if sharing.shared.processExists(running.process) { return .otherProcessCompacting }
+        try removeOutputs(ofDeadCompaction: running.outputs)
+        sharing.shared.endCompaction()
+      }
       // Compaction decides what is live by the index: an index file that fails a check is
       // replaced by a directory rebuilt from the log first.
       if !index.keys.verifyMapped() { repair.rebuild() }
@@ -202,23 +235,43 @@ final class Compactor: @unchecked Sendable {
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
       let recordBytes = inputBytes - sizes.count * SegmentHeader.size
-      guard recordBytes > 0 else { return nil }
+      guard recordBytes > 0 else { return .nothingToDo }
       // Outputs are closed when the next record does not fit, so any two neighbours hold more
       // than one segment's worth: this many numbers are always enough.
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
       let firstOutput = try log.sealForCompaction(reserving: outputLimit)
+      sharing?.shared.beginCompaction(outputs: firstOutput..<firstOutput + outputLimit)
       isRunning = true
       // Every segment below the outputs is sealed now, its size known.
       let inputs = log.segmentSizes.compactMap { number, size in
         number < firstOutput ? index.segments[number].map { (file: $0, size: size) } : nil
       }
-      return Plan(
-        inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-        // In `.manyProcesses` use the outputs always get hint files: every other process reads
-        // them to take the compaction in.
-        outputLimit: outputLimit, writesIndex: sharing == nil && checkpointer.followsCompaction(),
-        now: index.clock.now())
+      return .plan(
+        Plan(
+          inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
+          // In `.manyProcesses` use the outputs always get hint files: every other process reads
+          // them to take the compaction in.
+          outputLimit: outputLimit, writesIndex: sharing == nil && checkpointer.followsCompaction(),
+          now: index.clock.now()))
     }
+  }
+
+  /// Removes what a compaction whose process died left under its outputs' numbers, unless
+  /// its swap listed them (then they are the store's). Call with the log's lock and the file
+  /// lock held, caught up.
+  private func removeOutputs(ofDeadCompaction numbers: Range<UInt32>) throws(LogStoreError) {
+    var removed = false
+    for number in numbers where index.segments[number] == nil {
+      for name in [
+        StoreFileName.segment(number), StoreFileName.hint(number),
+        StoreFileName.segment(number) + StoreFileName.temporarySuffix,
+        StoreFileName.hint(number) + StoreFileName.temporarySuffix,
+      ] {
+        try fileSystem.removeFile(directory + "/" + name)
+      }
+      removed = true
+    }
+    if removed { try fileSystem.synchronizeDirectory(directory) }
   }
 
   /// Step 2: copy what is live into temporary outputs. Returns nil, having stopped early, when
@@ -466,6 +519,7 @@ final class Compactor: @unchecked Sendable {
           indexRemovalFailure = error
         }
       }
+      sharing?.shared.endCompaction()
       isRunning = false
       log.lock.broadcast()
     }

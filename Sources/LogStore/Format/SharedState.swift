@@ -17,7 +17,10 @@
 /// 40      8   dirty          a write in progress: the segment it writes to (high 32 bits) and
 ///                            how far into it it may write (low 32 bits); zero when none
 /// 48      4   current        which of the two commit slots holds the newest commit (0 or 1)
-/// 52     12   reserved       zero
+/// 52      4   compactionRoom the numbers the running compaction reserved for its outputs
+/// 56      4   compactionFirst the first of them
+/// 60      4   compactor      the process ID of the open that runs a compaction now, or zero:
+///                            one compaction at a time in the store, whichever process runs it
 /// 64     64   commit slot 0  (``Commit``)
 /// 128    64   commit slot 1
 /// 192  3904   opens          244 entries of 16 bytes: the opens that use the store now
@@ -25,7 +28,7 @@
 /// A commit slot is written whole (with its checksum) while it is not the current one, then
 /// `current` is switched to it: a process killed while it publishes leaves the old commit in
 /// charge, and a reader that meets a slot being written finds its checksum wrong and reads
-/// again. Single aligned words (`publications`, `dirty`, `current`, an open's
+/// again. Single aligned words (`publications`, `dirty`, `current`, `compactor`, an open's
 /// entry) are written in one store each. All integers are little-endian.
 package enum SharedState {
   package static let fileName = "SHARED"
@@ -36,6 +39,9 @@ package enum SharedState {
   static let publicationsOffset = 32
   static let dirtyOffset = 40
   static let currentOffset = 48
+  static let compactionRoomOffset = 52
+  static let compactionFirstOffset = 56
+  static let compactorOffset = 60
   static let slotOffset = 64
   static let opensOffset = 192
   static let openLength = 16

@@ -33,6 +33,11 @@ final class ProcessSharing: @unchecked Sendable {
     while writeInProgress { log.lock.wait() }
     try shared.lock.acquire()
     do {
+      // A write in progress that nobody publishes is one whose process died holding the lock.
+      if shared.dirty != nil, let commit = shared.currentCommit(boot: boot) {
+        _ = try Self.clearDeadWrite(directory: directory, options: options, commit)
+        shared.clearDirty()
+      }
       try catchUp(shared, locked: true)
       if let active = log.writer {
         shared.markDirty(segment: active.file.number, upTo: active.used)

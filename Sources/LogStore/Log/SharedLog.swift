@@ -136,6 +136,9 @@ final class SharedLog: @unchecked Sendable {
     seen = (count, commit)
   }
 
+  /// Forgets the mark of a write in progress, once what it wrote is cleared.
+  func clearDirty() { store(UInt64(0), at: SharedState.dirtyOffset) }
+
   /// Says that a write in progress may write into `segment` up to `end`; called before it
   /// does, so that if its process dies, the next writer knows what to clear.
   func markDirty(segment: UInt32, upTo end: Int) {
@@ -169,6 +172,31 @@ final class SharedLog: @unchecked Sendable {
     }
     self.entry = nil
   }
+
+  /// The compaction running now in some process: that process, and the numbers it reserved
+  /// for its outputs.
+  var compaction: (process: Int32, outputs: Range<UInt32>)? {
+    let process = Int32(
+      bitPattern: loadLittleEndian(UInt32.self, base + SharedState.compactorOffset))
+    guard process != 0 else { return nil }
+    let first = loadLittleEndian(UInt32.self, base + SharedState.compactionFirstOffset)
+    let room = loadLittleEndian(UInt32.self, base + SharedState.compactionRoomOffset)
+    return (process, first..<first &+ room)
+  }
+
+  /// Records that this process runs a compaction whose outputs take `outputs`; the process
+  /// word last, since it is what says a compaction runs.
+  func beginCompaction(outputs: Range<UInt32>) {
+    store(outputs.lowerBound, at: SharedState.compactionFirstOffset)
+    store(UInt32(outputs.count), at: SharedState.compactionRoomOffset)
+    store(UInt32(bitPattern: fileSystem.processID), at: SharedState.compactorOffset)
+  }
+
+  /// Records that no compaction runs.
+  func endCompaction() { store(UInt32(0), at: SharedState.compactorOffset) }
+
+  /// Whether `process` still exists.
+  func processExists(_ process: Int32) -> Bool { fileSystem.processExists(process) }
 
   /// Removes the entries of processes that no longer exist (killed, or gone without closing).
   func dropDeadOpens() {
