@@ -383,4 +383,49 @@ struct ManyProcessesTests {
     #expect(slowest < 0.1, "the slowest write took \(slowest) s")
     try store.close()
   }
+
+  @Test(
+    "a shared state damaged anywhere, cut short or another boot's is rebuilt from the log: nothing is lost"
+  )
+  func damagedSharedState() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+      try store.createTable("t")
+      for index in 0..<120 {
+        try store.put("value \(index)".bytes, forKey: "k\(index % 50)".bytes, in: "t")
+      }
+      try store.close()
+    }
+    let expected = try LogStore(path: path, options: .init(readOnly: true)).snapshot()
+    let original = try fileBytes(path + "/" + SharedState.fileName)
+    // Every byte of the header and both commit slots, a bit flipped; the file cut at each
+    // field; and all zeros.
+    var variants: [(String, [UInt8])] = []
+    // The header's words whole; the slots' bytes every fifth at sample depth.
+    for offset in TestDepth.cases(
+      0..<(SharedState.slotOffset + 128), every: 5, keeping: { $0 < SharedState.slotOffset })
+    {
+      var bytes = original
+      bytes[offset] ^= 0x10
+      variants.append(("byte \(offset)", bytes))
+    }
+    for length in [0, 8, 32, 64, 128, 200] {
+      variants.append(("cut at \(length)", Array(original.prefix(length))))
+    }
+    variants.append(("zeros", [UInt8](repeating: 0, count: original.count)))
+    for (label, bytes) in variants {
+      let trial = directory.appending("trial")
+      try copyDirectory(path, to: trial)
+      try writeFile(trial + "/" + SharedState.fileName, bytes)
+      let store = try LogStore(path: trial, options: Self.options())
+      #expect(try store.snapshot() == expected, "\(label)")
+      try store.put("after".bytes, forKey: "k0".bytes, in: "t")
+      try store.close()
+      let reopened = try LogStore(path: trial, options: .init(readOnly: true, corruption: .fail))
+      #expect(try reopened.value(forKey: "k0".bytes, in: "t") == "after".bytes, "\(label)")
+      #expect(try reopened.count(in: "t") == 50, "\(label)")
+    }
+  }
 }

@@ -16,7 +16,7 @@
 /// 32      8   publications   one more at each publication: what a call compares first
 /// 40      8   dirty          a write in progress: the segment it writes to (high 32 bits) and
 ///                            how far into it it may write (low 32 bits); zero when none
-/// 48      4   current        which of the two commit slots holds the newest commit (0 or 1)
+/// 48      4   reserved       zero
 /// 52      4   compactionRoom the numbers the running compaction reserved for its outputs
 /// 56      4   compactionFirst the first of them
 /// 60      4   compactor      the process ID of the open that runs a compaction now, or zero:
@@ -25,10 +25,11 @@
 /// 128    64   commit slot 1
 /// 192  3904   opens          244 entries of 16 bytes: the opens that use the store now
 /// ```
-/// A commit slot is written whole (with its checksum) while it is not the current one, then
-/// `current` is switched to it: a process killed while it publishes leaves the old commit in
-/// charge, and a reader that meets a slot being written finds its checksum wrong and reads
-/// again. Single aligned words (`publications`, `dirty`, `current`, `compactor`, an open's
+/// Each commit carries the number of its publication; the newest commit is the one of the two
+/// slots that checks with the higher number. A commit is written over the older slot, whole,
+/// with its checksum: a process killed while it publishes leaves the newer commit in charge,
+/// and a reader that meets a slot being written finds its checksum wrong and takes the other.
+/// Single aligned words (`publications`, `dirty`, `compactor`, an open's
 /// entry) are written in one store each. All integers are little-endian.
 package enum SharedState {
   package static let fileName = "SHARED"
@@ -38,7 +39,6 @@ package enum SharedState {
   static let headerLength = 28
   static let publicationsOffset = 32
   static let dirtyOffset = 40
-  static let currentOffset = 48
   static let compactionRoomOffset = 52
   static let compactionFirstOffset = 56
   static let compactorOffset = 60
@@ -69,6 +69,9 @@ package enum SharedState {
     package var markedEnd: UInt32
     /// The number the next new file takes.
     package var nextFileNumber: UInt32
+    /// Which publication this is (``SharedLog/publications`` after it): the newer of the two
+    /// slots is the one with the higher number.
+    package var publication: UInt64 = 0
 
     static let length = 60
 
@@ -99,8 +102,7 @@ package enum SharedState {
       ].enumerated() {
         storeLittleEndian(field, base + 16 + 4 * index)
       }
-      storeLittleEndian(UInt32(0), base + 48)
-      storeLittleEndian(UInt32(0), base + 52)
+      storeLittleEndian(publication, base + 48)
       storeLittleEndian(UInt32(0), base + 56)
       let checksum = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: Self.length))
       storeLittleEndian(CRC32C.mask(checksum), base + Self.length)
@@ -121,11 +123,12 @@ package enum SharedState {
             == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
         else { return nil }
         let field = { (index: Int) in loadLittleEndian(UInt32.self, base + 16 + 4 * index) }
-        let commit = Commit(
+        var commit = Commit(
           generation: loadLittleEndian(UInt64.self, base),
           nextSequence: loadLittleEndian(UInt64.self, base + 8), activeSegment: field(0),
           capacity: field(1), committedEnd: field(2), allocated: field(3), durableEnd: field(4),
           dataEnd: field(5), markedEnd: field(6), nextFileNumber: field(7))
+        commit.publication = loadLittleEndian(UInt64.self, base + 48)
         return commit.isConsistent ? commit : nil
       }
     }
@@ -138,6 +141,8 @@ package enum SharedState {
         && nextFileNumber <= StoreFileName.maximumNumber &+ 1
         && header <= dataEnd && dataEnd <= committedEnd && markedEnd <= committedEnd
         && durableEnd <= committedEnd && committedEnd <= allocated && allocated <= capacity
+        // Below 2^31, so that an offset is an `Int` even where `Int` is 32 bits wide.
+        && capacity < 1 << 31
         && nextSequence > 0 && nextSequence < 1 << 62
     }
   }

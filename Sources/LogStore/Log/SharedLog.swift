@@ -73,20 +73,23 @@ final class SharedLog: @unchecked Sendable {
     loadLittleEndian(UInt64.self, base + SharedState.publicationsOffset)
   }
 
-  /// The newest commit, if the state is one of this boot with a commit that checks. A slot
-  /// being written as it is read fails its checksum: it is read again, a few times.
+  /// The newest commit, if the state is one of this boot with a commit that checks: of the
+  /// two slots, the one that checks with the higher publication number (a slot being written as
+  /// it is read fails its checksum, and the other one is taken).
   func currentCommit(boot: [UInt8]) -> SharedState.Commit? {
     guard SharedState.headerIsValid(base, boot: boot) else { return nil }
-    for _ in 0..<1000 {
-      let before = publications
-      let slot = Int(loadLittleEndian(UInt32.self, base + SharedState.currentOffset) & 1)
-      let commit = SharedState.Commit.decode(base + SharedState.slotOffset + 64 * slot)
-      if let commit, publications == before { return commit }
-      // Nothing was published meanwhile, and still it does not check: no commit was ever
-      // written (a fresh state) or the slot is damaged.
-      if publications == before { return nil }
+    let slots = (0..<2).compactMap {
+      SharedState.Commit.decode(base + SharedState.slotOffset + 64 * $0)
     }
-    return nil
+    return slots.max { $0.publication < $1.publication }
+  }
+
+  /// The slot a new commit goes into: the one that does not hold the newest.
+  private func olderSlot() -> Int {
+    let numbers = (0..<2).map { slot -> UInt64 in
+      SharedState.Commit.decode(base + SharedState.slotOffset + 64 * slot)?.publication ?? 0
+    }
+    return numbers[0] <= numbers[1] ? 0 : 1
   }
 
   /// How far a write in progress may have written: the segment and the end, or nil.
@@ -122,16 +125,23 @@ final class SharedLog: @unchecked Sendable {
     }
   }
 
-  /// Publishes `commit`: written whole into the slot that is not current, which then becomes
-  /// current, and the count of publications goes up. Clears the mark of a write in progress.
+  /// Publishes `commit`, numbered one more than the publications so far: written whole into
+  /// the older slot, then the count of publications goes up. Clears the mark of a write in
+  /// progress.
   func publish(_ commit: SharedState.Commit) {
-    let next = (loadLittleEndian(UInt32.self, base + SharedState.currentOffset) & 1) ^ 1
-    mapping.write(at: SharedState.slotOffset + 64 * Int(next), count: 64) { buffer in
+    var commit = commit
+    // Above both slots' numbers too, whatever happened to the count.
+    let count =
+      max(
+        publications,
+        (0..<2).compactMap {
+          SharedState.Commit.decode(base + SharedState.slotOffset + 64 * $0)?.publication
+        }.max() ?? 0) &+ 1
+    commit.publication = count
+    mapping.write(at: SharedState.slotOffset + 64 * olderSlot(), count: 64) { buffer in
       commit.encode(into: buffer.baseAddress!)
     }
-    store(next, at: SharedState.currentOffset)
     store(UInt64(0), at: SharedState.dirtyOffset)
-    let count = publications &+ 1
     store(count, at: SharedState.publicationsOffset)
     seen = (count, commit)
   }
