@@ -71,10 +71,6 @@ extension LogStore {
         throw LogStoreError(
           .invalidArgument, "the sync interval must be positive, not \(milliseconds) ms")
       }
-      if sharing == .manyProcesses, case .interval = sync {
-        throw LogStoreError(
-          .invalidArgument, "the interval sync is not yet available in .manyProcesses use")
-      }
       if case .whenGarbageExceeds(let fraction) = compaction, !(fraction > 0 && fraction < 1) {
         throw LogStoreError(
           .invalidArgument, "the compaction threshold must be between 0 and 1, not \(fraction)")

@@ -80,7 +80,8 @@ final class StoreEngine: @unchecked Sendable {
       ProcessSharing(shared: $0, log: log, indexFile: indexFile, boot: boot)
     }
     groupCommit = GroupCommit(log: log)
-    checkpointer = Checkpointer(log: log, groupCommit: groupCommit, repair: repair)
+    checkpointer = Checkpointer(
+      log: log, groupCommit: groupCommit, repair: repair, sharing: sharing)
     compactor = Compactor(
       log: log, groupCommit: groupCommit, checkpointer: checkpointer, repair: repair,
       sharing: sharing)
@@ -412,10 +413,7 @@ final class StoreEngine: @unchecked Sendable {
 
   func waitForCompaction() throws(LogStoreError) { try scheduler.waitForCompaction() }
 
-  func checkpoint() throws(LogStoreError) {
-    try refuseInManyProcesses("a checkpoint")
-    try checkpointer.checkpoint(compactor: compactor)
-  }
+  func checkpoint() throws(LogStoreError) { try checkpointer.checkpoint(compactor: compactor) }
 
   /// Stops background work (a compaction or backup in progress stops early and leaves the
   /// store as it was), syncs the active segment, and releases every file.
@@ -506,18 +504,10 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
-  /// Throws while `.manyProcesses` use does not yet take `what` part (work in progress:
-  /// docs/CONCURRENCY.md, "Many processes").
-  private func refuseInManyProcesses(_ what: String) throws(LogStoreError) {
-    guard sharing != nil else { return }
-    throw LogStoreError(
-      .invalidArgument, "\(what) is not yet available in .manyProcesses use (\(directory))")
-  }
-
   private func startBackgroundThreads() {
     guard !options.readOnly else { return }
     if case .interval(let milliseconds) = options.sync {
-      let syncer = IntervalSyncer(log: log, milliseconds: milliseconds)
+      let syncer = IntervalSyncer(log: log, milliseconds: milliseconds, sharing: sharing)
       let thread = BackgroundThread { syncer.run() }
       backgroundThreads.append(thread)
       thread.start()

@@ -4,12 +4,13 @@ import LogStoreTesting
 // A process of the many-processes tests (Tests/LogStoreTests/ManyProcessesTests.swift): one of
 // several that use one store in `.manyProcesses` at once.
 //
-//   ytkkv-sharing-worker writer PATH ID [--always] [--compact-every N]
+//   ytkkv-sharing-worker writer PATH ID [--always | --interval MS] [--compact-every N]
+//                                       [--checkpoint-every N]
 //
 // Opens the store at PATH and writes forever. Operation n (from 1) puts "n" under its own id
 // "w<ID>/<n % 40>" and "<ID>:<n>" under the shared id "shared/<n % 8>", in table "t", in one
-// batch; every N-th operation is a compaction instead. After each operation it prints "n" on
-// standard output (unbuffered): the operation was acknowledged.
+// batch; every N-th operation is a compaction (or a checkpoint) instead. After each operation
+// it prints "n" on standard output (unbuffered): the operation was acknowledged.
 //
 //   ytkkv-sharing-worker follower PATH
 //
@@ -28,7 +29,8 @@ import LogStoreTesting
 #endif
 
 let usage = """
-  usage: ytkkv-sharing-worker writer PATH ID [--always] [--compact-every N]
+  usage: ytkkv-sharing-worker writer PATH ID [--always | --interval MS] [--compact-every N]
+                                            [--checkpoint-every N]
          ytkkv-sharing-worker follower PATH
          ytkkv-sharing-worker idle PATH
 
@@ -46,15 +48,19 @@ func fail(_ message: String) -> Never {
   exit(1)
 }
 
-func write(path: String, id: Int, always: Bool, compactEvery: Int?) -> Never {
+func write(
+  path: String, id: Int, sync: SyncPolicy, compactEvery: Int?, checkpointEvery: Int?
+) -> Never {
   do {
-    let store = try LogStore(path: path, options: options(sync: always ? .always : .never))
+    let store = try LogStore(path: path, options: options(sync: sync))
     try store.createTable("t")
     var number = 0
     while true {
       number += 1
       if let compactEvery, number % compactEvery == 0 {
         try store.compact()
+      } else if let checkpointEvery, number % checkpointEvery == 0 {
+        try store.checkpoint()
       } else {
         var batch = WriteBatch()
         batch.put(Array("\(number)".utf8), forKey: Array("w\(id)/\(number % 40)".utf8), in: "t")
@@ -110,16 +116,20 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "writer":
   guard arguments.count >= 3, let id = Int(arguments[2]) else { fail(usage) }
-  var compactEvery: Int?
-  if let flag = arguments.firstIndex(of: "--compact-every") {
-    guard flag + 1 < arguments.count, let every = Int(arguments[flag + 1]), every > 0 else {
+  /// The positive number after `flag`, if the flag is there.
+  func number(after flag: String) -> Int? {
+    guard let index = arguments.firstIndex(of: flag) else { return nil }
+    guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else {
       fail(usage)
     }
-    compactEvery = every
+    return value
   }
+  var sync = SyncPolicy.never
+  if arguments.contains("--always") { sync = .always }
+  if let milliseconds = number(after: "--interval") { sync = .interval(milliseconds: milliseconds) }
   write(
-    path: arguments[1], id: id, always: arguments.contains("--always"),
-    compactEvery: compactEvery)
+    path: arguments[1], id: id, sync: sync, compactEvery: number(after: "--compact-every"),
+    checkpointEvery: number(after: "--checkpoint-every"))
 case "follower" where arguments.count == 2:
   follow(path: arguments[1])
 case "idle" where arguments.count == 2:

@@ -268,12 +268,14 @@ struct ManyProcessesTests {
     let path = directory.appending("store")
     var random = SeededGenerator(seed: 20_261_202)
     var nextID = 0
-    // Writer 0 of each generation compacts every 150 operations; writer 3 syncs every write.
+    // Of each four writers: one compacts every 150 operations, one syncs every 5 ms and writes
+    // an index file every 200 operations, one syncs every write.
     func startWriter() throws -> (id: Int, process: ChildProcess) {
       let id = nextID
       nextID += 1
       var arguments = ["writer", path, "\(id)"]
       if id % 4 == 0 { arguments += ["--compact-every", "150"] }
+      if id % 4 == 1 { arguments += ["--interval", "5", "--checkpoint-every", "200"] }
       if id % 4 == 3 { arguments += ["--always"] }
       return (id, try ChildProcess(worker, arguments))
     }
@@ -324,8 +326,9 @@ struct ManyProcessesTests {
     let store = try LogStore(path: path, options: .init(corruption: .fail, compaction: .manual))
     let found = try store.snapshot()["t"] ?? [:]
     for (id, acknowledged) in ended {
-      let compacts = id % 4 == 0
-      func writes(_ number: Int) -> Bool { number > 0 && !(compacts && number % 150 == 0) }
+      func writes(_ number: Int) -> Bool {
+        number > 0 && !(id % 4 == 0 && number % 150 == 0) && !(id % 4 == 1 && number % 200 == 0)
+      }
       for slot in 0..<40 {
         let last = stride(from: acknowledged, through: 1, by: -1).first {
           $0 % 40 == slot && writes($0)
@@ -427,5 +430,37 @@ struct ManyProcessesTests {
       #expect(try reopened.value(forKey: "k0".bytes, in: "t") == "after".bytes, "\(label)")
       #expect(try reopened.count(in: "t") == 50, "\(label)")
     }
+  }
+
+  @Test(
+    "an index file written by one writer is used by the opens that follow, and checkpoints and interval syncs of two writers interleave"
+  )
+  func checkpointsAndIntervalSyncs() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options(maxSegmentSize: 8 << 10)
+    options.sync = .interval(milliseconds: 2)
+    let first = try LogStore(path: path, options: options)
+    let second = try LogStore(path: path, options: options)
+    try first.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<300 {
+      let writer = round % 2 == 0 ? first : second
+      try writer.put("v\(round)".bytes, forKey: "k\(round % 90)".bytes, in: "t")
+      expected["k\(round % 90)"] = "v\(round)"
+      if round % 60 == 59 { try writer.checkpoint() }
+      if round % 100 == 99 { usleep(5_000) }
+    }
+    #expect(try first.snapshot() == ["t": expected])
+    #expect(try second.snapshot() == ["t": expected])
+    let third = try LogStore(path: path, options: Self.options())
+    #expect(third.openReport.indexFile != nil)
+    #expect(try third.snapshot() == ["t": expected])
+    try first.close()
+    try second.close()
+    try third.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": expected])
   }
 }

@@ -17,6 +17,9 @@ final class Checkpointer: @unchecked Sendable {
   private let log: ActiveLog
   private let groupCommit: GroupCommit
   private let repair: IndexRepair
+  /// In `.manyProcesses` use: the copy and the sync are writes of the store (they take a file
+  /// number and append a sync mark), under its file lock, caught up.
+  private let sharing: ProcessSharing?
   private var indexFile: IndexFileInUse { repair.indexFile }
   private var index: IndexView { log.index }
   private var directory: String { log.directory }
@@ -25,10 +28,11 @@ final class Checkpointer: @unchecked Sendable {
   /// A checkpoint is between its first and its last step.
   private(set) var isRunning = false
 
-  init(log: ActiveLog, groupCommit: GroupCommit, repair: IndexRepair) {
+  init(log: ActiveLog, groupCommit: GroupCommit, repair: IndexRepair, sharing: ProcessSharing?) {
     self.log = log
     self.groupCommit = groupCommit
     self.repair = repair
+    self.sharing = sharing
   }
 
   /// Waits until no checkpoint runs. Call with the log's lock held.
@@ -216,7 +220,16 @@ final class Checkpointer: @unchecked Sendable {
     while (isRunning || compactor.isRunning) && !log.closing { lock.wait() }
     groupCommit.waitUntilIdle()
     try log.checkWritable()
-    guard let copy = try copy() else { return }
+    try sharing?.beginWrite()
+    let copied: Copy?
+    do {
+      copied = try copy()
+    } catch {
+      sharing?.endWrite()
+      throw error
+    }
+    sharing?.endWrite()
+    guard let copy = copied else { return }
     isRunning = true
     defer {
       isRunning = false
@@ -228,7 +241,15 @@ final class Checkpointer: @unchecked Sendable {
     do {
       // `close` waits for this checkpoint, so the sync must happen even once it has begun. The
       // mark after it is synced too: the log itself proves the position durable.
-      try log.flushOutsideLock(evenWhenClosing: true, proving: true)
+      if let sharing {
+        try lock.withLock { () throws(LogStoreError) in
+          try sharing.beginWrite()
+          defer { sharing.endWrite() }
+          try log.synchronizeActive(proving: true)
+        }
+      } else {
+        try log.flushOutsideLock(evenWhenClosing: true, proving: true)
+      }
       size = try write(copy) { giveUp.map { giveUp in lock.withLock { giveUp() } } ?? false }
     } catch {
       failure = error

@@ -8,6 +8,9 @@
 struct IntervalSyncer {
   let log: ActiveLog
   let milliseconds: Int
+  /// In `.manyProcesses` use, the sync and its mark are a write of the store, under its file
+  /// lock.
+  let sharing: ProcessSharing?
 
   /// The thread's loop, until the store closes.
   func run() {
@@ -16,10 +19,16 @@ struct IntervalSyncer {
     defer { lock.unlock() }
     while !log.closing {
       lock.wait(milliseconds: milliseconds)
-      guard !log.closing, !log.syncInFlight, let active = log.writer else { continue }
+      guard !log.closing, !log.syncInFlight, let writer = log.writer,
+        !writer.unordered.range.isEmpty
+      else { continue }
+      // A failed background sync is retried at the next interval; `sync()` reports errors.
+      do throws(LogStoreError) { try sharing?.beginWrite() } catch { continue }
+      defer { sharing?.endWrite() }
+      // Caught up, the active segment may be another one.
+      guard let active = log.writer, !log.syncInFlight else { continue }
       let point = active.unordered
       guard !point.range.isEmpty else { continue }
-      // A failed background sync is retried at the next interval; `sync()` reports errors.
       if log.synchronizeOutsideLock(active, point.range, .ordered) == nil {
         log.noteSynchronized(active, point, .ordered)
       }
