@@ -76,9 +76,9 @@ final class StoreEngine: @unchecked Sendable {
     let indexFile = IndexFileInUse(
       directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped)
     repair = IndexRepair(log: log, indexFile: indexFile)
-    sharing = sharedLog.map {
-      ProcessSharing(shared: $0, log: log, indexFile: indexFile, boot: boot)
-    }
+    sharing =
+      manyProcesses
+      ? ProcessSharing(shared: sharedLog, log: log, indexFile: indexFile, boot: boot) : nil
     groupCommit = GroupCommit(log: log)
     checkpointer = Checkpointer(
       log: log, groupCommit: groupCommit, repair: repair, sharing: sharing)
@@ -450,7 +450,7 @@ final class StoreEngine: @unchecked Sendable {
           sharing.shared.unregister()
           try log.synchronizeActive(proving: true)
         }
-        sharing.shared.close()
+        sharing.sharedState?.close()
       } else {
         // Synced with its sync mark: the next open knows every record durable.
         try log.synchronizeActive(proving: true)

@@ -463,4 +463,34 @@ struct ManyProcessesTests {
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(try reopened.snapshot() == ["t": expected])
   }
+
+  @Test("a follower opened before any writer in this boot (a widget before its app) follows once one writes")
+  func followerBeforeWriters() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let single = try LogStore(path: path)
+      try single.createTable("t")
+      try single.put("old".bytes, forKey: "k".bytes, in: "t")
+      try single.close()
+    }
+    #expect(!FileManager.default.fileExists(atPath: path + "/" + SharedState.fileName))
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.value(forKey: "k".bytes, in: "t") == "old".bytes)
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.put("new".bytes, forKey: "k".bytes, in: "t")
+    try writer.put("more".bytes, forKey: "m".bytes, in: "t")
+    // It looks for the shared state at most every 50 ms.
+    var seen = try follower.value(forKey: "k".bytes, in: "t")
+    for _ in 0..<100 where seen != "new".bytes {
+      usleep(10_000)
+      seen = try follower.value(forKey: "k".bytes, in: "t")
+    }
+    #expect(seen == "new".bytes)
+    #expect(try follower.snapshot() == ["t": ["k": "new", "m": "more"]])
+    try writer.delete(key: "m".bytes, in: "t")
+    #expect(try follower.snapshot() == ["t": ["k": "new"]])
+    try writer.close()
+    try follower.close()
+  }
 }

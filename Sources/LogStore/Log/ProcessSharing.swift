@@ -6,7 +6,13 @@
 /// up, marks itself in progress, and publishes its end before releasing the lock; one such
 /// write at a time in a process. Everything here is guarded by the log's lock.
 final class ProcessSharing: @unchecked Sendable {
-  let shared: SharedLog
+  /// The shared state. Nil only for a follower that opened before any writer made it: it
+  /// looks for it again now and then (``followOthers()``).
+  @exclusivity(unchecked) private(set) var sharedState: SharedLog?
+  /// The shared state of a writer, which always has one.
+  var shared: SharedLog { sharedState! }
+  /// When a follower without a shared state last looked for one (monotonic nanoseconds).
+  @exclusivity(unchecked) private var lastLook: Int64 = .min
   private let log: ActiveLog
   private let indexFile: IndexFileInUse
   /// The system boot this open runs in, which the shared state must belong to.
@@ -17,8 +23,8 @@ final class ProcessSharing: @unchecked Sendable {
   private var directory: String { log.directory }
   private var options: LogStore.Options { log.options }
 
-  init(shared: SharedLog, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8]) {
-    self.shared = shared
+  init(shared: SharedLog?, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8]) {
+    self.sharedState = shared
     self.log = log
     self.indexFile = indexFile
     self.boot = boot
@@ -63,7 +69,7 @@ final class ProcessSharing: @unchecked Sendable {
 
   /// ``followOthers()`` for a caller that holds the log's lock.
   func catchUpUnlessWriting() throws(LogStoreError) {
-    guard !writeInProgress else { return }
+    guard !writeInProgress, let shared = sharedState else { return }
     try catchUp(shared, locked: false)
   }
 
@@ -71,9 +77,29 @@ final class ProcessSharing: @unchecked Sendable {
   /// since it last looked: one load when nothing did. Called at the start of every call.
   @inline(__always)
   func followOthers() throws(LogStoreError) {
+    guard let shared = sharedState else {
+      try lookForSharedState()
+      return
+    }
     guard shared.publications != shared.seen.publications else { return }
     try log.lock.withLock { () throws(LogStoreError) in
       if !writeInProgress { try catchUp(shared, locked: false) }
+    }
+  }
+
+  /// A follower that opened before any writer: looks for the shared state, at most every 50 ms
+  /// (a clock read between), and once there is one follows it from its newest commit.
+  private func lookForSharedState() throws(LogStoreError) {
+    let now = monotonicNanoseconds()
+    guard lastLook == .min || now - lastLook >= 50_000_000 else { return }
+    try log.lock.withLock { () throws(LogStoreError) in
+      lastLook = now
+      guard sharedState == nil,
+        let found = try SharedLog.open(
+          directory: directory, fileSystem: options.fileSystem, writable: false, create: false)
+      else { return }
+      sharedState = found
+      try catchUp(found, locked: false)
     }
   }
 
