@@ -58,6 +58,12 @@ public final class LogStore: Sendable {
   /// Forces everything written so far onto stable storage.
   public func sync() throws(LogStoreError) { try engine.sync() }
 
+  /// A read-only store opened as a snapshot moves it forward to the store's current state:
+  /// it reads the store's files again as an open does (the index file, hint files, and the log
+  /// after them), and reads in progress finish on the snapshot they began on. A store open for
+  /// writing is always current, and this does nothing.
+  public func refresh() throws(LogStoreError) { try engine.refresh() }
+
   // MARK: Tables
 
   /// Creates a table; creating one that exists does nothing (and writes nothing).

@@ -378,6 +378,23 @@ final class StoreEngine: @unchecked Sendable {
     }
   }
 
+  /// ``LogStore/refresh()``: a read-only snapshot is read anew; in `.manyProcesses` use, this
+  /// process catches up at once (calls do it themselves).
+  func refresh() throws(LogStoreError) {
+    if let sharing {
+      try sharing.followOthers()
+      return
+    }
+    guard options.readOnly else { return }
+    try log.lock.withLock { () throws(LogStoreError) in
+      if log.closing { throw LogStoreError.closed(directory) }
+      let state = try Recovery(directory: directory, options: options).run()
+      index.change { index.replaceAll(with: state) }
+      log.adopt(state, nextFileNumber: state.nextFileNumber)
+      repair.indexFile.use(state.keys.mapped)
+    }
+  }
+
   func statistics() throws(LogStoreError) -> StoreStatistics {
     try sharing?.followOthers()
     return try log.lock.withLock { () throws(LogStoreError) -> StoreStatistics in

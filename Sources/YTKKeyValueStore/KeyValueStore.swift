@@ -74,6 +74,13 @@ public final class KeyValueStore: Sendable {
     try bridge { () throws(LogStoreError) in try logStore.sync() }
   }
 
+  /// A store opened with `readOnly: true` (a snapshot) moves forward to the store's current
+  /// state, as reopening it would; reads in progress finish on the snapshot they began on. A
+  /// store open for writing is always current, and this does nothing.
+  public func refresh() throws(KeyValueStoreError) {
+    try bridge { () throws(LogStoreError) in try logStore.refresh() }
+  }
+
   // MARK: - Tables
 
   /// Creates a table; creating an existing one does nothing. A name is 1 to 255 bytes of

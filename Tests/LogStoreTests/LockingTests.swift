@@ -23,6 +23,38 @@ struct LockingTests {
     #expect(try second.value(forKey: Array("k".utf8), in: "t") == Array("v".utf8))
   }
 
+  @Test("refresh() moves a read-only snapshot forward, through rotations and a compaction; a writer's refresh does nothing")
+  func refreshSnapshot() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(
+      path: path, options: .init(compaction: .manual, maxSegmentSize: 4 << 10))
+    try writer.createTable("t")
+    try writer.put(Array("1".utf8), forKey: Array("k".utf8), in: "t")
+    let reader = try LogStore(path: path, options: .init(readOnly: true))
+    var expected: [String: String] = ["k": "1"]
+    for round in 0..<200 {
+      try writer.put(Array("v\(round)".utf8), forKey: Array("k\(round % 30)".utf8), in: "t")
+      expected["k\(round % 30)"] = "v\(round)"
+    }
+    try writer.delete(key: Array("k".utf8), in: "t")
+    expected["k"] = nil
+    #expect(try reader.value(forKey: Array("k".utf8), in: "t") == Array("1".utf8))
+    try reader.refresh()
+    #expect(try reader.snapshot() == ["t": expected])
+    try writer.compact()
+    try writer.put(Array("after".utf8), forKey: Array("k1".utf8), in: "t")
+    expected["k1"] = "after"
+    try reader.refresh()
+    #expect(try reader.snapshot() == ["t": expected])
+    try writer.refresh()
+    #expect(try writer.snapshot() == ["t": expected])
+    try writer.close()
+    try reader.close()
+    let refused = #expect(throws: LogStoreError.self) { try reader.refresh() }
+    #expect(refused?.code == .closed)
+  }
+
   @Test("every call after close throws closed, and closing twice is fine")
   func afterClose() throws {
     let directory = TemporaryDirectory()

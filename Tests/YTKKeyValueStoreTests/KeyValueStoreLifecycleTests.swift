@@ -212,6 +212,23 @@ struct KeyValueStoreLifecycleTests {
     try store.close()
   }
 
+  @Test("refresh() moves a read-only store forward to what the writer beside it wrote since")
+  func readOnlyRefresh() throws {
+    try makeStore()
+    let writable = try KeyValueStore(path: directory.storePath)
+    let store = try KeyValueStore(path: directory.storePath, options: StoreOptions(readOnly: true))
+    try writable.put(string: "new", id: "9", into: "users")
+    try writable.delete(id: "1", from: "users")
+    #expect(try store.string(id: "9", from: "users") == nil)
+    try store.refresh()
+    #expect(try store.string(id: "9", from: "users") == "new")
+    #expect(try store.object(id: "1", from: "users") == nil)
+    #expect(try StoreSnapshot(store) == StoreSnapshot(writable))
+    try writable.close()
+    try store.close()
+    expectError(.closed) { try store.refresh() }
+  }
+
   @Test("every write to a read-only store throws .readOnly naming the store, and changes nothing")
   func readOnlyRefusesWrites() throws {
     try makeStore()
