@@ -754,3 +754,59 @@ extension SegmentHeader.DecodingError {
     return false
   }
 }
+
+/// The shared state of `.manyProcesses` use: commits round-trip with offsets up to 2^31 - 1;
+/// a commit slot with any offset at 2^31 or past it, fields out of order, or a flipped bit is
+/// refused without a trap (its offsets become `Int`s); headers of another boot are refused.
+@_optimize(none)
+func sharedStateScenario(_ c: inout Checker) -> String {
+  func encoded(_ commit: SharedState.Commit) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: 64)
+    bytes.withUnsafeMutableBytes { commit.encode(into: $0.baseAddress!) }
+    return bytes
+  }
+  func decode(_ bytes: [UInt8]) -> SharedState.Commit? {
+    bytes.withUnsafeBytes { SharedState.Commit.decode($0.baseAddress!) }
+  }
+  func resealed(_ bytes: [UInt8]) -> [UInt8] {
+    var bytes = bytes
+    store(CRC32C.mask(crc(bytes, 0..<60)), into: &bytes, at: 60)
+    return bytes
+  }
+  let top: UInt32 = 0x7FFF_FFFF
+  var good = SharedState.Commit(
+    generation: UInt64.max, nextSequence: (1 << 62) - 1, activeSegment: 0x7FFF_FFFE,
+    capacity: top, committedEnd: top, allocated: top, durableEnd: top, dataEnd: top,
+    markedEnd: top, nextFileNumber: 0x7FFF_FFFF)
+  good.publication = UInt64.max
+  c.expect(decode(encoded(good)) == good, "a commit at the limits does not round-trip")
+  let bytes = encoded(good)
+  var refused = 0
+  // Each offset field (capacity at 20 through markedEnd at 40) at hostile values: the order of
+  // the fields or the 2^31 bound refuses each.
+  for offset in stride(from: 20, through: 40, by: 4) {
+    for value in hostile32 where value > top {
+      var hostile = bytes
+      store(value, into: &hostile, at: offset)
+      c.expect(decode(resealed(hostile)) == nil, "\(hex(value)) at \(offset) accepted")
+      refused += 1
+    }
+  }
+  for index in 0..<64 {
+    var flipped = bytes
+    flipped[index] ^= 0x10
+    c.expect(decode(flipped) == nil, "a flipped bit at \(index) passed")
+    refused += 1
+  }
+  let boot = (0..<16).map { UInt8($0 * 7) }
+  var state = [UInt8](repeating: 0xEE, count: SharedState.size)
+  state.withUnsafeMutableBytes { SharedState.initialize($0.baseAddress!, boot: boot) }
+  let valid = state.withUnsafeBytes { SharedState.headerIsValid($0.baseAddress!, boot: boot) }
+  c.expect(valid, "a fresh header is not valid")
+  let otherBoot = state.withUnsafeBytes {
+    SharedState.headerIsValid($0.baseAddress!, boot: boot.map { $0 ^ 1 })
+  }
+  c.expect(!otherBoot, "another boot's header was taken")
+  c.expect(state[SharedState.headerLength + 4..<SharedState.size].allSatisfy { $0 == 0 }, "not zeroed")
+  return "a commit at 2^31 - 1 round-trips; \(refused) hostile or flipped slots refused; boots told apart"
+}

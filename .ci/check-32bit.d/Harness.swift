@@ -21,6 +21,7 @@ let scenarios: [Scenario] = [
   Scenario(name: "expiry", body: expiryScenario),
   Scenario(name: "segment-header", body: segmentHeaderScenario),
   Scenario(name: "manifest", body: manifestScenario),
+  Scenario(name: "shared-state", body: sharedStateScenario),
   Scenario(name: "hint-file", body: hintFileScenario),
   Scenario(name: "segment-scanner", body: segmentScannerScenario),
   Scenario(name: "scanner-damage", body: scannerDamageScenario),
