@@ -807,6 +807,8 @@ func sharedStateScenario(_ c: inout Checker) -> String {
     SharedState.headerIsValid($0.baseAddress!, boot: boot.map { $0 ^ 1 })
   }
   c.expect(!otherBoot, "another boot's header was taken")
-  c.expect(state[SharedState.headerLength + 4..<SharedState.size].allSatisfy { $0 == 0 }, "not zeroed")
-  return "a commit at 2^31 - 1 round-trips; \(refused) hostile or flipped slots refused; boots told apart"
+  c.expect(
+    state[SharedState.headerLength + 4..<SharedState.size].allSatisfy { $0 == 0 }, "not zeroed")
+  return
+    "a commit at 2^31 - 1 round-trips; \(refused) hostile or flipped slots refused; boots told apart"
 }
