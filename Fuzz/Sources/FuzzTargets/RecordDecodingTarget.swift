@@ -67,4 +67,10 @@ package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
   if let manifest = try? Manifest.decode(body) {
     precondition(manifest.encoded().elementsEqual(body), "a manifest must encode as it decoded")
   }
+  // As a commit slot of the shared state: whatever decodes must encode to the same 64 bytes.
+  if body.count >= 64, let commit = SharedState.Commit.decode(body.baseAddress!) {
+    var again = [UInt8](repeating: 0, count: 64)
+    again.withUnsafeMutableBytes { commit.encode(into: $0.baseAddress!) }
+    precondition(again.elementsEqual(body.prefix(64)), "a commit must encode as it decoded")
+  }
 }

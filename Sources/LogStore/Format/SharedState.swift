@@ -93,7 +93,7 @@ package enum SharedState {
     }
 
     /// Writes the slot (60 bytes and its checksum) at `base`.
-    func encode(into base: UnsafeMutableRawPointer) {
+    package func encode(into base: UnsafeMutableRawPointer) {
       storeLittleEndian(generation, base)
       storeLittleEndian(nextSequence, base + 8)
       for (index, field) in [
@@ -109,7 +109,7 @@ package enum SharedState {
     }
 
     /// The slot at `base`, if its checksum holds and its fields agree with each other.
-    static func decode(_ base: UnsafeRawPointer) -> Commit? {
+    package static func decode(_ base: UnsafeRawPointer) -> Commit? {
       // Copied first: another process may be writing the slot meanwhile, and the checksum
       // must be of the bytes decoded.
       var bytes = [UInt8](repeating: 0, count: length + 4)
@@ -129,7 +129,8 @@ package enum SharedState {
           capacity: field(1), committedEnd: field(2), allocated: field(3), durableEnd: field(4),
           dataEnd: field(5), markedEnd: field(6), nextFileNumber: field(7))
         commit.publication = loadLittleEndian(UInt64.self, base + 48)
-        return commit.isConsistent ? commit : nil
+        let reserved = loadLittleEndian(UInt32.self, base + 56)
+        return commit.isConsistent && reserved == 0 ? commit : nil
       }
     }
 
