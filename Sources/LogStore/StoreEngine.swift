@@ -94,15 +94,17 @@ final class StoreEngine: @unchecked Sendable {
         try log.publishManifest()
       }
     }
-    if let shared = sharedLog {
-      if !options.readOnly {
-        for number in orphans {
-          try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
+    if let shared = sharedLog, let sharing {
+      try log.lock.withLock { () throws(LogStoreError) in
+        if !options.readOnly {
+          for number in orphans {
+            try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
+          }
+          sharing.publish()
+          try shared.register()
+        } else if let commit {
+          sharing.noteSeen(commit.publication, commit)
         }
-        shared.publish(log.commitState())
-        try shared.register()
-      } else if let commit {
-        shared.seen = (shared.publications, commit)
       }
     }
     startBackgroundThreads()

@@ -23,7 +23,9 @@ struct LockingTests {
     #expect(try second.value(forKey: Array("k".utf8), in: "t") == Array("v".utf8))
   }
 
-  @Test("refresh() moves a read-only snapshot forward, through rotations and a compaction; a writer's refresh does nothing")
+  @Test(
+    "refresh() moves a read-only snapshot forward, through rotations and a compaction; a writer's refresh does nothing"
+  )
   func refreshSnapshot() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")

@@ -353,7 +353,8 @@ struct ManyProcessesTests {
         "shared/\(slot) holds \(value)")
     }
     try store.close()
-    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let report = try LogStore.verify(path: path)
+    #expect(report.problems.isEmpty, "verify: \(report.problems.prefix(5))")
     print("many processes, \(TestDepth.current): \(nextID) writers, \(kills) kills, \(stops) stops")
   }
 
@@ -464,7 +465,9 @@ struct ManyProcessesTests {
     #expect(try reopened.snapshot() == ["t": expected])
   }
 
-  @Test("a follower opened before any writer in this boot (a widget before its app) follows once one writes")
+  @Test(
+    "a follower opened before any writer in this boot (a widget before its app) follows once one writes"
+  )
   func followerBeforeWriters() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")

@@ -11,6 +11,11 @@ final class ProcessSharing: @unchecked Sendable {
   @exclusivity(unchecked) private(set) var sharedState: SharedLog?
   /// The shared state of a writer, which always has one.
   var shared: SharedLog { sharedState! }
+  /// The commit this process's view was last brought up to (log's lock).
+  @exclusivity(unchecked) private var seenCommit: SharedState.Commit?
+  /// The count of publications when it was: written with the log's lock and the index lock
+  /// both held, read with either (a call compares it under the shared index lock).
+  @exclusivity(unchecked) private var seenPublications: UInt64 = 0
   /// When a follower without a shared state last looked for one (monotonic nanoseconds).
   @exclusivity(unchecked) private var lastLook: Int64 = .min
   private let log: ActiveLog
@@ -59,10 +64,23 @@ final class ProcessSharing: @unchecked Sendable {
   /// held.
   func endWrite() {
     guard writeInProgress else { return }
-    if log.writer != nil { shared.publish(log.commitState()) }
+    if log.writer != nil { publish() }
     shared.lock.release()
     writeInProgress = false
     log.lock.broadcast()
+  }
+
+  /// Publishes the log as this process leaves it (with the file lock held), and notes it seen.
+  func publish() {
+    let commit = shared.publish(log.commitState())
+    noteSeen(commit.publication, commit)
+  }
+
+  /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
+  /// lock held.
+  func noteSeen(_ publications: UInt64, _ commit: SharedState.Commit) {
+    seenCommit = commit
+    index.change { seenPublications = publications }
   }
 
   // MARK: Catching up
@@ -81,7 +99,8 @@ final class ProcessSharing: @unchecked Sendable {
       try lookForSharedState()
       return
     }
-    guard shared.publications != shared.seen.publications else { return }
+    let published = shared.publications
+    guard published != index.lock.withReadLock({ seenPublications }) else { return }
     try log.lock.withLock { () throws(LogStoreError) in
       if !writeInProgress { try catchUp(shared, locked: false) }
     }
@@ -108,7 +127,7 @@ final class ProcessSharing: @unchecked Sendable {
   /// view read anew. Call with the log's lock held (and, `locked`, the file lock).
   private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
     let publications = shared.publications
-    guard publications != shared.seen.publications else { return }
+    guard publications != seenPublications else { return }
     guard let commit = shared.currentCommit(boot: boot) else {
       // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
       // while this open is registered: the file was replaced or damaged.
@@ -118,7 +137,7 @@ final class ProcessSharing: @unchecked Sendable {
       }
       return
     }
-    if let seen = shared.seen.commit, seen.generation == commit.generation,
+    if let seen = seenCommit, seen.generation == commit.generation,
       seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
       let active = index.segments[commit.activeSegment]
     {
@@ -129,7 +148,7 @@ final class ProcessSharing: @unchecked Sendable {
     } else {
       try reload(commit)
     }
-    shared.seen = (publications, commit)
+    noteSeen(commit.publication, commit)
   }
 
   /// Applies the records of `file` in `start..<end`, which another process published.

@@ -5,7 +5,7 @@
 /// A writer takes ``lock``, catches up on what the others appended since it last looked,
 /// appends, and publishes the new end (``publish(_:)``) before it releases the lock. A call
 /// that only reads compares ``publications`` with what it saw last (one load) and catches up
-/// only when it changed. Its mutable state (`seen`) is guarded by the log's lock.
+/// only when it changed (what it saw is ``ProcessSharing``'s).
 final class SharedLog: @unchecked Sendable {
   let directory: String
   let lock: any ProcessLock
@@ -15,8 +15,6 @@ final class SharedLog: @unchecked Sendable {
   /// This open's entry among the opens that use the store; nil for a follower, which writes
   /// nothing to the shared state.
   private(set) var entry: SharedState.Open?
-  /// The publication and commit this process's view of the log was last brought up to.
-  @exclusivity(unchecked) var seen: (publications: UInt64, commit: SharedState.Commit?) = (0, nil)
 
   /// The mapped bytes of the state.
   var baseAddress: UnsafeRawPointer { mapping.bytes.baseAddress! }
@@ -127,8 +125,9 @@ final class SharedLog: @unchecked Sendable {
 
   /// Publishes `commit`, numbered one more than the publications so far: written whole into
   /// the older slot, then the count of publications goes up. Clears the mark of a write in
-  /// progress.
-  func publish(_ commit: SharedState.Commit) {
+  /// progress. Returns the commit as published, with its number.
+  @discardableResult
+  func publish(_ commit: SharedState.Commit) -> SharedState.Commit {
     var commit = commit
     // Above both slots' numbers too, whatever happened to the count.
     let count =
@@ -143,7 +142,7 @@ final class SharedLog: @unchecked Sendable {
     }
     store(UInt64(0), at: SharedState.dirtyOffset)
     store(count, at: SharedState.publicationsOffset)
-    seen = (count, commit)
+    return commit
   }
 
   /// Forgets the mark of a write in progress, once what it wrote is cleared.
