@@ -496,4 +496,38 @@ struct ManyProcessesTests {
     try writer.close()
     try follower.close()
   }
+
+  @Test(
+    "a rotation whose process died before publishing is undone by the next write: no open finds a segment cut short"
+  )
+  func deadRotationUndone() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let dying = try LogStore(path: path, options: Self.options())
+    let living = try LogStore(path: path, options: Self.options())
+    try dying.createTable("t")
+    try living.put("v".bytes, forKey: "k".bytes, in: "t")
+    #expect(try dying.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    // As a process killed inside a rotation leaves it: the active segment sealed (its ending
+    // mark past the published end), the next one created and listed, nothing published.
+    let engine = dying.engine
+    let before = try segmentFiles(in: path).count
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      let shared = engine.sharing!.shared
+      try shared.lock.acquire()
+      let active = engine.log.writer!
+      shared.markDirty(segment: active.file.number, upTo: active.used)
+      _ = try engine.log.sealForCompaction(reserving: 0)
+      shared.lock.release()
+    }
+    #expect(try segmentFiles(in: path).count == before + 1)
+    try living.put("w".bytes, forKey: "k2".bytes, in: "t")
+    #expect(try segmentFiles(in: path).count == before)
+    #expect(try living.snapshot() == ["t": ["k": "v", "k2": "w"]])
+    try living.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": ["k": "v", "k2": "w"]])
+    #expect(try reopened.statistics().damagedRecords == 0)
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+  }
 }

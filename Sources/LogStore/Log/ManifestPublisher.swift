@@ -19,9 +19,12 @@ struct ManifestPublisher {
     generation = manifest?.generation ?? 0
   }
 
-  /// Replaces the manifest with one listing `numbers` (sorted), unless it lists them already.
-  mutating func publish(_ numbers: [UInt32]) throws(LogStoreError) {
-    guard published != numbers else { return }
+  /// Replaces the manifest with one listing `numbers` (sorted), unless it lists them already;
+  /// with `evenIfUnchanged`, in any case (another process may have written one since).
+  mutating func publish(_ numbers: [UInt32], evenIfUnchanged: Bool = false)
+    throws(LogStoreError)
+  {
+    guard published != numbers || evenIfUnchanged else { return }
     generation += 1
     published = nil
     try Manifest(segments: numbers, generation: generation).publish(

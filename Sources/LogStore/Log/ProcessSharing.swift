@@ -46,7 +46,9 @@ final class ProcessSharing: @unchecked Sendable {
     do {
       // A write in progress that nobody publishes is one whose process died holding the lock.
       if shared.dirty != nil, let commit = shared.currentCommit(boot: boot) {
-        _ = try Self.clearDeadWrite(directory: directory, options: options, commit)
+        let orphans = try Self.clearDeadWrite(directory: directory, options: options, commit)
+        try catchUp(shared, locked: true)
+        try log.removeUnpublishedSegments(orphans)
         shared.clearDirty()
       }
       try catchUp(shared, locked: true)
