@@ -530,4 +530,139 @@ struct ManyProcessesTests {
     #expect(try reopened.statistics().damagedRecords == 0)
     #expect(try LogStore.verify(path: path).problems.isEmpty)
   }
+
+  @Test("an open waits for a write of another process that holds the lock, and refreshes at once")
+  func openWaitsForAWrite() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // A `.oneProcess` writer leaves its process ID in the lock file; the next open clears it.
+    try LogStore(path: path).close()
+    let first = try LogStore(path: path, options: Self.options())
+    try first.createTable("t")
+    let shared = first.engine.sharing!.shared
+    try shared.lock.acquire()
+    let released = Thread {
+      usleep(30_000)
+      shared.lock.release()
+    }
+    released.start()
+    let started = Date()
+    let second = try LogStore(path: path, options: Self.options())
+    #expect(Date().timeIntervalSince(started) > 0.02)
+    try first.put("v".bytes, forKey: "k".bytes, in: "t")
+    try second.refresh()
+    #expect(try second.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try first.close()
+    try second.close()
+  }
+
+  @Test("a shared state reset under open writers makes their writes fail loudly, never write blind")
+  func stateResetUnderWriters() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options())
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    let other = try LogStore(path: path, options: Self.options())
+    // The file is mapped: writing zeros over it zeroes what both opens see.
+    try writeFile(
+      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size))
+    let refused = #expect(throws: LogStoreError.self) {
+      try store.put("w".bytes, forKey: "k".bytes, in: "t")
+    }
+    #expect(refused?.code == .corrupted)
+    #expect(try other.value(forKey: "k".bytes, in: "t") == "v".bytes)
+  }
+
+  @Test("damage in what another process published is counted by the process that catches up")
+  func damageInPublishedBytes() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.tableExists("t"))
+    let active = writer.engine.log.writer!
+    let start = active.used
+    try writer.put("first".bytes, forKey: "a".bytes, in: "t")
+    try writer.put("second".bytes, forKey: "b".bytes, in: "t")
+    // A byte of the first put's value flipped in the file, after it was published.
+    let handle = try SystemFileSystem().openFile(active.file.path, mode: .readWrite)
+    var byte: [UInt8] = [0]
+    let offset = start + RecordLayout.length(table: 1, key: 1, value: 5) - 2
+    _ = try byte.withMutableBytes { buffer throws(LogStoreError) in
+      try handle.read(into: buffer, at: offset)
+    }
+    byte[0] ^= 0x20
+    try byte.withBytes { buffer throws(LogStoreError) in try handle.write(buffer, at: offset) }
+    handle.close()
+    #expect(try follower.value(forKey: "a".bytes, in: "t") == nil)
+    #expect(try follower.value(forKey: "b".bytes, in: "t") == "second".bytes)
+    #expect(try follower.statistics().damagedRecords == 1)
+    try writer.close()
+  }
+
+  @Test("a compaction waits for one another process runs, and one whose process died is cleared")
+  func compactionsTakeTurns() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let first = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    let second = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    try first.createTable("t")
+    for index in 0..<300 {
+      try first.put("value \(index)".bytes, forKey: "k\(index % 40)".bytes, in: "t")
+    }
+    let expected = try first.snapshot()
+    let waited = Guarded(false)
+    try first.compact { done, _ in
+      guard done == 0, !waited.withLock({ $0 }) else { return }
+      waited.withLock { $0 = true }
+      // The other one's compaction waits for this one, in another thread.
+      let other = Thread { try? second.compact() }
+      other.start()
+      usleep(20_000)
+    }
+    // It waited, then ran: the store is the same in both.
+    var attempts = 0
+    while attempts < 500,
+      try second.snapshot() != expected || second.engine.sharing!.shared.compaction != nil
+    {
+      usleep(2_000)
+      attempts += 1
+    }
+    #expect(try second.snapshot() == expected)
+    #expect(try first.snapshot() == expected)
+    try first.close()
+    try second.close()
+  }
+
+  @Test("a compaction whose process died has its outputs removed by the next one")
+  func deadCompactionCleared() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options(maxSegmentSize: 4 << 10)
+    options.fileSystem = fileSystem
+    let first = try LogStore(path: "/store", options: options)
+    let second = try LogStore(path: "/store", options: options)
+    try first.createTable("t")
+    for index in 0..<200 {
+      try first.put("value \(index)".bytes, forKey: "k\(index % 30)".bytes, in: "t")
+    }
+    let expected = try first.snapshot()
+    var secondRan = false
+    let failed = #expect(throws: LogStoreError.self) {
+      try first.compact { done, _ in
+        guard !secondRan, done > 0 else { return }
+        secondRan = true
+        // The process running this compaction is taken for dead: the next compaction removes
+        // its outputs and runs itself.
+        fileSystem.markDead(fileSystem.processID)
+        do { try second.compact() } catch { Issue.record("\(error)") }
+      }
+    }
+    #expect(failed != nil)
+    #expect(secondRan)
+    #expect(try second.snapshot() == expected)
+    #expect(try first.snapshot() == expected)
+    #expect(fileSystem.files.keys.allSatisfy { !$0.hasSuffix(".tmp") })
+  }
 }

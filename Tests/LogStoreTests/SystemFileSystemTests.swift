@@ -194,4 +194,34 @@ struct SystemFileSystemTests {
     let mapping = try handle.map(length: 4096, writable: false)
     #expect(mapping.bytes.allSatisfy { $0 == 1 })
   }
+
+  @Test("a boot session is 16 bytes read from a UUID in either case; other texts are refused")
+  func bootSessions() throws {
+    let session = try SystemFileSystem().bootSession()
+    #expect(session.count == 16 && session.contains { $0 != 0 })
+    #expect(try SystemFileSystem().bootSession() == session)
+    let bytes = SystemFileSystem.uuidBytes("0A1b2C3d-4E5f-6789-AbCd-EF0123456789\n")
+    #expect(bytes?.first == 0x0A && bytes?[1] == 0x1B && bytes?.last == 0x89)
+    for text in [
+      "", "0a1b", "0a1b2c3d-4e5f-6789-abcd-ef012345678g", String(repeating: "a", count: 33),
+    ] {
+      #expect(SystemFileSystem.uuidBytes(text) == nil, "\(text)")
+    }
+  }
+
+  @Test("a process lock held by one descriptor is refused to another until released")
+  func processLocks() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("LOCK")
+    let first = try SystemFileSystem().openProcessLock(path)
+    let second = try SystemFileSystem().openProcessLock(path)
+    try first.acquire()
+    #expect(try !second.tryAcquire())
+    first.release()
+    #expect(try second.tryAcquire())
+    #expect(try !first.tryAcquire())
+    second.release()
+    #expect(SystemFileSystem().processExists(SystemFileSystem().processID))
+    #expect(!SystemFileSystem().processExists(Int32.max))
+  }
 }

@@ -223,6 +223,9 @@ final class Compactor: @unchecked Sendable {
       // The new active segment and the numbers reserved are published when this ends.
       try sharing?.beginWrite()
       defer { sharing?.endWrite() }
+      // One compaction at a time in the store, whichever process runs it: recovery takes every
+      // segment below the newest finished compaction's outputs for its inputs
+      // (``CompactionGroups``), which holds only while compactions take turns.
       if let sharing, let running = sharing.shared.compaction {
         if sharing.shared.processExists(running.process) { return .otherProcessCompacting }
         try removeOutputs(ofDeadCompaction: running.outputs)

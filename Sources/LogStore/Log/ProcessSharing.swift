@@ -7,7 +7,8 @@
 /// write at a time in a process. Everything here is guarded by the log's lock.
 final class ProcessSharing: @unchecked Sendable {
   /// The shared state. Nil only for a follower that opened before any writer made it: it
-  /// looks for it again now and then (``followOthers()``).
+  /// looks for it again now and then (``followOthers()``), and sets it once, with the log's
+  /// lock and the index lock held (a call reads it under the shared index lock).
   @exclusivity(unchecked) private(set) var sharedState: SharedLog?
   /// The shared state of a writer, which always has one.
   var shared: SharedLog { sharedState! }
@@ -38,8 +39,8 @@ final class ProcessSharing: @unchecked Sendable {
   // MARK: Writes
 
   /// Takes the store's file lock for a write of this process and catches up on what others
-  /// wrote. One such write at a time in a process (``sharedWriteInProgress``); call with the
-  /// log's lock held, and end with ``endSharedWrite()``.
+  /// wrote. One such write at a time in a process (``writeInProgress``); call with the log's
+  /// lock held, and end with ``endWrite()``.
   func beginWrite() throws(LogStoreError) {
     while writeInProgress { log.lock.wait() }
     try shared.lock.acquire()
@@ -97,29 +98,29 @@ final class ProcessSharing: @unchecked Sendable {
   /// since it last looked: one load when nothing did. Called at the start of every call.
   @inline(__always)
   func followOthers() throws(LogStoreError) {
-    guard let shared = sharedState else {
+    let (state, seen) = index.lock.withReadLock { (sharedState, seenPublications) }
+    guard let shared = state else {
       try lookForSharedState()
       return
     }
-    let published = shared.publications
-    guard published != index.lock.withReadLock({ seenPublications }) else { return }
+    guard shared.publications != seen else { return }
     try log.lock.withLock { () throws(LogStoreError) in
       if !writeInProgress { try catchUp(shared, locked: false) }
     }
   }
 
-  /// A follower that opened before any writer: looks for the shared state, at most every 50 ms
-  /// (a clock read between), and once there is one follows it from its newest commit.
+  /// A follower that opened before any writer: looks for the shared state, at most every 50 ms,
+  /// and once there is one follows it from its newest commit.
   private func lookForSharedState() throws(LogStoreError) {
-    let now = monotonicNanoseconds()
-    guard lastLook == .min || now - lastLook >= 50_000_000 else { return }
     try log.lock.withLock { () throws(LogStoreError) in
+      let now = monotonicNanoseconds()
+      guard sharedState == nil, lastLook == .min || now - lastLook >= 50_000_000 else { return }
       lastLook = now
-      guard sharedState == nil,
+      guard
         let found = try SharedLog.open(
           directory: directory, fileSystem: options.fileSystem, writable: false, create: false)
       else { return }
-      sharedState = found
+      index.change { sharedState = found }
       try catchUp(found, locked: false)
     }
   }
@@ -160,7 +161,9 @@ final class ProcessSharing: @unchecked Sendable {
     guard end > start else { return }
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
-      salt: file.salt, baseSequence: nextSequence, extent: .unsealed, start: start,
+      // Published bytes are records to their end, as a sealed segment's are: a bad one among
+      // them is damage, skipped and counted, and the good ones after it still count.
+      salt: file.salt, baseSequence: nextSequence, extent: .sealedWithoutMarks, start: start,
       mayBeBeingWritten: true)
     var failure: LogStoreError?
     index.change {
