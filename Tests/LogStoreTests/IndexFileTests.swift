@@ -702,6 +702,36 @@ struct IndexFileTests {
     #expect(back.isEmpty, "\(back.count) deleted keys are back: \(back.prefix(5)) …")
   }
 
+  @Test(
+    "an index file damaged after a compaction copied, before it swaps: the keys its moves meet are rebuilt from the log"
+  )
+  func damagedBeforeSwap() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let expected: [String: [String: String]]
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try fill(store)
+      try store.checkpoint()
+      expected = try store.snapshot()
+      try store.close()
+    }
+    let index = try indexFiles(in: path)[0]
+    let damaged = damagingSlotGroups(try fileBytes(index), every: 2)
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    try store.compact { done, total in
+      // The last call comes once every record is judged and copied.
+      guard done == total else { return }
+      do { try overwriteInPlace(index, with: damaged) } catch { Issue.record("\(error)") }
+    }
+    #expect(try store.statistics().indexMappedBytes == 0)
+    #expect(try store.snapshot() == expected)
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == expected)
+  }
+
   @Test("creating a table that exists writes nothing, whatever the sync policy")
   func createExistingTable() throws {
     let directory = TemporaryDirectory()

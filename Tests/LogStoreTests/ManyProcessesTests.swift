@@ -521,6 +521,10 @@ struct ManyProcessesTests {
       shared.lock.release()
     }
     #expect(try segmentFiles(in: path).count == before + 1)
+    // The next writer's open undoes it as the next write would.
+    let joining = try LogStore(path: path, options: Self.options())
+    #expect(try segmentFiles(in: path).count == before)
+    try joining.close()
     try living.put("w".bytes, forKey: "k2".bytes, in: "t")
     #expect(try segmentFiles(in: path).count == before)
     #expect(try living.snapshot() == ["t": ["k": "v", "k2": "w"]])
@@ -664,5 +668,35 @@ struct ManyProcessesTests {
     #expect(try second.snapshot() == expected)
     #expect(try first.snapshot() == expected)
     #expect(fileSystem.files.keys.allSatisfy { !$0.hasSuffix(".tmp") })
+  }
+
+  @Test(
+    "a shared state of another boot does not hold a .oneProcess writer back; a short one is no state to a follower"
+  )
+  func otherBootAndShortState() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options())
+      try store.createTable("t")
+      try store.put("v".bytes, forKey: "k".bytes, in: "t")
+      try store.close()
+    }
+    // Left by a boot before: the opens it lists are of processes that are gone with it.
+    var other = [UInt8](repeating: 0, count: SharedState.size)
+    other.withUnsafeMutableBytes {
+      SharedState.initialize($0.baseAddress!, boot: [UInt8](repeating: 9, count: 16))
+    }
+    other.replaceSubrange(
+      SharedState.opensOffset..<SharedState.opensOffset + 8,
+      with: littleEndianBytes(UInt64(1) << 32 | 7))
+    try writeFile(path + "/" + SharedState.fileName, other)
+    let single = try LogStore(path: path)
+    #expect(try single.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try single.close()
+    try writeFile(path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: 100))
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try follower.close()
   }
 }

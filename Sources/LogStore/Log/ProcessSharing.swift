@@ -66,7 +66,6 @@ final class ProcessSharing: @unchecked Sendable {
   /// Publishes what the write appended and releases the file lock. Call with the log's lock
   /// held.
   func endWrite() {
-    guard writeInProgress else { return }
     if log.writer != nil { publish() }
     shared.lock.release()
     writeInProgress = false
@@ -184,8 +183,6 @@ final class ProcessSharing: @unchecked Sendable {
           }
         }
       }
-      // Published bytes end at a record: a view that ends before is damage.
-      if scanner.end < end { damage += 1 }
       index.addDamagedRecords(damage)
     }
     if let failure { throw failure }
@@ -215,10 +212,9 @@ final class ProcessSharing: @unchecked Sendable {
     throws(LogStoreError) -> (SharedLog, SharedState.Commit?, orphans: [UInt32])
   {
     let fileSystem = options.fileSystem
-    guard
-      let shared = try SharedLog.open(
-        directory: directory, fileSystem: fileSystem, writable: true, create: true)
-    else { throw LogStoreError(.io, "the shared state of \(directory) could not be created") }
+    // Created if missing and made whole: with `create`, there is always one.
+    let shared = try SharedLog.open(
+      directory: directory, fileSystem: fileSystem, writable: true, create: true)!
     try acquireForOpen(shared.lock, directory: directory, fileSystem: fileSystem)
     do {
       // A `.oneProcess` writer that held the store is gone: its process ID must not make a
