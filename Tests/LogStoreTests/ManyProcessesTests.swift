@@ -284,7 +284,7 @@ struct ManyProcessesTests {
     var ended: [(id: Int, acknowledged: Int)] = []
     var kills = 0
     var stops = 0
-    for _ in 0..<TestDepth.choose(sample: 15, full: 80) {
+    for _ in 0..<TestDepth.choose(sample: 15, full: 30) {
       usleep(UInt32(60_000 + random.next() % 120_000))
       if random.next() % 3 == 0 {
         let victim = Int(random.next() % UInt64(writers.count))
