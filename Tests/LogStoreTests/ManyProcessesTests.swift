@@ -251,14 +251,6 @@ struct ManyProcessesTests {
     #expect(try reopened.snapshot() == ["t": expected])
   }
 
-  /// The last operation number a worker acknowledged on its standard output.
-  private static func lastAcknowledged(_ text: String) -> Int {
-    // A line cut short by the kill is not an acknowledgement.
-    let complete =
-      text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
-    return complete.split(separator: "\n").last.flatMap { Int($0) } ?? 0
-  }
-
   @Test(
     "writer processes killed and stopped at random beside followers and compactions: nothing acknowledged is lost, no follower sees a value go back"
   )
@@ -294,7 +286,7 @@ struct ManyProcessesTests {
         #expect(
           ending.reason == .uncaughtSignal,
           "writer \(id) ended by \(ending.summary): \(ending.standardError.prefix(400))")
-        ended.append((id, Self.lastAcknowledged(ending.standardOutput)))
+        ended.append((id, lastAcknowledged(ending.standardOutput)))
         writers[victim] = try startWriter()
         kills += 1
       } else {
@@ -311,7 +303,7 @@ struct ManyProcessesTests {
       process.send(SIGKILL)
       let ending = try process.waitUntilExit()
       #expect(ending.reason == .uncaughtSignal, "writer \(id): \(ending.standardError.prefix(400))")
-      ended.append((id, Self.lastAcknowledged(ending.standardOutput)))
+      ended.append((id, lastAcknowledged(ending.standardOutput)))
     }
     for follower in followers {
       let running = follower.isRunning

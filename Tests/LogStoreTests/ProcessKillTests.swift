@@ -6,13 +6,6 @@ import Testing
 
 @Suite("Process kills", .serialized)
 struct ProcessKillTests {
-  /// The last operation number a killed writer acknowledged on its standard output.
-  private static func lastAcknowledged(_ text: String) -> Int {
-    // A line cut short by the kill is not an acknowledgement.
-    let complete =
-      text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
-    return complete.split(separator: "\n").last.flatMap { Int($0) } ?? 0
-  }
 
   @Test(
     "a writer killed at random moments leaves a prefix of its operations, the acknowledged ones included"
@@ -41,7 +34,7 @@ struct ProcessKillTests {
         [path, String(seed)] + (compacting ? ["--compact"] : []) + (always ? ["--always"] : []))
       usleep(UInt32(10_000 + random.next() % 220_000))
       // Acknowledged 20 ms before the kill: a writer still at work acknowledges more by then.
-      let earlier = Self.lastAcknowledged(process.standardOutput)
+      let earlier = lastAcknowledged(process.standardOutput)
       usleep(20_000)
       process.send(SIGKILL)
       let ending = try process.waitUntilExit()
@@ -50,7 +43,7 @@ struct ProcessKillTests {
         ending.reason == .uncaughtSignal && ending.status == SIGKILL,
         "\(label) ended by \(ending.summary), not by the kill: \(ending.standardError.prefix(500))"
       )
-      let acknowledged = Self.lastAcknowledged(ending.standardOutput)
+      let acknowledged = lastAcknowledged(ending.standardOutput)
 
       var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
       var model = StoreModel()

@@ -29,6 +29,14 @@ func recordBytes(_ path: String) throws -> [UInt8] {
   return Array(bytes[..<end])
 }
 
+/// The last operation number a child process acknowledged on its standard output, one number
+/// a line; a line cut short by a kill is not an acknowledgement.
+func lastAcknowledged(_ text: String) -> Int {
+  let complete =
+    text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
+  return complete.split(separator: "\n").last.flatMap { Int($0) } ?? 0
+}
+
 /// The bytes of `value`, little-endian: for building file contents field by field.
 func littleEndianBytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
   withUnsafeBytes(of: value.littleEndian) { Array($0) }

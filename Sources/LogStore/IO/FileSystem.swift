@@ -115,6 +115,21 @@ package protocol FileHandle: AnyObject, Sendable {
   func close()
 }
 
+extension FileHandle {
+  /// Writes zeros over the bytes in `start..<end` (64 KiB at a time).
+  func writeZeros(from start: Int, to end: Int) throws(LogStoreError) {
+    let zeros = [UInt8](repeating: 0, count: max(0, min(end - start, 64 << 10)))
+    var offset = start
+    while offset < end {
+      let count = min(zeros.count, end - offset)
+      try zeros.withBytes { bytes throws(LogStoreError) in
+        try write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+      }
+      offset += count
+    }
+  }
+}
+
 /// A shared memory mapping of a file. Bytes written through it are in the operating
 /// system's page cache when ``write(at:count:_:)`` returns: they survive the process, not a
 /// power failure, until synchronized. Unmapped when deallocated.

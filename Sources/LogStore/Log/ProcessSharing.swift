@@ -329,15 +329,7 @@ final class ProcessSharing: @unchecked Sendable {
     let size = try handle.size()
     let start = Int(commit.committedEnd)
     if size > start {
-      let zeros = [UInt8](repeating: 0, count: min(size - start, 64 << 10))
-      var offset = start
-      while offset < size {
-        let count = min(zeros.count, size - offset)
-        try zeros.withBytes { bytes throws(LogStoreError) in
-          try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
-        }
-        offset += count
-      }
+      try handle.writeZeros(from: start, to: size)
       try handle.synchronize(.durable)
     }
     let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)

@@ -547,7 +547,7 @@ struct Recovery {
       // back behind new ones. It never cuts the file, since a reader may have it mapped
       // (docs/CONCURRENCY.md). A read-only open just does not count it.
       if changesFiles && scanner.foundTornTail {
-        try zero(candidate.handle, from: scanner.end, to: candidate.size)
+        try candidate.handle.writeZeros(from: scanner.end, to: candidate.size)
         try candidate.handle.synchronize(.durable)
         zeroedTail = true
       }
@@ -642,19 +642,6 @@ struct Recovery {
     }
     finishRun()
     return counts
-  }
-
-  /// Writes zeros over the bytes of `handle` in `start..<end`.
-  private func zero(_ handle: any FileHandle, from start: Int, to end: Int) throws(LogStoreError) {
-    let zeros = [UInt8](repeating: 0, count: min(end - start, 64 << 10))
-    var offset = start
-    while offset < end {
-      let count = min(zeros.count, end - offset)
-      try zeros.withBytes { bytes throws(LogStoreError) in
-        try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
-      }
-      offset += count
-    }
   }
 
   /// Whether every byte of the segment after its header is zero.
