@@ -271,6 +271,8 @@ struct ManyProcessesTests {
       if id % 4 == 3 { arguments += ["--always"] }
       return (id, try ChildProcess(worker, arguments))
     }
+    // The store exists before the followers start: a read-only open of none is refused.
+    try LogStore(path: path, options: Self.options()).close()
     var writers = try (0..<4).map { _ in try startWriter() }
     let followers = try (0..<2).map { _ in try ChildProcess(worker, ["follower", path]) }
     var ended: [(id: Int, acknowledged: Int)] = []
