@@ -37,6 +37,10 @@ extension LogStore {
     /// (``ActiveLog/writeActiveHint(indexCovered:)``): scanning less takes about a
     /// millisecond. Tests lower it.
     package var activeHintMinimumBytes = 1 << 20
+    /// In `.manyProcesses` use, how many milliseconds an open waits for the store's lock held
+    /// by a process that is not a `.oneProcess` writer, and a compaction for one another process
+    /// runs, before giving up with ``LogStoreError/Code/locked``. Tests lower it.
+    package var otherProcessPatience = 10_000
 
     public init(
       sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,

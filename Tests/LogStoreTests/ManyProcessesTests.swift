@@ -515,9 +515,21 @@ struct ManyProcessesTests {
     try living.put("w".bytes, forKey: "k2".bytes, in: "t")
     #expect(try segmentFiles(in: path).count == before)
     #expect(try living.snapshot() == ["t": ["k": "v", "k2": "w"]])
+    // Again, with no open to undo it: the next write of a writer already open does.
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      let shared = engine.sharing!.shared
+      try shared.lock.acquire()
+      shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
+      _ = try engine.log.sealForCompaction(reserving: 0)
+      shared.lock.release()
+    }
+    #expect(try segmentFiles(in: path).count == before + 1)
+    try living.put("x".bytes, forKey: "k3".bytes, in: "t")
+    #expect(try segmentFiles(in: path).count == before)
+    #expect(try living.snapshot() == ["t": ["k": "v", "k2": "w", "k3": "x"]])
     try living.close()
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": ["k": "v", "k2": "w"]])
+    #expect(try reopened.snapshot() == ["t": ["k": "v", "k2": "w", "k3": "x"]])
     #expect(try reopened.statistics().damagedRecords == 0)
     #expect(try LogStore.verify(path: path).problems.isEmpty)
   }
@@ -623,6 +635,46 @@ struct ManyProcessesTests {
     }
     #expect(try second.snapshot() == expected)
     #expect(try first.snapshot() == expected)
+    try first.close()
+    try second.close()
+  }
+
+  @Test(
+    "an open, and a compaction, that another process keeps waiting past the patience give up with .locked"
+  )
+  func patienceRunsOut() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options()
+    options.otherProcessPatience = 30
+    let first = try LogStore(path: path, options: options)
+    try first.createTable("t")
+    for index in 0..<50 { try first.put("v\(index)".bytes, forKey: "k\(index % 5)".bytes, in: "t") }
+    // A holder that is no `.oneProcess` writer (its ID is not in the lock file) keeps the lock.
+    let shared = first.engine.sharing!.shared
+    try shared.lock.acquire()
+    let started = Date()
+    let open = #expect(throws: LogStoreError.self) { try LogStore(path: path, options: options) }
+    #expect(open?.code == .locked)
+    #expect(open?.message.contains("stayed held for 30 ms") == true)
+    #expect(Date().timeIntervalSince(started) >= 0.03)
+    shared.lock.release()
+    // A compaction of another process that is alive and never ends.
+    let second = try LogStore(path: path, options: options)
+    try first.engine.log.lock.withLock { () throws(LogStoreError) in
+      try shared.lock.acquire()
+      shared.beginCompaction(outputs: 900..<901)
+      shared.lock.release()
+    }
+    let compaction = #expect(throws: LogStoreError.self) { try second.compact() }
+    #expect(compaction?.code == .locked)
+    #expect(compaction?.message.contains("compacting") == true)
+    shared.endCompaction()
+    try second.compact()
+    #expect(
+      try second.snapshot() == [
+        "t": Dictionary(uniqueKeysWithValues: (45..<50).map { ("k\($0 % 5)", "v\($0)") })
+      ])
     try first.close()
     try second.close()
   }

@@ -97,20 +97,17 @@ final class Compactor: @unchecked Sendable {
       case .nothingToDo: return false
       case .indexFileDamaged: continue
       case .otherProcessCompacting:
-        guard waited < Self.otherProcessPatience else {
+        guard waited < options.otherProcessPatience else {
           throw LogStoreError(
             .locked,
             "another process has been compacting \(directory) for over "
-              + "\(Self.otherProcessPatience / 1000) s")
+              + "\(options.otherProcessPatience) ms")
         }
         pauseThread(microseconds: 1000)
         waited += 1
       }
     }
   }
-
-  /// How many milliseconds a compaction waits for one that another process runs.
-  static let otherProcessPatience = 10_000
 
   private enum Attempt {
     case compacted(writesIndex: Bool)

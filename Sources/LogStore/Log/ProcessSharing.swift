@@ -198,11 +198,6 @@ final class ProcessSharing: @unchecked Sendable {
 
   // MARK: Opening
 
-  /// How long an open waits for a lock held by a process that did not say it is a
-  /// `.oneProcess` writer (one of an older version of this library, or a process in the middle
-  /// of its own open) before it gives up with ``LogStoreError/Code/locked``.
-  static let openLockPatience = 10_000
-
   /// For a writer's open in `.manyProcesses` use: maps the shared state and takes the store's
   /// lock, which the caller releases once the open has published. Returns the newest commit
   /// (nil when the state is fresh: then the open takes the directory over as a `.oneProcess`
@@ -215,7 +210,7 @@ final class ProcessSharing: @unchecked Sendable {
     // Created if missing and made whole: with `create`, there is always one.
     let shared = try SharedLog.open(
       directory: directory, fileSystem: fileSystem, writable: true, create: true)!
-    try acquireForOpen(shared.lock, directory: directory, fileSystem: fileSystem)
+    try acquireForOpen(shared.lock, directory: directory, options: options)
     do {
       // A `.oneProcess` writer that held the store is gone: its process ID must not make a
       // later open think it is still there (the number may be another process's by then).
@@ -238,10 +233,14 @@ final class ProcessSharing: @unchecked Sendable {
 
   /// Takes `lock` for an open: at once, or after the writes of other processes that hold it;
   /// refused at once when a `.oneProcess` writer holds the store (its process ID is in the
-  /// lock file).
+  /// lock file), and after ``LogStore/Options/otherProcessPatience`` when another holder (one
+  /// of an older version of this library, or a process in the middle of its own open) keeps
+  /// it.
   private static func acquireForOpen(
-    _ lock: any ProcessLock, directory: String, fileSystem: any FileSystem
+    _ lock: any ProcessLock, directory: String, options: LogStore.Options
   ) throws(LogStoreError) {
+    let fileSystem = options.fileSystem
+    let patience = options.otherProcessPatience
     var waited = 0
     while try !lock.tryAcquire() {
       if let holder = oneProcessHolder(directory: directory, fileSystem: fileSystem),
@@ -252,9 +251,8 @@ final class ProcessSharing: @unchecked Sendable {
           "\(directory) is open for writing in .oneProcess use by process \(holder): "
             + "open it with the same sharing, or read-only")
       }
-      guard waited < openLockPatience else {
-        throw LogStoreError(
-          .locked, "the lock of \(directory) stayed held for \(openLockPatience / 1000) s")
+      guard waited < patience else {
+        throw LogStoreError(.locked, "the lock of \(directory) stayed held for \(patience) ms")
       }
       pauseThread(microseconds: 1000)
       waited += 1
