@@ -679,6 +679,55 @@ struct ManyProcessesTests {
     try second.close()
   }
 
+  @Test(
+    "an open that joins a writer and clears a dead write, failing at any of its calls, releases the lock and loses nothing"
+  )
+  func joinFailsAtEveryCall() throws {
+    /// A store with one open writer whose last write died unpublished; the file system counts
+    /// calls from here.
+    func setUp() throws -> (SimulatedFileSystem, LogStore, LogStore.Options) {
+      let fileSystem = SimulatedFileSystem()
+      var options = Self.options()
+      options.fileSystem = fileSystem
+      options.otherProcessPatience = 20
+      let living = try LogStore(path: "/store", options: options)
+      try living.createTable("t")
+      try living.put("v".bytes, forKey: "k".bytes, in: "t")
+      let engine = living.engine
+      try engine.log.lock.withLock { () throws(LogStoreError) in
+        let shared = engine.sharing!.shared
+        try shared.lock.acquire()
+        shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
+        shared.lock.release()
+      }
+      return (fileSystem, living, options)
+    }
+    let (probe, _, probeOptions) = try setUp()
+    let first = probe.calls + 1
+    try LogStore(path: "/store", options: probeOptions).close()
+    let calls = first...probe.calls
+    #expect(calls.count > 10)
+    var failed = 0
+    for call in calls where TestDepth.runs(call, every: 2, isEdge: call == calls.lowerBound) {
+      let (fileSystem, living, options) = try setUp()
+      fileSystem.inject(.init(call: call, errorNumber: EIO, persistent: false))
+      do {
+        try LogStore(path: "/store", options: options).close()
+      } catch {
+        failed += 1
+        #expect(error.code == .io || error.code == .locked, "call \(call): \(error)")
+      }
+      fileSystem.clearFaults()
+      // The lock is free again, the open writer goes on, and a new open sees everything.
+      try living.put("w".bytes, forKey: "k2".bytes, in: "t")
+      let again = try LogStore(path: "/store", options: options)
+      #expect(try again.snapshot() == ["t": ["k": "v", "k2": "w"]], "call \(call)")
+      try again.close()
+      try living.close()
+    }
+    #expect(failed > 0)
+  }
+
   @Test("a compaction whose process died has its outputs removed by the next one")
   func deadCompactionCleared() throws {
     let fileSystem = SimulatedFileSystem()
