@@ -49,7 +49,9 @@ let package = Package(
       ]),
     .testTarget(
       name: "YTKKeyValueStoreTests",
-      dependencies: ["YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv"],
+      dependencies: [
+        "YTKKeyValueStore", "LogStore", "LogStoreTesting", "ytkkv", "ytkkv-sharing-worker",
+      ],
       // Fixtures/format1.db: a store written by format version 1 (and its dump), opened by
       // every later version without loss.
       exclude: ["Fixtures"]),

@@ -1,26 +1,66 @@
 /// A change just committed, shown to the store's commit observer
 /// (``LogStore/observeCommits(_:)``): its operations in the order they apply.
 ///
-/// It borrows the writer's memory and is valid only during the observer's call.
+/// A change of this open comes from the writer's memory; in `.manyProcesses` use, one of
+/// another process from the record this process read from the log. Either is valid only
+/// during the observer's call.
 package struct CommittedChange {
-  let mutation: Mutation
+  private enum Source {
+    case written(Mutation)
+    case logged(Record, offset: Int, file: SegmentFile)
+    case gap
+  }
+
+  private let source: Source
+
+  init(mutation: Mutation) { source = .written(mutation) }
+
+  /// A change another process committed, as read from the log: `record` at `offset` of `file`.
+  init(logged record: Record, at offset: Int, of file: SegmentFile) {
+    source = .logged(record, offset: offset, file: file)
+  }
+
+  /// Changes were committed (by another process) that this one could not read in order: a
+  /// compaction there took them out of the log before this process looked, or they were
+  /// damaged. The observer's later changes follow the gap.
+  static var gap: CommittedChange { CommittedChange(source: .gap) }
+
+  private init(source: Source) { self.source = source }
+
+  /// Whether changes are missing here (``gap``): whoever follows the changes must read the
+  /// store again.
+  package var missesChanges: Bool {
+    if case .gap = source { return true }
+    return false
+  }
 
   /// Calls `body` with each operation of the change, in order: its kind, table and key (for a
   /// `.deletePrefix`, the prefix; empty for the table operations).
   package func forEachOperation(
     _ body: (RecordKind, _ table: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer) -> Void
   ) {
-    switch mutation {
-    case .single(let kind, let table, let key, _, _, _):
+    switch source {
+    case .written(.single(let kind, let table, let key, _, _, _)):
       body(kind, table, key)
-    case .batch(let batch):
+    case .written(.batch(let batch)):
       for operation in batch.operations {
         operation.withFields { table, key, _ in body(operation.kind, table, key) }
       }
-    case .puts(let puts):
+    case .written(.puts(let puts)):
       puts.table.withUTF8Bytes { table in
         puts.forEachPut { key, _, _ in body(.put, table, key) }
       }
+    case .logged(let record, let offset, let file):
+      guard record.kind == .batch else {
+        body(record.kind, record.table, record.key)
+        return
+      }
+      // Its members were checked when the record was applied.
+      try? file.forEachMember(of: record, at: offset) { member, _ in
+        body(member.kind, member.table, member.key)
+      }
+    case .gap:
+      break
     }
   }
 }
@@ -31,8 +71,13 @@ extension LogStore {
   /// its writer returns. It runs under the log's lock: it must be quick, must not block and
   /// must not call the store. One observer at a time; a second call replaces the first.
   ///
+  /// In `.manyProcesses` use it also hears of the changes other processes commit, in commit
+  /// order, soon after they do (a thread of this open watches for them from the first call
+  /// until the store closes), and of a ``CommittedChange/gap`` where some could not be read.
+  ///
   /// A store with no observer pays one nil check per commit.
   package func observeCommits(_ observer: @escaping @Sendable (CommittedChange) -> Void) {
     engine.log.lock.withLock { engine.log.commitObserver = observer }
+    engine.watchOtherProcesses()
   }
 }

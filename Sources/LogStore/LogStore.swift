@@ -64,6 +64,15 @@ public final class LogStore: Sendable {
   /// writing is always current, and this does nothing.
   public func refresh() throws(LogStoreError) { try engine.refresh() }
 
+  /// How the store at `path` is in use by live processes right now: ``StoreSharing/oneProcess``
+  /// while a `.oneProcess` writer has it open, ``StoreSharing/manyProcesses`` while writers
+  /// in that mode have it open, nil when no writer does (then an open in either mode
+  /// succeeds). A tool that works beside apps (`ytkkv`) opens the store in the mode this
+  /// returns; the answer can change as soon as it is given.
+  public static func sharingInUse(at path: String) -> StoreSharing? {
+    ProcessSharing.sharingInUse(directory: path, fileSystem: SystemFileSystem())
+  }
+
   // MARK: Tables
 
   /// Creates a table; creating one that exists does nothing (and writes nothing).

@@ -26,10 +26,13 @@ extension LogStore {
     /// enough was written since the last one. Default `true`; with `false` none is written or
     /// used (a writer's open removes those there), and every open reads the whole log.
     public var indexFiles: Bool
-    /// Who opens the store at once. Default ``StoreSharing/oneProcess``. A store in use in
-    /// one mode refuses an open in the other with ``LogStoreError/Code/locked``. (Package-wide
-    /// until every part of the store works in `.manyProcesses`: docs/CONCURRENCY.md.)
-    package var sharing: StoreSharing = .oneProcess
+    /// Who opens the store at once. Default ``StoreSharing/oneProcess``: one writing process,
+    /// which holds the store's lock while it is open. ``StoreSharing/manyProcesses``: any
+    /// number of processes read and write at once, and none holds a lock between calls
+    /// (docs/CONCURRENCY.md, "Many processes"). A store in use in one mode refuses an open in
+    /// the other with ``LogStoreError/Code/locked``; once nobody has it open, it opens in
+    /// either.
+    public var sharing: StoreSharing
     /// The file system the engine works on; tests substitute a fault-injecting one.
     package var fileSystem: any FileSystem
     /// A clean close writes a hint file for the active segment when at least this many of its
@@ -45,7 +48,8 @@ extension LogStore {
     public init(
       sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
       compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
-      verifyChecksumsOnRead: Bool = true, indexFiles: Bool = true
+      verifyChecksumsOnRead: Bool = true, indexFiles: Bool = true,
+      sharing: StoreSharing = .oneProcess
     ) {
       self.sync = sync
       self.readOnly = readOnly
@@ -54,6 +58,7 @@ extension LogStore {
       self.maxSegmentSize = maxSegmentSize
       self.verifyChecksumsOnRead = verifyChecksumsOnRead
       self.indexFiles = indexFiles
+      self.sharing = sharing
       self.fileSystem = SystemFileSystem()
     }
 

@@ -26,6 +26,7 @@ final class StoreEngine: @unchecked Sendable {
   // Guarded by the log's lock.
   private var storeLock: (any FileLock)?
   private var backgroundThreads: [BackgroundThread] = []
+  private var watchesOtherProcesses = false
 
   init(directory: String, options: LogStore.Options) throws(LogStoreError) {
     let options = try options.validated()
@@ -78,7 +79,9 @@ final class StoreEngine: @unchecked Sendable {
     repair = IndexRepair(log: log, indexFile: indexFile)
     sharing =
       manyProcesses
-      ? ProcessSharing(shared: sharedLog, log: log, indexFile: indexFile, boot: boot) : nil
+      ? ProcessSharing(
+        shared: sharedLog, log: log, indexFile: indexFile, boot: boot,
+        signal: try fileSystem.commitSignal(for: directory)) : nil
     groupCommit = GroupCommit(log: log)
     checkpointer = Checkpointer(
       log: log, groupCommit: groupCommit, repair: repair, sharing: sharing)
@@ -451,9 +454,13 @@ final class StoreEngine: @unchecked Sendable {
     log.waitUntilBackupsEnd()
     let threads = backgroundThreads
     backgroundThreads = []
+    let watching = watchesOtherProcesses
     lock.unlock()
+    // Wakes the watcher of other processes' changes (and, harmlessly, theirs).
+    if watching { sharing?.signal.post() }
     // The background threads take the log's lock themselves, so they are joined without it.
     for thread in threads { thread.join() }
+    sharing?.signal.close()
 
     lock.lock()
     defer { lock.unlock() }
@@ -520,6 +527,27 @@ final class StoreEngine: @unchecked Sendable {
   func checkNotClosing() throws(LogStoreError) {
     try log.lock.withLock { () throws(LogStoreError) in
       if log.closing { throw LogStoreError.closed(directory) }
+    }
+  }
+
+  /// In `.manyProcesses` use: starts, once, the thread that catches up on what other processes
+  /// publish as soon as its ``ProcessSharing/signal`` wakes it, so that the commit observer
+  /// hears of their changes without a call of this open. It runs until the store closes.
+  func watchOtherProcesses() {
+    guard let sharing else { return }
+    log.lock.withLock {
+      guard !watchesOtherProcesses, !log.closing else { return }
+      watchesOtherProcesses = true
+      let thread = BackgroundThread { [log] in
+        while !log.lock.withLock({ log.closing }) {
+          sharing.signal.wait(milliseconds: 1000)
+          // An error here (the store closing, a damaged shared state) is the next call's to
+          // report.
+          try? sharing.followOthers()
+        }
+      }
+      backgroundThreads.append(thread)
+      thread.start()
     }
   }
 

@@ -329,6 +329,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var pendingNamespace: [NamespaceChange] = []
     var locks: Set<String> = []
     var calls = 0
+    var commitPosts = 0
     var faults: [Fault] = []
     var activeFault: Fault?
     var crashAt: Int?
@@ -775,6 +776,17 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     state.withLock { !$0.deadProcesses.contains(process) }
   }
 
+  /// A signal whose wait is a pause of a millisecond at most, as Linux's is a short pause;
+  /// ``commitPosts`` counts the posts.
+  package func commitSignal(for directory: String) throws(LogStoreError) -> any CommitSignal {
+    SimulatedCommitSignal(fileSystem: self)
+  }
+
+  /// How many times the processes on this file system posted a commit signal.
+  package var commitPosts: Int { state.withLock { $0.commitPosts } }
+
+  fileprivate func notePost() { state.withLock { $0.commitPosts += 1 } }
+
   /// Makes ``processExists(_:)`` say that `process` is gone.
   package func markDead(_ process: Int32) {
     state.withLock { _ = $0.deadProcesses.insert(process) }
@@ -1060,4 +1072,17 @@ package final class Guarded<Value>: @unchecked Sendable {
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)
   }
+}
+
+/// ``SimulatedFileSystem/commitSignal(for:)``.
+private final class SimulatedCommitSignal: CommitSignal {
+  private let fileSystem: SimulatedFileSystem
+
+  init(fileSystem: SimulatedFileSystem) { self.fileSystem = fileSystem }
+
+  func post() { fileSystem.notePost() }
+
+  func wait(milliseconds: Int) { usleep(UInt32(min(milliseconds, 1)) * 1000) }
+
+  func close() {}
 }

@@ -35,8 +35,16 @@ extension KeyValueStore {
   /// consuming task, or dropping the stream, unsubscribes it.
   ///
   /// A table that does not exist yet is no error: its changes arrive once it is created.
-  /// Only changes made through this `KeyValueStore` (and its ``logStore``) are seen, not
-  /// those of another process.
+  ///
+  /// In ``StoreSharing/oneProcess`` use, the changes are those made through this
+  /// `KeyValueStore` (and its ``logStore``). In ``StoreSharing/manyProcesses`` use, they are
+  /// also those other processes commit, in the one commit order of all processes, delivered
+  /// without a call of this process: from the first `changes(in:)` until the store closes, a
+  /// thread of this store waits for them (on Apple platforms a `notify(3)` notification that
+  /// each write posts; on Linux it looks at the store's shared state every 5 ms). When changes
+  /// of another process cannot be read in order (a compaction there took them out of the log
+  /// before this process looked), every stream ends after the changes before them, as when a
+  /// consumer falls behind: read the tables again and ask for new streams.
   public func changes(in table: String) -> AsyncStream<KeyValueChange> {
     changeStreams.installOnce {
       logStore.observeCommits { [changeStreams] change in changeStreams.publish(change) }
@@ -99,6 +107,15 @@ final class ChangeStreams: @unchecked Sendable {
   func publish(_ change: CommittedChange) {
     let streams = lock.withLock { self.streams }
     guard !streams.isEmpty else { return }
+    guard !change.missesChanges else {
+      // No stream may go on with a change missing in the middle.
+      let all = streams.flatMap { table, subscribers in subscribers.map { (table, $0.key) } }
+      remove(all)
+      for subscribers in streams.values {
+        for continuation in subscribers.values { continuation.finish() }
+      }
+      return
+    }
     var ended: [(table: String, id: Int, continuation: Continuation)] = []
     func deliver(_ event: KeyValueChange, to table: String) {
       guard let subscribers = streams[table] else { return }

@@ -61,6 +61,16 @@ public struct StoreOptions: Sendable, Equatable {
     get { logStoreOptions.indexFiles }
     set { logStoreOptions.indexFiles = newValue }
   }
+  /// Who opens the store at once. Default `.oneProcess`: one writing process, which holds the
+  /// store's lock while it is open; other processes open it read-only. `.manyProcesses`: an
+  /// app, its widgets and its extensions all read and write at once, no lock is held between
+  /// calls, and every call sees what any process completed before it began
+  /// (docs/CONCURRENCY.md, "Many processes"). Every process must open the store in the same
+  /// mode: an open in the other one throws `.locked` while the store is in use.
+  public var sharing: StoreSharing {
+    get { logStoreOptions.sharing }
+    set { logStoreOptions.sharing = newValue }
+  }
 
   /// The data-protection class of the store's directory and files on iOS, iPadOS, tvOS,
   /// watchOS and visionOS. Default `.completeUntilFirstUserAuthentication`, the system's own
@@ -80,12 +90,13 @@ public struct StoreOptions: Sendable, Equatable {
     compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,
     verifyChecksumsOnRead: Bool = true,
     fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
-    indexFiles: Bool = true, coding: CodingStrategies = CodingStrategies()
+    indexFiles: Bool = true, coding: CodingStrategies = CodingStrategies(),
+    sharing: StoreSharing = .oneProcess
   ) {
     logStoreOptions = LogStore.Options(
       sync: sync, readOnly: readOnly, corruption: corruption, compaction: compaction,
       maxSegmentSize: maxSegmentSize, verifyChecksumsOnRead: verifyChecksumsOnRead,
-      indexFiles: indexFiles)
+      indexFiles: indexFiles, sharing: sharing)
     self.fileProtection = fileProtection
     self.coding = coding
   }
@@ -96,6 +107,6 @@ public struct StoreOptions: Sendable, Equatable {
     a.sync == b.sync && a.readOnly == b.readOnly && a.corruption == b.corruption
       && a.compaction == b.compaction && a.maxSegmentSize == b.maxSegmentSize
       && a.verifyChecksumsOnRead == b.verifyChecksumsOnRead && a.indexFiles == b.indexFiles
-      && a.fileProtection == b.fileProtection && a.coding == b.coding
+      && a.fileProtection == b.fileProtection && a.coding == b.coding && a.sharing == b.sharing
   }
 }

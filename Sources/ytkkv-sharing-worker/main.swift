@@ -18,6 +18,12 @@ import LogStoreTesting
 // back to an older one is a violation: it prints it on standard error and exits 1. Each pass
 // prints "." on standard output.
 //
+//   ytkkv-sharing-worker timed PATH COUNT MS
+//
+// Opens the store for writing and puts COUNT values in table "t", one every MS milliseconds,
+// each under the id "<n>@<microseconds since 1970 when it was put>", so that a process
+// watching the table's changes can tell how long each took to reach it; then prints "done".
+//
 //   ytkkv-sharing-worker idle PATH
 //
 // Opens the store for writing, writes one item, prints "ready" and then waits between calls
@@ -32,6 +38,7 @@ let usage = """
   usage: ytkkv-sharing-worker writer PATH ID [--always | --interval MS] [--compact-every N]
                                             [--checkpoint-every N]
          ytkkv-sharing-worker follower PATH
+         ytkkv-sharing-worker timed PATH COUNT MS
          ytkkv-sharing-worker idle PATH
 
   """
@@ -100,6 +107,25 @@ func follow(path: String) -> Never {
   }
 }
 
+func timed(path: String, count: Int, milliseconds: Int) -> Never {
+  do {
+    let store = try LogStore(path: path, options: options())
+    try store.createTable("t")
+    for number in 0..<count {
+      var now = timespec()
+      clock_gettime(CLOCK_REALTIME, &now)
+      let microseconds = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+      try store.put(Array("v".utf8), forKey: Array("\(number)@\(microseconds)".utf8), in: "t")
+      usleep(UInt32(milliseconds * 1000))
+    }
+    try store.close()
+    emit("done\n", to: 1)
+    exit(0)
+  } catch {
+    fail("timed: \(error)")
+  }
+}
+
 func idle(path: String) -> Never {
   do {
     let store = try LogStore(path: path, options: options())
@@ -132,6 +158,9 @@ case "writer":
     checkpointEvery: number(after: "--checkpoint-every"))
 case "follower" where arguments.count == 2:
   follow(path: arguments[1])
+case "timed" where arguments.count == 4:
+  guard let count = Int(arguments[2]), let milliseconds = Int(arguments[3]) else { fail(usage) }
+  timed(path: arguments[1], count: count, milliseconds: milliseconds)
 case "idle" where arguments.count == 2:
   idle(path: arguments[1])
 default:

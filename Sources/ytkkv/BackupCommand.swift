@@ -13,19 +13,25 @@ struct BackupCommand: Command {
     Example:
       $ ytkkv backup test.db backups/test.db
       backed up 2 tables, 3 items to backups/test.db
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
 
   let path: String
   let destination: String
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     let positional = try arguments.positional(2)
     path = positional[0]
     destination = positional[1]
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForReading(path)
+    let store = try StoreAccess.openForReading(path, manyProcesses: manyProcesses)
     defer { try? store.close() }
     try store.backup(to: destination)
     let statistics = try store.statistics()

@@ -13,16 +13,22 @@ struct CompactCommand: Command {
       $ ytkkv compact test.db
       before: 12.3 MiB on disk, 4.1 MiB live, 3 segments
       after:  4.1 MiB on disk, 4.1 MiB live, 2 segments
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
 
   let path: String
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     path = try arguments.positional(1)[0]
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForWriting(path)
+    let store = try StoreAccess.openForWriting(path, manyProcesses: manyProcesses)
     func line(_ label: String) throws -> String {
       let statistics = try store.statistics()
       return label + Formatting.bytes(statistics.diskBytes) + " on disk, "

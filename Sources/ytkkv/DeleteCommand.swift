@@ -14,7 +14,10 @@ struct DeleteCommand: Command {
     Example:
       $ ytkkv delete test.db user_table --prefix user_
       deleted 2 items
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
   static let valueOptions: Set<String> = ["--prefix"]
 
   let path: String
@@ -26,7 +29,10 @@ struct DeleteCommand: Command {
     case prefix(String)
   }
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     if let prefix = arguments.options["--prefix"] {
       let values = try arguments.positional(2)
       (path, table, target) = (values[0], values[1], .prefix(prefix))
@@ -37,7 +43,7 @@ struct DeleteCommand: Command {
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForWriting(path)
+    let store = try StoreAccess.openForWriting(path, manyProcesses: manyProcesses)
     let before = try store.count(in: table)
     switch target {
     case .id(let id): try store.delete(id: id, from: table)

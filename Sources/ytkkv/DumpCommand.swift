@@ -16,19 +16,25 @@ struct DumpCommand: Command {
 
     Example:
       $ ytkkv dump test.db > backup.jsonl && ytkkv load copy.db < backup.jsonl
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
 
   let path: String
   let table: String?
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     let values = try arguments.positional(1, 2)
     path = values[0]
     table = values.count > 1 ? values[1] : nil
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForReading(path)
+    let store = try StoreAccess.openForReading(path, manyProcesses: manyProcesses)
     defer { try? store.close() }
     let tables = try table.map { [$0] } ?? store.tableNames()
     for table in tables {

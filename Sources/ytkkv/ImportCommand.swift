@@ -26,14 +26,20 @@ struct ImportCommand: Command {
     Example:
       $ ytkkv import new.db Documents/database.sqlite --table user_table
       imported 2 tables, 1042 items (1 row left out)
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
   static let valueOptions: Set<String> = ["--table"]
 
   let store: String
   let file: String
   let tables: [String]?
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     let positional = try arguments.positional(2)
     store = positional[0]
     file = positional[1]
@@ -42,7 +48,7 @@ struct ImportCommand: Command {
 
   func run(_ output: Output) throws -> ExitStatus {
     let existed = StoreAccess.storeExists(store)
-    let target = try StoreAccess.openForWriting(store, create: true)
+    let target = try StoreAccess.openForWriting(store, create: true, manyProcesses: manyProcesses)
     defer { try? target.close() }
     let showProgress = output.errorIsTerminal
     let report: YTKImportReport

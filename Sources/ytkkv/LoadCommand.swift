@@ -37,13 +37,19 @@ struct LoadCommand: Command {
     Examples:
       $ ytkkv dump old.db | ytkkv load new.db
       $ sqlite3 -json ytk.sqlite 'SELECT * FROM user_table' | ytkkv load new.db --ytk-table user_table
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
   static let valueOptions: Set<String> = ["--ytk-table"]
 
   let path: String
   let ytkTable: String?
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     path = try arguments.positional(1)[0]
     ytkTable = arguments.options["--ytk-table"]
   }
@@ -59,7 +65,7 @@ struct LoadCommand: Command {
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForWriting(path, create: true)
+    let store = try StoreAccess.openForWriting(path, create: true, manyProcesses: manyProcesses)
     defer { try? store.close() }
     let loader = BatchLoader(store: store)
     if let ytkTable {

@@ -15,8 +15,10 @@ struct PutCommand: Command {
 
     Example:
       $ ytkkv put test.db user_table 2 '{"name": "tangqiao", "age": 30}' --create
+
+    \(StoreAccess.sharingHelp)
     """
-  static let flags: Set<String> = ["--create"]
+  static let flags: Set<String> = ["--create", StoreAccess.manyProcessesFlag]
 
   let path: String
   let table: String
@@ -24,7 +26,10 @@ struct PutCommand: Command {
   let value: JSONValue
   let create: Bool
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     let values = try arguments.positional(4)
     (path, table, id) = (values[0], values[1], values[2])
     create = arguments.flags.contains("--create")
@@ -36,7 +41,7 @@ struct PutCommand: Command {
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForWriting(path, create: create)
+    let store = try StoreAccess.openForWriting(path, create: create, manyProcesses: manyProcesses)
     if create { try store.createTable(table) }
     try store.put(value, id: id, into: table)
     try store.close()

@@ -21,19 +21,24 @@ struct StatsCommand: Command {
       items:           1
       tables:          1
       ...
+
+    \(StoreAccess.sharingHelp)
     """
-  static let flags: Set<String> = ["--json"]
+  static let flags: Set<String> = ["--json", StoreAccess.manyProcessesFlag]
 
   let path: String
   let json: Bool
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     path = try arguments.positional(1)[0]
     json = arguments.flags.contains("--json")
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForReading(path)
+    let store = try StoreAccess.openForReading(path, manyProcesses: manyProcesses)
     defer { try? store.close() }
     let statistics = try store.statistics()
     let report = store.logStore.openReport

@@ -10,16 +10,22 @@ struct TablesCommand: Command {
     Example:
       $ ytkkv tables test.db
       user_table	1
+
+    \(StoreAccess.sharingHelp)
     """
+  static let flags: Set<String> = [StoreAccess.manyProcessesFlag]
 
   let path: String
 
+  let manyProcesses: Bool
+
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    manyProcesses = arguments.flags.contains(StoreAccess.manyProcessesFlag)
     path = try arguments.positional(1)[0]
   }
 
   func run(_ output: Output) throws -> ExitStatus {
-    let store = try StoreAccess.openForReading(path)
+    let store = try StoreAccess.openForReading(path, manyProcesses: manyProcesses)
     defer { try? store.close() }
     for table in try store.tableNames() {
       output.print("\(table)\t\(try store.count(in: table))")

@@ -346,6 +346,192 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "recover refuses a store that opens in .manyProcesses use have open, and runs once they close")
+  func recoverRefusesSharedUse() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    try writer.put("v".bytes, forKey: "k".bytes, in: "t")
+    #expect(LogStore.sharingInUse(at: path) == .manyProcesses)
+    let refused = #expect(throws: LogStoreError.self) { try LogStore.recover(path: path) }
+    #expect(refused?.code == .locked)
+    #expect(try writer.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try writer.close()
+    #expect(LogStore.sharingInUse(at: path) == nil)
+    _ = try LogStore.recover(path: path)
+    let reopened = try LogStore(path: path)
+    #expect(LogStore.sharingInUse(at: path) == .oneProcess)
+    #expect(try reopened.snapshot() == ["t": ["k": "v"]])
+    try reopened.close()
+  }
+
+  /// Has `store`'s commit observer write each operation it hears of, as "kind table key", or
+  /// "gap", into the returned list.
+  static func observe(_ store: LogStore) -> Guarded<[String]> {
+    let heard = Guarded<[String]>([])
+    store.observeCommits { change in
+      var operations: [String] = []
+      if change.missesChanges { operations.append("gap") }
+      change.forEachOperation { kind, table, key in
+        operations.append(
+          "\(kind) \(String(decoding: table, as: UTF8.self)) \(String(decoding: key, as: UTF8.self))"
+        )
+      }
+      heard.withLock { $0 += operations }
+    }
+    return heard
+  }
+
+  /// Waits up to 5 s for `heard` to hold `count` operations; returns them.
+  static func waitFor(_ count: Int, in heard: Guarded<[String]>) -> [String] {
+    var waited = 0
+    while heard.withLock({ $0.count }) < count && waited < 5_000 {
+      usleep(1000)
+      waited += 1
+    }
+    return heard.withLock { $0 }
+  }
+
+  @Test(
+    "the commit observer hears of every change another open commits, in commit order, across rotations, without a call"
+  )
+  func observerHearsOtherProcesses() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let watching = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    let writing = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    let heard = Self.observe(watching)
+    let followed = Self.observe(follower)
+    var expected: [String] = []
+    try writing.createTable("t")
+    expected.append("createTable t ")
+    // Enough puts to fill several segments, while the watcher cannot look (it waits for its
+    // store's lock): it reads them through a reload, from the segments' records. The follower
+    // may see them one by one.
+    try watching.engine.log.lock.withLock { () throws(LogStoreError) in
+      for index in 0..<150 {
+        try writing.put(Array(repeating: 7, count: 60), forKey: "k\(index)".bytes, in: "t")
+        expected.append("put t k\(index)")
+      }
+    }
+    try watching.put("own".bytes, forKey: "mine".bytes, in: "t")
+    expected.append("put t mine")
+    var batch = WriteBatch()
+    batch.put("x".bytes, forKey: "b1".bytes, in: "t")
+    batch.delete(key: "k1".bytes, in: "t")
+    try writing.write(batch)
+    expected += ["put t b1", "delete t k1"]
+    try writing.delete(key: "k2".bytes, in: "t")
+    try writing.deletePrefix("k3".bytes, in: "t")
+    try writing.createTable("u")
+    try writing.clearTable("t")
+    try writing.dropTable("u")
+    expected += [
+      "delete t k2", "deletePrefix t k3", "createTable u ", "clearTable t ", "dropTable u ",
+    ]
+    #expect(Self.waitFor(expected.count, in: heard) == expected)
+    // A follower hears the same, its own write aside.
+    let others = expected.filter { $0 != "put t mine" }
+    #expect(Self.waitFor(others.count + 1, in: followed) == expected)
+    try writing.close()
+    try watching.close()
+    try follower.close()
+  }
+
+  @Test(
+    "another process's puts reach the commit observer in order, without a call, within milliseconds"
+  )
+  func observerHearsOtherProcessSoon() throws {
+    let worker = try #require(builtExecutable(named: "ytkkv-sharing-worker"))
+    let directory = TemporaryDirectory("sharing")
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options())
+    try store.createTable("t")
+    // Each put with how long after the other process made it it was heard, in microseconds.
+    let heard = Guarded<[(key: String, delay: Int64)]>([])
+    store.observeCommits { change in
+      let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+      change.forEachOperation { kind, _, key in
+        guard kind == .put else { return }
+        let key = String(decoding: key, as: UTF8.self)
+        heard.withLock { $0.append((key, now - Int64(key.split(separator: "@").last!)!)) }
+      }
+    }
+    let count = 300
+    let child = try ChildProcess(worker, ["timed", path, "\(count)", "3"])
+    let ending = try child.waitUntilExit()
+    #expect(ending.succeeded, "\(ending.summary): \(ending.standardError)")
+    try waitUntil("the last put to be heard", seconds: 10) { heard.withLock { $0.count } >= count }
+    let puts = heard.withLock { $0 }
+    #expect(puts.map { $0.key.split(separator: "@").first! } == (0..<count).map { "\($0)"[...] })
+    let delays = puts.map(\.delay).sorted()
+    let p99 = delays[delays.count * 99 / 100]
+    print(
+      "commit observer, another process's puts: median \(delays[delays.count / 2]) µs, "
+        + "99th percentile \(p99) µs, slowest \(delays.last!) µs")
+    // The target (50 ms at the 99th percentile) is measured alone, not under the load of the
+    // tests beside this one; here, that none waits for a call of this process.
+    #expect(p99 < 1_000_000)
+    try store.close()
+  }
+
+  @Test(
+    "changes another open compacted before this one looked: read from the outputs in order, or a gap where some are gone",
+    arguments: ["nothing", "distinct puts and a batch", "overwrites", "deletes"])
+  func observerAcrossCompaction(written: String) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let watching = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    let writing = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    let heard = Self.observe(watching)
+    try writing.createTable("t")
+    for index in 0..<5 { try writing.put("seen".bytes, forKey: "s\(index)".bytes, in: "t") }
+    var expected = ["createTable t "] + (0..<5).map { "put t s\($0)" }
+    #expect(Self.waitFor(expected.count, in: heard) == expected)
+    // The watcher cannot look (it waits for its store's lock) while the other open writes and
+    // compacts.
+    try watching.engine.log.lock.withLock { () throws(LogStoreError) in
+      switch written {
+      case "distinct puts and a batch":
+        for index in 0..<60 {
+          try writing.put(Array(repeating: 1, count: 80), forKey: "d\(index)".bytes, in: "t")
+        }
+        var batch = WriteBatch()
+        batch.put("x".bytes, forKey: "b1".bytes, in: "t")
+        batch.put("y".bytes, forKey: "b2".bytes, in: "t")
+        try writing.write(batch)
+      case "overwrites":
+        for index in 0..<100 {
+          try writing.put("\(index)".bytes, forKey: "k\(index % 5)".bytes, in: "t")
+        }
+      case "deletes":
+        for index in 0..<5 { try writing.delete(key: "s\(index)".bytes, in: "t") }
+      default:
+        break
+      }
+      try writing.compact()
+    }
+    switch written {
+    case "distinct puts and a batch":
+      // Compaction keeps every one of them, in log order: nothing is missing.
+      expected += (0..<60).map { "put t d\($0)" } + ["put t b1", "put t b2"]
+    case "overwrites", "deletes":
+      expected.append("gap")
+    default:
+      break
+    }
+    #expect(Self.waitFor(expected.count, in: heard) == expected)
+    try writing.put("after".bytes, forKey: "later".bytes, in: "t")
+    expected.append("put t later")
+    #expect(Self.waitFor(expected.count, in: heard) == expected)
+    #expect(try watching.snapshot() == writing.snapshot())
+    try writing.close()
+    try watching.close()
+  }
+
+  @Test(
     "a process stopped between calls holds nothing: the others' writes each return within 100 ms")
   func stoppedBetweenCalls() throws {
     let worker = try #require(builtExecutable(named: "ytkkv-sharing-worker"))
@@ -708,7 +894,7 @@ struct ManyProcessesTests {
     let calls = first...probe.calls
     #expect(calls.count > 10)
     var failed = 0
-    for call in calls where TestDepth.runs(call, every: 2, isEdge: call == calls.lowerBound) {
+    for call in calls {
       let (fileSystem, living, options) = try setUp()
       fileSystem.inject(.init(call: call, errorNumber: EIO, persistent: false))
       do {
@@ -724,6 +910,65 @@ struct ManyProcessesTests {
       #expect(try again.snapshot() == ["t": ["k": "v", "k2": "w"]], "call \(call)")
       try again.close()
       try living.close()
+    }
+    #expect(failed > 0)
+  }
+
+  @Test(
+    "a compaction and a checkpoint beside another open, failing at any of their calls, lose nothing and leave the lock free",
+    arguments: ["compact", "checkpoint"])
+  func compactionAndCheckpointFailAtEveryCall(step: String) throws {
+    /// Two opens of a store of several segments, half its puts overwritten; the file system
+    /// counts calls from here.
+    func setUp() throws -> (SimulatedFileSystem, LogStore, LogStore, LogStore.Options) {
+      let fileSystem = SimulatedFileSystem()
+      var options = Self.options(maxSegmentSize: 4 << 10)
+      options.fileSystem = fileSystem
+      options.otherProcessPatience = 20
+      let running = try LogStore(path: "/store", options: options)
+      let other = try LogStore(path: "/store", options: options)
+      try running.createTable("t")
+      for index in 0..<120 {
+        try running.put("value \(index)".bytes, forKey: "k\(index % 60)".bytes, in: "t")
+      }
+      try other.delete(key: "k0".bytes, in: "t")
+      return (fileSystem, running, other, options)
+    }
+    func run(_ store: LogStore) throws(LogStoreError) {
+      if step == "compact" { try store.compact() } else { try store.checkpoint() }
+    }
+    let (probe, probeRunning, _, _) = try setUp()
+    let expected = try probeRunning.snapshot()
+    let first = probe.calls + 1
+    try run(probeRunning)
+    let calls = first...probe.calls
+    #expect(calls.count > 10)
+    var failed = 0
+    for call in calls {
+      let (fileSystem, running, other, options) = try setUp()
+      fileSystem.inject(.init(call: call, errorNumber: EIO, persistent: false))
+      do {
+        try run(running)
+      } catch {
+        failed += 1
+        #expect(error.code == .io || error.code == .corrupted, "call \(call): \(error)")
+      }
+      fileSystem.clearFaults()
+      // The other open writes at once (the lock is free) and sees everything; so does a new
+      // open, and the failed step runs again.
+      try other.put("new".bytes, forKey: "k1".bytes, in: "t")
+      var now = expected
+      now["t"]!["k1"] = "new"
+      #expect(try other.snapshot() == now, "call \(call)")
+      let again = try LogStore(path: "/store", options: options)
+      #expect(try again.snapshot() == now, "call \(call)")
+      try run(again)
+      #expect(try again.snapshot() == now, "call \(call)")
+      try again.close()
+      try? running.close()
+      try other.close()
+      let report = try LogStore.verify(path: "/store", fileSystem: fileSystem)
+      #expect(report.isClean, "call \(call): \(report.problems)")
     }
     #expect(failed > 0)
   }

@@ -42,6 +42,24 @@ package protocol FileSystem: Sendable {
   /// Whether a process with ID `process` exists (`kill(process, 0)`: it may be another one
   /// that took the number since).
   func processExists(_ process: Int32) -> Bool
+  /// The signal by which the processes using the store in `directory` in
+  /// ``StoreSharing/manyProcesses`` wake each other when one publishes a write.
+  func commitSignal(for directory: String) throws(LogStoreError) -> any CommitSignal
+}
+
+/// How a process that published a write wakes the processes watching the store, so that
+/// their change streams hear of it without a call of their own (``SystemCommitSignal``).
+///
+/// Only a hint: a post may be lost or come with nothing new, and a watcher looks at the shared
+/// state itself after each wake, so a lost post only delays it to its next one.
+package protocol CommitSignal: AnyObject, Sendable {
+  /// Wakes every process waiting on this store's signal, this one's included. Never fails.
+  func post()
+  /// Returns after a post (of any process) or after at most `milliseconds`, or sooner where
+  /// the system has no such signal. Called by one thread at a time.
+  func wait(milliseconds: Int)
+  /// Stops waiting for good; call once no thread waits.
+  func close()
 }
 
 /// A lock on a file that the kernel releases when its holder dies (`flock`), taken and

@@ -176,6 +176,13 @@ package struct SystemFileSystem: FileSystem {
     // EPERM: it exists, but this process may not signal it (another user's, or a sandbox's).
     kill(process, 0) == 0 || errno == EPERM
   }
+
+  package func commitSignal(for directory: String) throws(LogStoreError) -> any CommitSignal {
+    // Every process that opens the directory, under whatever path, finds the same numbers.
+    var info = stat()
+    _ = try SystemCall.retrying("stat", directory) { stat(directory, &info) }
+    return SystemCommitSignal(name: "org.ytkkeyvaluestore.commit.\(info.st_dev).\(info.st_ino)")
+  }
 }
 
 /// `close(2)` under a name that does not clash with the methods called `close()`.

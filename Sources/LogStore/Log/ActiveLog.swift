@@ -20,9 +20,6 @@ final class ActiveLog: @unchecked Sendable {
   @exclusivity(unchecked) private var hintSizes: [UInt32: Int]
   @exclusivity(unchecked) private(set) var nextSequence: UInt64
   @exclusivity(unchecked) private var fileNumbers: FileNumbers
-  /// Whether the manifest lists the active segment: false from a rotation that could not
-  /// publish it until a write does (``append(_:length:)``).
-  @exclusivity(unchecked) private var activeIsListed = true
   @exclusivity(unchecked) private var manifest: ManifestPublisher
   @exclusivity(unchecked) private var holds = SegmentHolds()
   /// A thread is syncing the active segment without holding `lock`; nobody may seal,
@@ -76,7 +73,6 @@ final class ActiveLog: @unchecked Sendable {
     fileNumbers = FileNumbers(next: nextFileNumber, directory: directory)
     manifest = ManifestPublisher(
       directory: directory, fileSystem: options.fileSystem, read: state.manifest)
-    activeIsListed = true
   }
 
   // MARK: Guards
@@ -101,10 +97,6 @@ final class ActiveLog: @unchecked Sendable {
     var active = writer!
     if !active.fits(length) {
       active = try rotate(forRecordOf: length)
-    } else if !activeIsListed {
-      // A rotation could not list its new segment: nothing goes into it before it is listed.
-      try publishManifest()
-      activeIsListed = true
     }
     let sequence = nextSequence
     let now = Timestamp.now()
@@ -132,10 +124,11 @@ final class ActiveLog: @unchecked Sendable {
   /// too, for an open that finds the next one's creation cut short. If creating the new one
   /// fails, the old one stays active (sealing only synced and marked it).
   ///
-  /// Once created, the new segment is the active one: a segment with a newer one after it never
-  /// grows again. It is listed in the manifest before anything written to it is acknowledged:
-  /// if that fails here, the write that needed the segment fails, and the next write lists it
-  /// first (``append(_:)``).
+  /// The new segment becomes the active one only once the manifest lists it, so that nothing
+  /// is written to a segment the manifest leaves out and, in `.manyProcesses` use, no other
+  /// process is told of one. If listing it fails, the rotation is undone as if creating the
+  /// segment had failed: the new file is removed and the old segment stays the active one,
+  /// sealed (so the next write rotates again).
   private func replaceActive(with number: UInt32, capacity: Int) throws(LogStoreError)
     -> SegmentWriter
   {
@@ -147,10 +140,18 @@ final class ActiveLog: @unchecked Sendable {
       fileSystem: fileSystem)
     sealedSizes[old.file.number] = old.allocated
     index.change { index.setSegment(number, fresh.file) }
+    do {
+      try publishManifest()
+    } catch {
+      index.change { index.setSegment(number, nil) }
+      sealedSizes[old.file.number] = nil
+      // Left behind (if removing it fails too), it holds only its header: a `.oneProcess`
+      // writer's open takes it for an empty active segment, and in `.manyProcesses` use every
+      // view leaves it out, being above the active segment (docs/FORMAT.md).
+      try? fileSystem.removeFile(fresh.file.path)
+      throw error
+    }
     writer = fresh
-    activeIsListed = false
-    try publishManifest()
-    activeIsListed = true
     return fresh
   }
 

@@ -23,17 +23,24 @@ final class ProcessSharing: @unchecked Sendable {
   private let indexFile: IndexFileInUse
   /// The system boot this open runs in, which the shared state must belong to.
   let boot: [UInt8]
+  /// Posted at each publication, so that other processes' watchers wake
+  /// (``StoreEngine/watchOtherProcesses()``).
+  let signal: any CommitSignal
   /// A write of this process holds the store's file lock (``beginWrite()``).
   @exclusivity(unchecked) private(set) var writeInProgress = false
   private var index: IndexView { log.index }
   private var directory: String { log.directory }
   private var options: LogStore.Options { log.options }
 
-  init(shared: SharedLog?, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8]) {
+  init(
+    shared: SharedLog?, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8],
+    signal: any CommitSignal
+  ) {
     self.sharedState = shared
     self.log = log
     self.indexFile = indexFile
     self.boot = boot
+    self.signal = signal
   }
 
   // MARK: Writes
@@ -76,6 +83,7 @@ final class ProcessSharing: @unchecked Sendable {
   func publish() {
     let commit = shared.publish(log.commitState())
     noteSeen(commit.publication, commit)
+    signal.post()
   }
 
   /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
@@ -149,6 +157,9 @@ final class ProcessSharing: @unchecked Sendable {
       log.follow(commit)
     } else {
       try reload(commit)
+      if let seen = seenCommit, let observer = log.commitObserver {
+        tellChanges(since: seen, upTo: commit, to: observer)
+      }
     }
     noteSeen(commit.publication, commit)
   }
@@ -165,6 +176,7 @@ final class ProcessSharing: @unchecked Sendable {
       salt: file.salt, baseSequence: nextSequence, extent: .sealedWithoutMarks, start: start,
       mayBeBeingWritten: true)
     var failure: LogStoreError?
+    let observer = log.commitObserver
     index.change {
       let keys = index.keys
       if !keys.isSettled { keys.settle() }
@@ -175,17 +187,77 @@ final class ProcessSharing: @unchecked Sendable {
           case .record(let record, let offset):
             do throws(LogStoreError) {
               try keys.apply(record, at: offset, of: file)
+              observer?(CommittedChange(logged: record, at: offset, of: file))
             } catch {
               failure = error
+              observer?(.gap)
             }
           case .damaged:
             damage += 1
+            observer?(.gap)
           }
         }
       }
       index.addDamagedRecords(damage)
     }
     if let failure { throw failure }
+  }
+
+  /// Tells `observer` of the changes other processes committed between `seen` and `commit`,
+  /// after a reload: the records numbered from `seen.nextSequence` up to `commit.nextSequence`,
+  /// read from the view's segments from `seen`'s active one on, in order. Where they cannot
+  /// all be read in order (a compaction of another process took some out of the log before
+  /// this process looked, or some are damaged), it hears of a gap at that point instead.
+  private func tellChanges(
+    since seen: SharedState.Commit, upTo commit: SharedState.Commit,
+    to observer: (CommittedChange) -> Void
+  ) {
+    var expected = seen.nextSequence
+    guard expected < commit.nextSequence else { return }
+    let sizes = log.segmentSizes
+    let numbers = index.segments.numbers.filter {
+      $0 >= seen.activeSegment && $0 <= commit.activeSegment
+    }.sorted()
+    for (position, number) in numbers.enumerated() {
+      guard let file = index.segments[number], let header = file.header else { break }
+      // Segments hold ever higher sequence numbers: one whose successor starts at or below
+      // the next one wanted holds none of those wanted (a compaction's outputs, mostly).
+      if position + 1 < numbers.count,
+        let next = index.segments[numbers[position + 1]]?.header,
+        next.baseSequence <= expected
+      {
+        continue
+      }
+      let end = number == commit.activeSegment ? Int(commit.committedEnd) : sizes[number] ?? 0
+      let start = number == seen.activeSegment ? Int(seen.committedEnd) : SegmentHeader.size
+      guard start < end, end <= file.mapping.bytes.count else { continue }
+      var scanner = SegmentScanner(
+        bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
+        salt: file.salt, baseSequence: header.baseSequence,
+        // Published bytes of the active segment are records to their end.
+        extent: number == commit.activeSegment
+          ? .sealedWithoutMarks : .of(header: header, isLast: false),
+        start: start)
+      while let event = scanner.next(), expected < commit.nextSequence {
+        // Damage, or the zeros after a sealed segment's last record: on to the next segment,
+        // whose first record must be the one wanted.
+        guard case .record(let record, let offset) = event else { break }
+        if record.kind == .syncMark || record.sequence < expected { continue }
+        guard record.sequence == expected else {
+          observer(.gap)
+          return
+        }
+        let count =
+          record.kind == .batch
+          ? (try? RecordCodec.validateMembers(of: record, salt: file.salt, verify: false)) ?? 0
+          : 1
+        guard count > 0 else { break }
+        observer(CommittedChange(logged: record, at: offset, of: file))
+        expected += UInt64(count)
+      }
+      if expected >= commit.nextSequence { return }
+    }
+    observer(.gap)
   }
 
   /// Reads the store's view anew from the files, up to `commit`, and puts it in place.
@@ -257,6 +329,31 @@ final class ProcessSharing: @unchecked Sendable {
       pauseThread(microseconds: 1000)
       waited += 1
     }
+  }
+
+  /// ``LogStore/sharingInUse(at:)``: `.manyProcesses` when the shared state, of this boot,
+  /// lists opens of live processes; `.oneProcess` when the lock file is held and names a live
+  /// `.oneProcess` writer; nil otherwise. Changes nothing.
+  static func sharingInUse(directory: String, fileSystem: any FileSystem) -> StoreSharing? {
+    if let shared = try? SharedLog.open(
+      directory: directory, fileSystem: fileSystem, writable: false, create: false)
+    {
+      defer { shared.close() }
+      if let boot = try? fileSystem.bootSession(),
+        SharedState.headerIsValid(shared.baseAddress, boot: boot),
+        shared.opens.contains(where: { fileSystem.processExists($0.process) })
+      {
+        return .manyProcesses
+      }
+    }
+    // The process ID stays in the lock file after its writer closes: only a held lock counts.
+    guard let holder = oneProcessHolder(directory: directory, fileSystem: fileSystem),
+      fileSystem.processExists(holder),
+      let lock = try? fileSystem.openProcessLock(directory + "/" + StoreFileName.lock),
+      let free = try? lock.tryAcquire()
+    else { return nil }
+    if free { lock.release() }
+    return free ? nil : .oneProcess
   }
 
   /// The process ID a `.oneProcess` writer wrote into the lock file, if any.

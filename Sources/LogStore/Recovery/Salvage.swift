@@ -52,6 +52,8 @@ extension LogStore {
     }
     let lock = try fileSystem.lockFile(path + "/" + StoreFileName.lock)
     defer { lock.unlock() }
+    // Opens in `.manyProcesses` use hold the lock only while they write: they must be gone.
+    try ProcessSharing.leaveSharedUse(directory: path, fileSystem: fileSystem)
 
     // Names that are free, even when recovering twice within a second.
     let stamp = CalendarTime(now).iso8601(basic: true)
