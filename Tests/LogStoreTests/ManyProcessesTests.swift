@@ -252,7 +252,7 @@ struct ManyProcessesTests {
   }
 
   @Test(
-    "writer processes killed at random beside followers and compactions: nothing acknowledged is lost, no follower sees a value go back"
+    "writer processes killed and stopped at random beside followers and compactions: nothing acknowledged is lost, no follower sees a value go back"
   )
   func processesAtOnce() throws {
     let worker = try #require(builtExecutable(named: "ytkkv-sharing-worker"))
@@ -277,10 +277,19 @@ struct ManyProcessesTests {
     let followers = try (0..<2).map { _ in try ChildProcess(worker, ["follower", path]) }
     var ended: [(id: Int, acknowledged: Int)] = []
     var kills = 0
+    var stops = 0
     for _ in 0..<TestDepth.choose(sample: 15, full: 30) {
       usleep(UInt32(60_000 + random.next() % 120_000))
-      // (Stopping processes with SIGSTOP here too once made a killed worker look alive for 60 s
-      // to Foundation's `Process` under CI load; stops are tested apart, `stoppedBetweenCalls`.)
+      // Every other round a writer or follower is stopped for 5-45 ms, wherever it is: between
+      // calls, or inside a write, holding the store's lock (the others' writes wait for it).
+      if random.next() % 2 == 0 {
+        let everyone = writers.map(\.process) + followers
+        let stopped = everyone[Int(random.next() % UInt64(everyone.count))]
+        stopped.send(SIGSTOP)
+        usleep(UInt32(5_000 + random.next() % 40_000))
+        stopped.send(SIGCONT)
+        stops += 1
+      }
       do {
         let victim = Int(random.next() % UInt64(writers.count))
         let (id, process) = writers[victim]
@@ -342,7 +351,8 @@ struct ManyProcessesTests {
     try store.close()
     let report = try LogStore.verify(path: path)
     #expect(report.problems.isEmpty, "verify: \(report.problems.prefix(5))")
-    print("many processes, \(TestDepth.current): \(nextID) writers, \(kills) kills")
+    print(
+      "many processes, \(TestDepth.current): \(nextID) writers, \(kills) kills, \(stops) stops")
   }
 
   @Test(
@@ -513,6 +523,8 @@ struct ManyProcessesTests {
       }
       try writing.compact()
     }
+    // It takes the compaction in now, at a call, whether its watcher looked already or not.
+    try watching.refresh()
     switch written {
     case "distinct puts and a batch":
       // Compaction keeps every one of them, in log order: nothing is missing.
@@ -763,6 +775,86 @@ struct ManyProcessesTests {
     #expect(try other.value(forKey: "k".bytes, in: "t") == "v".bytes)
   }
 
+  @Test(
+    "an interval sync that meets a shared state reset under it gives up quietly; calls report it")
+  func intervalSyncMeetsReset() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options()
+    options.sync = .interval(milliseconds: 40)
+    let store = try LogStore(path: path, options: options)
+    try store.createTable("t")
+    // Reset at once after a write, so that the sync thread's next turn meets it with the write
+    // unsynced (and no call of this open sees the reset first).
+    try writeFile(
+      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size))
+    usleep(100_000)
+    let refused = #expect(throws: LogStoreError.self) {
+      try store.put("w".bytes, forKey: "k".bytes, in: "t")
+    }
+    #expect(refused?.code == .corrupted)
+    #expect(throws: LogStoreError.self) { try store.close() }
+  }
+
+  @Test("an open that mapped an index file catches up on another open's writes, counts included")
+  func catchUpFromIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path)
+    try writer.createTable("t")
+    for index in 0..<500 { try writer.put("v".bytes, forKey: "k\(index)".bytes, in: "t") }
+    try writer.checkpoint()
+    try writer.close()
+    // The first open maps the index file and leaves its counts for later; the second's put
+    // reaches it before it counted.
+    let first = try LogStore(path: path, options: Self.options())
+    let second = try LogStore(path: path, options: Self.options())
+    try second.put("new".bytes, forKey: "n".bytes, in: "t")
+    #expect(try first.value(forKey: "n".bytes, in: "t") == "new".bytes)
+    #expect(try first.count(in: "t") == 501)
+    try first.close()
+    try second.close()
+  }
+
+  @Test(
+    "a manifest removed under opens in .manyProcesses use makes the next open fail as damage, not read a wrong view"
+  )
+  func manifestRemovedUnderOpens() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    try writer.put("v".bytes, forKey: "k".bytes, in: "t")
+    try FileManager.default.removeItem(atPath: path + "/MANIFEST")
+    let refused = #expect(throws: LogStoreError.self) {
+      try LogStore(path: path, options: Self.options())
+    }
+    #expect(refused?.code == .corrupted)
+    // Once nobody has it open, a `.oneProcess` writer's open (any write of `ytkkv`) takes
+    // the directory over as it is, and the store opens in either mode again.
+    try writer.close()
+    try LogStore(path: path).close()
+    let again = try LogStore(path: path, options: Self.options())
+    #expect(try again.snapshot() == ["t": ["k": "v"]])
+    try again.close()
+  }
+
+  @Test("a second commit observer replaces the first, for other processes' changes too")
+  func observerReplaced() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let watching = try LogStore(path: path, options: Self.options())
+    let writing = try LogStore(path: path, options: Self.options())
+    let first = Self.observe(watching)
+    let second = Self.observe(watching)
+    try writing.createTable("t")
+    try writing.put("v".bytes, forKey: "k".bytes, in: "t")
+    #expect(Self.waitFor(2, in: second) == ["createTable t ", "put t k"])
+    #expect(first.withLock { $0 }.isEmpty)
+    try writing.close()
+    try watching.close()
+  }
+
   @Test("damage in what another process published is counted by the process that catches up")
   func damageInPublishedBytes() throws {
     let directory = TemporaryDirectory()
@@ -888,10 +980,12 @@ struct ManyProcessesTests {
       }
       return (fileSystem, living, options)
     }
-    let (probe, _, probeOptions) = try setUp()
+    // The probe's writer stays open while the calls are counted, as each run's does.
+    let (probe, probeLiving, probeOptions) = try setUp()
     let first = probe.calls + 1
     try LogStore(path: "/store", options: probeOptions).close()
     let calls = first...probe.calls
+    try probeLiving.close()
     #expect(calls.count > 10)
     var failed = 0
     for call in calls {
@@ -937,11 +1031,14 @@ struct ManyProcessesTests {
     func run(_ store: LogStore) throws(LogStoreError) {
       if step == "compact" { try store.compact() } else { try store.checkpoint() }
     }
-    let (probe, probeRunning, _, _) = try setUp()
+    // Both of the probe's opens stay open while the calls are counted, as each run's do.
+    let (probe, probeRunning, probeOther, _) = try setUp()
     let expected = try probeRunning.snapshot()
     let first = probe.calls + 1
     try run(probeRunning)
     let calls = first...probe.calls
+    try probeRunning.close()
+    try probeOther.close()
     #expect(calls.count > 10)
     var failed = 0
     for call in calls {

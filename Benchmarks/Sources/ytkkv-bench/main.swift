@@ -19,6 +19,7 @@ let usage = """
     --large-keys N          keys of the large fill, reopen and memory workloads, rows of the
                             import (default 1000000)
     --json                  print JSON instead of markdown
+    --many-processes        only the rows of .manyProcesses use (with --keys, --repetitions)
     --help                  this text
 
   Workloads: \(allWorkloads.map(\.name).joined(separator: ", "))
@@ -30,6 +31,34 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "--child-reopen-memory", arguments.count == 4, let keys = Int(arguments[3]) {
   do {
     try runReopenMemoryChild(engine: arguments[1], path: arguments[2], keys: keys)
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+  }
+}
+if arguments.first == "--child-many-writer", arguments.count == 5, let id = Int(arguments[3]),
+  let count = Int(arguments[4])
+{
+  do {
+    try runManyWriterChild(engine: arguments[1], path: arguments[2], id: id, count: count)
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+  }
+}
+if arguments.first == "--many-processes" {
+  var keys = 200_000
+  var repetitions = 3
+  if let index = arguments.firstIndex(of: "--keys"), index + 1 < arguments.count {
+    keys = max(1000, Int(arguments[index + 1]) ?? keys)
+  }
+  if let index = arguments.firstIndex(of: "--repetitions"), index + 1 < arguments.count {
+    repetitions = max(1, Int(arguments[index + 1]) ?? repetitions)
+  }
+  do {
+    try runManyProcessesBenchmark(keys: keys, repetitions: repetitions)
     exit(0)
   } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))

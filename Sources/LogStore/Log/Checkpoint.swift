@@ -223,12 +223,9 @@ final class Checkpointer: @unchecked Sendable {
     try sharing?.beginWrite()
     let copied: Copy?
     do {
+      defer { sharing?.endWrite() }
       copied = try copy()
-    } catch {
-      sharing?.endWrite()
-      throw error
     }
-    sharing?.endWrite()
     guard let copy = copied else { return }
     isRunning = true
     defer {

@@ -238,20 +238,18 @@ final class ProcessSharing: @unchecked Sendable {
         extent: number == commit.activeSegment
           ? .sealedWithoutMarks : .of(header: header, isLast: false),
         start: start)
-      while let event = scanner.next(), expected < commit.nextSequence {
-        // Damage, or the zeros after a sealed segment's last record: on to the next segment,
-        // whose first record must be the one wanted.
-        guard case .record(let record, let offset) = event else { break }
+      // Damage, or the zeros after a sealed segment's last record, ends the scan: on to the
+      // next segment, whose first record must be the one wanted.
+      while expected < commit.nextSequence, case .record(let record, let offset)? = scanner.next() {
         if record.kind == .syncMark || record.sequence < expected { continue }
-        guard record.sequence == expected else {
+        // A batch takes one number per member; its members were checked when it was applied.
+        let count =
+          record.kind == .batch
+          ? (try? RecordCodec.validateMembers(of: record, salt: file.salt, verify: false)) : 1
+        guard record.sequence == expected, let count else {
           observer(.gap)
           return
         }
-        let count =
-          record.kind == .batch
-          ? (try? RecordCodec.validateMembers(of: record, salt: file.salt, verify: false)) ?? 0
-          : 1
-        guard count > 0 else { break }
         observer(CommittedChange(logged: record, at: offset, of: file))
         expected += UInt64(count)
       }

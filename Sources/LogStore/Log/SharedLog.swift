@@ -76,18 +76,15 @@ final class SharedLog: @unchecked Sendable {
   /// it is read fails its checksum, and the other one is taken).
   func currentCommit(boot: [UInt8]) -> SharedState.Commit? {
     guard SharedState.headerIsValid(base, boot: boot) else { return nil }
-    let slots = (0..<2).compactMap {
-      SharedState.Commit.decode(base + SharedState.slotOffset + 64 * $0)
-    }
-    return slots.max { $0.publication < $1.publication }
+    let first = slot(0)
+    guard let second = slot(1) else { return first }
+    guard let first else { return second }
+    return first.publication < second.publication ? second : first
   }
 
-  /// The slot a new commit goes into: the one that does not hold the newest.
-  private func olderSlot() -> Int {
-    let numbers = (0..<2).map { slot -> UInt64 in
-      SharedState.Commit.decode(base + SharedState.slotOffset + 64 * slot)?.publication ?? 0
-    }
-    return numbers[0] <= numbers[1] ? 0 : 1
+  /// The commit in slot `index` (0 or 1), if it checks.
+  private func slot(_ index: Int) -> SharedState.Commit? {
+    SharedState.Commit.decode(base + SharedState.slotOffset + 64 * index)
   }
 
   /// How far a write in progress may have written: the segment and the end, or nil.
@@ -129,16 +126,15 @@ final class SharedLog: @unchecked Sendable {
   @discardableResult
   func publish(_ commit: SharedState.Commit) -> SharedState.Commit {
     var commit = commit
-    // Above both slots' numbers too, whatever happened to the count.
-    let count =
-      max(
-        publications,
-        (0..<2).compactMap {
-          SharedState.Commit.decode(base + SharedState.slotOffset + 64 * $0)?.publication
-        }.max() ?? 0) &+ 1
+    // A slot that does not check counts as number 0. The new commit goes into the slot that
+    // does not hold the newest, numbered above both slots' numbers too, whatever happened to
+    // the count.
+    let first = slot(0)?.publication ?? 0
+    let second = slot(1)?.publication ?? 0
+    let count = max(publications, first, second) &+ 1
     commit.publication = count
-    mapping.write(at: SharedState.slotOffset + 64 * olderSlot(), count: 64) { buffer in
-      commit.encode(into: buffer.baseAddress!)
+    mapping.write(at: SharedState.slotOffset + 64 * (first <= second ? 0 : 1), count: 64) {
+      buffer in commit.encode(into: buffer.baseAddress!)
     }
     store(UInt64(0), at: SharedState.dirtyOffset)
     store(count, at: SharedState.publicationsOffset)
