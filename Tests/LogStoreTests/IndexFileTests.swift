@@ -140,6 +140,39 @@ struct IndexFileTests {
     return (path, expected, try indexFiles(in: path)[0])
   }
 
+  @Test("a checkpoint asked for while a compaction runs waits for it, then writes its file")
+  func checkpointWaitsForCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try fill(store)
+    let expected = try store.snapshot()
+    let checkpointed = DispatchSemaphore(value: 0)
+    let failure = Guarded<LogStoreError?>(nil)
+    var asked = false
+    try store.compact { _, _ in
+      guard !asked else { return }
+      asked = true
+      // Asked from another thread while this compaction copies: it waits for the compaction.
+      Thread {
+        do throws(LogStoreError) {
+          try store.checkpoint()
+        } catch {
+          failure.withLock { $0 = error }
+        }
+        checkpointed.signal()
+      }.start()
+      usleep(20_000)
+    }
+    #expect(checkpointed.wait(timeout: .now() + 30) == .success)
+    #expect(failure.withLock { $0 } == nil)
+    try store.close()
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(try reopened.snapshot() == expected)
+    try reopened.close()
+  }
+
   @Test("a checkpointed store opens from its index file and reads none of the log it covers")
   func opensFromIndex() throws {
     let directory = TemporaryDirectory()
