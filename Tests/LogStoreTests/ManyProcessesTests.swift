@@ -1079,6 +1079,151 @@ struct ManyProcessesTests {
     #expect(failed > 0)
   }
 
+  /// The workload of ``crashBesideAnotherOpen``: two opens of one store take turns writing
+  /// (puts, deletes, a batch, a prefix delete) across rotations, one of them compacts and the
+  /// other writes an index file in between. Returns how many operations were acknowledged.
+  static func twoOpensWorkload(_ fileSystem: SimulatedFileSystem) -> Int {
+    var options = Self.options(maxSegmentSize: 4 << 10)
+    options.fileSystem = fileSystem
+    options.sync = .always
+    var acknowledged = 0
+    do {
+      let first = try LogStore(path: "/store", options: options)
+      let second = try LogStore(path: "/store", options: options)
+      for (index, operation) in twoOpensOperations.enumerated() {
+        let store = index % 2 == 0 ? first : second
+        switch operation {
+        case .put(let key, let value):
+          try store.put(value.bytes, forKey: key.bytes, in: "t")
+        case .delete(let key):
+          try store.delete(key: key.bytes, in: "t")
+        case .deletePrefix(let prefix):
+          try store.deletePrefix(prefix.bytes, in: "t")
+        case .batch(let puts):
+          var batch = WriteBatch()
+          for (key, value) in puts { batch.put(value.bytes, forKey: key.bytes, in: "t") }
+          try store.write(batch)
+        case .createTable:
+          try store.createTable("t")
+        case .compact:
+          try store.compact()
+        case .checkpoint:
+          try store.checkpoint()
+        }
+        // One that returns after the crash point was not acknowledged: its process died in it
+        // (a write through a mapping cannot fail, so it may seem to end well).
+        if fileSystem.crashImage != nil { break }
+        acknowledged = index + 1
+      }
+      try first.close()
+      try second.close()
+    } catch {}
+    return acknowledged
+  }
+
+  enum TwoOpensOperation {
+    case createTable
+    case put(String, String)
+    case delete(String)
+    case deletePrefix(String)
+    case batch([(String, String)])
+    case compact
+    case checkpoint
+  }
+
+  static let twoOpensOperations: [TwoOpensOperation] = {
+    var operations: [TwoOpensOperation] = [.createTable]
+    for round in 0..<3 {
+      for index in 0..<14 {
+        operations.append(.put("k\(index % 9)", String(repeating: "\(round)", count: 90 + index)))
+      }
+      operations += [
+        .delete("k\(round)"), .batch([("b\(round)", "x"), ("k8", "batch \(round)")]),
+        .deletePrefix("k7"), round == 1 ? .checkpoint : .compact,
+      ]
+    }
+    return operations
+  }()
+
+  /// The store after the first `count` operations of ``twoOpensOperations``.
+  static func twoOpensState(after count: Int) -> [String: [String: String]] {
+    var table: [String: String]?
+    for operation in twoOpensOperations.prefix(count) {
+      switch operation {
+      case .createTable: table = table ?? [:]
+      case .put(let key, let value): table?[key] = value
+      case .delete(let key): table?[key] = nil
+      case .deletePrefix(let prefix): table = table?.filter { !$0.key.hasPrefix(prefix) }
+      case .batch(let puts): for (key, value) in puts { table?[key] = value }
+      case .compact, .checkpoint: break
+      }
+    }
+    return table.map { ["t": $0] } ?? [:]
+  }
+
+  @Test(
+    "a crash or power loss at any call of two opens' writes, rotations, a compaction and a checkpoint keeps the acknowledged writes of both"
+  )
+  func crashBesideAnotherOpen() throws {
+    let probe = SimulatedFileSystem()
+    #expect(Self.twoOpensWorkload(probe) == Self.twoOpensOperations.count)
+    let total = probe.calls
+    var points = 0
+    for call in 1...total where TestDepth.runs(call, every: 9, isEdge: call == total) {
+      let fileSystem = SimulatedFileSystem()
+      let cuts = [
+        SimulatedFileSystem.CrashCut(mode: .process),
+        SimulatedFileSystem.CrashCut(mode: .power(seed: UInt64(call))),
+      ]
+      fileSystem.crash(atCall: call, leaving: cuts)
+      let acknowledged = Self.twoOpensWorkload(fileSystem)
+      let images = try #require(fileSystem.crashImages, "call \(call) was never reached")
+      // Every acknowledged write was synced (`.always`): both kinds of crash keep them all,
+      // and the one in flight may or may not be there.
+      let allowed = [
+        Self.twoOpensState(after: acknowledged), Self.twoOpensState(after: acknowledged + 1),
+      ]
+      for (cut, image) in zip(cuts, images) {
+        let point = "crash at call \(call) (\(cut.mode)), \(acknowledged) acknowledged"
+        // Both processes died: the next one opens with the boot kept (a process crash) or a
+        // new one (a power loss, after which the shared state is not trusted).
+        let restarted = SimulatedFileSystem(
+          files: image, boot: cut.mode == .process ? try fileSystem.bootSession() : nil)
+        guard restarted.directoryExists("/store") else {
+          #expect(acknowledged == 0, "\(point): no store")
+          continue
+        }
+        var options = Self.options()
+        options.fileSystem = restarted
+        let follower = try LogStore(path: "/store", options: Self.readOnly(options))
+        let followed = try follower.snapshot()
+        try follower.close()
+        let store = try LogStore(path: "/store", options: options)
+        let found = try store.snapshot()
+        #expect(allowed.contains(found), "\(point): \(found)")
+        #expect(allowed.contains(followed) || followed == found, "\(point), follower: \(followed)")
+        // It goes on writing, and what it writes stays.
+        try store.createTable("t")
+        try store.put("after".bytes, forKey: "later".bytes, in: "t")
+        try store.close()
+        let reopened = try LogStore(path: "/store", options: options)
+        #expect(try reopened.value(forKey: "later".bytes, in: "t") == "after".bytes, "\(point)")
+        try reopened.close()
+        let report = try LogStore.verify(path: "/store", fileSystem: restarted)
+        #expect(report.isClean, "\(point): \(report.problems.prefix(3))")
+        points += 1
+      }
+    }
+    #expect(points > 10)
+    print("two opens, \(TestDepth.current): \(points) crash images of \(total) calls")
+  }
+
+  static func readOnly(_ options: LogStore.Options) -> LogStore.Options {
+    var options = options
+    options.readOnly = true
+    return options
+  }
+
   @Test("a compaction whose process died has its outputs removed by the next one")
   func deadCompactionCleared() throws {
     let fileSystem = SimulatedFileSystem()
