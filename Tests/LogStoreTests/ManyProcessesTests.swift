@@ -1224,6 +1224,97 @@ struct ManyProcessesTests {
     return options
   }
 
+  @Test(
+    "another open's write at any call of a rotation or a compaction: both orders are one, and every open reads it",
+    arguments: ["rotation", "compaction"])
+  func interleavedAroundRotationAndCompaction(step: String) throws {
+    /// Two opens of a store whose active segment is nearly full, with keys overwritten.
+    func setUp() throws -> (SimulatedFileSystem, LogStore, LogStore, LogStore.Options) {
+      let fileSystem = SimulatedFileSystem()
+      var options = Self.options(maxSegmentSize: 4 << 10)
+      options.fileSystem = fileSystem
+      let running = try LogStore(path: "/store", options: options)
+      let other = try LogStore(path: "/store", options: options)
+      try running.createTable("t")
+      for index in 0..<40 {
+        try running.put(Array(repeating: 1, count: 80), forKey: "k\(index % 10)".bytes, in: "t")
+      }
+      return (fileSystem, running, other, options)
+    }
+    /// The step whose calls the other open's write goes between: a put that starts a new
+    /// segment, or a compaction.
+    func run(_ store: LogStore) throws {
+      if step == "rotation" {
+        try store.put(Array(repeating: 2, count: 3_800), forKey: "big".bytes, in: "t")
+      } else {
+        try store.compact()
+      }
+    }
+    let (probe, probeRunning, probeOther, _) = try setUp()
+    var expected = try probeRunning.snapshot()
+    let first = probe.calls + 1
+    try run(probeRunning)
+    let calls = first...probe.calls
+    expected = try probeRunning.snapshot()
+    expected["t"]!["other"] = "o"
+    try probeRunning.close()
+    try probeOther.close()
+    #expect(calls.count > 5)
+    // How many times the other open's write ran whole between two calls of the step (the
+    // others waited for the step's hold of the store's lock).
+    let inside = Guarded(0)
+    var points = 0
+    for call in calls where TestDepth.runs(call, every: 2, isEdge: call == calls.lowerBound) {
+      points += 1
+      let (fileSystem, running, other, options) = try setUp()
+      let wrote = DispatchGroup()
+      let failure = Guarded<LogStoreError?>(nil)
+      let started = Guarded(false)
+      fileSystem.callHook = { upcoming in
+        guard upcoming.number == call, !started.withLock({ $0 }) else { return }
+        started.withLock { $0 = true }
+        // The other open writes from a thread of its own; if the step holds the store's lock
+        // here, the write waits for it, and the step goes on after a moment.
+        wrote.enter()
+        Thread {
+          do throws(LogStoreError) {
+            try other.put("o".bytes, forKey: "other".bytes, in: "t")
+          } catch {
+            failure.withLock { $0 = error }
+          }
+          wrote.leave()
+        }.start()
+        if wrote.wait(timeout: .now() + .milliseconds(20)) == .success {
+          inside.withLock { $0 += 1 }
+        }
+      }
+      try run(running)
+      wrote.wait()
+      fileSystem.callHook = nil
+      #expect(started.withLock { $0 }, "call \(call) was not reached")
+      #expect(
+        failure.withLock { $0 } == nil,
+        "call \(call): \(String(describing: failure.withLock { $0 }))")
+      #expect(try running.snapshot() == expected, "call \(call)")
+      #expect(try other.snapshot() == expected, "call \(call)")
+      try running.put("r".bytes, forKey: "again".bytes, in: "t")
+      #expect(try other.value(forKey: "again".bytes, in: "t") == "r".bytes, "call \(call)")
+      try running.close()
+      try other.close()
+      let reopened = try LogStore(path: "/store", options: options)
+      var after = expected
+      after["t"]!["again"] = "r"
+      #expect(try reopened.snapshot() == after, "call \(call)")
+      try reopened.close()
+      let report = try LogStore.verify(path: "/store", fileSystem: fileSystem)
+      #expect(report.isClean, "call \(call): \(report.problems.prefix(3))")
+    }
+    #expect(inside.withLock { $0 } > 0)
+    print(
+      "interleavings around a \(step): \(points) of \(calls.count) calls, the other write "
+        + "whole inside the step at \(inside.withLock { $0 })")
+  }
+
   @Test("a compaction whose process died has its outputs removed by the next one")
   func deadCompactionCleared() throws {
     let fileSystem = SimulatedFileSystem()
