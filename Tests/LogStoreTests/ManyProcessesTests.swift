@@ -1284,7 +1284,7 @@ struct ManyProcessesTests {
           }
           wrote.leave()
         }.start()
-        if wrote.wait(timeout: .now() + .milliseconds(20)) == .success {
+        if wrote.wait(timeout: .now() + 0.02) == .success {
           inside.withLock { $0 += 1 }
         }
       }
