@@ -329,7 +329,6 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var pendingNamespace: [NamespaceChange] = []
     var locks: Set<String> = []
     var calls = 0
-    var commitPosts = 0
     var faults: [Fault] = []
     var activeFault: Fault?
     var crashAt: Int?
@@ -776,16 +775,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     state.withLock { !$0.deadProcesses.contains(process) }
   }
 
-  /// A signal whose wait is a pause of a millisecond at most, as Linux's is a short pause;
-  /// ``commitPosts`` counts the posts.
+  /// A signal whose post does nothing and whose wait is a pause of a millisecond at most, as
+  /// Linux's is a short pause.
   package func commitSignal(for directory: String) throws(LogStoreError) -> any CommitSignal {
-    SimulatedCommitSignal(fileSystem: self)
+    SimulatedCommitSignal()
   }
-
-  /// How many times the processes on this file system posted a commit signal.
-  package var commitPosts: Int { state.withLock { $0.commitPosts } }
-
-  fileprivate func notePost() { state.withLock { $0.commitPosts += 1 } }
 
   /// Makes ``processExists(_:)`` say that `process` is gone.
   package func markDead(_ process: Int32) {
@@ -1076,11 +1070,7 @@ package final class Guarded<Value>: @unchecked Sendable {
 
 /// ``SimulatedFileSystem/commitSignal(for:)``.
 private final class SimulatedCommitSignal: CommitSignal {
-  private let fileSystem: SimulatedFileSystem
-
-  init(fileSystem: SimulatedFileSystem) { self.fileSystem = fileSystem }
-
-  func post() { fileSystem.notePost() }
+  func post() {}
 
   func wait(milliseconds: Int) { usleep(UInt32(min(milliseconds, 1)) * 1000) }
 

@@ -109,11 +109,7 @@ final class ChangeStreams: @unchecked Sendable {
     guard !streams.isEmpty else { return }
     guard !change.missesChanges else {
       // No stream may go on with a change missing in the middle.
-      let all = streams.flatMap { table, subscribers in subscribers.map { (table, $0.key) } }
-      remove(all)
-      for subscribers in streams.values {
-        for continuation in subscribers.values { continuation.finish() }
-      }
+      endAll(closing: false)
       return
     }
     var ended: [(table: String, id: Int, continuation: Continuation)] = []
@@ -170,12 +166,16 @@ final class ChangeStreams: @unchecked Sendable {
   }
 
   /// Ends every stream, and those asked for later: the store is closing.
-  func finishAll() {
+  func finishAll() { endAll(closing: true) }
+
+  /// Ends every stream open now; `closing`, also those asked for later.
+  private func endAll(closing: Bool) {
     let all = lock.withLock {
-      closed = true
+      if closing { closed = true }
       defer { streams = [:] }
       return streams.values.flatMap(\.values)
     }
+    // Outside the lock: finishing runs the stream's termination handler, which takes it.
     for continuation in all { continuation.finish() }
   }
 }

@@ -241,17 +241,15 @@ final class ProcessSharing: @unchecked Sendable {
       // Damage, or the zeros after a sealed segment's last record, ends the scan: on to the
       // next segment, whose first record must be the one wanted.
       while expected < commit.nextSequence, case .record(let record, let offset)? = scanner.next() {
-        if record.kind == .syncMark || record.sequence < expected { continue }
-        // A batch takes one number per member; its members were checked when it was applied.
-        let count =
-          record.kind == .batch
-          ? (try? RecordCodec.validateMembers(of: record, salt: file.salt, verify: false)) : 1
-        guard record.sequence == expected, let count else {
+        // (The scanner reads sync marks itself; it never yields one.)
+        if record.sequence < expected { continue }
+        guard record.sequence == expected else {
           observer(.gap)
           return
         }
         observer(CommittedChange(logged: record, at: offset, of: file))
-        expected += UInt64(count)
+        // A batch takes one number per member, as the scanner counted them.
+        expected = scanner.lastSequence + 1
       }
       if expected >= commit.nextSequence { return }
     }
