@@ -327,7 +327,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var durableFiles: [String: Node] = [:]
     var directories: Set<String> = ["/"]
     var pendingNamespace: [NamespaceChange] = []
-    var locks: Set<String> = []
+    /// The locks held, and the process holding each.
+    var locks: [String: Int32] = [:]
     var calls = 0
     var faults: [Fault] = []
     var activeFault: Fault?
@@ -359,6 +360,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// `madvise` (``FileMapping/release(offset:count:)``) and `unlock`; and for every call
     /// after a crash.
     package var number: Int?
+    /// The process making it (``processID`` of the file system or view it goes through).
+    package var process: Int32
     package var operation: String
     package var path: String
     /// Bytes written, for writes through a mapping.
@@ -372,9 +375,13 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   /// Test code run before an operation; see ``callHook``.
   package typealias CallHook = @Sendable (UpcomingCall) -> Void
 
-  private let state = Guarded(State())
+  /// Shared by the file system and its views of other processes (``process(_:)``).
+  private let state: Guarded<State>
   /// The boot this file system is in (see `init`).
   package let boot: [UInt8]
+  /// The process whose calls go through this file system: 4242, or another for a view made
+  /// by ``process(_:)``.
+  package let processID: Int32
 
   /// A file system holding `files` (full paths to contents), all durable, whose syncs follow
   /// `platform`'s rules, and whose power losses keep or lose what was written since a sync in
@@ -391,6 +398,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     self.platform = platform
     self.pageSize = pageSize
     self.boot = boot ?? (0..<16).map { _ in UInt8.random(in: 0...255) }
+    self.processID = 4242
+    self.state = Guarded(State())
     state.withLock { state in
       for (path, contents) in files {
         let node = Node(contents: contents)
@@ -405,7 +414,32 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
   }
 
+  private init(viewOf fileSystem: SimulatedFileSystem, process: Int32) {
+    platform = fileSystem.platform
+    pageSize = fileSystem.pageSize
+    boot = fileSystem.boot
+    processID = process
+    state = fileSystem.state
+  }
+
   // MARK: Test controls
+
+  /// The same files, calls, crashes, faults and hook, as another process of the same system
+  /// sees them: what goes through the view is done by process `id`, which holds locks of its
+  /// own and can be killed alone (``kill(_:)``).
+  package func process(_ id: Int32) -> SimulatedFileSystem {
+    SimulatedFileSystem(viewOf: self, process: id)
+  }
+
+  /// Ends `process` as the kernel ends a killed process: every lock it holds is released and
+  /// ``processExists(_:)`` says it is gone. What it wrote stays (the page cache outlives it).
+  /// Its threads are the test's to stop: a test parks them (in ``callHook``) before killing.
+  package func kill(_ process: Int32) {
+    state.withLock { state in
+      state.deadProcesses.insert(process)
+      state.locks = state.locks.filter { $0.value != process }
+    }
+  }
 
   /// Calls made so far.
   package var calls: Int { state.withLock { $0.calls } }
@@ -525,7 +559,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       state.log.append(Call(operation: "\(operation)", path: path, count: count))
       return (state.hook, state.calls)
     }
-    hook?(UpcomingCall(number: number, operation: "\(operation)", path: path, count: count))
+    hook?(
+      UpcomingCall(
+        number: number, process: processID, operation: "\(operation)", path: path, count: count))
     return number
   }
 
@@ -731,10 +767,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let number = announce("flock", path)
     return try state.withLock { state throws(LogStoreError) -> any FileLock in
       try enter(&state, number, "flock", path)
-      guard !state.locks.contains(path) else {
+      guard state.locks[path] == nil else {
         throw LogStoreError(.locked, "the store is locked by another process: \(path) is held")
       }
-      state.locks.insert(path)
+      state.locks[path] = processID
       if state.files[path] == nil {
         let node = Node()
         state.files[path] = node
@@ -762,14 +798,13 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let number = announce("flock", path)
     return try state.withLock { state throws(LogStoreError) -> Bool in
       try enter(&state, number, "flock", path)
-      return state.locks.insert(path).inserted
+      guard state.locks[path] == nil else { return false }
+      state.locks[path] = processID
+      return true
     }
   }
 
   package func bootSession() throws(LogStoreError) -> [UInt8] { boot }
-
-  /// The one process of this file system's programs; ``markDead(_:)`` ends others.
-  package var processID: Int32 { 4242 }
 
   package func processExists(_ process: Int32) -> Bool {
     state.withLock { !$0.deadProcesses.contains(process) }
@@ -788,7 +823,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
   fileprivate func unlock(_ path: String) {
     announce("unlock", path, counted: false)
-    state.withLock { _ = $0.locks.remove(path) }
+    // A killed process's lock is gone already, and may be another's by now.
+    state.withLock { state in
+      if state.locks[path] == processID { state.locks[path] = nil }
+    }
   }
 
   // MARK: Handle operations

@@ -409,7 +409,9 @@ final class ProcessSharing: @unchecked Sendable {
   /// A process died inside a write: what it wrote past the published end is not part of the
   /// store. Zeroes the active segment from there to its end and syncs the zeros before
   /// anything else is written (so that none of it can come back after a crash, behind newer
-  /// records), and returns the segments an unfinished rotation added to the manifest.
+  /// records); removes the files an unfinished rotation (or a compaction's first step) made
+  /// under numbers it did not publish, where no manifest names them; and returns the segments
+  /// it added to the manifest, to remove once a manifest without them is out.
   private static func clearDeadWrite(
     directory: String, options: LogStore.Options, _ commit: SharedState.Commit
   ) throws(LogStoreError) -> [UInt32] {
@@ -424,6 +426,21 @@ final class ProcessSharing: @unchecked Sendable {
       try handle.synchronize(.durable)
     }
     let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
+    let listed = Set(manifest?.segments ?? [])
+    // Numbers from the published next one on were taken by the dead write alone: a live
+    // compaction's outputs are below it (reserved and published in its first step).
+    var removed = false
+    for name in try fileSystem.contentsOfDirectory(directory) {
+      switch StoreFileName.classify(name) {
+      case .segment(let number), .hint(let number):
+        guard number >= commit.nextFileNumber, !listed.contains(number) else { continue }
+        try fileSystem.removeFile(directory + "/" + name)
+        removed = true
+      default:
+        continue
+      }
+    }
+    if removed { try fileSystem.synchronizeDirectory(directory) }
     return manifest?.segments.filter { $0 > commit.activeSegment } ?? []
   }
 }

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+/// `.manyProcesses` on the simulated file system, with two processes (``SimulatedFileSystem``
+/// views of their own): one is killed before any call of a write, a rotation, a compaction or
+/// a checkpoint, while the other lives on and goes on reading, writing and compacting. The
+/// crash suites of `ManyProcessesTests` end both processes at once; this is the case an app
+/// meets when iOS kills its extension in the middle of a write.
+@Suite("One process dies beside another")
+struct OneProcessDiesTests {
+  static let dyingProcess: Int32 = 101
+  static let livingProcess: Int32 = 202
+
+  /// The options of an open of `process` on `fileSystem`: small segments, every write synced.
+  static func options(_ fileSystem: SimulatedFileSystem, process: Int32, readOnly: Bool = false)
+    -> LogStore.Options
+  {
+    var options = ManyProcessesTests.options(readOnly: readOnly, maxSegmentSize: 4 << 10)
+    options.fileSystem = fileSystem.process(process)
+    if !readOnly { options.sync = .always }
+    return options
+  }
+
+  /// Two processes' opens of one store, both of which wrote (keys overwritten, so that a
+  /// compaction has work), the active segment nearly full.
+  static func setUp() throws -> (SimulatedFileSystem, dying: LogStore, living: LogStore) {
+    let fileSystem = SimulatedFileSystem()
+    let dying = try LogStore(path: "/store", options: options(fileSystem, process: dyingProcess))
+    let living = try LogStore(path: "/store", options: options(fileSystem, process: livingProcess))
+    try living.createTable("t")
+    for index in 0..<40 {
+      let store = index % 2 == 0 ? dying : living
+      try store.put(
+        Array(repeating: UInt8(index), count: 80), forKey: "k\(index % 10)".bytes, in: "t")
+    }
+    return (fileSystem, dying, living)
+  }
+
+  /// The step the dying process is killed in.
+  static func run(_ step: String, _ store: LogStore) throws {
+    switch step {
+    case "write":
+      var batch = WriteBatch()
+      batch.put("b".bytes, forKey: "k1".bytes, in: "t")
+      batch.delete(key: "k2".bytes, in: "t")
+      batch.put("n".bytes, forKey: "new".bytes, in: "t")
+      try store.write(batch)
+    case "rotation":
+      try store.put(Array(repeating: 2, count: 3_800), forKey: "big".bytes, in: "t")
+    case "compaction":
+      try store.compact()
+    default:
+      try store.checkpoint()
+    }
+  }
+
+  @Test(
+    "a process killed at any call of a write, a rotation, a compaction or a checkpoint: the other sees the step whole or not at all, goes on, and a power loss after keeps all it acknowledged",
+    arguments: ["write", "rotation", "compaction", "checkpoint"])
+  func killedBesideAnother(step: String) throws {
+    let (probe, probeDying, probeLiving) = try Self.setUp()
+    let before = try probeLiving.snapshot()
+    let first = probe.calls + 1
+    let probeUnlocks = Guarded(0)
+    probe.callHook = { upcoming in
+      if upcoming.process == Self.dyingProcess, Self.isUnlock(upcoming) {
+        probeUnlocks.withLock { $0 += 1 }
+      }
+    }
+    try Self.run(step, probeDying)
+    probe.callHook = nil
+    let calls = first...probe.calls
+    let unlocks = probeUnlocks.withLock { $0 }
+    let after = try probeLiving.snapshot()
+    try probeDying.close()
+    try probeLiving.close()
+    #expect(calls.count > 3 && unlocks > 0)
+    // Before each call of the step, and at each release of the store's lock: the process dies
+    // holding it, having finished what it did with it (after the last, having published the
+    // whole step).
+    let points =
+      calls.map { KillPoint.beforeCall($0) } + (1...unlocks).map { KillPoint.atUnlock($0) }
+    var outcomes: [String: Int] = [:]
+    for (seed, killPoint) in points.enumerated() {
+      let point = "\(step), killed \(killPoint)"
+      let (fileSystem, dying, living) = try Self.setUp()
+      let killed = DispatchSemaphore(value: 0)
+      let parked = DispatchSemaphore(value: 0)
+      let reached = Guarded(false)
+      let unlocksSeen = Guarded(0)
+      fileSystem.callHook = { upcoming in
+        guard upcoming.process == Self.dyingProcess, !reached.withLock({ $0 }) else { return }
+        switch killPoint {
+        case .beforeCall(let call):
+          guard upcoming.number == call else { return }
+        case .atUnlock(let count):
+          guard Self.isUnlock(upcoming) else { return }
+          guard
+            unlocksSeen.withLock({
+              $0 += 1
+              return $0
+            }) == count
+          else { return }
+        }
+        reached.withLock { $0 = true }
+        // The process stops here for good: its thread waits until the test is over.
+        killed.signal()
+        parked.wait()
+      }
+      let ended = DispatchGroup()
+      ended.enter()
+      Thread {
+        // Its calls fail once the test has crashed the file system to end it.
+        try? Self.run(step, dying)
+        killed.signal()
+        ended.leave()
+      }.start()
+      // The step stops at the point, or, failing the test, ends without reaching it.
+      killed.wait()
+      guard reached.withLock({ $0 }) else {
+        Issue.record("\(point): the step ended without reaching it")
+        continue
+      }
+      fileSystem.kill(Self.dyingProcess)
+
+      // The other process sees the step whole or not at all, and keeps seeing what it saw.
+      let seen = try living.snapshot()
+      #expect(seen == before || seen == after, "\(point): \(seen)")
+      if before != after { outcomes[seen == after ? "whole" : "none", default: 0] += 1 }
+      var expected = seen
+      try living.put("l1".bytes, forKey: "k3".bytes, in: "t")
+      try living.put(Array(repeating: 9, count: 3_000), forKey: "later".bytes, in: "t")
+      try living.delete(key: "k4".bytes, in: "t")
+      expected["t"]!["k3"] = "l1"
+      expected["t"]!["later"] = String(repeating: "\u{9}", count: 3_000)
+      expected["t"]!["k4"] = nil
+      #expect(try living.snapshot() == expected, "\(point)")
+      // A compaction and a checkpoint of its own run though the dead one's may have begun.
+      try living.compact()
+      try living.checkpoint()
+      try living.put("l2".bytes, forKey: "k5".bytes, in: "t")
+      expected["t"]!["k5"] = "l2"
+      #expect(try living.snapshot() == expected, "\(point)")
+      let follower = try LogStore(
+        path: "/store", options: Self.options(fileSystem, process: 303, readOnly: true))
+      #expect(try follower.snapshot() == expected, "\(point), follower")
+      try follower.close()
+
+      // A power loss now keeps every write the living process acknowledged (all synced).
+      let power = fileSystem.image(.power(seed: UInt64(seed)))
+      try living.close()
+      let reopened = try LogStore(path: "/store", options: Self.options(fileSystem, process: 404))
+      #expect(try reopened.snapshot() == expected, "\(point), reopened")
+      try reopened.close()
+      let report = try LogStore.verify(path: "/store", fileSystem: fileSystem.process(505))
+      #expect(report.isClean, "\(point): \(report.problems.prefix(3))")
+      let restarted = SimulatedFileSystem(files: power)
+      let recovered = try LogStore(
+        path: "/store", options: Self.options(restarted, process: 606))
+      #expect(try recovered.snapshot() == expected, "\(point), after a power loss")
+      try recovered.close()
+
+      // The dead process's thread is let go into a file system whose every call fails.
+      fileSystem.crash(atCall: fileSystem.calls + 1)
+      parked.signal()
+      ended.wait()
+      try? dying.close()
+    }
+    if before != after {
+      // Killed at its last unlock, the process had published the step.
+      #expect(outcomes["whole", default: 0] > 0, "\(outcomes)")
+    }
+    print(
+      "\(step): killed at \(points.count) points (\(calls.count) calls, "
+        + "\(unlocks) unlocks), the other saw \(outcomes)")
+  }
+
+  enum KillPoint: CustomStringConvertible {
+    case beforeCall(Int)
+    case atUnlock(Int)
+
+    var description: String {
+      switch self {
+      case .beforeCall(let call): "before call \(call)"
+      case .atUnlock(let count): "at unlock \(count) of the store's lock"
+      }
+    }
+  }
+
+  static func isUnlock(_ call: SimulatedFileSystem.UpcomingCall) -> Bool {
+    call.operation == "unlock" && call.path == "/store/LOCK"
+  }
+}
