@@ -67,7 +67,7 @@ final class StoreEngine: @unchecked Sendable {
       }
     }
     // A writer in `.manyProcesses` use holds the file lock until the open has published.
-    defer { if !options.readOnly { sharedLog?.lock.release() } }
+    defer { if !options.readOnly { sharedLog?.releaseOpenLocks() } }
     let state = try Recovery(directory: directory, options: options, commit: commit).run()
     index = IndexView(
       directory: directory, keys: state.keys, segments: state.segments,
@@ -470,10 +470,11 @@ final class StoreEngine: @unchecked Sendable {
         if !options.readOnly {
           // Other processes go on appending to the active segment: no index file or hint of it
           // here, only the sync that makes this process's writes durable, and the open's
-          // entry removed.
+          // entry removed once the write has released the lock (an open renews the write lock
+          // when no open is listed, so one that holds it must be).
+          defer { sharing.shared.unregister() }
           try sharing.beginWrite()
           defer { sharing.endWrite() }
-          sharing.shared.unregister()
           try log.synchronizeActive(proving: true)
         }
         sharing.sharedState?.close()

@@ -749,12 +749,16 @@ struct ManyProcessesTests {
     let first = try LogStore(path: path, options: Self.options())
     try first.createTable("t")
     let shared = first.engine.sharing!.shared
-    try shared.lock.acquire()
-    let released = Thread {
+    // Taken and released by one thread, as every write does (a mutex is its thread's).
+    let taken = DispatchSemaphore(value: 0)
+    let holder = Thread {
+      do { try shared.lock.acquire() } catch { Issue.record("\(error)") }
+      taken.signal()
       usleep(30_000)
       shared.lock.release()
     }
-    released.start()
+    holder.start()
+    taken.wait()
     let started = Date()
     let second = try LogStore(path: path, options: Self.options())
     #expect(Date().timeIntervalSince(started) > 0.02)
@@ -1360,7 +1364,9 @@ struct ManyProcessesTests {
     // Left by a boot before: the opens it lists are of processes that are gone with it.
     var other = [UInt8](repeating: 0, count: SharedState.size)
     other.withUnsafeMutableBytes {
-      SharedState.initialize($0.baseAddress!, boot: [UInt8](repeating: 9, count: 16))
+      SharedState.initialize(
+        $0.baseAddress!, boot: [UInt8](repeating: 9, count: 16),
+        lockKind: SystemFileSystem().sharedMutexKind)
     }
     other.replaceSubrange(
       SharedState.opensOffset..<SharedState.opensOffset + 8,

@@ -9,8 +9,9 @@
 /// ```
 /// offset size field
 ///  0      8   magic          "YTKKVSHR"
-///  8      2   version        1
-/// 10      2   reserved       zero
+///  8      2   version        2
+/// 10      2   lockKind       how writes exclude each other: 0, the lock file's `flock`;
+///                            otherwise the kind of the mutex at 192 (``FileSystem/sharedMutexKind``)
 /// 12     16   boot           the system boot it was made in (``FileSystem/bootSession()``)
 /// 28      4   headerCRC      masked CRC-32C of the 28 bytes before it
 /// 32      8   publications   one more at each publication: what a call compares first
@@ -23,7 +24,8 @@
 ///                            one compaction at a time in the store, whichever process runs it
 /// 64     64   commit slot 0  (``Commit``)
 /// 128    64   commit slot 1
-/// 192  3904   opens          244 entries of 16 bytes: the opens that use the store now
+/// 192    64   mutex          the writes' lock where `lockKind` is not zero (``SharedMutex``)
+/// 256  3840   opens          240 entries of 16 bytes: the opens that use the store now
 /// ```
 /// Each commit carries the number of its publication; the newest commit is the one of the two
 /// slots that checks with the higher number. A commit is written over the older slot, whole,
@@ -35,7 +37,8 @@ package enum SharedState {
   package static let fileName = "SHARED"
   package static let size = 4096
   static let magic: [UInt8] = Array("YTKKVSHR".utf8)
-  static let version: UInt16 = 1
+  static let version: UInt16 = 2
+  static let lockKindOffset = 10
   static let headerLength = 28
   static let publicationsOffset = 32
   static let dirtyOffset = 40
@@ -43,7 +46,9 @@ package enum SharedState {
   static let compactionFirstOffset = 56
   static let compactorOffset = 60
   static let slotOffset = 64
-  static let opensOffset = 192
+  static let mutexOffset = 192
+  static let mutexLength = 64
+  static let opensOffset = 256
   static let openLength = 16
   package static let openCapacity = (size - opensOffset) / openLength
 
@@ -167,16 +172,23 @@ package enum SharedState {
     }
   }
 
-  /// Writes a fresh header for `boot` into the file's bytes at `base`; everything after the
-  /// header is zeroed.
-  static func initialize(_ base: UnsafeMutableRawPointer, boot: [UInt8]) {
+  /// Writes a fresh header for `boot`, whose writes take the lock of `lockKind`, into the
+  /// file's bytes at `base`; everything after the header is zeroed (the mutex, if any, is
+  /// its own to make).
+  static func initialize(_ base: UnsafeMutableRawPointer, boot: [UInt8], lockKind: UInt16) {
     precondition(boot.count == 16, "a boot session is 16 bytes")
     base.initializeMemory(as: UInt8.self, repeating: 0, count: size)
     base.copyMemory(from: magic, byteCount: 8)
     storeLittleEndian(version, base + 8)
+    storeLittleEndian(lockKind, base + lockKindOffset)
     boot.withUnsafeBytes { (base + 12).copyMemory(from: $0.baseAddress!, byteCount: 16) }
     let checksum = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength))
     storeLittleEndian(CRC32C.mask(checksum), base + headerLength)
+  }
+
+  /// How the writes of the state at `base` exclude each other (see `lockKind` above).
+  static func lockKind(_ base: UnsafeRawPointer) -> UInt16 {
+    loadLittleEndian(UInt16.self, base + lockKindOffset)
   }
 
   /// Whether the bytes at `base` (``size`` of them) hold a header of this version made in

@@ -33,6 +33,16 @@ package protocol FileSystem: Sendable {
   /// ``StoreSharing/manyProcesses``: it is held only between ``ProcessLock/acquire()`` and
   /// ``ProcessLock/release()``, never while the file is merely open.
   func openProcessLock(_ path: String) throws(LogStoreError) -> any ProcessLock
+  /// How a write in ``StoreSharing/manyProcesses`` use excludes the others here: zero when it
+  /// takes the lock file (``openProcessLock(_:)``), otherwise a tag naming the kind of
+  /// ``SharedMutex`` it takes instead (its C library and size), which the shared state records
+  /// so that processes that would lock differently never share a store's writes.
+  var sharedMutexKind: UInt16 { get }
+  /// The ``SharedMutex`` at `offset` in `mapping` (a writable mapping of the shared state),
+  /// whose waits give up after `patience` milliseconds, or nil where writes take the lock file
+  /// (``sharedMutexKind`` is zero). The mutex is valid as long as the mapping is.
+  func sharedMutex(in mapping: any FileMapping, at offset: Int, path: String, patience: Int)
+    -> (any SharedMutex)?
   /// 16 bytes that name the current boot of the system: they change when it restarts, so a
   /// state kept in memory shared between processes is known stale after a power loss.
   /// Linux: `/proc/sys/kernel/random/boot_id`; Darwin: `kern.bootsessionuuid`.
@@ -62,8 +72,9 @@ package protocol CommitSignal: AnyObject, Sendable {
   func close()
 }
 
-/// A lock on a file that the kernel releases when its holder dies (`flock`), taken and
-/// released around each write of ``StoreSharing/manyProcesses``.
+/// A lock that the kernel releases when its holder dies, taken and released around each write
+/// of ``StoreSharing/manyProcesses``: a file's `flock` (``FileSystem/openProcessLock(_:)``), or
+/// a ``SharedMutex``.
 package protocol ProcessLock: AnyObject, Sendable {
   /// Takes the lock, waiting while another open file description holds it.
   func acquire() throws(LogStoreError)
@@ -71,6 +82,26 @@ package protocol ProcessLock: AnyObject, Sendable {
   func tryAcquire() throws(LogStoreError) -> Bool
   /// Releases the lock taken by ``acquire()`` or ``tryAcquire()``.
   func release()
+}
+
+/// A lock in memory that processes share (in the mapped shared state), which the kernel
+/// releases when the thread holding it dies, and which costs no system call to take and
+/// release while nobody else wants it: on Linux with glibc, a robust process-shared mutex
+/// (``SystemSharedMutex``). It is taken and released by the same thread, around each write of
+/// ``StoreSharing/manyProcesses``, in place of the lock file's `flock`.
+package protocol SharedMutex: ProcessLock {
+  /// Makes the memory a fresh mutex that nobody holds; only while no process can be using it
+  /// (the shared state is made anew).
+  func initialize() throws(LogStoreError)
+}
+
+extension FileSystem {
+  /// Writes take the lock file unless a file system says otherwise.
+  package var sharedMutexKind: UInt16 { 0 }
+
+  package func sharedMutex(
+    in mapping: any FileMapping, at offset: Int, path: String, patience: Int
+  ) -> (any SharedMutex)? { nil }
 }
 
 /// What a sync promises once it returns.

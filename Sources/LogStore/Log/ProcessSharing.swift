@@ -50,6 +50,9 @@ final class ProcessSharing: @unchecked Sendable {
   /// lock held, and end with ``endWrite()``.
   func beginWrite() throws(LogStoreError) {
     while writeInProgress { log.lock.wait() }
+    // Only a `.oneProcess` open or a restart makes the state anew, and neither can happen while
+    // this open is registered: the file was replaced or damaged, and a lock in it is not one.
+    guard shared.isUsable(boot: boot) else { throw stateReset() }
     try shared.lock.acquire()
     do {
       // A write in progress that nobody publishes is one whose process died holding the lock.
@@ -141,10 +144,7 @@ final class ProcessSharing: @unchecked Sendable {
     guard let commit = shared.currentCommit(boot: boot) else {
       // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
       // while this open is registered: the file was replaced or damaged.
-      if locked {
-        throw LogStoreError(
-          .corrupted, "the shared state of \(directory) was reset while this store used it")
-      }
+      if locked { throw stateReset() }
       return
     }
     if let seen = seenCommit, seen.generation == commit.generation,
@@ -162,6 +162,10 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     noteSeen(commit.publication, commit)
+  }
+
+  private func stateReset() -> LogStoreError {
+    LogStoreError(.corrupted, "the shared state of \(directory) was reset while this store used it")
   }
 
   /// Applies the records of `file` in `start..<end`, which another process published.
@@ -266,19 +270,27 @@ final class ProcessSharing: @unchecked Sendable {
 
   // MARK: Opening
 
-  /// For a writer's open in `.manyProcesses` use: maps the shared state and takes the store's
-  /// lock, which the caller releases once the open has published. Returns the newest commit
-  /// (nil when the state is fresh: then the open takes the directory over as a `.oneProcess`
-  /// writer would), and the segments a write that died left past it, to remove once a
-  /// manifest without them is out.
+  /// For a writer's open in `.manyProcesses` use: maps the shared state and takes the lock
+  /// file and the write lock (``SharedLog/releaseOpenLocks()`` releases them once the open has
+  /// published). Returns the newest commit (nil when the state is fresh: then the open takes
+  /// the directory over as a `.oneProcess` writer would), and the segments a write that died
+  /// left past it, to remove once a manifest without them is out.
   static func joinWriters(directory: String, options: LogStore.Options)
     throws(LogStoreError) -> (SharedLog, SharedState.Commit?, orphans: [UInt32])
   {
     let fileSystem = options.fileSystem
     // Created if missing and made whole: with `create`, there is always one.
     let shared = try SharedLog.open(
-      directory: directory, fileSystem: fileSystem, writable: true, create: true)!
-    try acquireForOpen(shared.lock, directory: directory, options: options)
+      directory: directory, fileSystem: fileSystem, writable: true, create: true,
+      patience: options.otherProcessPatience)!
+    try acquireForOpen(shared.openLock, directory: directory, options: options)
+    // Where writes take a mutex of their own, it is taken once it is known to be one.
+    var holdsMutex = false
+    func takeWriteLock() throws(LogStoreError) {
+      guard shared.lock !== shared.openLock else { return }
+      try acquireForOpen(shared.lock, directory: directory, options: options)
+      holdsMutex = true
+    }
     do {
       // A `.oneProcess` writer that held the store is gone: its process ID must not make a
       // later open think it is still there (the number may be another process's by then).
@@ -286,24 +298,55 @@ final class ProcessSharing: @unchecked Sendable {
         try recordHolder(0, directory: directory, fileSystem: fileSystem)
       }
       let boot = try fileSystem.bootSession()
-      guard let commit = shared.currentCommit(boot: boot) else {
-        shared.reset(boot: boot)
-        return (shared, nil, [])
+      if SharedState.headerIsValid(shared.baseAddress, boot: boot), !shared.isUsable(boot: boot) {
+        try refuseOtherLocking(shared, directory: directory, fileSystem: fileSystem)
       }
-      shared.dropDeadOpens()
-      guard shared.dirty != nil else { return (shared, commit, []) }
-      return (shared, commit, try clearDeadWrite(directory: directory, options: options, commit))
+      if shared.isUsable(boot: boot) {
+        shared.dropDeadOpens()
+        if shared.opens.isEmpty { try shared.renewWriteLock() }
+        try takeWriteLock()
+        if let commit = shared.currentCommit(boot: boot) {
+          guard shared.dirty != nil else { return (shared, commit, []) }
+          return (
+            shared, commit, try clearDeadWrite(directory: directory, options: options, commit)
+          )
+        }
+        // A state with no commit: its maker died before it published (it held the lock file,
+        // which this open holds now, so nobody else uses it).
+        if holdsMutex { shared.lock.release() }
+        holdsMutex = false
+      }
+      try shared.reset(boot: boot)
+      try takeWriteLock()
+      return (shared, nil, [])
     } catch {
-      shared.lock.release()
+      if holdsMutex { shared.lock.release() }
+      shared.openLock.release()
       throw error
+    }
+  }
+
+  /// A state of this boot whose writes lock another way than this process's (a process built
+  /// against another C library, or for a word of another size): refused while opens of live
+  /// processes use it; otherwise it is made anew, with this process's kind of lock.
+  private static func refuseOtherLocking(
+    _ shared: SharedLog, directory: String, fileSystem: any FileSystem
+  ) throws(LogStoreError) {
+    shared.dropDeadOpens()
+    guard shared.opens.isEmpty else {
+      throw LogStoreError(
+        .locked,
+        "\(directory) is in .manyProcesses use by processes whose writes take another kind of "
+          + "lock (\(SharedState.lockKind(shared.baseAddress)), this process's is "
+          + "\(fileSystem.sharedMutexKind): a build against another C library?)")
     }
   }
 
   /// Takes `lock` for an open: at once, or after the writes of other processes that hold it;
   /// refused at once when a `.oneProcess` writer holds the store (its process ID is in the
   /// lock file), and after ``LogStore/Options/otherProcessPatience`` when another holder (one
-  /// of an older version of this library, or a process in the middle of its own open) keeps
-  /// it.
+  /// of an older version of this library, a process in the middle of its own open, or one
+  /// stopped in a write) keeps it.
   private static func acquireForOpen(
     _ lock: any ProcessLock, directory: String, options: LogStore.Options
   ) throws(LogStoreError) {
@@ -403,7 +446,7 @@ final class ProcessSharing: @unchecked Sendable {
         "\(directory) is in .manyProcesses use by \(opens.count) open(s) (process \(processes)): "
           + "open it with the same sharing, or read-only")
     }
-    shared.reset(boot: boot)
+    try shared.reset(boot: boot)
   }
 
   /// A process died inside a write: what it wrote past the published end is not part of the

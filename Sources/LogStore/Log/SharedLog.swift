@@ -1,6 +1,7 @@
 /// What a process that opens a store with ``StoreSharing/manyProcesses`` shares with the
-/// others: the lock every write takes (`LOCK`, held only while it appends and publishes) and
-/// the shared state (`SHARED`, ``SharedState``) that says where the log ends.
+/// others: the lock every write takes (held only while it appends and publishes), the lock
+/// file an open takes, and the shared state (`SHARED`, ``SharedState``) that says where the
+/// log ends.
 ///
 /// A writer takes ``lock``, catches up on what the others appended since it last looked,
 /// appends, and publishes the new end (``publish(_:)``) before it releases the lock. A call
@@ -8,7 +9,14 @@
 /// only when it changed (what it saw is ``ProcessSharing``'s).
 final class SharedLog: @unchecked Sendable {
   let directory: String
+  /// The lock every write takes: the mutex in the shared state where the system has one
+  /// (``FileSystem/sharedMutex(in:at:path:)``), otherwise ``openLock``.
   let lock: any ProcessLock
+  /// `LOCK`'s `flock`, which an open holds while it joins the others (a `.oneProcess` writer
+  /// holds it for as long as it is open), so that the two modes exclude each other.
+  let openLock: any ProcessLock
+  /// The mutex, where writes take one.
+  private let mutex: (any SharedMutex)?
   private let fileSystem: any FileSystem
   private let handle: any FileHandle
   private let mapping: any FileMapping
@@ -21,22 +29,31 @@ final class SharedLog: @unchecked Sendable {
   private var base: UnsafeRawPointer { baseAddress }
 
   private init(
-    directory: String, fileSystem: any FileSystem, lock: any ProcessLock,
-    handle: any FileHandle, mapping: any FileMapping
+    directory: String, fileSystem: any FileSystem, openLock: any ProcessLock,
+    handle: any FileHandle, mapping: any FileMapping, writable: Bool, patience: Int
   ) {
     self.directory = directory
     self.fileSystem = fileSystem
-    self.lock = lock
+    self.openLock = openLock
+    // A follower writes nothing, and takes no lock.
+    mutex =
+      writable
+      ? fileSystem.sharedMutex(
+        in: mapping, at: SharedState.mutexOffset, path: directory + "/" + SharedState.fileName,
+        patience: patience) : nil
+    lock = mutex ?? openLock
     self.handle = handle
     self.mapping = mapping
   }
 
   /// Opens the shared state of the store in `directory`; with `create`, creates it (all
   /// zeros, which no process takes for a valid state) if it is not there. Nil when it is not
-  /// there (or, read-only, too short to be one).
-  static func open(directory: String, fileSystem: any FileSystem, writable: Bool, create: Bool)
-    throws(LogStoreError) -> SharedLog?
-  {
+  /// there (or, read-only, too short to be one). A wait for the write lock gives up after
+  /// `patience` milliseconds where it is a ``SharedMutex``.
+  static func open(
+    directory: String, fileSystem: any FileSystem, writable: Bool, create: Bool,
+    patience: Int = LogStore.Options().otherProcessPatience
+  ) throws(LogStoreError) -> SharedLog? {
     let path = directory + "/" + SharedState.fileName
     let handle: any FileHandle
     do {
@@ -53,10 +70,10 @@ final class SharedLog: @unchecked Sendable {
         return nil
       }
       let mapping = try handle.map(length: SharedState.size, writable: writable)
-      let lock = try fileSystem.openProcessLock(directory + "/" + StoreFileName.lock)
+      let openLock = try fileSystem.openProcessLock(directory + "/" + StoreFileName.lock)
       return SharedLog(
-        directory: directory, fileSystem: fileSystem, lock: lock, handle: handle,
-        mapping: mapping)
+        directory: directory, fileSystem: fileSystem, openLock: openLock, handle: handle,
+        mapping: mapping, writable: writable, patience: patience)
     } catch {
       handle.close()
       throw error
@@ -69,6 +86,13 @@ final class SharedLog: @unchecked Sendable {
   /// to catch up on.
   var publications: UInt64 {
     loadLittleEndian(UInt64.self, base + SharedState.publicationsOffset)
+  }
+
+  /// Whether the state is one of this boot whose writes lock as this process's do: a writer
+  /// that finds it otherwise must not take a lock in it (``lock``), nor trust it.
+  func isUsable(boot: [UInt8]) -> Bool {
+    SharedState.headerIsValid(base, boot: boot)
+      && SharedState.lockKind(base) == fileSystem.sharedMutexKind
   }
 
   /// The newest commit, if the state is one of this boot with a commit that checks: of the
@@ -113,11 +137,21 @@ final class SharedLog: @unchecked Sendable {
     }
   }
 
-  /// Makes the state a fresh one of `boot`: no commit, no opens, no holder.
-  func reset(boot: [UInt8]) {
+  /// Makes the write lock, where it is a mutex, one that nobody holds. Only with ``openLock``
+  /// held and no live open listed: nobody else can hold it or wait for it then (a writer is
+  /// listed from its open, which holds ``openLock`` until then, until its close has released
+  /// it), so that not even memory of the state overwritten can keep the store locked once
+  /// every process that used it is gone.
+  func renewWriteLock() throws(LogStoreError) { try mutex?.initialize() }
+
+  /// Makes the state a fresh one of `boot`: no commit, no opens, no holder, and a write lock
+  /// nobody holds. Only with ``openLock`` held and no live open in `.manyProcesses` use (a
+  /// state found from another boot, damaged, or left by opens that are all gone).
+  func reset(boot: [UInt8]) throws(LogStoreError) {
     mapping.write(at: 0, count: SharedState.size) { buffer in
-      SharedState.initialize(buffer.baseAddress!, boot: boot)
+      SharedState.initialize(buffer.baseAddress!, boot: boot, lockKind: fileSystem.sharedMutexKind)
     }
+    try mutex?.initialize()
   }
 
   /// Publishes `commit`, numbered one more than the publications so far: written whole into
@@ -210,6 +244,12 @@ final class SharedLog: @unchecked Sendable {
       guard let open = SharedState.Open(word: word) else { continue }
       if !fileSystem.processExists(open.process) { store(UInt64(0), at: openOffset(index)) }
     }
+  }
+
+  /// Releases what an open held while it joined: the write lock, then the lock file.
+  func releaseOpenLocks() {
+    if mutex != nil { lock.release() }
+    openLock.release()
   }
 
   /// Lets go of the files.

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+@testable import LogStore
+
+/// The lock every write of `.manyProcesses` use takes: on Linux with glibc a robust mutex in
+/// the shared state (``SystemSharedMutex``), elsewhere (and on the simulated file system) the
+/// lock file's `flock` (docs/CONCURRENCY.md, "Many processes").
+@Suite("The write lock of .manyProcesses use")
+struct WriteLockTests {
+  /// Whether writes here take the mutex rather than the lock file.
+  static let takesMutex = SystemFileSystem().sharedMutexKind != 0
+
+  /// Does what a write of `store` does first (the write lock taken, caught up, marked in
+  /// progress) and appends a put of `key`, then stops: it neither publishes nor releases the
+  /// lock.
+  static func appendUnpublished(_ store: LogStore, key: String) throws(LogStoreError) {
+    let engine = store.engine
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      let shared = engine.sharing!.shared
+      try shared.lock.acquire()
+      try engine.sharing!.catchUpUnlessWriting()
+      shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
+      try "t".withUTF8Bytes { table throws(LogStoreError) in
+        try key.withUTF8Bytes { key throws(LogStoreError) in
+          let put = Mutation.single(
+            kind: .put, table: table, key: key, value: key, timestamp: .now(), expiry: nil)
+          _ = try engine.log.append(put, length: try put.checkedLength())
+        }
+      }
+    }
+  }
+
+  @Test(
+    "a thread that dies holding the write lock leaves it to the next writer, which clears what it appended",
+    .enabled(if: takesMutex, "writes take the lock file here, which a thread's end leaves held"))
+  func threadDiesHoldingTheLock() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let dying = try LogStore(path: path, options: ManyProcessesTests.options())
+    let living = try LogStore(path: path, options: ManyProcessesTests.options())
+    try living.createTable("t")
+    try living.put("kept".bytes, forKey: "a".bytes, in: "t")
+    // The thread ends inside its write: the kernel marks the mutex its holder died.
+    let ended = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      do { try Self.appendUnpublished(dying, key: "ghost") } catch { Issue.record("\(error)") }
+      ended.signal()
+    }
+    thread.start()
+    ended.wait()
+    usleep(20_000)
+    try living.put("after".bytes, forKey: "b".bytes, in: "t")
+    #expect(try living.snapshot() == ["t": ["a": "kept", "b": "after"]])
+    try living.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+    try reopened.close()
+    #expect(try LogStore.verify(path: path).isClean)
+  }
+
+  @Test(
+    "memory of the write lock overwritten fails writes with .locked, never hangs them, and is renewed once nobody has the store open",
+    .enabled(if: takesMutex, "writes take the lock file here"),
+    arguments: [UInt8(0xFF), 0x01, 0x80])
+  func overwrittenLock(byte: UInt8) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = ManyProcessesTests.options()
+    options.otherProcessPatience = 50
+    let first = try LogStore(path: path, options: options)
+    try first.createTable("t")
+    try first.put("v".bytes, forKey: "k".bytes, in: "t")
+    // As a stray write into the shared state's mapping would leave it.
+    let handle = try SystemFileSystem().openFile(
+      path + "/" + SharedState.fileName, mode: .readWrite)
+    try [UInt8](repeating: byte, count: SharedState.mutexLength).withBytes {
+      bytes throws(LogStoreError) in try handle.write(bytes, at: SharedState.mutexOffset)
+    }
+    handle.close()
+    // Whatever the bytes say, a write ends within the patience: done, or refused.
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Guarded<String>("")
+    Thread {
+      do throws(LogStoreError) {
+        try first.put("w".bytes, forKey: "k2".bytes, in: "t")
+        outcome.withLock { $0 = "written" }
+      } catch {
+        outcome.withLock { $0 = "\(error.code)" }
+      }
+      done.signal()
+    }.start()
+    #expect(done.wait(timeout: .now() + 10) == .success, "a write hung on the overwritten lock")
+    #expect(["written", "locked", "io"].contains(outcome.withLock { $0 }))
+    print("overwritten with \(byte): \(outcome.withLock { $0 })")
+    try? first.close()
+    // Nobody has it open: the next open renews the lock, and the store is whole.
+    let second = try LogStore(path: path, options: options)
+    try second.put("x".bytes, forKey: "k3".bytes, in: "t")
+    let items = try second.snapshot()["t"]!
+    #expect(items["k"] == "v" && items["k3"] == "x", "\(items)")
+    try second.close()
+    #expect(try LogStore.verify(path: path).isClean)
+  }
+
+  @Test(
+    "processes whose writes would lock another way refuse each other while both have the store open; a follower reads either"
+  )
+  func otherLockKindRefused() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = ManyProcessesTests.options()
+    options.fileSystem = fileSystem
+    let store = try LogStore(path: "/store", options: options)
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    try store.close()
+    // A state of this boot made by a process whose writes take a mutex (a glibc build), which
+    // a live process still has open.
+    var state = [UInt8](repeating: 0, count: SharedState.size)
+    state.withUnsafeMutableBytes {
+      SharedState.initialize($0.baseAddress!, boot: fileSystem.boot, lockKind: 0x0128)
+    }
+    state.replaceSubrange(
+      SharedState.opensOffset..<SharedState.opensOffset + 8,
+      with: littleEndianBytes(UInt64(777) << 32 | 7))
+    let handle = try fileSystem.openFile("/store/" + SharedState.fileName, mode: .readWrite)
+    try state.withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
+    handle.close()
+    let refused = #expect(throws: LogStoreError.self) {
+      try LogStore(path: "/store", options: options)
+    }
+    #expect(refused?.code == .locked)
+    #expect(
+      refused?.message.contains("another kind of lock") == true, "\(String(describing: refused))")
+    let follower = try LogStore(path: "/store", options: ManyProcessesTests.readOnly(options))
+    #expect(try follower.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try follower.close()
+    // Once that process is gone, the state is made anew with this process's kind of lock.
+    fileSystem.kill(777)
+    let joined = try LogStore(path: "/store", options: options)
+    #expect(try joined.value(forKey: "k".bytes, in: "t") == "v".bytes)
+    try joined.close()
+  }
+}
