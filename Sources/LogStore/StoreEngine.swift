@@ -252,7 +252,8 @@ final class StoreEngine: @unchecked Sendable {
   /// The steps of a commit, in order, for `mutations` (one, or a group under `.always`), with
   /// the log's lock held, each change's outcome in `outcomes`: each change's tables are
   /// checked and it is appended to the log; with `durably`, one sync covers them all
-  /// (``synchronize(_:)``); those that succeeded are applied to the index in log order, and the
+  /// (``synchronize(_:)``); in `.manyProcesses` use the write is published and the store's
+  /// write lock released; those that succeeded are applied to the index in log order, and the
   /// observer hears of each. A change that fails a step gets its error and no further step.
   /// (Inlined into its two callers, so that a single change's one-element buffers are only
   /// its own variables.)
@@ -268,18 +269,23 @@ final class StoreEngine: @unchecked Sendable {
       for i in outcomes.indices { outcomes[i].error = error }
       return
     }
-    defer { sharing?.endWrite() }
-    var tables: [String: Bool] = [:]
-    for i in mutations.indices {
-      do {
-        try log.checkWritable()
-        try index.checkTables(mutations[i], pending: &tables)
-        outcomes[i].appended = try log.append(mutations[i], length: mutations[i].checkedLength())
-      } catch {
-        outcomes[i].error = error
+    do {
+      // Other processes wait for this write from here to its publication only: what follows
+      // it is this process's own.
+      defer { sharing?.endWrite() }
+      var tables: [String: Bool] = [:]
+      for i in mutations.indices {
+        do {
+          try log.checkWritable()
+          try index.checkTables(mutations[i], pending: &tables)
+          outcomes[i].appended = try log.append(
+            mutations[i], length: mutations[i].checkedLength())
+        } catch {
+          outcomes[i].error = error
+        }
       }
+      if durably { synchronize(outcomes) }
     }
-    if durably { synchronize(outcomes) }
     var written = 0
     index.change {
       for i in outcomes.indices {
