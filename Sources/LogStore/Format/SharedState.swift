@@ -101,12 +101,14 @@ package enum SharedState {
     package func encode(into base: UnsafeMutableRawPointer) {
       storeLittleEndian(generation, base)
       storeLittleEndian(nextSequence, base + 8)
-      for (index, field) in [
-        activeSegment, capacity, committedEnd, allocated, durableEnd, dataEnd, markedEnd,
-        nextFileNumber,
-      ].enumerated() {
-        storeLittleEndian(field, base + 16 + 4 * index)
-      }
+      storeLittleEndian(activeSegment, base + 16)
+      storeLittleEndian(capacity, base + 20)
+      storeLittleEndian(committedEnd, base + 24)
+      storeLittleEndian(allocated, base + 28)
+      storeLittleEndian(durableEnd, base + 32)
+      storeLittleEndian(dataEnd, base + 36)
+      storeLittleEndian(markedEnd, base + 40)
+      storeLittleEndian(nextFileNumber, base + 44)
       storeLittleEndian(publication, base + 48)
       storeLittleEndian(UInt32(0), base + 56)
       let checksum = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: Self.length))
@@ -115,13 +117,11 @@ package enum SharedState {
 
     /// The slot at `base`, if its checksum holds and its fields agree with each other.
     package static func decode(_ base: UnsafeRawPointer) -> Commit? {
-      // Copied first: another process may be writing the slot meanwhile, and the checksum
-      // must be of the bytes decoded.
-      var bytes = [UInt8](repeating: 0, count: length + 4)
-      bytes.withUnsafeMutableBytes {
-        $0.copyMemory(from: UnsafeRawBufferPointer(start: base, count: length + 4))
-      }
-      return bytes.withUnsafeBytes { buffer -> Commit? in
+      // Copied first (to the stack): another process may be writing the slot meanwhile, and
+      // the checksum must be of the bytes decoded.
+      withUnsafeTemporaryAllocation(byteCount: length + 4, alignment: 8) { copy -> Commit? in
+        copy.copyMemory(from: UnsafeRawBufferPointer(start: base, count: length + 4))
+        let buffer = UnsafeRawBufferPointer(copy)
         let base = buffer.baseAddress!
         guard
           CRC32C.unmask(loadLittleEndian(UInt32.self, base + length))
