@@ -104,48 +104,6 @@ struct WriteLockTests {
   }
 
   @Test(
-    "a writer whose view is behind others' puts writes without catching up, yet sees their table changes before it checks a write, and every call after reads all in order"
-  )
-  func viewBehindSeesTableChanges() throws {
-    let fileSystem = SimulatedFileSystem()
-    var options = ManyProcessesTests.options()
-    options.fileSystem = fileSystem.process(11)
-    let first = try LogStore(path: "/store", options: options)
-    options.fileSystem = fileSystem.process(22)
-    let second = try LogStore(path: "/store", options: options)
-    try first.createTable("t")
-    try first.put("1".bytes, forKey: "a".bytes, in: "t")
-    try second.put("2".bytes, forKey: "b".bytes, in: "t")
-    // Only a put of another process since its view: the write leaves the view behind.
-    try first.put("3".bytes, forKey: "a".bytes, in: "t")
-    #expect(first.engine.sharing!.viewBehind)
-    try first.put("4".bytes, forKey: "c".bytes, in: "t")
-    #expect(first.engine.sharing!.viewBehind)
-    // A table dropped by the other process: the next write catches up first, and fails.
-    try second.dropTable("t")
-    let refused = #expect(throws: LogStoreError.self) {
-      try first.put("5".bytes, forKey: "a".bytes, in: "t")
-    }
-    #expect(refused?.code == .tableNotFound)
-    #expect(!first.engine.sharing!.viewBehind)
-    try second.createTable("u")
-    try first.put("6".bytes, forKey: "d".bytes, in: "u")
-    try second.put("7".bytes, forKey: "e".bytes, in: "u")
-    try first.put("8".bytes, forKey: "d".bytes, in: "u")
-    #expect(first.engine.sharing!.viewBehind)
-    // A read catches up on all of it, its own writes among the others', in log order.
-    let expected = ["u": ["d": "8", "e": "7"]]
-    #expect(try first.snapshot() == expected)
-    #expect(!first.engine.sharing!.viewBehind)
-    #expect(try second.snapshot() == expected)
-    try first.close()
-    try second.close()
-    let reopened = try LogStore(path: "/store", options: options)
-    #expect(try reopened.snapshot() == expected)
-    try reopened.close()
-  }
-
-  @Test(
     "processes whose writes would lock another way refuse each other while both have the store open; a follower reads either"
   )
   func otherLockKindRefused() throws {
