@@ -61,8 +61,10 @@ package final class ChildProcess: @unchecked Sendable {
       posix_spawn_file_actions_adddup2(&actions, errorPipe.write, 2)
       let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
       defer { for argument in argv { free(argument) } }
+      let envp = Self.environment.map { strdup($0) } + [nil]
+      defer { for variable in envp { free(variable) } }
       var child: pid_t = 0
-      let result = posix_spawn(&child, executable.path, &actions, nil, argv, environ)
+      let result = posix_spawn(&child, executable.path, &actions, nil, argv, envp)
       _ = close(outputPipe.write)
       _ = close(errorPipe.write)
       guard result == 0 else {
@@ -97,6 +99,14 @@ package final class ChildProcess: @unchecked Sendable {
   /// and the readers would never see the end. (Foundation's `Process` closes every other
   /// descriptor in its children.)
   private static let spawning = Guarded(())
+
+  /// This process's environment, and no crash backtracer in the child: the Swift runtime
+  /// starts one in a child that traps, which inherits its pipes and, if the test kills the
+  /// child meanwhile, waits on it for good, so the readers never see the end (the trap's
+  /// message is on standard error either way).
+  private static let environment: [String] =
+    ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }
+    .map { "\($0.key)=\($0.value)" } + ["SWIFT_BACKTRACE=enable=no"]
 
   private static func makePipe() throws -> (read: Int32, write: Int32) {
     var ends: [Int32] = [0, 0]

@@ -459,6 +459,9 @@ final class Compactor: @unchecked Sendable {
       log.lock.withLock {
         index.change {
           let keys = index.keys
+          // In `.manyProcesses` use a catch-up may have read the view anew since (another
+          // process started a segment while this one copied), leaving counts to settle.
+          if !keys.isSettled { keys.settle() }
           for move in moves[start..<end] {
             guard let file = index.segments[move.new.segment],
               let record = try? file.record(at: Int(move.new.offset), verify: false)

@@ -12,9 +12,10 @@ struct IndexRepair {
 
   /// Makes the index's counts exact where an open left them for later
   /// (``KeyDirectory/settle()``); a directory whose index file turns out damaged on the way is
-  /// rebuilt. No compaction is running while counts are unsettled: a compaction settles them
-  /// before it starts, and only an open and a checkpoint's new directory (which waits for
-  /// compaction) unsettle them.
+  /// rebuilt. A compaction settles them before it starts, and an open and a checkpoint's new
+  /// directory (which waits for compaction) unsettle them; so does a view read anew in
+  /// `.manyProcesses` use, which may happen while this process compacts (the compaction's
+  /// last step settles them again before it moves keys to its outputs).
   func settleCounts() {
     guard !index.keys.isSettled else { return }
     index.change { index.keys.settle() }
