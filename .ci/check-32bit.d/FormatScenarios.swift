@@ -800,9 +800,14 @@ func sharedStateScenario(_ c: inout Checker) -> String {
   }
   let boot = (0..<16).map { UInt8($0 * 7) }
   var state = [UInt8](repeating: 0xEE, count: SharedState.size)
-  state.withUnsafeMutableBytes { SharedState.initialize($0.baseAddress!, boot: boot) }
+  // The lock kind of a 32-bit glibc build (a 24-byte pthread_mutex_t).
+  state.withUnsafeMutableBytes {
+    SharedState.initialize($0.baseAddress!, boot: boot, lockKind: 0x0118)
+  }
   let valid = state.withUnsafeBytes { SharedState.headerIsValid($0.baseAddress!, boot: boot) }
   c.expect(valid, "a fresh header is not valid")
+  let kind = state.withUnsafeBytes { SharedState.lockKind($0.baseAddress!) }
+  c.expect(kind == 0x0118, "the lock kind read back as \(kind)")
   let otherBoot = state.withUnsafeBytes {
     SharedState.headerIsValid($0.baseAddress!, boot: boot.map { $0 ^ 1 })
   }
