@@ -10,7 +10,7 @@
 final class SharedLog: @unchecked Sendable {
   let directory: String
   /// The lock every write takes: the mutex in the shared state where the system has one
-  /// (``FileSystem/sharedMutex(in:at:path:)``), otherwise ``openLock``.
+  /// (``FileSystem/sharedMutex(in:at:path:patience:)``), otherwise ``openLock``.
   let lock: any ProcessLock
   /// `LOCK`'s `flock`, which an open holds while it joins the others (a `.oneProcess` writer
   /// holds it for as long as it is open), so that the two modes exclude each other.
