@@ -277,6 +277,7 @@ final class SystemProcessLock: ProcessLock {
     /// glibc's mutex, of this size: processes built against another C library (or for a
     /// word of another size) lay it out differently and must not share it.
     static let kind = UInt16(0x0100) | UInt16(MemoryLayout<pthread_mutex_t>.size)
+    /// Kept so that the memory the mutex lives in stays mapped.
     private let mapping: SystemFileMapping
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let path: String
@@ -296,20 +297,19 @@ final class SystemProcessLock: ProcessLock {
       var attributes = pthread_mutexattr_t()
       pthread_mutexattr_init(&attributes)
       defer { pthread_mutexattr_destroy(&attributes) }
-      for (operation, code) in [
-        (
-          "pthread_mutexattr_setpshared",
-          pthread_mutexattr_setpshared(&attributes, Int32(PTHREAD_PROCESS_SHARED))
-        ),
-        (
-          "pthread_mutexattr_setrobust",
-          pthread_mutexattr_setrobust(&attributes, Int32(PTHREAD_MUTEX_ROBUST))
-        ),
-        ("pthread_mutex_init", pthread_mutex_init(mutex, &attributes)),
-      ] where code != 0 {
+      // Each step only once the one before it succeeded.
+      func check(_ code: Int32, _ operation: StaticString) throws(LogStoreError) {
+        guard code != 0 else { return }
         throw LogStoreError(
           .io, "\(operation) failed for \(path): \(SystemCall.describe(code))", systemError: code)
       }
+      try check(
+        pthread_mutexattr_setpshared(&attributes, Int32(PTHREAD_PROCESS_SHARED)),
+        "pthread_mutexattr_setpshared")
+      try check(
+        pthread_mutexattr_setrobust(&attributes, Int32(PTHREAD_MUTEX_ROBUST)),
+        "pthread_mutexattr_setrobust")
+      try check(pthread_mutex_init(mutex, &attributes), "pthread_mutex_init")
     }
 
     func acquire() throws(LogStoreError) {

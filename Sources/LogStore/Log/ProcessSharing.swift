@@ -287,7 +287,7 @@ final class ProcessSharing: @unchecked Sendable {
     // Where writes take a mutex of their own, it is taken once it is known to be one.
     var holdsMutex = false
     func takeWriteLock() throws(LogStoreError) {
-      guard shared.lock !== shared.openLock else { return }
+      guard shared.writesTakeMutex else { return }
       try acquireForOpen(shared.lock, directory: directory, options: options)
       holdsMutex = true
     }
@@ -298,10 +298,11 @@ final class ProcessSharing: @unchecked Sendable {
         try recordHolder(0, directory: directory, fileSystem: fileSystem)
       }
       let boot = try fileSystem.bootSession()
-      if SharedState.headerIsValid(shared.baseAddress, boot: boot), !shared.isUsable(boot: boot) {
+      let headerIsValid = SharedState.headerIsValid(shared.baseAddress, boot: boot)
+      if headerIsValid && !shared.locksAlike {
         try refuseOtherLocking(shared, directory: directory, fileSystem: fileSystem)
       }
-      if shared.isUsable(boot: boot) {
+      if headerIsValid && shared.locksAlike {
         shared.dropDeadOpens()
         if shared.opens.isEmpty { try shared.renewWriteLock() }
         try takeWriteLock()

@@ -91,9 +91,15 @@ final class SharedLog: @unchecked Sendable {
   /// Whether the state is one of this boot whose writes lock as this process's do: a writer
   /// that finds it otherwise must not take a lock in it (``lock``), nor trust it.
   func isUsable(boot: [UInt8]) -> Bool {
-    SharedState.headerIsValid(base, boot: boot)
-      && SharedState.lockKind(base) == fileSystem.sharedMutexKind
+    SharedState.headerIsValid(base, boot: boot) && locksAlike
   }
+
+  /// Whether the state's header says its writes lock as this process's do (a header that
+  /// checks, with another ``SharedState/lockKind(_:)``, is another build's).
+  var locksAlike: Bool { SharedState.lockKind(base) == fileSystem.sharedMutexKind }
+
+  /// Whether writes take a mutex of their own, apart from ``openLock``.
+  var writesTakeMutex: Bool { mutex != nil }
 
   /// The newest commit, if the state is one of this boot with a commit that checks: of the
   /// two slots, the one that checks with the higher publication number (a slot being written as
@@ -151,7 +157,7 @@ final class SharedLog: @unchecked Sendable {
     mapping.write(at: 0, count: SharedState.size) { buffer in
       SharedState.initialize(buffer.baseAddress!, boot: boot, lockKind: fileSystem.sharedMutexKind)
     }
-    try mutex?.initialize()
+    try renewWriteLock()
   }
 
   /// Publishes `commit`, numbered one more than the publications so far: written whole into
@@ -248,7 +254,7 @@ final class SharedLog: @unchecked Sendable {
 
   /// Releases what an open held while it joined: the write lock, then the lock file.
   func releaseOpenLocks() {
-    if mutex != nil { lock.release() }
+    if writesTakeMutex { lock.release() }
     openLock.release()
   }
 
