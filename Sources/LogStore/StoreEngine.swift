@@ -36,7 +36,6 @@ final class StoreEngine: @unchecked Sendable {
     let manyProcesses = options.sharing == .manyProcesses
     let boot = manyProcesses ? try fileSystem.bootSession() : []
     var commit: SharedState.Commit?
-    var orphans: [UInt32] = []
     var sharedLog: SharedLog?
     if options.readOnly {
       guard fileSystem.directoryExists(directory) else {
@@ -54,10 +53,8 @@ final class StoreEngine: @unchecked Sendable {
       }
       try fileSystem.createDirectory(directory)
       if manyProcesses {
-        let joined = try ProcessSharing.joinWriters(directory: directory, options: options)
-        sharedLog = joined.0
-        commit = joined.1
-        orphans = joined.orphans
+        (sharedLog, commit) = try ProcessSharing.joinWriters(
+          directory: directory, options: options)
       } else {
         let lock = try fileSystem.lockFile(directory + "/" + StoreFileName.lock)
         try ProcessSharing.leaveSharedUse(directory: directory, fileSystem: fileSystem)
@@ -100,9 +97,6 @@ final class StoreEngine: @unchecked Sendable {
     if let shared = sharedLog, let sharing {
       try log.lock.withLock { () throws(LogStoreError) in
         if !options.readOnly {
-          for number in orphans {
-            try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
-          }
           sharing.publish()
           try shared.register()
         } else if let commit {

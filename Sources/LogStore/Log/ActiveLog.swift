@@ -233,18 +233,6 @@ final class ActiveLog: @unchecked Sendable {
     try manifest.publish(liveSegmentNumbers())
   }
 
-  /// Removes segments that a rotation of another process created and listed but never
-  /// published as active (`.manyProcesses`, its process died): a manifest without them first,
-  /// then their files.
-  func removeUnpublishedSegments(_ numbers: [UInt32]) throws(LogStoreError) {
-    guard !numbers.isEmpty else { return }
-    try manifest.publish(liveSegmentNumbers(), evenIfUnchanged: true)
-    for number in numbers where index.segments[number] == nil {
-      try fileSystem.removeFile(directory + "/" + StoreFileName.segment(number))
-    }
-    try fileSystem.synchronizeDirectory(directory)
-  }
-
   // MARK: Compactions and backups
 
   /// Takes a compaction's inputs out of the manifest (they stay open until ``dropRetired``).

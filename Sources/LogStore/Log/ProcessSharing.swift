@@ -57,9 +57,9 @@ final class ProcessSharing: @unchecked Sendable {
     do {
       // A write in progress that nobody publishes is one whose process died holding the lock.
       if shared.dirty != nil, let commit = shared.currentCommit(boot: boot) {
-        let orphans = try Self.clearDeadWrite(directory: directory, options: options, commit)
-        try catchUp(shared, locked: true)
-        try log.removeUnpublishedSegments(orphans)
+        try Self.clearDeadWrite(directory: directory, options: options, commit)
+        // It may have died publishing: its commit is the newest, and counted from now on.
+        shared.countPublication(of: commit)
         shared.clearDirty()
       }
       try catchUp(shared, locked: true)
@@ -273,10 +273,10 @@ final class ProcessSharing: @unchecked Sendable {
   /// For a writer's open in `.manyProcesses` use: maps the shared state and takes the lock
   /// file and the write lock (``SharedLog/releaseOpenLocks()`` releases them once the open has
   /// published). Returns the newest commit (nil when the state is fresh: then the open takes
-  /// the directory over as a `.oneProcess` writer would), and the segments a write that died
-  /// left past it, to remove once a manifest without them is out.
+  /// the directory over as a `.oneProcess` writer would), with what a write that died left
+  /// past it cleared.
   static func joinWriters(directory: String, options: LogStore.Options)
-    throws(LogStoreError) -> (SharedLog, SharedState.Commit?, orphans: [UInt32])
+    throws(LogStoreError) -> (SharedLog, SharedState.Commit?)
   {
     let fileSystem = options.fileSystem
     // Created if missing and made whole: with `create`, there is always one.
@@ -307,10 +307,10 @@ final class ProcessSharing: @unchecked Sendable {
         if shared.opens.isEmpty { try shared.renewWriteLock() }
         try takeWriteLock()
         if let commit = shared.currentCommit(boot: boot) {
-          guard shared.dirty != nil else { return (shared, commit, []) }
-          return (
-            shared, commit, try clearDeadWrite(directory: directory, options: options, commit)
-          )
+          if shared.dirty != nil {
+            try clearDeadWrite(directory: directory, options: options, commit)
+          }
+          return (shared, commit)
         }
         // A state with no commit: its maker died before it published (it held the lock file,
         // which this open holds now, so nobody else uses it).
@@ -319,7 +319,7 @@ final class ProcessSharing: @unchecked Sendable {
       }
       try shared.reset(boot: boot)
       try takeWriteLock()
-      return (shared, nil, [])
+      return (shared, nil)
     } catch {
       if holdsMutex { shared.lock.release() }
       shared.openLock.release()
@@ -451,15 +451,27 @@ final class ProcessSharing: @unchecked Sendable {
   }
 
   /// A process died inside a write: what it wrote past the published end is not part of the
-  /// store. Zeroes the active segment from there to its end and syncs the zeros before
-  /// anything else is written (so that none of it can come back after a crash, behind newer
-  /// records); removes the files an unfinished rotation (or a compaction's first step) made
-  /// under numbers it did not publish, where no manifest names them; and returns the segments
-  /// it added to the manifest, to remove once a manifest without them is out.
+  /// store. First takes out of the manifest the segments an unfinished rotation listed past
+  /// the published active one (their files are removed below): the old active segment may
+  /// end with the mark that seals it, and once that is zeroed, a manifest that still lists a
+  /// segment after it would make it a sealed segment cut short. Then zeroes the active
+  /// segment from the published end to its end and syncs the zeros before anything else is
+  /// written (so that none of it can come back after a crash, behind newer records); and
+  /// removes the files an unfinished rotation (or a compaction's first step) made under
+  /// numbers it did not publish.
   private static func clearDeadWrite(
     directory: String, options: LogStore.Options, _ commit: SharedState.Commit
-  ) throws(LogStoreError) -> [UInt32] {
+  ) throws(LogStoreError) {
     let fileSystem = options.fileSystem
+    var listed = Set<UInt32>()
+    if let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem) {
+      let published = manifest.segments.filter { $0 <= commit.activeSegment }
+      listed = Set(published)
+      if published.count < manifest.segments.count {
+        try Manifest(segments: published, generation: manifest.generation + 1).publish(
+          directory: directory, fileSystem: fileSystem)
+      }
+    }
     let path = directory + "/" + StoreFileName.segment(commit.activeSegment)
     let handle = try fileSystem.openFile(path, mode: .readWrite)
     defer { handle.close() }
@@ -469,8 +481,6 @@ final class ProcessSharing: @unchecked Sendable {
       try handle.writeZeros(from: start, to: size)
       try handle.synchronize(.durable)
     }
-    let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
-    let listed = Set(manifest?.segments ?? [])
     // Numbers from the published next one on were taken by the dead write alone: a live
     // compaction's outputs are below it (reserved and published in its first step).
     var removed = false
@@ -485,6 +495,5 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     if removed { try fileSystem.synchronizeDirectory(directory) }
-    return manifest?.segments.filter { $0 > commit.activeSegment } ?? []
   }
 }

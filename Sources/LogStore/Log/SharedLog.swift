@@ -161,8 +161,10 @@ final class SharedLog: @unchecked Sendable {
   }
 
   /// Publishes `commit`, numbered one more than the publications so far: written whole into
-  /// the older slot, then the count of publications goes up. Clears the mark of a write in
-  /// progress. Returns the commit as published, with its number.
+  /// the older slot, then the count of publications goes up, then the mark of a write in
+  /// progress is cleared (in that order: a process that dies between two of the steps leaves
+  /// the mark, and the writer that clears its write finishes the count,
+  /// ``countPublication(of:)``). Returns the commit as published, with its number.
   @discardableResult
   func publish(_ commit: SharedState.Commit) -> SharedState.Commit {
     var commit = commit
@@ -176,9 +178,18 @@ final class SharedLog: @unchecked Sendable {
     mapping.write(at: SharedState.slotOffset + 64 * (first <= second ? 0 : 1), count: 64) {
       buffer in commit.encode(into: buffer.baseAddress!)
     }
-    store(UInt64(0), at: SharedState.dirtyOffset)
     store(count, at: SharedState.publicationsOffset)
+    store(UInt64(0), at: SharedState.dirtyOffset)
     return commit
+  }
+
+  /// Raises the count of publications to `commit`'s number, the newest commit, when a process
+  /// died after writing it into its slot but before counting it: calls that compare the count
+  /// with the one they saw (``ProcessSharing``) then see it. With ``lock`` held.
+  func countPublication(of commit: SharedState.Commit) {
+    if publications < commit.publication {
+      store(commit.publication, at: SharedState.publicationsOffset)
+    }
   }
 
   /// Forgets the mark of a write in progress, once what it wrote is cleared.
