@@ -833,6 +833,64 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a checkpoint whose view another open's compaction replaced while it wrote its file leaves the file unused: the open's keys and its next index file point only at live segments"
+  )
+  func checkpointBesideCompaction() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options(maxSegmentSize: 4 << 10)
+    options.corruption = .fail
+    options.fileSystem = fileSystem.process(11)
+    let checkpointing = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    let compacting = try LogStore(path: "/store", options: options)
+    try checkpointing.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<120 {
+      let value = String(repeating: "v\(round)", count: 6)
+      try (round % 2 == 0 ? checkpointing : compacting).put(
+        value.bytes, forKey: "k\(round % 30)".bytes, in: "t")
+      expected["k\(round % 30)"] = value
+    }
+    // While the checkpoint writes its file (the log's lock free), the other open deletes a key
+    // the file holds and compacts (which drops the deletion with what it deleted), and a read
+    // of the checkpointing open takes the compaction in.
+    let ran = Guarded(false)
+    expected["k5"] = nil
+    let before = expected
+    fileSystem.callHook = { upcoming in
+      guard upcoming.process == 11, upcoming.operation == "rename",
+        upcoming.path.hasSuffix(".index" + StoreFileName.temporarySuffix),
+        !ran.withLock({ $0 })
+      else { return }
+      ran.withLock { $0 = true }
+      do {
+        try compacting.delete(key: "k5".bytes, in: "t")
+        try compacting.compact()
+        #expect(try checkpointing.snapshot() == ["t": before])
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    try checkpointing.checkpoint()
+    fileSystem.callHook = nil
+    #expect(ran.withLock { $0 })
+    #expect(try checkpointing.snapshot() == ["t": expected])
+    try checkpointing.put("after".bytes, forKey: "k1".bytes, in: "t")
+    expected["k1"] = "after"
+    try checkpointing.checkpoint()
+    for store in [checkpointing, compacting] {
+      #expect(try store.snapshot() == ["t": expected])
+    }
+    options.fileSystem = fileSystem.process(33)
+    let opened = try LogStore(path: "/store", options: options)
+    #expect(try opened.snapshot() == ["t": expected])
+    try opened.close()
+    try checkpointing.close()
+    try compacting.close()
+    #expect(try LogStore.verify(path: "/store", fileSystem: fileSystem.process(44)).isClean)
+  }
+
+  @Test(
     "a manifest removed under opens in .manyProcesses use makes the next open fail as damage, not read a wrong view"
   )
   func manifestRemovedUnderOpens() throws {

@@ -156,6 +156,14 @@ final class Checkpointer: @unchecked Sendable {
   /// one under the key directory (``adopt(_:)``). Call with the log's lock held.
   func publish(_ copy: Copy, size: Int) throws(LogStoreError) {
     guard size > 0 else { return }
+    // In `.manyProcesses` use, another process's compaction may have replaced segments the
+    // file covers while it was written, and this process's view taken that in: the file then
+    // describes a log that is gone (keys it holds may have been deleted since, their deletions
+    // dropped by that compaction), and is removed unused. (Every open would refuse it too.)
+    guard log.liveSegmentNumbers().starts(with: copy.segments.map(\.number)) else {
+      try fileSystem.removeFile(directory + "/" + StoreFileName.index(copy.number))
+      return
+    }
     let last = copy.segments.last!
     let previous = indexFile.replace(
       with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
