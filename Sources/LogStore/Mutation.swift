@@ -35,6 +35,23 @@ enum Mutation {
     }
   }
 
+  /// Whether it creates, clears or drops a table (``SharedState/Commit/tableChanges``).
+  var changesTables: Bool {
+    switch self {
+    case .single(let kind, _, _, _, _, _):
+      return kind == .createTable || kind == .clearTable || kind == .dropTable
+    case .batch(let batch):
+      return batch.operations.contains {
+        switch $0 {
+        case .createTable, .clearTable, .dropTable: true
+        default: false
+        }
+      }
+    case .puts:
+      return false
+    }
+  }
+
   /// Sequence numbers the record takes: one, or one per batch member.
   var sequenceCount: Int {
     switch self {

@@ -70,6 +70,7 @@ final class StoreEngine: @unchecked Sendable {
       directory: directory, keys: state.keys, segments: state.segments,
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)
     let log = ActiveLog(directory: directory, options: options, index: index, state: state)
+    if let commit { log.tableChanges = commit.tableChanges }
     self.log = log
     let indexFile = IndexFileInUse(
       directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped)
@@ -211,8 +212,8 @@ final class StoreEngine: @unchecked Sendable {
     log.lock.lock()
     defer { log.lock.unlock() }
     try log.checkWritable()
-    // What the checks below read must include what other processes wrote.
-    try sharing?.catchUpUnlessWriting()
+    // What the checks below read (the tables) must include what other processes wrote.
+    try sharing?.catchUpBeforeCommit(deferrable: log.commitObserver == nil)
     let mutation = withExpiryResolved(mutation)
     if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
@@ -257,8 +258,11 @@ final class StoreEngine: @unchecked Sendable {
     _ outcomes: UnsafeMutableBufferPointer<CommitOutcome>,
     durably: Bool
   ) {
+    // In `.manyProcesses` use the view may stay behind the log (``ProcessSharing``): the next
+    // catch-up applies this write then, after the others' before it.
+    let viewBehind: Bool
     do throws(LogStoreError) {
-      try sharing?.beginWrite()
+      viewBehind = try sharing?.beginWrite(deferringCatchUp: log.commitObserver == nil) ?? false
     } catch {
       for i in outcomes.indices { outcomes[i].error = error }
       return
@@ -281,14 +285,19 @@ final class StoreEngine: @unchecked Sendable {
       if durably { synchronize(outcomes) }
     }
     var written = 0
-    index.change {
-      for i in outcomes.indices {
-        guard let appended = outcomes[i].appended else { continue }
-        index.apply(appended)
-        written += appended.length
+    if viewBehind {
+      for i in outcomes.indices { written += outcomes[i].appended?.length ?? 0 }
+    } else {
+      index.change {
+        for i in outcomes.indices {
+          guard let appended = outcomes[i].appended else { continue }
+          index.apply(appended)
+          written += appended.length
+        }
       }
     }
-    if let observer = log.commitObserver {
+    // (A view behind hears of this write at its catch-up, which applies it.)
+    if !viewBehind, let observer = log.commitObserver {
       for i in mutations.indices where outcomes[i].appended != nil {
         observer(CommittedChange(mutation: mutations[i]))
       }
@@ -473,7 +482,8 @@ final class StoreEngine: @unchecked Sendable {
           // entry removed once the write has released the lock (an open renews the write lock
           // when no open is listed, so one that holds it must be).
           defer { sharing.shared.unregister() }
-          try sharing.beginWrite()
+          // It syncs, and needs the end of the log only: a view behind it stays behind.
+          try sharing.beginWrite(deferringCatchUp: true)
           defer { sharing.endWrite() }
           try log.synchronizeActive(proving: true)
         }

@@ -104,6 +104,112 @@ struct WriteLockTests {
   }
 
   @Test(
+    "a writer whose view is behind others' puts writes without catching up, yet sees their table changes before it checks a write, and every call after reads all in order"
+  )
+  func viewBehindSeesTableChanges() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = ManyProcessesTests.options()
+    options.fileSystem = fileSystem.process(11)
+    let first = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    let second = try LogStore(path: "/store", options: options)
+    try first.createTable("t")
+    try first.put("1".bytes, forKey: "a".bytes, in: "t")
+    try second.put("2".bytes, forKey: "b".bytes, in: "t")
+    // Only a put of another process since its view: the write leaves the view behind.
+    try first.put("3".bytes, forKey: "a".bytes, in: "t")
+    #expect(first.engine.sharing!.viewBehind)
+    try first.put("4".bytes, forKey: "c".bytes, in: "t")
+    #expect(first.engine.sharing!.viewBehind)
+    // A table dropped by the other process: the next write catches up first, and fails.
+    try second.dropTable("t")
+    let refused = #expect(throws: LogStoreError.self) {
+      try first.put("5".bytes, forKey: "a".bytes, in: "t")
+    }
+    #expect(refused?.code == .tableNotFound)
+    #expect(!first.engine.sharing!.viewBehind)
+    try second.createTable("u")
+    try first.put("6".bytes, forKey: "d".bytes, in: "u")
+    try second.put("7".bytes, forKey: "e".bytes, in: "u")
+    try first.put("8".bytes, forKey: "d".bytes, in: "u")
+    #expect(first.engine.sharing!.viewBehind)
+    // A read catches up on all of it, its own writes among the others', in log order.
+    let expected = ["u": ["d": "8", "e": "7"]]
+    #expect(try first.snapshot() == expected)
+    #expect(!first.engine.sharing!.viewBehind)
+    #expect(try second.snapshot() == expected)
+    try first.close()
+    try second.close()
+    let reopened = try LogStore(path: "/store", options: options)
+    #expect(try reopened.snapshot() == expected)
+    try reopened.close()
+  }
+
+  @Test(
+    "writes that leave the view behind while a checkpoint writes its file: the checkpoint's directory reads the log to its end, the next read applies those writes again, and every count and read stays the model's"
+  )
+  func viewBehindDuringCheckpoint() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = ManyProcessesTests.options()
+    options.fileSystem = fileSystem.process(11)
+    let first = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    let second = try LogStore(path: "/store", options: options)
+    try first.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<60 {
+      try (round % 2 == 0 ? first : second).put(
+        "v\(round)".bytes, forKey: "k\(round % 20)".bytes, in: "t")
+      expected["k\(round % 20)"] = "v\(round)"
+    }
+    // While the checkpoint writes its file, the other open writes, and then this one, whose
+    // writes (a put, a delete, a prefix delete) leave its view behind.
+    let ran = Guarded(false)
+    fileSystem.callHook = { upcoming in
+      guard upcoming.process == 11, upcoming.operation == "rename",
+        upcoming.path.hasSuffix(".index" + StoreFileName.temporarySuffix),
+        !ran.withLock({ $0 })
+      else { return }
+      ran.withLock { $0 = true }
+      do {
+        try second.put("s".bytes, forKey: "k1".bytes, in: "t")
+        try first.put("f".bytes, forKey: "k2".bytes, in: "t")
+        try first.delete(key: "k3".bytes, in: "t")
+        try first.deletePrefix("k1".bytes, in: "t")
+        #expect(first.engine.sharing!.viewBehind)
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    try first.checkpoint()
+    fileSystem.callHook = nil
+    #expect(ran.withLock { $0 })
+    expected["k2"] = "f"
+    expected["k3"] = nil
+    for key in expected.keys where key.hasPrefix("k1") { expected[key] = nil }
+    // The checkpoint's directory read the log to its end; the view still counts as behind.
+    #expect(first.engine.sharing!.viewBehind)
+    #expect(try first.snapshot() == ["t": expected])
+    #expect(try first.count(in: "t") == expected.count)
+    #expect(try first.statistics().liveItems == expected.count)
+    // Nothing counted twice: the bytes live are a new open's.
+    options.fileSystem = fileSystem.process(44)
+    let fresh = try LogStore(path: "/store", options: options)
+    #expect(try first.statistics().liveBytes == fresh.statistics().liveBytes)
+    try fresh.close()
+    try second.put("later".bytes, forKey: "k4".bytes, in: "t")
+    expected["k4"] = "later"
+    #expect(try first.snapshot() == ["t": expected])
+    try first.close()
+    try second.close()
+    options.fileSystem = fileSystem.process(33)
+    let reopened = try LogStore(path: "/store", options: options)
+    #expect(try reopened.snapshot() == ["t": expected])
+    #expect(try reopened.count(in: "t") == expected.count)
+    try reopened.close()
+  }
+
+  @Test(
     "processes whose writes would lock another way refuse each other while both have the store open; a follower reads either"
   )
   func otherLockKindRefused() throws {

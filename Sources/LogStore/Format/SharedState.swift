@@ -77,6 +77,10 @@ package enum SharedState {
     /// Which publication this is (``SharedLog/publications`` after it): the newer of the two
     /// slots is the one with the higher number.
     package var publication: UInt64 = 0
+    /// How many writes created, cleared or dropped a table, counted on from the commit before
+    /// (wrapping): a writer whose view is behind may write without catching up first only
+    /// while this is the count of its view, since what it checks is only the tables.
+    package var tableChanges: UInt32 = 0
 
     static let length = 60
 
@@ -110,7 +114,7 @@ package enum SharedState {
       storeLittleEndian(markedEnd, base + 40)
       storeLittleEndian(nextFileNumber, base + 44)
       storeLittleEndian(publication, base + 48)
-      storeLittleEndian(UInt32(0), base + 56)
+      storeLittleEndian(tableChanges, base + 56)
       let checksum = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: Self.length))
       storeLittleEndian(CRC32C.mask(checksum), base + Self.length)
     }
@@ -134,8 +138,8 @@ package enum SharedState {
           capacity: field(1), committedEnd: field(2), allocated: field(3), durableEnd: field(4),
           dataEnd: field(5), markedEnd: field(6), nextFileNumber: field(7))
         commit.publication = loadLittleEndian(UInt64.self, base + 48)
-        let reserved = loadLittleEndian(UInt32.self, base + 56)
-        return commit.isConsistent && reserved == 0 ? commit : nil
+        commit.tableChanges = loadLittleEndian(UInt32.self, base + 56)
+        return commit.isConsistent ? commit : nil
       }
     }
 

@@ -19,6 +19,9 @@ final class ActiveLog: @unchecked Sendable {
   @exclusivity(unchecked) private var sealedSizes: [UInt32: Int]
   @exclusivity(unchecked) private var hintSizes: [UInt32: Int]
   @exclusivity(unchecked) private(set) var nextSequence: UInt64
+  /// In `.manyProcesses` use, the count of writes that changed tables, as the log now stands
+  /// (``SharedState/Commit/tableChanges``).
+  var tableChanges: UInt32 = 0
   @exclusivity(unchecked) private var fileNumbers: FileNumbers
   @exclusivity(unchecked) private var manifest: ManifestPublisher
   @exclusivity(unchecked) private var holds = SegmentHolds()
@@ -48,18 +51,21 @@ final class ActiveLog: @unchecked Sendable {
   /// The log as this process leaves it, for the shared state (`.manyProcesses`).
   func commitState() -> SharedState.Commit {
     let active = writer!
-    return SharedState.Commit(
+    var commit = SharedState.Commit(
       generation: manifest.generation, nextSequence: nextSequence,
       activeSegment: active.file.number, capacity: UInt32(active.capacity),
       committedEnd: UInt32(active.used), allocated: UInt32(active.allocated),
       durableEnd: UInt32(active.durable), dataEnd: UInt32(active.dataEnd),
       markedEnd: UInt32(active.markedEnd), nextFileNumber: fileNumbers.next)
+    commit.tableChanges = tableChanges
+    return commit
   }
 
   /// Takes what another process appended to the active segment and published as `commit`.
   func follow(_ commit: SharedState.Commit) {
     writer?.follow(commit)
     nextSequence = commit.nextSequence
+    tableChanges = commit.tableChanges
     fileNumbers = FileNumbers(next: commit.nextFileNumber, directory: directory)
   }
 
@@ -105,6 +111,7 @@ final class ActiveLog: @unchecked Sendable {
       mutation.encode(into: buffer, sequence: sequence, now: now, salt: salt)
     }
     nextSequence += UInt64(mutation.sequenceCount)
+    if mutation.changesTables { tableChanges &+= 1 }
     return Appended(file: active.file, offset: offset, length: length, firstSequence: sequence)
   }
 

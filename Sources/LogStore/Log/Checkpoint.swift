@@ -180,6 +180,11 @@ final class Checkpointer: @unchecked Sendable {
   /// heap holds only the changes since, and the next checkpoint copies only those. Keeps the
   /// directory as it is if the file cannot be opened or a record after it cannot be read (it
   /// was written moments ago, so neither should happen). Call with the log's lock held.
+  ///
+  /// In `.manyProcesses` use the view may be behind the log's end (writes of this process that
+  /// left catching up to the next read, ``ProcessSharing``): the records up to the end are read
+  /// here all the same, and that catch-up applies those again, which changes nothing (records
+  /// applied in log order onto a directory that holds them already leave it as it is).
   private func adopt(_ copy: Copy) {
     guard
       let mapped = try? MappedIndex.open(

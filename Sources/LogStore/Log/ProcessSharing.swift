@@ -26,8 +26,11 @@ final class ProcessSharing: @unchecked Sendable {
   /// Posted at each publication, so that other processes' watchers wake
   /// (``StoreEngine/watchOtherProcesses()``).
   let signal: any CommitSignal
-  /// A write of this process holds the store's file lock (``beginWrite()``).
+  /// A write of this process holds the store's write lock (``beginWrite()``).
   @exclusivity(unchecked) private(set) var writeInProgress = false
+  /// This process's view is behind the log as its writes left it: they deferred catching up
+  /// (``beginWrite(deferringCatchUp:)``), and the next catch-up applies them. Cleared by it.
+  @exclusivity(unchecked) private(set) var viewBehind = false
   private var index: IndexView { log.index }
   private var directory: String { log.directory }
   private var options: LogStore.Options { log.options }
@@ -45,10 +48,18 @@ final class ProcessSharing: @unchecked Sendable {
 
   // MARK: Writes
 
-  /// Takes the store's file lock for a write of this process and catches up on what others
+  /// Takes the store's write lock for a write of this process and catches up on what others
   /// wrote. One such write at a time in a process (``writeInProgress``); call with the log's
   /// lock held, and end with ``endWrite()``.
-  func beginWrite() throws(LogStoreError) {
+  ///
+  /// With `deferring` (a commit with no commit observer to tell), when this process's view is
+  /// behind only by writes that changed no table (``canDefer(to:)``), it takes the end of the
+  /// log from the newest commit and leaves the catching up to the next call that reads
+  /// (``followOthers()``), which applies this write too, in log order: what a write checks
+  /// against the view is only its tables. Returns whether it did; then the write is not
+  /// applied to the view either.
+  @discardableResult
+  func beginWrite(deferringCatchUp deferring: Bool = false) throws(LogStoreError) -> Bool {
     while writeInProgress { log.lock.wait() }
     // Only a `.oneProcess` open or a restart makes the state anew, and neither can happen while
     // this open is registered: the file was replaced or damaged, and a lock in it is not one.
@@ -62,7 +73,14 @@ final class ProcessSharing: @unchecked Sendable {
         shared.countPublication(of: commit)
         shared.clearDirty()
       }
-      try catchUp(shared, locked: true)
+      if deferring, shared.publications != seenPublications,
+        let commit = shared.currentCommit(boot: boot), canDefer(to: commit)
+      {
+        log.follow(commit)
+        viewBehind = true
+      } else {
+        try catchUp(shared, locked: true)
+      }
       if let active = log.writer {
         shared.markDirty(segment: active.file.number, upTo: active.used)
       }
@@ -71,9 +89,10 @@ final class ProcessSharing: @unchecked Sendable {
       throw error
     }
     writeInProgress = true
+    return viewBehind
   }
 
-  /// Publishes what the write appended and releases the file lock. Call with the log's lock
+  /// Publishes what the write appended and releases the write lock. Call with the log's lock
   /// held.
   func endWrite() {
     if log.writer != nil { publish() }
@@ -82,17 +101,30 @@ final class ProcessSharing: @unchecked Sendable {
     log.lock.broadcast()
   }
 
-  /// Publishes the log as this process leaves it (with the file lock held), and notes it seen.
+  /// Publishes the log as this process leaves it (with the write lock held), and notes it
+  /// seen unless the view is behind it.
   func publish() {
     let commit = shared.publish(log.commitState())
-    noteSeen(commit.publication, commit)
+    if !viewBehind { noteSeen(commit.publication, commit) }
     signal.post()
+  }
+
+  /// Whether a write may go on from `commit`, the newest, with this process's view left behind
+  /// it: the view is of the same segments and active segment, and no write since changed a
+  /// table. (The records between are then applied by the next catch-up, as another process's
+  /// are; one whose own write started a new segment reads its view anew there.)
+  private func canDefer(to commit: SharedState.Commit) -> Bool {
+    guard let seen = seenCommit else { return false }
+    return commit.generation == seen.generation && commit.activeSegment == seen.activeSegment
+      && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd
+      && index.segments[commit.activeSegment] != nil
   }
 
   /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
   /// lock held.
   func noteSeen(_ publications: UInt64, _ commit: SharedState.Commit) {
     seenCommit = commit
+    viewBehind = false
     index.change { seenPublications = publications }
   }
 
@@ -101,6 +133,19 @@ final class ProcessSharing: @unchecked Sendable {
   /// ``followOthers()`` for a caller that holds the log's lock.
   func catchUpUnlessWriting() throws(LogStoreError) {
     guard !writeInProgress, let shared = sharedState else { return }
+    try catchUp(shared, locked: false)
+  }
+
+  /// ``catchUpUnlessWriting()`` before a commit, which checks only tables: with `deferrable`,
+  /// nothing while no write since this process's view changed a table (the write defers its
+  /// catching up: ``beginWrite(deferringCatchUp:)``).
+  func catchUpBeforeCommit(deferrable: Bool) throws(LogStoreError) {
+    guard !writeInProgress, let shared = sharedState else { return }
+    if deferrable, shared.publications != seenPublications,
+      let commit = shared.currentCommit(boot: boot), canDefer(to: commit)
+    {
+      return
+    }
     try catchUp(shared, locked: false)
   }
 
@@ -265,6 +310,7 @@ final class ProcessSharing: @unchecked Sendable {
     let state = try Recovery(directory: directory, options: options, commit: commit).run()
     index.change { index.replaceAll(with: state) }
     log.adopt(state, nextFileNumber: commit.nextFileNumber)
+    log.tableChanges = commit.tableChanges
     indexFile.use(state.keys.mapped)
   }
 
