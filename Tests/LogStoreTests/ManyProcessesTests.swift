@@ -118,6 +118,18 @@ struct ManyProcessesTests {
     try joined.close()
   }
 
+  /// What a write does before it appends, for a test that then appends and dies (releasing the
+  /// write lock without publishing): takes the write lock, catches up, and marks the write in
+  /// progress. Unlike ``ProcessSharing/beginWrite(deferringCatchUp:)``, it leaves the open
+  /// free to close. Call with the log's lock held.
+  static func beginDyingWrite(_ engine: StoreEngine) throws(LogStoreError) {
+    let sharing = engine.sharing!
+    try sharing.shared.lock.acquire()
+    try sharing.catchUpUnlessWriting()
+    let active = engine.log.writer!
+    sharing.shared.markDirty(segment: active.file.number, upTo: active.used)
+  }
+
   @Test("a write that died before it published is cleared by the next writer and never comes back")
   func deadWriteIsCleared() throws {
     let directory = TemporaryDirectory()
@@ -125,13 +137,11 @@ struct ManyProcessesTests {
     let first = try LogStore(path: path, options: Self.options())
     try first.createTable("t")
     try first.put("kept".bytes, forKey: "a".bytes, in: "t")
-    // As a process killed inside a write leaves it: the file lock taken, the write marked in
-    // progress and appended whole, nothing published.
+    // As a process killed inside a write leaves it: the write lock taken, the log caught up,
+    // the write marked in progress and appended whole, nothing published.
     let engine = first.engine
     try engine.log.lock.withLock { () throws(LogStoreError) in
-      try engine.sharing!.shared.lock.acquire()
-      let active = engine.log.writer!
-      engine.sharing!.shared.markDirty(segment: active.file.number, upTo: active.used)
+      try Self.beginDyingWrite(engine)
       try "t".withUTF8Bytes { table throws(LogStoreError) in
         try "ghost".withUTF8Bytes { key throws(LogStoreError) in
           let put = Mutation.single(
@@ -216,13 +226,12 @@ struct ManyProcessesTests {
       try living.put("v\(index)".bytes, forKey: "k\(index)".bytes, in: "t")
       expected["k\(index)"] = "v\(index)"
     }
-    // The dying open appends a batch of large records, whole, and publishes nothing.
+    // The dying open takes the write lock and catches up (as every write does), appends
+    // large records, whole, and publishes nothing.
     let engine = dying.engine
     try engine.log.lock.withLock { () throws(LogStoreError) in
       let shared = engine.sharing!.shared
-      try shared.lock.acquire()
-      let active = engine.log.writer!
-      shared.markDirty(segment: active.file.number, upTo: active.used)
+      try Self.beginDyingWrite(engine)
       try "t".withUTF8Bytes { table throws(LogStoreError) in
         for index in 0..<3 {
           try "ghost\(index)".withUTF8Bytes { key throws(LogStoreError) in
@@ -706,16 +715,16 @@ struct ManyProcessesTests {
     #expect(try dying.value(forKey: "k".bytes, in: "t") == "v".bytes)
     // As a process killed inside a rotation leaves it: the active segment sealed (its ending
     // mark past the published end), the next one created and listed, nothing published.
-    let engine = dying.engine
-    let before = try segmentFiles(in: path).count
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      let shared = engine.sharing!.shared
-      try shared.lock.acquire()
-      let active = engine.log.writer!
-      shared.markDirty(segment: active.file.number, upTo: active.used)
-      _ = try engine.log.sealForCompaction(reserving: 0)
-      shared.lock.release()
+    func dieRotating(_ store: LogStore) throws {
+      let engine = store.engine
+      try engine.log.lock.withLock { () throws(LogStoreError) in
+        try Self.beginDyingWrite(engine)
+        _ = try engine.log.sealForCompaction(reserving: 0)
+        engine.sharing!.shared.lock.release()
+      }
     }
+    let before = try segmentFiles(in: path).count
+    try dieRotating(dying)
     #expect(try segmentFiles(in: path).count == before + 1)
     // The next writer's open undoes it as the next write would.
     let joining = try LogStore(path: path, options: Self.options())
@@ -724,14 +733,11 @@ struct ManyProcessesTests {
     try living.put("w".bytes, forKey: "k2".bytes, in: "t")
     #expect(try segmentFiles(in: path).count == before)
     #expect(try living.snapshot() == ["t": ["k": "v", "k2": "w"]])
-    // Again, with no open to undo it: the next write of a writer already open does.
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      let shared = engine.sharing!.shared
-      try shared.lock.acquire()
-      shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
-      _ = try engine.log.sealForCompaction(reserving: 0)
-      shared.lock.release()
-    }
+    // Again, with no open to undo it: the next write of a writer already open does. (The
+    // dying opens stay open to the end: a close would publish what they did.)
+    let dyingAgain = try LogStore(path: path, options: Self.options())
+    defer { withExtendedLifetime(dyingAgain) {} }
+    try dieRotating(dyingAgain)
     #expect(try segmentFiles(in: path).count == before + 1)
     try living.put("x".bytes, forKey: "k3".bytes, in: "t")
     #expect(try segmentFiles(in: path).count == before)
