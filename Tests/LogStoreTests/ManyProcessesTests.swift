@@ -125,7 +125,7 @@ struct ManyProcessesTests {
   static func beginDyingWrite(_ engine: StoreEngine) throws(LogStoreError) {
     let sharing = engine.sharing!
     try sharing.shared.lock.acquire()
-    try sharing.catchUpUnlessWriting()
+    try sharing.catchUpBeforeCommit(deferrable: false)
     let active = engine.log.writer!
     sharing.shared.markDirty(segment: active.file.number, upTo: active.used)
   }
@@ -151,6 +151,40 @@ struct ManyProcessesTests {
       }
       engine.sharing!.shared.lock.release()
     }
+    let second = try LogStore(path: path, options: Self.options())
+    #expect(try second.snapshot() == ["t": ["a": "kept"]])
+    try second.put("after".bytes, forKey: "b".bytes, in: "t")
+    try second.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+  }
+
+  @Test(
+    "an open that fails while it clears a dead write releases the store's locks: the next open, once the cause is gone, clears it and reads the store"
+  )
+  func openFailsClearingDeadWrite() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let first = try LogStore(path: path, options: Self.options())
+    try first.createTable("t")
+    try first.put("kept".bytes, forKey: "a".bytes, in: "t")
+    let engine = first.engine
+    let active = engine.log.writer!.file.path
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      try Self.beginDyingWrite(engine)
+      try "t".withUTF8Bytes { table throws(LogStoreError) in
+        try "ghost".withUTF8Bytes { key throws(LogStoreError) in
+          let put = Mutation.single(
+            kind: .put, table: table, key: key, value: key, timestamp: .now(), expiry: nil)
+          _ = try engine.log.append(put, length: try put.checkedLength())
+        }
+      }
+      engine.sharing!.shared.lock.release()
+    }
+    // The segment to clear is away: the open fails, holding nothing after.
+    try FileManager.default.moveItem(atPath: active, toPath: active + ".away")
+    #expect(throws: LogStoreError.self) { try LogStore(path: path, options: Self.options()) }
+    try FileManager.default.moveItem(atPath: active + ".away", toPath: active)
     let second = try LogStore(path: path, options: Self.options())
     #expect(try second.snapshot() == ["t": ["a": "kept"]])
     try second.put("after".bytes, forKey: "b".bytes, in: "t")
@@ -789,6 +823,27 @@ struct ManyProcessesTests {
     // The file is mapped: writing zeros over it zeroes what both opens see.
     try writeFile(
       path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size))
+    let refused = #expect(throws: LogStoreError.self) {
+      try store.put("w".bytes, forKey: "k".bytes, in: "t")
+    }
+    #expect(refused?.code == .corrupted)
+    #expect(try other.value(forKey: "k".bytes, in: "t") == "v".bytes)
+  }
+
+  @Test(
+    "commit slots damaged under open writers (the header whole, the count moved on) make their writes fail loudly, never write blind; a read keeps its view"
+  )
+  func slotsDamagedUnderWriters() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options())
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    let other = try LogStore(path: path, options: Self.options())
+    var bytes = try fileBytes(path + "/" + SharedState.fileName)
+    for offset in SharedState.slotOffset..<SharedState.slotOffset + 128 { bytes[offset] ^= 0x5A }
+    bytes[SharedState.publicationsOffset] &+= 1
+    try writeFile(path + "/" + SharedState.fileName, bytes)
     let refused = #expect(throws: LogStoreError.self) {
       try store.put("w".bytes, forKey: "k".bytes, in: "t")
     }

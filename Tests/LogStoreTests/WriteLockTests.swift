@@ -19,7 +19,7 @@ struct WriteLockTests {
     try engine.log.lock.withLock { () throws(LogStoreError) in
       let shared = engine.sharing!.shared
       try shared.lock.acquire()
-      try engine.sharing!.catchUpUnlessWriting()
+      try engine.sharing!.catchUpBeforeCommit(deferrable: false)
       shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
       try "t".withUTF8Bytes { table throws(LogStoreError) in
         try key.withUTF8Bytes { key throws(LogStoreError) in
@@ -206,6 +206,57 @@ struct WriteLockTests {
     let reopened = try LogStore(path: "/store", options: options)
     #expect(try reopened.snapshot() == ["t": expected])
     #expect(try reopened.count(in: "t") == expected.count)
+    try reopened.close()
+  }
+
+  @Test(
+    "a commit of one thread while another thread's write, its view left behind, syncs without the log's lock: both writes leave the view behind, and every open reads both after"
+  )
+  func commitBesideSyncingWrite() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = ManyProcessesTests.options()
+    options.sync = .always
+    options.fileSystem = fileSystem.process(11)
+    let first = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    let second = try LogStore(path: "/store", options: options)
+    try first.createTable("t")
+    try first.put("1".bytes, forKey: "a".bytes, in: "t")
+    // Another process's put leaves the first open's view behind: its next write defers.
+    try second.put("2".bytes, forKey: "b".bytes, in: "t")
+    let armed = Guarded(true)
+    let other = DispatchGroup()
+    fileSystem.callHook = { upcoming in
+      guard upcoming.process == 11, upcoming.operation == "msync",
+        upcoming.path.hasSuffix(".log"), armed.withLock({ $0 })
+      else { return }
+      armed.withLock { $0 = false }
+      // While this write syncs, another thread of the process commits; it finds the write in
+      // progress, and its own write (after this one) leaves the view behind too.
+      other.enter()
+      Thread {
+        do {
+          try first.put("4".bytes, forKey: "d".bytes, in: "t")
+        } catch {
+          Issue.record("\(error)")
+        }
+        other.leave()
+      }.start()
+      usleep(100_000)
+    }
+    try first.put("3".bytes, forKey: "c".bytes, in: "t")
+    other.wait()
+    fileSystem.callHook = nil
+    #expect(!armed.withLock { $0 })
+    #expect(first.engine.sharing!.viewBehind)
+    let expected = ["t": ["a": "1", "b": "2", "c": "3", "d": "4"]]
+    #expect(try first.snapshot() == expected)
+    #expect(try second.snapshot() == expected)
+    try first.close()
+    try second.close()
+    options.fileSystem = fileSystem.process(33)
+    let reopened = try LogStore(path: "/store", options: options)
+    #expect(try reopened.snapshot() == expected)
     try reopened.close()
   }
 

@@ -53,7 +53,7 @@ final class ProcessSharing: @unchecked Sendable {
   /// lock held, and end with ``endWrite()``.
   ///
   /// With `deferring` (a commit with no commit observer to tell), when this process's view is
-  /// behind only by writes that changed no table (``canDefer(to:)``), it takes the end of the
+  /// behind only by writes that changed no table (``commitToDeferTo()``), it takes the end of the
   /// log from the newest commit and leaves the catching up to the next call that reads
   /// (``followOthers()``), which applies this write too, in log order: what a write checks
   /// against the view is only its tables. Returns whether it did; then the write is not
@@ -73,9 +73,7 @@ final class ProcessSharing: @unchecked Sendable {
         shared.countPublication(of: commit)
         shared.clearDirty()
       }
-      if deferring, shared.publications != seenPublications,
-        let commit = shared.currentCommit(boot: boot), canDefer(to: commit)
-      {
+      if deferring, let commit = commitToDeferTo() {
         log.follow(commit)
         viewBehind = true
       } else {
@@ -109,15 +107,19 @@ final class ProcessSharing: @unchecked Sendable {
     signal.post()
   }
 
-  /// Whether a write may go on from `commit`, the newest, with this process's view left behind
+  /// The newest commit, when a write may go on from it with this process's view left behind
   /// it: the view is of the same segments and active segment, and no write since changed a
-  /// table. (The records between are then applied by the next catch-up, as another process's
-  /// are; one whose own write started a new segment reads its view anew there.)
-  private func canDefer(to commit: SharedState.Commit) -> Bool {
-    guard let seen = seenCommit else { return false }
-    return commit.generation == seen.generation && commit.activeSegment == seen.activeSegment
-      && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd
-      && index.segments[commit.activeSegment] != nil
+  /// table (the records between are then applied by the next catch-up, as another process's
+  /// are, in the active segment the view has; one whose own write started a new segment reads
+  /// its view anew there). Nil when nothing was published since the view, or a write must
+  /// catch up first.
+  private func commitToDeferTo() -> SharedState.Commit? {
+    guard let seen = seenCommit, shared.publications != seenPublications,
+      let commit = shared.currentCommit(boot: boot),
+      commit.generation == seen.generation && commit.activeSegment == seen.activeSegment
+        && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd
+    else { return nil }
+    return commit
   }
 
   /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
@@ -130,22 +132,13 @@ final class ProcessSharing: @unchecked Sendable {
 
   // MARK: Catching up
 
-  /// ``followOthers()`` for a caller that holds the log's lock.
-  func catchUpUnlessWriting() throws(LogStoreError) {
-    guard !writeInProgress, let shared = sharedState else { return }
-    try catchUp(shared, locked: false)
-  }
-
-  /// ``catchUpUnlessWriting()`` before a commit, which checks only tables: with `deferrable`,
-  /// nothing while no write since this process's view changed a table (the write defers its
-  /// catching up: ``beginWrite(deferringCatchUp:)``).
+  /// ``followOthers()`` before a commit, which checks only tables, for a caller that holds the
+  /// log's lock: with `deferrable`, nothing while no write since this process's view changed a
+  /// table (the write defers its catching up: ``beginWrite(deferringCatchUp:)``). Nothing
+  /// either while a write of another thread is in progress (syncing without the log's lock):
+  /// a catch-up then would note seen a commit without that write, which is not applied yet.
   func catchUpBeforeCommit(deferrable: Bool) throws(LogStoreError) {
-    guard !writeInProgress, let shared = sharedState else { return }
-    if deferrable, shared.publications != seenPublications,
-      let commit = shared.currentCommit(boot: boot), canDefer(to: commit)
-    {
-      return
-    }
+    if writeInProgress || deferrable && commitToDeferTo() != nil { return }
     try catchUp(shared, locked: false)
   }
 
