@@ -723,28 +723,27 @@ func expiryScenario(_ c: inout Checker) -> String {
   return "\(records) expiring records, hostile lengths refused"
 }
 
-/// The JSON layer makes short strings in the form a 64-bit `String` holds them; here, where a
-/// `String` is 12 bytes, it must not, and must make them the standard library's way instead.
-func inlineStringScenario(_ c: inout Checker) -> String {
-  c.expect(!InlineString.isAvailable, "InlineString.isAvailable on a 32-bit platform")
-  let alphabet: [[UInt8]] = [
-    [0x61], [0x7E], [0x20], [0xC3, 0xA9], [0xE4, 0xB8, 0xAD], [0xF0, 0x9F, 0x98, 0x80],
-  ]
-  var made = 0
+/// The JSON layer reads up to seven bytes of a short string as one word: the same word here,
+/// where `Int` and pointers are 32 bits, as the bytes assembled one by one.
+func byteWordsScenario(_ c: inout Checker) -> String {
+  var checked = 0
   for _ in 0..<2000 {
-    var utf8: [UInt8] = []
-    let target = c.rng.below(24)
-    while true {
-      let next = alphabet[c.rng.below(alphabet.count)]
-      if utf8.count + next.count > target { break }
-      utf8 += next
-    }
-    let string = utf8.withUnsafeBufferPointer { InlineString.string(validUTF8: $0) }
-    c.expect(Array(string.utf8) == utf8, "InlineString.string(validUTF8:) of \(utf8.count) bytes")
-    c.expect(InlineString.bytes(of: string) == nil, "InlineString.bytes(of:) is not nil")
-    made += 1
+    let count = c.rng.below(8)
+    // Bytes past the string's end, which the loads must not take in.
+    let bytes = (0..<count + 8).map { _ in UInt8(truncatingIfNeeded: c.rng.below(256)) }
+    var expected: UInt64 = 0
+    for index in 0..<count { expected |= UInt64(bytes[index]) << (UInt64(index) * 8) }
+    let word = bytes.withUnsafeBufferPointer { ByteWords.loadShort($0.baseAddress!, count: count) }
+    c.expect(word == expected, "ByteWords.loadShort of \(count) bytes")
+    c.expect(
+      ByteWords.firstBytes(count) == (count == 0 ? 0 : UInt64.max >> (64 - UInt64(count) * 8)),
+      "ByteWords.firstBytes(\(count))")
+    checked += 1
   }
-  return "not available; \(made) strings of up to 23 bytes made the standard library's way"
+  c.expect(
+    ByteWords.firstBytes(8) == UInt64.max && ByteWords.firstBytes(9) == UInt64.max,
+    "ByteWords.firstBytes from eight on")
+  return "\(checked) short loads and masks"
 }
 
 extension SegmentHeader.DecodingError {

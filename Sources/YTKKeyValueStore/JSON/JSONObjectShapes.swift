@@ -52,7 +52,7 @@ final class JSONObjectShape: @unchecked Sendable {
       let word = UInt64(
         littleEndian: UnsafeRawPointer(keyBytes.baseAddress! + start).loadUnaligned(
           as: UInt64.self))
-      let head = word & InlineString.firstBytes(length)
+      let head = word & ByteWords.firstBytes(length)
       (keys.baseAddress! + member).initialize(to: Key(head: head, start: start, length: length))
       start += length
     }
@@ -85,7 +85,7 @@ final class JSONObjectShape: @unchecked Sendable {
       if range.lowerBound &+ 8 <= input.count {
         let word = UInt64(
           littleEndian: UnsafeRawPointer(text + range.lowerBound).loadUnaligned(as: UInt64.self))
-        guard word & InlineString.firstBytes(known.length) == known.head else { return false }
+        guard word & ByteWords.firstBytes(known.length) == known.head else { return false }
         if known.length > 8,
           !sameBytes(input, range.lowerBound + 8..<range.upperBound, from: known.start + 8)
         {
@@ -112,7 +112,7 @@ final class JSONObjectShape: @unchecked Sendable {
         let a = UnsafeRawPointer(text + range.lowerBound + offset).loadUnaligned(as: UInt64.self)
         let b = UnsafeRawPointer(known + start + offset).loadUnaligned(as: UInt64.self)
         // The bytes of the word that belong to the key: all eight, or the first few.
-        let mask = InlineString.firstBytes(length - offset)
+        let mask = ByteWords.firstBytes(length - offset)
         if (UInt64(littleEndian: a) ^ UInt64(littleEndian: b)) & mask != 0 { return false }
         offset += 8
       }

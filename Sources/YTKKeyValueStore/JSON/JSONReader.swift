@@ -908,7 +908,7 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    add(.string(InlineString.string(validUTF8: content)))
+    add(.string(String(decoding: content, as: UTF8.self)))
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
@@ -917,7 +917,7 @@ struct JSONValueBuilder: JSONScanSink {
     if !string.hasEscapes && Int64(string.end) < Int64(1) << 31 {
       pending.append(Self.rawKey(start: string.start, end: string.end))
     } else {
-      pending.append(.string(InlineString.string(validUTF8: content)))
+      pending.append(.string(String(decoding: content, as: UTF8.self)))
     }
   }
 
@@ -1006,7 +1006,7 @@ struct JSONValueBuilder: JSONScanSink {
   /// needs no deinitializing); a key kept as a string is moved out.
   mutating func keyString(at index: Int) -> String {
     if let range = pending.rawKeyRange(at: index) {
-      return InlineString.string(validUTF8: UnsafeBufferPointer(rebasing: input[range]))
+      return String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
     }
     guard case .string(let key) = pending.moveOut(at: index) else {
       preconditionFailure("an object key kept as neither a range nor a string")

@@ -491,19 +491,8 @@ package enum JSONWriter {
     appendInteger(Int64(decimal.exponent.magnitude), into: &output)
   }
 
-  /// Appends `string` between quotes, with the escapes the format requires: a short one
-  /// from its in-line bytes, with no call; any other through its UTF-8.
-  @inline(__always)
+  /// Appends `string` between quotes, with the escapes the format requires.
   static func appendString(_ string: String, into output: inout JSONOutput) {
-    if let inLine = InlineString.bytes(of: string), output.appendQuoted(inLine: inLine) {
-      return
-    }
-    appendUTF8(of: string, into: &output)
-  }
-
-  /// Not inlined, so that the callers of ``appendString(_:into:)`` hold only its short way.
-  @inline(never)
-  private static func appendUTF8(of string: String, into output: inout JSONOutput) {
     string.withUTF8Bytes { utf8 in output.appendQuoted(utf8.assumingMemoryBound(to: UInt8.self)) }
   }
 
@@ -580,8 +569,7 @@ struct MemberOrder {
   /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
   /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
   static func prefix(of key: String) -> UInt64 {
-    if let inLine = InlineString.bytes(of: key) { return inLine.low.byteSwapped }
-    return key.withUTF8Bytes { prefix(of: $0.assumingMemoryBound(to: UInt8.self)) }
+    key.withUTF8Bytes { prefix(of: $0.assumingMemoryBound(to: UInt8.self)) }
   }
 
   /// The first eight of `bytes` as a big-endian number, zero-padded.
@@ -592,7 +580,7 @@ struct MemberOrder {
     let word =
       bytes.count >= 8
       ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
-      : InlineString.loadShort(start, count: bytes.count)
+      : ByteWords.loadShort(start, count: bytes.count)
     return word.byteSwapped
   }
 
@@ -751,39 +739,24 @@ struct JSONOutput: ~Copyable {
     count += length
   }
 
-  /// Appends the bytes of an in-line string (``InlineString/bytes(of:)``) between quotes, and
-  /// returns true; or returns false, with nothing written, when one needs escaping or the
-  /// output needs to grow. Two stores of the words as they are in the string.
-  @inline(__always)
-  mutating func appendQuoted(inLine string: (low: UInt64, high: UInt64, count: Int)) -> Bool {
-    let length = string.count
-    // The quotes and both words, whatever the length.
-    guard capacity &- count >= 18 else { return false }
-    // The zero bytes above the string's would read as control characters: not looked at.
-    var flagged = JSONWriter.escapeMask(string.low) & InlineString.firstBytes(length)
-    if length > 8 {
-      flagged |= JSONWriter.escapeMask(string.high) & InlineString.firstBytes(length &- 8)
-    }
-    guard flagged == 0 else { return false }
-    let target = base + count
-    target[0] = JSONByte.quote
-    Self.store(string.low, at: target + 1)
-    Self.store(string.high, at: target + 9)
-    target[length &+ 1] = JSONByte.quote
-    count &+= length &+ 2
-    return true
-  }
-
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
-  /// seven bytes with nothing to escape (most keys, and many values) is read as one word and
-  /// written as an in-line string's is, without a call.
+  /// seven bytes with nothing to escape (most keys, and many values) is read as one word
+  /// (``ByteWords/loadShort(_:count:)``), checked and written whole, without a call.
   @inline(__always)
   mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
     let length = utf8.count
-    if length > 0, length < 8, let source = utf8.baseAddress,
-      appendQuoted(inLine: (InlineString.loadShort(source, count: length), 0, length))
-    {
-      return
+    // The quotes and the word, whatever the length.
+    if length > 0, length < 8, capacity &- count >= 10, let source = utf8.baseAddress {
+      let word = ByteWords.loadShort(source, count: length)
+      // The zero bytes above the string's would read as control characters: not looked at.
+      if JSONWriter.escapeMask(word) & ByteWords.firstBytes(length) == 0 {
+        let target = base + count
+        target[0] = JSONByte.quote
+        Self.store(word, at: target + 1)
+        target[length &+ 1] = JSONByte.quote
+        count &+= length &+ 2
+        return
+      }
     }
     append(JSONByte.quote)
     appendEscaped(utf8)

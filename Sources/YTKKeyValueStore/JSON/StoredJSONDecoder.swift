@@ -206,7 +206,7 @@ extension StoredJSONDecoder {
     func decodedString(at index: Int) -> String {
       let entry = tape[index]
       if entry.flags & JSONTapeEntry.Flags.hasEscapes == 0 {
-        return InlineString.string(validUTF8: stringText(at: index))
+        return String(decoding: stringText(at: index), as: UTF8.self)
       }
       var scanner = JSONScanner(input: input)
       swap(&scanner.unescaped, &unescaped)

@@ -1,0 +1,30 @@
+/// Up to eight bytes of text as one word, the first in its low byte: the writer checks and
+/// copies short strings a word at a time, and ``JSONObjectShape`` matches keys so.
+enum ByteWords {
+  /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
+  /// eight on.
+  @inline(__always)
+  static func firstBytes(_ count: Int) -> UInt64 {
+    count >= 8 ? UInt64.max : (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
+  }
+
+  /// The `count` bytes at `source`, none to seven, as a word with the first in its low byte
+  /// and zeros above the last: at most two loads, which overlap unless `count` is 1, 2 or 4.
+  @inline(__always)
+  static func loadShort(_ source: UnsafePointer<UInt8>, count: Int) -> UInt64 {
+    let raw = UnsafeRawPointer(source)
+    if count >= 4 {
+      let low = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
+      let high = UInt32(
+        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 4) &* 8)
+    }
+    if count >= 2 {
+      let low = UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self))
+      let high = UInt16(
+        littleEndian: raw.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self))
+      return UInt64(low) | UInt64(high) &<< (UInt64(truncatingIfNeeded: count &- 2) &* 8)
+    }
+    return count == 1 ? UInt64(source[0]) : 0
+  }
+}
