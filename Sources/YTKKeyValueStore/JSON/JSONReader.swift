@@ -30,14 +30,21 @@ package enum JSONReader {
   package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> JSONValue {
     try withUnsafeTemporaryAllocation(
       of: JSONValue.self, capacity: PendingValues.scratchCapacity
-    ) { (scratch) throws(JSONCodecError) in
-      var builder = JSONValueBuilder(input: uint8s(bytes), scratch: scratch)
-      defer { builder.pending.release() }
-      try scan(bytes, into: &builder)
-      // Moved out, not copied.
-      let result = builder.result
-      builder.result = .null
-      return result
+    ) { (values) throws(JSONCodecError) in
+      try withUnsafeTemporaryAllocation(
+        of: PendingKey.self, capacity: PendingKeys.scratchCapacity
+      ) { (keys) throws(JSONCodecError) in
+        var builder = JSONValueBuilder(input: uint8s(bytes), values: values, keys: keys)
+        defer {
+          builder.pending.release()
+          builder.keys.release()
+        }
+        try scan(bytes, into: &builder)
+        // Moved out, not copied.
+        let result = builder.result
+        builder.result = .null
+        return result
+      }
     }
   }
 
@@ -874,15 +881,16 @@ struct JSONValueBuilder: JSONScanSink {
 
   /// The document, once the scan is complete.
   var result: JSONValue = .null
-  /// The contents of the containers being read, innermost last: an array's elements, or an
-  /// object's members as key then value. A container collects here and moves out once it is
-  /// complete, so that its storage is allocated once, at its final size, and one buffer
-  /// serves every container in the document.
-  ///
-  /// A key is kept as `.string(key)`, or, when its text needed no decoding, as `.int` of
-  /// where that text lies in `input` (``rawKey(start:end:)``): it is made a `String` only if
-  /// the object's keys are not a known ``JSONObjectShape``.
+  /// The values of the containers being read, innermost last: an array's elements, or an
+  /// object's members' values. A container collects here and moves out once it is complete,
+  /// so that its storage is allocated once, at its final size, and one buffer serves every
+  /// container in the document.
   var pending: PendingValues
+  /// The keys of the objects being read, innermost last, beside their values in `pending`:
+  /// the last `count` of them are the keys of the innermost object's `count` members. A key
+  /// whose text needed no decoding is kept as where that text lies in `input`, and made a
+  /// `String` only if the object's keys are not a known ``JSONObjectShape``.
+  var keys: PendingKeys
   /// The number of containers open.
   var depth = 0
   /// The text being read, which raw keys point into.
@@ -890,11 +898,15 @@ struct JSONValueBuilder: JSONScanSink {
   /// The shapes known, taken at the first object that could use one.
   var shapes: [JSONObjectShape]?
 
-  /// A builder of the document in `input` whose pending values start in `scratch`; its
-  /// `pending` must be released once it is done.
-  init(input: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutableBufferPointer<JSONValue>) {
+  /// A builder of the document in `input` whose pending values and keys start in scratch
+  /// space; its `pending` and `keys` must be released once it is done.
+  init(
+    input: UnsafeBufferPointer<UInt8>, values: UnsafeMutableBufferPointer<JSONValue>,
+    keys: UnsafeMutableBufferPointer<PendingKey>
+  ) {
     self.input = input
-    pending = PendingValues(scratch: scratch)
+    pending = PendingValues(scratch: values)
+    self.keys = PendingKeys(scratch: keys)
   }
 
   /// Adds a complete value to the innermost open container, or makes it the document.
@@ -912,20 +924,12 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    // A key is kept by where it lies when it needs no decoding and its offsets fit the
-    // packing (texts under 2 GiB).
-    if !string.hasEscapes && Int64(string.end) < Int64(1) << 31 {
-      pending.append(Self.rawKey(start: string.start, end: string.end))
+    // A key is kept by where it lies when it needs no decoding.
+    if !string.hasEscapes {
+      keys.append(.raw(string.start..<string.end))
     } else {
-      pending.append(.string(String(decoding: content, as: UTF8.self)))
+      keys.append(.decoded(String(decoding: content, as: UTF8.self)))
     }
-  }
-
-  /// A key whose text is `input[start..<end]` as kept in `pending`: the two offsets, each
-  /// below 2^31, packed into one `.int`.
-  @inline(__always)
-  static func rawKey(start: Int, end: Int) -> JSONValue {
-    .int(Int64(start) << 32 | Int64(end))
   }
 
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
@@ -958,9 +962,10 @@ struct JSONValueBuilder: JSONScanSink {
     } else {
       value = .array(makeArray(from: mark, count: count))
     }
-    // Every value there has moved out, and every key has moved out or is a raw key (an
-    // `.int`, which needs no deinitializing).
+    // Every value there has moved out, and every key has moved out or is a raw key (a
+    // range, which needs no deinitializing).
     pending.forgetElements(from: mark)
+    if isObject { keys.forgetElements(from: keys.count - count) }
     depth -= 1
     add(value)
   }
@@ -977,11 +982,15 @@ struct JSONValueBuilder: JSONScanSink {
     return array
   }
 
-  /// The object whose `count` members are `pending[mark...]`, as key, value, key, value...,
-  /// its values (and its keys kept as strings) moved out. A repeated key keeps its last value.
+  /// The object whose `count` members' values are `pending[mark...]` and keys the last
+  /// `count` of `keys`, its values (and its keys kept as strings) moved out. A repeated key
+  /// keeps its last value.
   mutating func makeObject(from mark: Int, count: Int) -> [String: JSONValue] {
-    if count >= JSONObjectShapes.minimumMembers, let shape = knownShape(from: mark, count: count) {
-      return shape.object { member in pending.moveOut(at: mark + 2 * member + 1) }
+    let firstKey = keys.count - count
+    if count >= JSONObjectShapes.minimumMembers,
+      let shape = knownShape(from: firstKey, count: count)
+    {
+      return shape.object { member in pending.moveOut(at: mark + member) }
     }
     let learns =
       count >= JSONObjectShapes.minimumMembers
@@ -991,8 +1000,8 @@ struct JSONValueBuilder: JSONScanSink {
     if learns { keys.reserveCapacity(count) }
     var object = [String: JSONValue](minimumCapacity: count)
     for member in 0..<count {
-      let key = keyString(at: mark + 2 * member)
-      object[key] = pending.moveOut(at: mark + 2 * member + 1)
+      let key = keyString(at: firstKey + member)
+      object[key] = pending.moveOut(at: mark + member)
       if learns { keys.append(key) }
     }
     if learns, let shape = JSONObjectShape(keys: keys) {
@@ -1002,24 +1011,22 @@ struct JSONValueBuilder: JSONScanSink {
     return object
   }
 
-  /// The key kept at `pending[index]`, as a string: a raw key is made one (and stays, as it
-  /// needs no deinitializing); a key kept as a string is moved out.
+  /// The key kept at `keys[index]`, moved out, as a string: a raw key is made one.
   mutating func keyString(at index: Int) -> String {
-    if let range = pending.rawKeyRange(at: index) {
-      return String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
+    switch keys.moveOut(at: index) {
+    case .raw(let range):
+      String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
+    case .decoded(let key):
+      key
     }
-    guard case .string(let key) = pending.moveOut(at: index) else {
-      preconditionFailure("an object key kept as neither a range nor a string")
-    }
-    return key
   }
 
-  /// The known shape of the object whose `count` members are `pending[mark...]`, if any.
-  mutating func knownShape(from mark: Int, count: Int) -> JSONObjectShape? {
+  /// The known shape of the object whose `count` keys are `keys[first...]`, if any.
+  mutating func knownShape(from first: Int, count: Int) -> JSONObjectShape? {
     if shapes == nil { shapes = JSONObjectShapes.shared.current() }
     for shape in shapes! {
       let matches = shape.matches(count: count, in: input) { member in
-        pending.rawKeyRange(at: mark + 2 * member)
+        keys.rawRange(at: first + member)
       }
       if matches { return shape }
     }
@@ -1032,14 +1039,24 @@ struct JSONValueBuilder: JSONScanSink {
 /// without reference counting or uniqueness checks.
 typealias PendingValues = ScratchStack<JSONValue>
 
-extension ScratchStack where Element == JSONValue {
-  /// Where the text of the raw key kept at `index` lies in the input
-  /// (``JSONValueBuilder/rawKey(start:end:)``); nil for a key kept as a string.
+/// A key of an object a ``JSONValueBuilder`` is reading: where its text lies in the input,
+/// when it needed no decoding, or the decoded string.
+enum PendingKey {
+  case raw(Range<Int>)
+  case decoded(String)
+}
+
+/// The keys of the objects a ``JSONValueBuilder`` is reading, innermost last.
+typealias PendingKeys = ScratchStack<PendingKey>
+
+extension ScratchStack where Element == PendingKey {
+  /// Where the text of the raw key kept at `index` lies in the input; nil for a key kept
+  /// decoded.
   @inline(__always)
-  func rawKeyRange(at index: Int) -> Range<Int>? {
+  func rawRange(at index: Int) -> Range<Int>? {
     withElement(at: index) { element in
-      guard case .int(let packed) = element.pointee else { return nil }
-      return Int(packed >> 32)..<Int(packed & 0xFFFF_FFFF)
+      guard case .raw(let range) = element.pointee else { return nil }
+      return range
     }
   }
 }
