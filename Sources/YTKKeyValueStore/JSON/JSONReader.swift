@@ -464,8 +464,6 @@ struct JSONScanner {
     position += 1
     var string = JSONScannedString(
       start: position, end: position, hasEscapes: false, hasNonASCII: false)
-    // Bytes from here to `position` are still to be copied to `unescaped`.
-    var runStart = position
     // The first ill-formed UTF-8 sequence; reported only once the string is found to end,
     // so that a fault later in the string (a raw control character, an unterminated
     // string) is reported first, as it is found first by a reader that validates the
@@ -489,18 +487,16 @@ struct JSONScanner {
           throw error("invalid UTF-8 in string", at: firstInvalidUTF8)
         }
         if decode, string.hasEscapes {
-          appendUnescaped(UnsafeBufferPointer(rebasing: input[runStart..<string.end]))
+          let text = UnsafeBufferPointer(rebasing: input[string.start..<string.end])
+          unescaped = [UInt8](unsafeUninitializedCapacity: text.count) { buffer, count in
+            count = Self.decode(validText: text, into: buffer.baseAddress!)
+          }
         }
         return string
       }
       if byte == JSONByte.backslash {
-        if decode {
-          if !string.hasEscapes { unescaped.removeAll(keepingCapacity: true) }
-          appendUnescaped(UnsafeBufferPointer(rebasing: input[runStart..<position]))
-        }
         string.hasEscapes = true
-        try scanEscape(decode: decode)
-        runStart = position
+        try scanEscape()
         continue
       }
       if byte < 0x20 {
@@ -580,20 +576,16 @@ struct JSONScanner {
     return String(decoding: unescaped, as: UTF8.self)
   }
 
-  /// Checks the escape whose backslash is at `position`, and moves past it; with `decode`,
-  /// appends what it stands for to `unescaped`.
+  /// Checks the escape whose backslash is at `position`, and moves past it.
   @inline(__always)
-  mutating func scanEscape(decode: Bool) throws(JSONCodecError) {
+  mutating func scanEscape() throws(JSONCodecError) {
     let escapeStart = position
     guard position + 1 < input.count else {
       throw error("unexpected end of input in an escape sequence", at: escapeStart)
     }
     let byte = input[position + 1]
     position += 2
-    if let decoded = Self.shortEscape(byte) {
-      if decode { unescaped.append(decoded) }
-      return
-    }
+    if Self.shortEscape(byte) != nil { return }
     switch byte {
     case JSONByte.lowercaseU:
       let unit = try scanHexQuad(escapeStart: escapeStart)
@@ -611,11 +603,10 @@ struct JSONScanner {
           throw error(
             "high surrogate in \\u escape is not followed by a low surrogate", at: lowStart)
         }
-        if decode { appendUTF8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) }
       case 0xDC00...0xDFFF:
         throw error("unpaired low surrogate in \\u escape", at: escapeStart)
       default:
-        if decode { appendUTF8(unit) }
+        break
       }
     default:
       throw error("invalid escape sequence \\\(describeEscaped(byte)) in string", at: escapeStart)
@@ -650,34 +641,101 @@ struct JSONScanner {
     return value
   }
 
-  /// Appends a run of plain string text to `unescaped`. Runs between escapes are mostly a
-  /// few bytes, for which the array's generic `append(contentsOf:)` costs far more than
-  /// copying them byte by byte.
-  @inline(__always)
-  mutating func appendUnescaped(_ run: UnsafeBufferPointer<UInt8>) {
-    if run.count > 32 {
-      unescaped.append(contentsOf: run)
-    } else {
-      for byte in run { unescaped.append(byte) }
+  /// Decodes `text`, the content of a string the scanner has accepted (its escapes and its
+  /// UTF-8 checked), into `target`, which has room for `text.count` bytes (decoded text is
+  /// never longer); returns the decoded length.
+  ///
+  /// A word at a time: each eight bytes are stored whole, and the decoder then moves on past
+  /// those that need no look (``bytesToLookAt(inWordAt:of:)``), so a run between escapes costs
+  /// no call to copy it. A store may reach seven bytes past the decoded end, but never past
+  /// `text.count` bytes from `target`: what is written stays at least as far behind what is
+  /// read as the escapes have shortened it, and a word is stored only where eight bytes of
+  /// `text` remain to be read.
+  static func decode(
+    validText text: UnsafeBufferPointer<UInt8>, into target: UnsafeMutablePointer<UInt8>
+  )
+    -> Int
+  {
+    guard let source = text.baseAddress else { return 0 }
+    let end = text.count
+    var position = 0
+    var written = 0
+    while position < end {
+      if end - position >= 8 {
+        let word = UnsafeRawPointer(source + position).loadUnaligned(as: UInt64.self)
+        UnsafeMutableRawPointer(target + written).storeBytes(of: word, as: UInt64.self)
+        let flags = bytesToLookAt(inWordAt: position, of: text)
+        if flags == 0 {
+          position += 8
+          written += 8
+          continue
+        }
+        let clean = flags.trailingZeroBitCount / 8
+        position += clean
+        written += clean
+      }
+      let byte = source[position]
+      guard byte == JSONByte.backslash else {
+        // A byte of plain text (one of a UTF-8 sequence, checked before, is copied as is).
+        target[written] = byte
+        written += 1
+        position += 1
+        continue
+      }
+      if let decoded = shortEscape(source[position + 1]) {
+        target[written] = decoded
+        written += 1
+        position += 2
+        continue
+      }
+      // `\uXXXX`, and for a high surrogate the low one's `\uXXXX` after it.
+      var scalar = hexQuad(source + position + 2)
+      position += 6
+      if scalar >= 0xD800 && scalar <= 0xDBFF {
+        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (hexQuad(source + position + 2) - 0xDC00)
+        position += 6
+      }
+      written += encodeUTF8(scalar, into: target + written)
     }
+    return written
   }
 
-  mutating func appendUTF8(_ scalar: UInt32) {
+  /// The value of the four hex digits at `source`, checked before.
+  @inline(__always)
+  private static func hexQuad(_ source: UnsafePointer<UInt8>) -> UInt32 {
+    var value: UInt32 = 0
+    for index in 0..<4 {
+      let byte = UInt32(source[index])
+      // '0'...'9' are 0x30...0x39; 'a'...'f' and 'A'...'F' have bit 0x40 set, and their low
+      // nibble is one less than their value less nine.
+      value = value << 4 | (byte & 0x40 == 0 ? byte & 0x0F : (byte & 0x0F) + 9)
+    }
+    return value
+  }
+
+  /// Writes `scalar`'s UTF-8 at `target`; returns its length.
+  @inline(__always)
+  private static func encodeUTF8(_ scalar: UInt32, into target: UnsafeMutablePointer<UInt8>) -> Int
+  {
     switch scalar {
     case ..<0x80:
-      unescaped.append(UInt8(truncatingIfNeeded: scalar))
+      target[0] = UInt8(truncatingIfNeeded: scalar)
+      return 1
     case ..<0x800:
-      unescaped.append(UInt8(truncatingIfNeeded: 0xC0 | scalar >> 6))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F))
+      target[0] = UInt8(truncatingIfNeeded: 0xC0 | scalar >> 6)
+      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+      return 2
     case ..<0x10000:
-      unescaped.append(UInt8(truncatingIfNeeded: 0xE0 | scalar >> 12))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F))
+      target[0] = UInt8(truncatingIfNeeded: 0xE0 | scalar >> 12)
+      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
+      target[2] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+      return 3
     default:
-      unescaped.append(UInt8(truncatingIfNeeded: 0xF0 | scalar >> 18))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar >> 12 & 0x3F))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F))
-      unescaped.append(UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F))
+      target[0] = UInt8(truncatingIfNeeded: 0xF0 | scalar >> 18)
+      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 12 & 0x3F)
+      target[2] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
+      target[3] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
+      return 4
     }
   }
 
