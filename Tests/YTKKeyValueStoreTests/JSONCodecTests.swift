@@ -171,6 +171,48 @@ struct JSONCodecTests {
     }
   }
 
+  @Test(
+    "escapes are decoded at every position of strings up to 24 characters, next to any other character, by the reader and by the Codable decoder"
+  )
+  func escapesDecodedAtEveryPosition() throws {
+    // The reader decodes a string with escapes eight bytes at a time: put each spelling of an
+    // escape at every offset among ASCII, multi-byte UTF-8 and 0x7F.
+    let escapes: [(text: String, means: String)] = [
+      (#"\""#, "\""), (#"\\"#, "\\"), (#"\/"#, "/"), (#"\b"#, "\u{8}"), (#"\f"#, "\u{C}"),
+      (#"\n"#, "\n"), (#"\r"#, "\r"), (#"\t"#, "\t"), (#"\u0000"#, "\u{0}"),
+      (#"\u0041"#, "A"), (#"\u00e9"#, "é"), (#"\u00E9"#, "é"), (#"\u4e2D"#, "中"),
+      (#"\uFFFF"#, "\u{FFFF}"), (#"\ud83d\ude00"#, "😀"), (#"\uD83D\uDE00"#, "😀"),
+    ]
+    let fillers: [Character] = ["a", "\u{7F}", "é", "😀"]
+    var checked = 0
+    for length in 1...24 {
+      for filler in fillers {
+        for escape in escapes {
+          for position in 0..<length {
+            var text = ""
+            var expected = ""
+            for index in 0..<length {
+              if index == position {
+                text += escape.text
+                expected += escape.means
+              } else {
+                text.append(filler)
+                expected.append(filler)
+              }
+            }
+            let bytes = Array(("\"" + text + "\"").utf8)
+            #expect(try JSONReader.parse(bytes) == .string(expected), "\(length) \(position)")
+            #expect(
+              try StoredJSONDecoder.decode(String.self, from: bytes) == expected,
+              "\(length) \(position)")
+            checked += 1
+          }
+        }
+      }
+    }
+    #expect(checked == 4 * 16 * 300)
+  }
+
   @Test("object members are sorted by the UTF-8 bytes of their keys")
   func keyOrder() throws {
     let value: JSONValue = ["b": 1, "a": 2, "aa": 3, "B": 4, "": 5, "é": 6, "z": 7, "😀": 8]
