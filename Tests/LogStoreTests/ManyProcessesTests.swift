@@ -130,6 +130,30 @@ struct ManyProcessesTests {
     sharing.shared.markDirty(segment: active.file.number, upTo: active.used)
   }
 
+  /// Does what a write of `store` does first (``beginDyingWrite(_:)``) and appends a put to
+  /// table `t` of each of `keys` (its value `value`, or the key's bytes), then stops: it
+  /// neither publishes nor releases the write lock.
+  static func appendUnpublished(_ store: LogStore, keys: [String], value: [UInt8]? = nil)
+    throws(LogStoreError)
+  {
+    let engine = store.engine
+    try engine.log.lock.withLock { () throws(LogStoreError) in
+      try beginDyingWrite(engine)
+      for key in keys {
+        let bytes = value ?? Array(key.utf8)
+        try "t".withUTF8Bytes { table throws(LogStoreError) in
+          try key.withUTF8Bytes { key throws(LogStoreError) in
+            try bytes.withBytes { value throws(LogStoreError) in
+              let put = Mutation.single(
+                kind: .put, table: table, key: key, value: value, timestamp: .now(), expiry: nil)
+              _ = try engine.log.append(put, length: try put.checkedLength())
+            }
+          }
+        }
+      }
+    }
+  }
+
   @Test("a write that died before it published is cleared by the next writer and never comes back")
   func deadWriteIsCleared() throws {
     let directory = TemporaryDirectory()
@@ -139,18 +163,8 @@ struct ManyProcessesTests {
     try first.put("kept".bytes, forKey: "a".bytes, in: "t")
     // As a process killed inside a write leaves it: the write lock taken, the log caught up,
     // the write marked in progress and appended whole, nothing published.
-    let engine = first.engine
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      try Self.beginDyingWrite(engine)
-      try "t".withUTF8Bytes { table throws(LogStoreError) in
-        try "ghost".withUTF8Bytes { key throws(LogStoreError) in
-          let put = Mutation.single(
-            kind: .put, table: table, key: key, value: key, timestamp: .now(), expiry: nil)
-          _ = try engine.log.append(put, length: try put.checkedLength())
-        }
-      }
-      engine.sharing!.shared.lock.release()
-    }
+    try Self.appendUnpublished(first, keys: ["ghost"])
+    first.engine.sharing!.shared.lock.release()
     let second = try LogStore(path: path, options: Self.options())
     #expect(try second.snapshot() == ["t": ["a": "kept"]])
     try second.put("after".bytes, forKey: "b".bytes, in: "t")
@@ -168,19 +182,9 @@ struct ManyProcessesTests {
     let first = try LogStore(path: path, options: Self.options())
     try first.createTable("t")
     try first.put("kept".bytes, forKey: "a".bytes, in: "t")
-    let engine = first.engine
-    let active = engine.log.writer!.file.path
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      try Self.beginDyingWrite(engine)
-      try "t".withUTF8Bytes { table throws(LogStoreError) in
-        try "ghost".withUTF8Bytes { key throws(LogStoreError) in
-          let put = Mutation.single(
-            kind: .put, table: table, key: key, value: key, timestamp: .now(), expiry: nil)
-          _ = try engine.log.append(put, length: try put.checkedLength())
-        }
-      }
-      engine.sharing!.shared.lock.release()
-    }
+    let active = first.engine.log.writer!.file.path
+    try Self.appendUnpublished(first, keys: ["ghost"])
+    first.engine.sharing!.shared.lock.release()
     // The segment to clear is away: the open fails, holding nothing after.
     try FileManager.default.moveItem(atPath: active, toPath: active + ".away")
     #expect(throws: LogStoreError.self) { try LogStore(path: path, options: Self.options()) }
@@ -262,24 +266,9 @@ struct ManyProcessesTests {
     }
     // The dying open takes the write lock and catches up (as every write does), appends
     // large records, whole, and publishes nothing.
-    let engine = dying.engine
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      let shared = engine.sharing!.shared
-      try Self.beginDyingWrite(engine)
-      try "t".withUTF8Bytes { table throws(LogStoreError) in
-        for index in 0..<3 {
-          try "ghost\(index)".withUTF8Bytes { key throws(LogStoreError) in
-            let value = [UInt8](repeating: 7, count: 900)
-            try value.withBytes { value throws(LogStoreError) in
-              let put = Mutation.single(
-                kind: .put, table: table, key: key, value: value, timestamp: .now(), expiry: nil)
-              _ = try engine.log.append(put, length: try put.checkedLength())
-            }
-          }
-        }
-      }
-      shared.lock.release()
-    }
+    try Self.appendUnpublished(
+      dying, keys: (0..<3).map { "ghost\($0)" }, value: [UInt8](repeating: 7, count: 900))
+    dying.engine.sharing!.shared.lock.release()
     for index in 0..<200 {
       try living.put("w\(index)".bytes, forKey: "k\(index % 40)".bytes, in: "t")
       expected["k\(index % 40)"] = "w\(index)"

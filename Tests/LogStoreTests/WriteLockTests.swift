@@ -11,24 +11,15 @@ struct WriteLockTests {
   /// Whether writes here take the mutex rather than the lock file.
   static let takesMutex = SystemFileSystem().sharedMutexKind != 0
 
-  /// Does what a write of `store` does first (the write lock taken, caught up, marked in
-  /// progress) and appends a put of `key`, then stops: it neither publishes nor releases the
-  /// lock.
-  static func appendUnpublished(_ store: LogStore, key: String) throws(LogStoreError) {
-    let engine = store.engine
-    try engine.log.lock.withLock { () throws(LogStoreError) in
-      let shared = engine.sharing!.shared
-      try shared.lock.acquire()
-      try engine.sharing!.catchUpBeforeCommit(deferrable: false)
-      shared.markDirty(segment: engine.log.writer!.file.number, upTo: engine.log.writer!.used)
-      try "t".withUTF8Bytes { table throws(LogStoreError) in
-        try key.withUTF8Bytes { key throws(LogStoreError) in
-          let put = Mutation.single(
-            kind: .put, table: table, key: key, value: key, timestamp: .now(), expiry: nil)
-          _ = try engine.log.append(put, length: try put.checkedLength())
-        }
-      }
-    }
+  /// Two writing opens of `/store` on `fileSystem` with `options`, as processes 11 and 22.
+  static func twoOpens(on fileSystem: SimulatedFileSystem, _ options: LogStore.Options) throws
+    -> (LogStore, LogStore)
+  {
+    var options = options
+    options.fileSystem = fileSystem.process(11)
+    let first = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    return (first, try LogStore(path: "/store", options: options))
   }
 
   @Test(
@@ -44,7 +35,9 @@ struct WriteLockTests {
     // The thread ends inside its write: the kernel marks the mutex its holder died.
     let ended = DispatchSemaphore(value: 0)
     let thread = Thread {
-      do { try Self.appendUnpublished(dying, key: "ghost") } catch { Issue.record("\(error)") }
+      do { try ManyProcessesTests.appendUnpublished(dying, keys: ["ghost"]) } catch {
+        Issue.record("\(error)")
+      }
       ended.signal()
     }
     thread.start()
@@ -109,10 +102,7 @@ struct WriteLockTests {
   func viewBehindSeesTableChanges() throws {
     let fileSystem = SimulatedFileSystem()
     var options = ManyProcessesTests.options()
-    options.fileSystem = fileSystem.process(11)
-    let first = try LogStore(path: "/store", options: options)
-    options.fileSystem = fileSystem.process(22)
-    let second = try LogStore(path: "/store", options: options)
+    let (first, second) = try Self.twoOpens(on: fileSystem, options)
     try first.createTable("t")
     try first.put("1".bytes, forKey: "a".bytes, in: "t")
     try second.put("2".bytes, forKey: "b".bytes, in: "t")
@@ -140,6 +130,7 @@ struct WriteLockTests {
     #expect(try second.snapshot() == expected)
     try first.close()
     try second.close()
+    options.fileSystem = fileSystem.process(33)
     let reopened = try LogStore(path: "/store", options: options)
     #expect(try reopened.snapshot() == expected)
     try reopened.close()
@@ -151,10 +142,7 @@ struct WriteLockTests {
   func viewBehindDuringCheckpoint() throws {
     let fileSystem = SimulatedFileSystem()
     var options = ManyProcessesTests.options()
-    options.fileSystem = fileSystem.process(11)
-    let first = try LogStore(path: "/store", options: options)
-    options.fileSystem = fileSystem.process(22)
-    let second = try LogStore(path: "/store", options: options)
+    let (first, second) = try Self.twoOpens(on: fileSystem, options)
     try first.createTable("t")
     var expected: [String: String] = [:]
     for round in 0..<60 {
@@ -216,10 +204,7 @@ struct WriteLockTests {
     let fileSystem = SimulatedFileSystem()
     var options = ManyProcessesTests.options()
     options.sync = .always
-    options.fileSystem = fileSystem.process(11)
-    let first = try LogStore(path: "/store", options: options)
-    options.fileSystem = fileSystem.process(22)
-    let second = try LogStore(path: "/store", options: options)
+    let (first, second) = try Self.twoOpens(on: fileSystem, options)
     try first.createTable("t")
     try first.put("1".bytes, forKey: "a".bytes, in: "t")
     // Another process's put leaves the first open's view behind: its next write defers.
