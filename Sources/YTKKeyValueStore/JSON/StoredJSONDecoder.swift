@@ -90,8 +90,6 @@ extension StoredJSONDecoder {
     private(set) var tape: UnsafeMutableBufferPointer<JSONTapeEntry>
     /// Whether `input` and `tape` are copies this document deallocates.
     private var ownsMemory = false
-    /// Scratch space for decoding strings with escapes.
-    var unescaped: [UInt8] = []
     /// The object of the last member found, and the key after that member: objects are
     /// usually read in the order their keys come.
     var lastObject = -1
@@ -209,8 +207,6 @@ extension StoredJSONDecoder {
         return String(decoding: stringText(at: index), as: UTF8.self)
       }
       var scanner = JSONScanner(input: input)
-      swap(&scanner.unescaped, &unescaped)
-      defer { swap(&scanner.unescaped, &unescaped) }
       return scanner.decodedString(entry.scannedString)
     }
 
