@@ -1,5 +1,5 @@
 /// Up to eight bytes of text as one word, the first in its low byte: the writer checks and
-/// copies short strings a word at a time, and ``JSONObjectShape`` matches keys so.
+/// copies short strings a word at a time, and orders keys by their first eight bytes.
 enum ByteWords {
   /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
   /// eight on.

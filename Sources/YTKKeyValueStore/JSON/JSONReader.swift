@@ -29,12 +29,12 @@ package enum JSONReader {
   /// Reads the JSON value in `bytes`.
   package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> JSONValue {
     try withUnsafeTemporaryAllocation(
-      of: JSONValue.self, capacity: PendingValues.scratchCapacity
+      of: JSONValue.self, capacity: ScratchStack<JSONValue>.scratchCapacity
     ) { (values) throws(JSONCodecError) in
       try withUnsafeTemporaryAllocation(
-        of: PendingKey.self, capacity: PendingKeys.scratchCapacity
+        of: String.self, capacity: ScratchStack<String>.scratchCapacity
       ) { (keys) throws(JSONCodecError) in
-        var builder = JSONValueBuilder(input: uint8s(bytes), values: values, keys: keys)
+        var builder = JSONValueBuilder(values: values, keys: keys)
         defer {
           builder.pending.release()
           builder.keys.release()
@@ -943,32 +943,21 @@ struct JSONValueBuilder: JSONScanSink {
   /// object's members' values. A container collects here and moves out once it is complete,
   /// so that its storage is allocated once, at its final size, and one buffer serves every
   /// container in the document.
-  var pending: PendingValues
+  var pending: ScratchStack<JSONValue>
   /// The keys of the objects being read, innermost last, beside their values in `pending`:
-  /// the last `count` of them are the keys of the innermost object's `count` members. A key
-  /// whose text needed no decoding is kept as where that text lies in `input`, and made a
-  /// `String` only if the object's keys are not a known ``JSONObjectShape``.
-  var keys: PendingKeys
+  /// the last `count` of them are the keys of the innermost object's `count` members.
+  var keys: ScratchStack<String>
   /// The number of containers open.
   var depth = 0
-  /// The text being read, which raw keys point into.
-  let input: UnsafeBufferPointer<UInt8>
-  /// The shapes known, taken at the first object that could use one.
-  var shapes: [JSONObjectShape]?
 
-  /// A builder of the document in `input` whose pending values and keys start in scratch
-  /// space; its `pending` and `keys` must be released once it is done.
-  init(
-    input: UnsafeBufferPointer<UInt8>, values: UnsafeMutableBufferPointer<JSONValue>,
-    keys: UnsafeMutableBufferPointer<PendingKey>
-  ) {
-    self.input = input
-    pending = PendingValues(scratch: values)
-    self.keys = PendingKeys(scratch: keys)
+  /// A builder whose pending values and keys start in scratch space; its `pending` and
+  /// `keys` must be released once it is done.
+  init(values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>) {
+    pending = ScratchStack(scratch: values)
+    self.keys = ScratchStack(scratch: keys)
   }
 
   /// Adds a complete value to the innermost open container, or makes it the document.
-  @inline(__always)
   mutating func add(_ value: JSONValue) {
     if depth == 0 {
       result = value
@@ -982,12 +971,7 @@ struct JSONValueBuilder: JSONScanSink {
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    // A key is kept by where it lies when it needs no decoding.
-    if !string.hasEscapes {
-      keys.append(.raw(string.start..<string.end))
-    } else {
-      keys.append(.decoded(String(decoding: content, as: UTF8.self)))
-    }
+    keys.append(String(decoding: content, as: UTF8.self))
   }
 
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
@@ -1013,108 +997,28 @@ struct JSONValueBuilder: JSONScanSink {
 
   mutating func endContainer(isObject: Bool, mark: Int, count: Int) {
     let value: JSONValue
-    if count == 0 {
-      value = isObject ? .object([:]) : .array([])
-    } else if isObject {
-      value = .object(makeObject(from: mark, count: count))
+    if isObject {
+      // A repeated key keeps its last value.
+      let firstKey = keys.count - count
+      var object = [String: JSONValue](minimumCapacity: count)
+      for member in 0..<count {
+        object[keys.moveOut(at: firstKey + member)] = pending.moveOut(at: mark + member)
+      }
+      keys.forgetElements(from: firstKey)
+      value = .object(object)
     } else {
-      value = .array(makeArray(from: mark, count: count))
+      // `reserveCapacity` then `append`: unlike `init(unsafeUninitializedCapacity:)`, these
+      // are specialized for `JSONValue` here, not run generically in the standard library.
+      var array: [JSONValue] = []
+      array.reserveCapacity(count)
+      for index in mark..<mark + count {
+        array.append(pending.moveOut(at: index))
+      }
+      value = .array(array)
     }
-    // Every value there has moved out, and every key has moved out or is a raw key (a
-    // range, which needs no deinitializing).
+    // Every value there has moved out.
     pending.forgetElements(from: mark)
-    if isObject { keys.forgetElements(from: keys.count - count) }
     depth -= 1
     add(value)
-  }
-
-  /// The array whose elements are `pending[mark...]`, moved out.
-  mutating func makeArray(from mark: Int, count: Int) -> [JSONValue] {
-    // `reserveCapacity` then `append`: unlike `init(unsafeUninitializedCapacity:)`, these are
-    // specialized for `JSONValue` here, not run generically in the standard library.
-    var array: [JSONValue] = []
-    array.reserveCapacity(count)
-    for index in mark..<mark + count {
-      array.append(pending.moveOut(at: index))
-    }
-    return array
-  }
-
-  /// The object whose `count` members' values are `pending[mark...]` and keys the last
-  /// `count` of `keys`, its values (and its keys kept as strings) moved out. A repeated key
-  /// keeps its last value.
-  mutating func makeObject(from mark: Int, count: Int) -> [String: JSONValue] {
-    let firstKey = keys.count - count
-    if count >= JSONObjectShapes.minimumMembers,
-      let shape = knownShape(from: firstKey, count: count)
-    {
-      return shape.object { member in pending.moveOut(at: mark + member) }
-    }
-    let learns =
-      count >= JSONObjectShapes.minimumMembers
-      && count <= JSONObjectShapes.maximumMembers
-      && JSONObjectShapes.shared.wantsShape()
-    var keys: [String] = []
-    if learns { keys.reserveCapacity(count) }
-    var object = [String: JSONValue](minimumCapacity: count)
-    for member in 0..<count {
-      let key = keyString(at: firstKey + member)
-      object[key] = pending.moveOut(at: mark + member)
-      if learns { keys.append(key) }
-    }
-    if learns, let shape = JSONObjectShape(keys: keys) {
-      if shapes!.count < JSONObjectShapes.capacity { shapes!.append(shape) }
-      JSONObjectShapes.shared.learn(shape)
-    }
-    return object
-  }
-
-  /// The key kept at `keys[index]`, moved out, as a string: a raw key is made one.
-  mutating func keyString(at index: Int) -> String {
-    switch keys.moveOut(at: index) {
-    case .raw(let range):
-      String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
-    case .decoded(let key):
-      key
-    }
-  }
-
-  /// The known shape of the object whose `count` keys are `keys[first...]`, if any.
-  mutating func knownShape(from first: Int, count: Int) -> JSONObjectShape? {
-    if shapes == nil { shapes = JSONObjectShapes.shared.current() }
-    for shape in shapes! {
-      let matches = shape.matches(count: count, in: input) { member in
-        keys.rawRange(at: first + member)
-      }
-      if matches { return shape }
-    }
-    return nil
-  }
-}
-
-/// The values of the containers a ``JSONValueBuilder`` is reading, innermost last (a
-/// ``ScratchStack``): adding a value is a store, and a complete container's values move out
-/// without reference counting or uniqueness checks.
-typealias PendingValues = ScratchStack<JSONValue>
-
-/// A key of an object a ``JSONValueBuilder`` is reading: where its text lies in the input,
-/// when it needed no decoding, or the decoded string.
-enum PendingKey {
-  case raw(Range<Int>)
-  case decoded(String)
-}
-
-/// The keys of the objects a ``JSONValueBuilder`` is reading, innermost last.
-typealias PendingKeys = ScratchStack<PendingKey>
-
-extension ScratchStack where Element == PendingKey {
-  /// Where the text of the raw key kept at `index` lies in the input; nil for a key kept
-  /// decoded.
-  @inline(__always)
-  func rawRange(at index: Int) -> Range<Int>? {
-    withElement(at: index) { element in
-      guard case .raw(let range) = element.pointee else { return nil }
-      return range
-    }
   }
 }
