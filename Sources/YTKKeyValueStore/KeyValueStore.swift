@@ -374,19 +374,15 @@ public final class KeyValueStore: Sendable {
         while common < shared && first[common] == other[common] { common += 1 }
         shared = common
       }
-      var keyed: [(key: UInt64, index: Int)] = (0..<count).map { index in
-        let id = id(index)
-        var key: UInt64 = 0
-        for offset in shared..<(shared + 8) {
-          key = key << 8 | UInt64(offset < id.count ? id[offset] : 0)
-        }
-        return (key, index)
+      var keyed = (0..<count).map { index in
+        OrderedKey(
+          prefix: KeyOrder.prefix(of: id(index), from: shared), position: index, payload: index)
       }
-      keyed.sort { a, b in
-        if a.key != b.key { return a.key < b.key }
-        return bytesOrder(id(a.index), id(b.index)) < 0
+      // A dictionary's ids differ in their bytes: none is dropped.
+      _ = keyed.withUnsafeMutableBufferPointer { run in
+        KeyOrder.sortKeepingLast(run) { a, b in bytesOrder(id(a), id(b)) }
       }
-      return keyed.map(\.index)
+      return keyed.map(\.payload)
     }
   }
 

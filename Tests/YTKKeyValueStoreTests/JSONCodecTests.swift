@@ -12,37 +12,45 @@ struct JSONCodecTests {
   // MARK: Exact bytes of the stored format
 
   @Test(
-    "the recursive writer of shallow values and the explicit-stack writer write the same bytes"
+    "the writer orders members by their keys' bytes, at every depth, as a plain recursive writer does"
   )
-  func shallowAndDeepWritersAgree() throws {
+  func writerAgainstRecursiveReference() throws {
     var generator = SeededGenerator(seed: 1408)
-    var shallow = 0
     for round in 0..<3000 {
       let value = randomWriterValue(using: &generator, depth: 0)
-      var deep = JSONOutput(capacity: 64)
-      try JSONWriter.appendDeep(value, lenient: false, into: &deep)
-      let expected = deep.bytes()
-      #expect(try JSONWriter.bytes(value) == expected, "round \(round): \(value)")
-      var members = [JSONWriter.WrittenMember](
-        repeating: .init(prefix: 0, start: 0, end: 0, keyLength: 0), count: 64)
-      var output = JSONOutput(capacity: 64)
-      let written = try members.withUnsafeMutableBufferPointer { buffer in
-        var stack = ScratchStack(scratch: buffer)
-        defer { stack.release() }
-        return try JSONWriter.appendShallow(
-          value, levels: JSONWriter.shallowLevels, lenient: false, into: &output,
-          members: &stack)
-      }
-      if written {
-        shallow += 1
-        #expect(output.bytes() == expected, "round \(round): \(value)")
-      } else {
-        // Declined: nothing was written, for the explicit-stack writer to write.
-        #expect(output.count == 0, "round \(round)")
-      }
+      #expect(
+        try JSONWriter.bytes(value) == referenceText(value), "round \(round): \(value)")
     }
-    // Most values are shallow; those nested deeper or with keys that need escapes are not.
-    #expect(shallow > 1500 && shallow < 3000)
+  }
+
+  @Test(
+    "ordering keys keeps the last of each repeated key, for runs sorted by insertion and by sort")
+  func keyOrderKeepsTheLast() {
+    var generator = SeededGenerator(seed: 30)
+    for round in 0..<400 {
+      let count = Int.random(in: 0..<40, using: &generator)
+      // Keys from a small set, so that many repeat; some share their first eight bytes.
+      let stems = ["", "a", "ab", "same-prefix-1", "same-prefix-2", "same-prefix-", "z", "\u{0}"]
+      let keys = (0..<count).map { _ in
+        Array(stems.randomElement(using: &generator)!.utf8)
+          + (Bool.random(using: &generator) ? [UInt8.random(in: 0...255, using: &generator)] : [])
+      }
+      var run = keys.indices.map { index in
+        keys[index].withUnsafeBytes {
+          OrderedKey(prefix: KeyOrder.prefix(of: $0), position: index, payload: index)
+        }
+      }
+      let kept = run.withUnsafeMutableBufferPointer { run in
+        KeyOrder.sortKeepingLast(run) { a, b in
+          keys[a].withUnsafeBytes { a in keys[b].withUnsafeBytes { b in bytesOrder(a, b) } }
+        }
+      }
+      // The reference: for each distinct key, its last position, in the keys' byte order.
+      var last: [[UInt8]: Int] = [:]
+      for (index, key) in keys.enumerated() { last[key] = index }
+      let expected = last.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+      #expect(run[..<kept].map(\.payload) == expected, "round \(round)")
+    }
   }
 
   @Test("values are written as compact canonical text, byte for byte")
@@ -921,9 +929,8 @@ private func randomValue(
   }
 }
 
-/// A random value for comparing the two writers: objects whose keys share long prefixes,
-/// differ in their last byte or need escapes, nested up to eleven levels (past the
-/// recursive writer's eight).
+/// A random value for the writer: objects whose keys share long prefixes, differ in their
+/// last byte or need escapes, nested up to eleven levels.
 private func randomWriterValue(using generator: inout SeededGenerator, depth: Int) -> JSONValue {
   let kind = Int.random(in: 0..<(depth < 11 ? 7 : 4), using: &generator)
   switch kind {
@@ -954,5 +961,37 @@ private func randomWriterValue(using generator: inout SeededGenerator, depth: In
       object[key] = randomWriterValue(using: &generator, depth: depth + 1)
     }
     return .object(object)
+  }
+}
+
+/// The canonical text of `value` by a plain recursive writer: members sorted by their keys'
+/// UTF-8, the format's escapes one byte at a time; doubles as the writer writes them alone.
+private func referenceText(_ value: JSONValue) throws -> [UInt8] {
+  func quoted(_ string: String) -> [UInt8] {
+    var text: [UInt8] = [UInt8(ascii: "\"")]
+    for byte in string.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"): text += [UInt8(ascii: "\\"), byte]
+      case 0x0A: text += Array("\\n".utf8)
+      case 0x09: text += Array("\\t".utf8)
+      case 0x0D: text += Array("\\r".utf8)
+      case 0x08: text += Array("\\b".utf8)
+      case 0x0C: text += Array("\\f".utf8)
+      case ..<0x20: text += Array(String(format: "\\u%04x", byte).utf8)
+      default: text.append(byte)
+      }
+    }
+    return text + [UInt8(ascii: "\"")]
+  }
+  switch value {
+  case .array(let elements):
+    let parts = try elements.map(referenceText)
+    return Array("[".utf8) + Array(parts.joined(separator: Array(",".utf8))) + Array("]".utf8)
+  case .object(let members):
+    let sorted = members.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+    let parts = try sorted.map { try quoted($0.key) + Array(":".utf8) + referenceText($0.value) }
+    return Array("{".utf8) + Array(parts.joined(separator: Array(",".utf8))) + Array("}".utf8)
+  case .string(let string): return quoted(string)
+  default: return try JSONWriter.bytes(value)
   }
 }

@@ -36,11 +36,8 @@ package struct JSONCanonicalizer {
   /// key bytes, repeated keys dropped but the last), innermost object last.
   private var order: [MemberKey] = []
 
-  /// An object member's key: its tape index, and its first bytes for sorting.
-  private struct MemberKey {
-    var prefix: UInt64
-    var key: Int
-  }
+  /// An object member's key, by its tape index.
+  private typealias MemberKey = OrderedKey<Int>
 
   package init() {}
 
@@ -132,7 +129,7 @@ package struct JSONCanonicalizer {
         if !top.isEmpty { output.append(JSONByte.comma) }
         frames[last].isEmpty = false
         if top.isObject {
-          let key = order[top.next].key
+          let key = order[top.next].payload
           frames[last].next = top.next + 1
           // A plain ASCII key: its text is its stored form.
           output.append(
@@ -158,76 +155,24 @@ package struct JSONCanonicalizer {
   ) -> Bool {
     let base = order.count
     let notPlain = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
+    func text(_ key: Int) -> UnsafeRawBufferPointer {
+      UnsafeRawBufferPointer(
+        UnsafeBufferPointer(rebasing: input[tape[key].first..<tape[key].second]))
+    }
     var key = objectIndex + 1
     for _ in 0..<tape[objectIndex].first {
       guard tape[key].flags & notPlain == 0 else { return false }
-      order.append(MemberKey(prefix: Self.prefix(of: tape[key], in: input), key: key))
+      order.append(MemberKey(prefix: KeyOrder.prefix(of: text(key)), position: key, payload: key))
       let value = key + 1
       key = tape[value].isContainer ? tape[value].second : value + 1
     }
-    guard order.count - base > 1 else { return true }
     let kept = order.withUnsafeMutableBufferPointer { all in
-      Self.sortAndDeduplicate(UnsafeMutableBufferPointer(rebasing: all[base...]), tape, input)
+      KeyOrder.sortKeepingLast(UnsafeMutableBufferPointer(rebasing: all[base...])) { a, b in
+        bytesOrder(text(a), text(b))
+      }
     }
     order.removeLast(order.count - base - kept)
     return true
-  }
-
-  /// Sorts `run` by key bytes and keeps, of equal keys, only the last in the document; returns
-  /// how many are kept, at the start of `run`.
-  private static func sortAndDeduplicate(
-    _ run: UnsafeMutableBufferPointer<MemberKey>, _ tape: UnsafeBufferPointer<JSONTapeEntry>,
-    _ input: UnsafeBufferPointer<UInt8>
-  ) -> Int {
-    // Negative, zero or positive as the keys' bytes compare.
-    func compare(_ a: MemberKey, _ b: MemberKey) -> Int {
-      if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
-      return compareKeys(tape[a.key], tape[b.key], input)
-    }
-    // Before when the bytes are less, or equal and earlier in the document, so that the
-    // last of equal keys ends its run.
-    func precedes(_ a: MemberKey, _ b: MemberKey) -> Bool {
-      let order = compare(a, b)
-      return order != 0 ? order < 0 : a.key < b.key
-    }
-    var run = run
-    run.sortMembers(by: precedes)
-    var kept = 0
-    for position in 0..<run.count {
-      if position + 1 < run.count, compare(run[position], run[position + 1]) == 0 { continue }
-      run[kept] = run[position]
-      kept += 1
-    }
-    return kept
-  }
-
-  /// The first eight bytes of a key's text as a big-endian number, zero-padded: numbers
-  /// compare as the bytes do (a plain key has no zero byte), so most comparisons need no
-  /// more.
-  @inline(__always)
-  private static func prefix(of key: JSONTapeEntry, in input: UnsafeBufferPointer<UInt8>)
-    -> UInt64
-  {
-    let length = key.second - key.first
-    if input.count - key.first >= 8, let base = input.baseAddress {
-      let word = UInt64(
-        bigEndian: UnsafeRawPointer(base + key.first).loadUnaligned(as: UInt64.self))
-      return length >= 8 ? word : word & ~(UInt64.max >> UInt64(8 * length))
-    }
-    var prefix: UInt64 = 0
-    for offset in 0..<min(length, 8) {
-      prefix |= UInt64(input[key.first + offset]) << UInt64(56 - 8 * offset)
-    }
-    return prefix
-  }
-
-  /// The order of two keys' text: negative, zero or positive, a prefix first.
-  private static func compareKeys(
-    _ a: JSONTapeEntry, _ b: JSONTapeEntry, _ input: UnsafeBufferPointer<UInt8>
-  ) -> Int {
-    bytesOrder(
-      UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: input[a.first..<a.second])),
-      UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: input[b.first..<b.second])))
   }
 
   /// A string value: its text as it is when it has no escapes (the scan has checked its

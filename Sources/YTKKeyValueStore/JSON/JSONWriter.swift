@@ -134,148 +134,22 @@ package enum JSONWriter {
     try append(value, lenient: false, into: &output)
   }
 
-  /// Writes `value` by recursion when it nests at most ``shallowLevels`` deep (nearly every
-  /// value: ``appendShallow(_:levels:lenient:into:members:)``), else with an explicit stack
-  /// of open containers (``appendDeep(_:lenient:into:)``), so that deep values cannot exhaust
-  /// the thread's stack (debug builds have large frames). Both keep their work in progress on
-  /// the thread's stack (``ScratchStack``), so a typical value is written without allocating.
+  /// Writes `value` with an explicit stack of open containers, not by recursion, so that no
+  /// value can exhaust the thread's stack (debug builds have large frames). The work in
+  /// progress starts on the thread's stack (``ScratchStack``), so a typical value is written
+  /// without allocating.
   private static func append(
     _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
   ) throws(JSONCodecError) {
-    let written = try ScratchStack<WrittenMember>.withScratch {
-      (members) throws(JSONCodecError) -> Bool in
-      try appendShallow(
-        value, levels: shallowLevels, lenient: lenient, into: &output, members: &members)
-    }
-    if !written { try appendDeep(value, lenient: lenient, into: &output) }
-  }
-
-  /// Writes `value` with the explicit stack (``append(_:lenient:into:outer:order:)``), at any
-  /// depth.
-  static func appendDeep(
-    _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
-  ) throws(JSONCodecError) {
     try ScratchStack<OpenContainer>.withScratch { (outer) throws(JSONCodecError) in
-      try ScratchStack<MemberOrder>.withScratch { (order) throws(JSONCodecError) in
+      try ScratchStack<MemberKey>.withScratch { (order) throws(JSONCodecError) in
         try append(value, lenient: lenient, into: &output, outer: &outer, order: &order)
       }
     }
   }
 
-  // MARK: Shallow values
-
-  /// The nesting the recursive writer takes on: values nested deeper go to the explicit stack,
-  /// so the thread's stack holds at most this many small frames.
-  static let shallowLevels = 8
-
-  /// An object member written in the dictionary's order, to be put in key order.
-  struct WrittenMember {
-    /// The first eight bytes of its key, as in ``MemberOrder``.
-    var prefix: UInt64
-    /// Where its text starts (the key's opening quote) and ends (after its value).
-    var start: Int
-    var end: Int
-    /// The length of its key's UTF-8.
-    var keyLength: Int
-  }
-
-  /// Writes `value` by recursion, the usual case: each object's members are written in the
-  /// dictionary's own order, one pass with no lookups, then moved into key order within the
-  /// output. Returns false, with nothing written, for a value nested more than `levels` deep
-  /// or an object with a key that needs escaping (its written text does not sort as its
-  /// bytes do); the explicit-stack writer writes those. The text is the same either way.
-  static func appendShallow(
-    _ value: JSONValue, levels: Int, lenient: Bool, into output: inout JSONOutput,
-    members: inout ScratchStack<WrittenMember>
-  ) throws(JSONCodecError) -> Bool {
-    switch value {
-    case .null: appendLiteral("null", into: &output)
-    case .bool(let bool): appendLiteral(bool ? "true" : "false", into: &output)
-    case .int(let int): appendInteger(int, into: &output)
-    case .double(let double): try appendDouble(double, lenient: lenient, into: &output)
-    case .string(let string): appendString(string, into: &output)
-    case .array(let elements):
-      guard !elements.isEmpty else {
-        appendLiteral("[]", into: &output)
-        return true
-      }
-      guard levels > 0 else { return false }
-      let start = output.count
-      output.append(JSONByte.openBracket)
-      // By index: the elements are borrowed in place, not copied out as iteration would.
-      for index in elements.indices {
-        if index > 0 { output.append(JSONByte.comma) }
-        let written = try appendElement(
-          elements[index], levels: levels - 1, lenient: lenient, into: &output, members: &members)
-        if !written {
-          output.removeLast(output.count - start)
-          return false
-        }
-      }
-      output.append(JSONByte.closeBracket)
-    case .object(let object):
-      guard !object.isEmpty else {
-        appendLiteral("{}", into: &output)
-        return true
-      }
-      guard levels > 0 else { return false }
-      let start = output.count
-      let mark = members.count
-      output.append(JSONByte.openBrace)
-      var sorted = true
-      for (key, member) in object {
-        if members.count > mark { output.append(JSONByte.comma) }
-        let memberStart = output.count
-        appendString(key, into: &output)
-        let keyLength = output.count - memberStart - 2
-        output.append(JSONByte.colon)
-        var written = keyLength == key.utf8.count
-        if written {
-          written = try appendElement(
-            member, levels: levels - 1, lenient: lenient, into: &output, members: &members)
-        }
-        if !written {
-          output.removeLast(output.count - start)
-          members.removeLast(members.count - mark)
-          return false
-        }
-        let next = WrittenMember(
-          prefix: output.prefix(at: memberStart + 1, count: keyLength), start: memberStart,
-          end: output.count, keyLength: keyLength)
-        if members.count > mark, !output.precedes(members[members.count - 1], next) {
-          sorted = false
-        }
-        members.append(next)
-      }
-      if !sorted {
-        members.withElements(from: mark) { written in
-          var run = written
-          run.sortMembers { output.precedes($0, $1) }
-          output.reorder(from: start + 1, runs: UnsafeBufferPointer(run))
-        }
-      }
-      members.removeLast(members.count - mark)
-      output.append(JSONByte.closeBrace)
-    }
-    return true
-  }
-
-  /// ``appendShallow(_:levels:lenient:into:members:)`` for an element or a member's value:
-  /// strings and integers, most of them, are written here, without the call.
-  @inline(__always)
-  private static func appendElement(
-    _ value: JSONValue, levels: Int, lenient: Bool, into output: inout JSONOutput,
-    members: inout ScratchStack<WrittenMember>
-  ) throws(JSONCodecError) -> Bool {
-    switch value {
-    case .string(let string): appendString(string, into: &output)
-    case .int(let int): appendInteger(int, into: &output)
-    default:
-      return try appendShallow(
-        value, levels: levels, lenient: lenient, into: &output, members: &members)
-    }
-    return true
-  }
+  /// An object member in the writer's order: where it is in its dictionary.
+  typealias MemberKey = OrderedKey<[String: JSONValue].Index>
 
   /// Each pass of the outer loop writes the start of one value: a scalar whole, or the
   /// opening of a container and the start of its first element. The inner loop then moves
@@ -287,7 +161,7 @@ package enum JSONWriter {
   /// move costs reference counting, and most comparisons end at the first bytes.
   private static func append(
     _ value: JSONValue, lenient: Bool, into output: inout JSONOutput,
-    outer: inout ScratchStack<OpenContainer>, order: inout ScratchStack<MemberOrder>
+    outer: inout ScratchStack<OpenContainer>, order: inout ScratchStack<MemberKey>
   ) throws(JSONCodecError) {
     var open: OpenContainer?
     var current = value
@@ -323,16 +197,24 @@ package enum JSONWriter {
           order.reserve(members.count)
           var index = members.startIndex
           while index != members.endIndex {
-            order.append(MemberOrder(members, index))
+            let prefix = members.keys[index].withUTF8Bytes { KeyOrder.prefix(of: $0) }
+            order.append(MemberKey(prefix: prefix, position: 0, payload: index))
             members.formIndex(after: &index)
           }
           if members.count > 1 {
-            order.withElements(from: start) { run in MemberOrder.sort(run, of: members) }
+            // A dictionary's keys differ in their bytes: none is dropped.
+            _ = order.withElements(from: start) { run in
+              KeyOrder.sortKeepingLast(run) { a, b in
+                members.keys[a].withUTF8Bytes { a in
+                  members.keys[b].withUTF8Bytes { b in bytesOrder(a, b) }
+                }
+              }
+            }
           }
           if let open { outer.append(open) }
           open = OpenContainer(
             members: members, isObject: true, next: start + 1, end: order.count)
-          let first = members[order[start].index]
+          let first = members[order[start].payload]
           appendString(first.key, into: &output)
           output.append(JSONByte.colon)
           current = first.value
@@ -350,7 +232,7 @@ package enum JSONWriter {
           open!.next = next + 1
           output.append(JSONByte.comma)
           if open!.isObject {
-            let member = open!.members[order[next].index]
+            let member = open!.members[order[next].payload]
             appendString(member.key, into: &output)
             output.append(JSONByte.colon)
             current = member.value
@@ -545,78 +427,6 @@ package enum JSONWriter {
   static func mustEscape(_ byte: UInt8) -> Bool {
     byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash
   }
-
-  /// Whether `lhs` sorts before `rhs` when both are compared as UTF-8 bytes.
-  ///
-  /// Swift's `<` on strings orders by Unicode scalars after normalization, which is not the
-  /// byte order the format promises, so the bytes are compared directly.
-  static func precedesInUTF8(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.withUTF8Bytes { lhs in rhs.withUTF8Bytes { rhs in bytesPrecede(lhs, rhs) } }
-  }
-}
-
-/// An object member's place in the text: its index in the dictionary, and the first eight
-/// bytes of its key's UTF-8 (big-endian, zero-padded), which decide most comparisons alone.
-struct MemberOrder {
-  var prefix: UInt64
-  var index: [String: JSONValue].Index
-
-  init(_ members: [String: JSONValue], _ index: [String: JSONValue].Index) {
-    self.index = index
-    prefix = Self.prefix(of: members.keys[index])
-  }
-
-  /// The first eight bytes of `key`'s UTF-8 as a big-endian number, zero-padded, so that
-  /// numbers compare as the bytes do; equal prefixes need the whole keys compared.
-  static func prefix(of key: String) -> UInt64 {
-    key.withUTF8Bytes { prefix(of: $0.assumingMemoryBound(to: UInt8.self)) }
-  }
-
-  /// The first eight of `bytes` as a big-endian number, zero-padded.
-  @inline(__always)
-  static func prefix(of bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-    guard let start = bytes.baseAddress, bytes.count > 0 else { return 0 }
-    // The bytes as a little-endian word (the first in its low byte), byte-swapped.
-    let word =
-      bytes.count >= 8
-      ? UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
-      : ByteWords.loadShort(start, count: bytes.count)
-    return word.byteSwapped
-  }
-
-  /// Sorts `run` by the UTF-8 bytes of the keys. Insertion sort for the few members most
-  /// objects have, where it moves less than the standard library's sort.
-  static func sort(_ run: UnsafeMutableBufferPointer<MemberOrder>, of members: [String: JSONValue])
-  {
-    func precedes(_ a: MemberOrder, _ b: MemberOrder) -> Bool {
-      if a.prefix != b.prefix { return a.prefix < b.prefix }
-      return JSONWriter.precedesInUTF8(members.keys[a.index], members.keys[b.index])
-    }
-    var run = run
-    run.sortMembers(by: precedes)
-  }
-}
-
-extension UnsafeMutableBufferPointer {
-  /// Sorts by `precedes`, which must be a strict order without ties: by insertion for up to
-  /// 16 elements, the members most objects have, where it moves less than the standard
-  /// library's sort; by that sort for more.
-  mutating func sortMembers(by precedes: (Element, Element) -> Bool) {
-    guard count <= 16 else {
-      sort(by: precedes)
-      return
-    }
-    guard count > 1 else { return }
-    for next in 1..<count {
-      let member = self[next]
-      var position = next
-      while position > 0, precedes(member, self[position - 1]) {
-        self[position] = self[position - 1]
-        position -= 1
-      }
-      self[position] = member
-    }
-  }
 }
 
 /// The bytes the writer appends to: memory it owns, grown by doubling, handed over as an
@@ -683,44 +493,6 @@ struct JSONOutput: ~Copyable {
     if capacity - count < bytes.count { grow(toHold: bytes.count) }
     (base + count).initialize(from: source, count: bytes.count)
     count += bytes.count
-  }
-
-  /// The first eight of the `count` bytes written at `offset`, as ``MemberOrder/prefix``
-  /// takes them.
-  func prefix(at offset: Int, count length: Int) -> UInt64 {
-    MemberOrder.prefix(of: UnsafeBufferPointer(start: base + offset, count: length))
-  }
-
-  /// Whether the key of member `a` sorts before that of `b`, both written here.
-  func precedes(_ a: JSONWriter.WrittenMember, _ b: JSONWriter.WrittenMember) -> Bool {
-    if a.prefix != b.prefix { return a.prefix < b.prefix }
-    // A key's text starts after its opening quote.
-    return bytesPrecede(
-      UnsafeRawBufferPointer(start: base + a.start + 1, count: a.keyLength),
-      UnsafeRawBufferPointer(start: base + b.start + 1, count: b.keyLength))
-  }
-
-  /// Rewrites the bytes from `start` to the end, which are the members `runs` in some order
-  /// with a comma between each two, as the same members in the order of `runs`.
-  mutating func reorder(from start: Int, runs: UnsafeBufferPointer<JSONWriter.WrittenMember>) {
-    let length = count - start
-    let target = UnsafeMutableRawPointer(base)
-    // A copy of the members' text, on the thread's stack when it fits in 1 KiB.
-    withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { copy in
-      let source = copy.baseAddress!
-      source.copyMemory(from: target + start, byteCount: length)
-      var end = start
-      for index in 0..<runs.count {
-        let run = runs[index]
-        if index > 0 {
-          base[end] = JSONByte.comma
-          end &+= 1
-        }
-        (target + end).copyMemory(
-          from: source + (run.start &- start), byteCount: run.end &- run.start)
-        end &+= run.end &- run.start
-      }
-    }
   }
 
   /// Removes the last `k` bytes written.

@@ -13,7 +13,7 @@ extension StoredJSONEncoder.Encoding {
     return entries.withUnsafeBufferPointer { entries in
       containers.withUnsafeBufferPointer { containers in
         withUnsafeTemporaryAllocation(
-          of: StoredJSONEncoder.Member.self, capacity: entries.count
+          of: StoredJSONEncoder.OrderedMember.self, capacity: entries.count
         ) { members in
           withUnsafeTemporaryAllocation(
             of: StoredJSONEncoder.OpenContainer.self, capacity: openCapacity
@@ -42,6 +42,9 @@ extension StoredJSONEncoder {
     var value: Int
   }
 
+  /// A member with its key's prefix, in ``KeyOrder``'s terms.
+  typealias OrderedMember = OrderedKey<Member>
+
   /// An array or object whose closing bracket has not been written yet.
   struct OpenContainer {
     var isObject: Bool
@@ -63,7 +66,7 @@ extension StoredJSONEncoder {
     let entries: UnsafeBufferPointer<Entry>
     let containers: UnsafeBufferPointer<Container>
     /// The members of the open objects, innermost last, each object's sorted.
-    let members: UnsafeMutableBufferPointer<Member>
+    let members: UnsafeMutableBufferPointer<OrderedMember>
     var memberCount = 0
     let open: UnsafeMutableBufferPointer<OpenContainer>
     var openCount = 0
@@ -72,7 +75,8 @@ extension StoredJSONEncoder {
 
     init(
       arena: UnsafeBufferPointer<UInt8>, entries: UnsafeBufferPointer<Entry>,
-      containers: UnsafeBufferPointer<Container>, members: UnsafeMutableBufferPointer<Member>,
+      containers: UnsafeBufferPointer<Container>,
+      members: UnsafeMutableBufferPointer<OrderedMember>,
       open: UnsafeMutableBufferPointer<OpenContainer>, output: UnsafeMutableBufferPointer<UInt8>
     ) {
       self.arena = arena
@@ -102,7 +106,7 @@ extension StoredJSONEncoder {
             open[innermost].next = current.next + 1
             open[innermost].isEmpty = false
             if !current.isEmpty { byte(JSONByte.comma) }
-            let member = members[current.next]
+            let member = members[current.next].payload
             let value = entries[member.value]
             if member.key == member.value {
               copy(value.textStart, value.textEnd)
@@ -181,29 +185,20 @@ extension StoredJSONEncoder {
       var index = container.first
       while index >= 0 {
         precondition(memberCount < members.count, "StoredJSONEncoder: member overflow")
-        members[memberCount] = Member(key: index, value: index)
+        members[memberCount] = OrderedMember(
+          prefix: KeyOrder.prefix(of: keyBytes(of: index)), position: index,
+          payload: Member(key: index, value: index))
         memberCount += 1
         index = entries[index].next
       }
       guard memberCount - start > 1 else { return }
-      if container.hasNonASCIIKey {
-        mergeEquivalentKeys(from: start)
-        sortMembers(from: start)
-        return
-      }
-      sortMembers(from: start)
-      // Equal keys are now adjacent, in the order they were added: keep the last value.
-      var kept = start + 1
-      for position in (start + 1)..<memberCount {
-        let member = members[position]
-        if compareKeys(members[kept - 1].key, member.key) == 0 {
-          members[kept - 1].value = member.value
-        } else {
-          members[kept] = member
-          kept += 1
-        }
-      }
-      memberCount = kept
+      // Keys equal as bytes have the same text: keeping the last keeps its value. Only
+      // non-ASCII keys can be equal as Swift strings with other bytes.
+      if container.hasNonASCIIKey { mergeEquivalentKeys(from: start) }
+      let kept = KeyOrder.sortKeepingLast(
+        UnsafeMutableBufferPointer(rebasing: members[start..<memberCount])
+      ) { a, b in bytesOrder(keyBytes(of: a.key), keyBytes(of: b.key)) }
+      memberCount = start + kept
     }
 
     /// Makes keys that are equal as Swift strings (canonically equivalent, whatever their
@@ -215,12 +210,9 @@ extension StoredJSONEncoder {
       var kept = start
       for position in start..<memberCount {
         let member = members[position]
-        let entry = entries[member.key]
-        let key = String(
-          decoding: UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd]),
-          as: UTF8.self)
+        let key = String(decoding: keyBytes(of: member.payload.key), as: UTF8.self)
         if let first = positions[key] {
-          members[first].value = member.value
+          members[first].payload.value = member.payload.value
         } else {
           positions[key] = kept
           members[kept] = member
@@ -228,22 +220,6 @@ extension StoredJSONEncoder {
         }
       }
       memberCount = kept
-    }
-
-    /// Sorts `members[start..<memberCount]` by the bytes of their keys; members with equal
-    /// keys stay in the order they were added (their entry numbers increase).
-    private func sortMembers(from start: Int) {
-      var run = UnsafeMutableBufferPointer(rebasing: members[start..<memberCount])
-      run.sortMembers { lhs, rhs in
-        let order = compareKeys(lhs.key, rhs.key)
-        return order < 0 || (order == 0 && lhs.key < rhs.key)
-      }
-    }
-
-    /// Compares the raw keys of two entries byte by byte, a prefix first: negative, zero or
-    /// positive.
-    private func compareKeys(_ lhs: Int, _ rhs: Int) -> Int {
-      bytesOrder(keyBytes(of: lhs), keyBytes(of: rhs))
     }
 
     /// The raw key of entry `index`, in the arena.
