@@ -22,7 +22,7 @@ measure() {
   local name
   name=$(symbol "$call")
   [ -n "$name" ] || { echo "no symbol for $call" >&2; exit 1; }
-  BENCH_DIR=$work valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+  SWIFT_DETERMINISTIC_HASHING=1 BENCH_DIR=$work valgrind --tool=callgrind --callgrind-out-file="$work/out" \
     "--toggle-collect=$name" "$bench" --workloads "$workload" --keys $keys --repetitions 1 \
     > "$work/log" 2>&1
   local total

@@ -743,7 +743,47 @@ func byteWordsScenario(_ c: inout Checker) -> String {
   c.expect(
     ByteWords.firstBytes(8) == UInt64.max && ByteWords.firstBytes(9) == UInt64.max,
     "ByteWords.firstBytes from eight on")
-  return "\(checked) short loads and masks"
+  // Keys ordered by their bytes: the prefixes are the bytes' big-endian numbers, and a run
+  // sorted keeping the last of repeated keys is in byte order with no key twice.
+  var runs = 0
+  for _ in 0..<300 {
+    let count = c.rng.below(24)
+    let keys: [[UInt8]] = (0..<count).map { _ in
+      (0..<c.rng.below(11)).map { _ in UInt8(truncatingIfNeeded: 0x61 + c.rng.below(3)) }
+    }
+    var run: [OrderedKey<Int>] = []
+    for index in 0..<count {
+      let key = keys[index]
+      var expected: UInt64 = 0
+      for offset in 0..<8 {
+        expected = expected << 8 | UInt64(offset < key.count ? key[offset] : 0)
+      }
+      let prefix = key.withUnsafeBytes { KeyOrder.prefix(of: $0) }
+      c.expect(prefix == expected, "KeyOrder.prefix of \(key.count) bytes")
+      run.append(OrderedKey(prefix: prefix, position: index, payload: index))
+    }
+    let kept = run.withUnsafeMutableBufferPointer { run in
+      KeyOrder.sortKeepingLast(run) { a, b in
+        keys[a].withUnsafeBytes { a in keys[b].withUnsafeBytes { b in bytesOrder(a, b) } }
+      }
+    }
+    let sorted = keys.sorted { $0.lexicographicallyPrecedes($1) }
+    let distinct = sorted.indices.filter { $0 == 0 || sorted[$0] != sorted[$0 - 1] }.count
+    c.expect(kept == distinct, "KeyOrder kept \(kept) of \(distinct) distinct keys")
+    for index in 0..<kept {
+      let key = keys[run[index].payload]
+      if index > 0 {
+        let before = keys[run[index - 1].payload]
+        c.expect(before.lexicographicallyPrecedes(key), "KeyOrder: keys out of order or repeated")
+      }
+      // The last of the equal keys was kept.
+      for later in (run[index].payload + 1)..<max(count, run[index].payload + 1) {
+        c.expect(keys[later] != key, "KeyOrder: an earlier one of equal keys was kept")
+      }
+    }
+    runs += 1
+  }
+  return "\(checked) short loads and masks, \(runs) runs of keys ordered"
 }
 
 extension SegmentHeader.DecodingError {

@@ -221,6 +221,50 @@ struct JSONCodecTests {
     #expect(checked == 4 * 16 * 300)
   }
 
+  @Test(
+    "strings with escapes around the size decoded as they are read (512 bytes) decode the same by every reader"
+  )
+  func escapedStringsAroundTheScratchSize() throws {
+    // The reader decodes a string with escapes into scratch space as it checks it, and
+    // reads a longer one again once its length is known; the Codable decoder, the
+    // canonicalizer and `string(id:)`'s reading of `["…"]` each decode in their own place.
+    let escapes: [(text: String, means: String)] = [
+      (#"\n"#, "\n"), (#"\u00e9"#, "é"), (#"\u4e2D"#, "中"), (#"\ud83d\ude00"#, "😀"),
+    ]
+    for length in 490...530 {
+      for escape in escapes {
+        for place in [0, length / 2, length - 1] {
+          var text = ""
+          var expected = ""
+          for index in 0..<length {
+            if index == place || index == length - 1 {
+              text += escape.text
+              expected += escape.means
+            } else {
+              text += index % 7 == 0 ? "é" : "a"
+              expected += index % 7 == 0 ? "é" : "a"
+            }
+          }
+          let bytes = Array(("\"" + text + "\"").utf8)
+          let label = "\(length) \(escape.text) at \(place)"
+          #expect(try JSONReader.parse(bytes) == .string(expected), "\(label)")
+          #expect(
+            try JSONReader.parse(
+              Array("[1,{\"k\":\(text.isEmpty ? "" : "\"" + text + "\"")}]".utf8)) == [
+                1, ["k": .string(expected)],
+              ], "\(label)")
+          #expect(try StoredJSONDecoder.decode(String.self, from: bytes) == expected, "\(label)")
+          let wrapped = Array(("[\"" + text + "\"]").utf8)
+          #expect(try wrapped.withUnsafeBytes { try JSONReader.wrappedString($0) } == expected)
+          let stored = try JSONWriter.bytes(.string(expected))
+          #expect(
+            try bytes.withUnsafeBytes { try JSONCanonicalizer.canonicalText(of: $0) } == stored,
+            "\(label)")
+        }
+      }
+    }
+  }
+
   @Test("object members are sorted by the UTF-8 bytes of their keys")
   func keyOrder() throws {
     let value: JSONValue = ["b": 1, "a": 2, "aa": 3, "B": 4, "": 5, "é": 6, "z": 7, "😀": 8]

@@ -259,7 +259,12 @@ private struct OpenContainers {
 struct JSONScanner {
   let input: UnsafeBufferPointer<UInt8>
   var position = 0
-  /// The UTF-8 of the last string with escapes that was decoded.
+  /// Where a string with escapes is decoded as it is read, for a sink that decodes
+  /// (``JSONScanSink/decodesStrings``): scratch space of the document's scan.
+  var scratch: UnsafeMutableRawBufferPointer?
+  /// The decoded UTF-8 of the last string with escapes: the first `decodedLength` bytes of
+  /// `scratch`, or, when it did not fit there (`decodedLength` -1), `unescaped`.
+  var decodedLength = 0
   var unescaped: [UInt8] = []
 
   init(input: UnsafeBufferPointer<UInt8>, position: Int = 0) {
@@ -271,14 +276,21 @@ struct JSONScanner {
 
   /// Reads the document from `position` to the end of the input.
   mutating func scanDocument<Sink: JSONScanSink>(into sink: inout Sink) throws(JSONCodecError) {
-    // The containers being read start out in a temporary allocation small enough to be on
-    // the thread's stack (1 KiB: `withUnsafeTemporaryAllocation` uses the heap beyond that),
-    // which holds the nesting of most documents; deeper ones move to the heap.
+    // One temporary allocation small enough to be on the thread's stack (1 KiB:
+    // `withUnsafeTemporaryAllocation` uses the heap beyond that), in two halves: the
+    // containers being read, which holds the nesting of most documents (deeper ones move to
+    // the heap), and for a sink that decodes strings, where a string with escapes is decoded
+    // as it is read when it fits.
     try withUnsafeTemporaryAllocation(
-      of: OpenContainer.self, capacity: 1024 / MemoryLayout<OpenContainer>.stride
-    ) { (shallow) throws(JSONCodecError) in
-      var open = OpenContainers(buffer: shallow)
+      byteCount: 1024, alignment: MemoryLayout<OpenContainer>.alignment
+    ) { (memory) throws(JSONCodecError) in
+      let half = memory.count / 2
+      let containers = UnsafeMutableRawBufferPointer(rebasing: memory[..<half])
+        .bindMemory(to: OpenContainer.self)
+      var open = OpenContainers(buffer: containers)
       defer { open.releaseHeapBuffer() }
+      if Sink.decodesStrings { scratch = UnsafeMutableRawBufferPointer(rebasing: memory[half...]) }
+      defer { scratch = nil }
       try scanDocument(into: &sink, open: &open)
     }
   }
@@ -420,7 +432,8 @@ struct JSONScanner {
   // MARK: Strings
 
   /// Reads the string whose opening quote is at `position`, checking its escapes and its
-  /// UTF-8. With `decode`, the UTF-8 of a string with escapes is left in `unescaped`.
+  /// UTF-8. With `decode`, the UTF-8 of a string with escapes is decoded too, for
+  /// ``withContent(of:decoded:_:)``.
   ///
   /// Most strings of stored objects (keys, short values) are ASCII with nothing escaped and
   /// end within sixteen bytes: one or two words settle those here, where this is inlined.
@@ -433,10 +446,10 @@ struct JSONScanner {
       var offset = 0
       var flags: UInt64
       if remaining >= 8 {
-        flags = Self.bytesToLookAt(inWordAt: start, of: input)
+        flags = Self.bytesToLookAt(in: Self.word(at: start, of: input))
         if flags == 0, remaining >= 16 {
           offset = 8
-          flags = Self.bytesToLookAt(inWordAt: start &+ 8, of: input)
+          flags = Self.bytesToLookAt(in: Self.word(at: start &+ 8, of: input))
         }
       } else {
         // The input's last word, moved down to start at `start`: zeros come in above its
@@ -457,74 +470,148 @@ struct JSONScanner {
     return try scanStringInFull(decode: decode)
   }
 
-  /// ``scanString(decode:)`` for any string.
+  /// ``scanString(decode:)`` for any string. A string with escapes is decoded as it is
+  /// checked, into `scratch` when the scan has one and the string fits; else it is read
+  /// again once its length is known, into `unescaped`.
   @inline(never)
   mutating func scanStringInFull(decode: Bool) throws(JSONCodecError) -> JSONScannedString {
     let quoteOffset = position
-    position += 1
-    var string = JSONScannedString(
-      start: position, end: position, hasEscapes: false, hasNonASCII: false)
+    let (string, written) = try scanStringText(into: decode ? scratch : nil)
+    guard decode, string.hasEscapes else { return string }
+    if let written {
+      decodedLength = written
+      return string
+    }
+    decodedLength = -1
+    let end = position
+    position = quoteOffset
+    unescaped = [UInt8](unsafeUninitializedCapacity: string.end - string.start) { buffer, count in
+      count = rescanText(into: UnsafeMutableRawBufferPointer(buffer))
+    }
+    position = end
+    return string
+  }
+
+  /// Reads the string whose opening quote is at `position`, and copies its text decoded
+  /// into `target` on the way (a word at a time between the bytes that need a look); returns
+  /// the string and the length of its decoded text, or nil for that when there is no target
+  /// or the text did not fit in it.
+  ///
+  /// A word is stored whole only where the target has room for eight bytes, and decoded text
+  /// is never longer than the text it comes from, so a target of the text's length always
+  /// holds it.
+  mutating func scanStringText(into target: UnsafeMutableRawBufferPointer?)
+    throws(JSONCodecError) -> (JSONScannedString, written: Int?)
+  {
+    // The input and the position in locals while reading: the stores into `target` could
+    // otherwise be taken to change them, to be read back from memory after each.
+    let input = self.input
+    let quoteOffset = position
+    var at = position + 1
+    var string = JSONScannedString(start: at, end: at, hasEscapes: false, hasNonASCII: false)
+    // Where the decoded text goes; nil once it does not fit.
+    var output = target?.baseAddress
+    let room = target?.count ?? 0
+    var written = 0
     // The first ill-formed UTF-8 sequence; reported only once the string is found to end,
     // so that a fault later in the string (a raw control character, an unterminated
     // string) is reported first, as it is found first by a reader that validates the
     // complete string.
     var firstInvalidUTF8: Int?
-    while position < input.count {
+    while at < input.count {
       // Eight bytes at a time up to the first that needs a look.
-      if input.count - position >= 8 {
-        let mask = Self.bytesToLookAt(inWordAt: position, of: input)
-        if mask == 0 {
-          position += 8
-          continue
+      if input.count &- at >= 8 {
+        let word = Self.word(at: at, of: input)
+        let flags = Self.bytesToLookAt(in: word)
+        let clean = flags == 0 ? 8 : flags.trailingZeroBitCount &>> 3
+        if let target = output {
+          if room &- written >= 8 {
+            (target + written).storeBytes(of: word.littleEndian, as: UInt64.self)
+          } else if room &- written >= clean {
+            (target + written).copyMemory(from: input.baseAddress! + at, byteCount: clean)
+          } else {
+            output = nil
+          }
+          written &+= clean
         }
-        position += mask.trailingZeroBitCount / 8
+        at &+= clean
+        if flags == 0 { continue }
       }
-      let byte = input[position]
+      let byte = input[at]
       if byte == JSONByte.quote {
-        string.end = position
-        position += 1
+        string.end = at
+        position = at + 1
         if let firstInvalidUTF8 {
           throw error("invalid UTF-8 in string", at: firstInvalidUTF8)
         }
-        if decode, string.hasEscapes {
-          let text = UnsafeBufferPointer(rebasing: input[string.start..<string.end])
-          unescaped = [UInt8](unsafeUninitializedCapacity: text.count) { buffer, count in
-            count = Self.decode(validText: text, into: buffer.baseAddress!)
-          }
-        }
-        return string
+        return (string, output == nil ? nil : written)
       }
       if byte == JSONByte.backslash {
         string.hasEscapes = true
-        try scanEscape()
+        // The short escapes (`\"`, `\n`, …), most of them, here; `\u` and faults by a call.
+        if at + 1 < input.count, let decoded = Self.shortEscape(input[at + 1]) {
+          if let target = output {
+            if written < room {
+              target.storeBytes(of: decoded, toByteOffset: written, as: UInt8.self)
+              written &+= 1
+            } else {
+              output = nil
+            }
+          }
+          at &+= 2
+          continue
+        }
+        position = at
+        let scalar = try scanEscape()
+        at = position
+        if let target = output {
+          let length = scalar < 0x80 ? 1 : scalar < 0x800 ? 2 : scalar < 0x10000 ? 3 : 4
+          if room &- written >= length {
+            Self.encodeUTF8(scalar, length: length, into: target + written)
+            written &+= length
+          } else {
+            output = nil
+          }
+        }
         continue
       }
       if byte < 0x20 {
-        throw error("raw control character \(hexByte(byte)) in string (it must be escaped)")
+        throw error(
+          "raw control character \(hexByte(byte)) in string (it must be escaped)", at: at)
       }
+      var length = 1
       if byte >= 0x80 {
         string.hasNonASCII = true
-        if let length = Self.wellFormedUTF8Length(in: input, at: position) {
-          position += length
-          continue
+        if let sequence = Self.wellFormedUTF8Length(in: input, at: at) {
+          length = sequence
+        } else if firstInvalidUTF8 == nil {
+          firstInvalidUTF8 = at
         }
-        if firstInvalidUTF8 == nil { firstInvalidUTF8 = position }
       }
-      position += 1
+      if let target = output {
+        if room &- written >= length {
+          (target + written).copyMemory(from: input.baseAddress! + at, byteCount: length)
+          written &+= length
+        } else {
+          output = nil
+        }
+      }
+      at &+= length
     }
+    position = at
     throw error(
       "unexpected end of input", inside: "the string that starts at offset \(quoteOffset)")
   }
 
-  /// The eight bytes of `input` from `offset` on, with the high bit set in each byte that a
-  /// string's scan must look at: a quote, a backslash, a control character or a byte of
-  /// 0x80 or above. Bits may also be set above the first such byte (a borrow carries into
-  /// the next byte), never below it, so the lowest set bit is exact.
-  @inline(__always)
-  static func bytesToLookAt(inWordAt offset: Int, of input: UnsafeBufferPointer<UInt8>)
-    -> UInt64
-  {
-    bytesToLookAt(in: word(at: offset, of: input))
+  /// Reads again the string at `position`, which an earlier read found valid, decoding its
+  /// text into `target`, which has room for the text; returns the decoded length.
+  mutating func rescanText(into target: UnsafeMutableRawBufferPointer) -> Int {
+    do {
+      let (_, written) = try scanStringText(into: target)
+      return written!
+    } catch {
+      preconditionFailure("a string that was read once reads again: \(error)")
+    }
   }
 
   /// The eight bytes of `input` from `offset` on, the first in the low byte.
@@ -534,7 +621,10 @@ struct JSONScanner {
       littleEndian: UnsafeRawPointer(input.baseAddress! + offset).loadUnaligned(as: UInt64.self))
   }
 
-  /// ``bytesToLookAt(inWordAt:of:)`` of a word of eight bytes, the first in its low byte.
+  /// The high bit set in each byte of `word` (eight bytes, the first in its low byte) that a
+  /// string's scan must look at: a quote, a backslash, a control character or a byte of
+  /// 0x80 or above. Bits may also be set above the first such byte (a borrow carries into
+  /// the next byte), never below it, so the lowest set bit is exact.
   @inline(__always)
   static func bytesToLookAt(in word: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
@@ -548,13 +638,19 @@ struct JSONScanner {
   }
 
   /// Calls `body` with the UTF-8 of `string`: its raw text when it has no escapes or is not
-  /// `decoded`, else the decoded text in `unescaped`.
+  /// `decoded`, else its decoded text.
   @inline(__always)
   func withContent(
     of string: JSONScannedString, decoded: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
   ) {
     if decoded, string.hasEscapes {
-      unescaped.withUnsafeBufferPointer(body)
+      if decodedLength >= 0, let scratch {
+        body(
+          UnsafeBufferPointer(
+            start: scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), count: decodedLength))
+      } else {
+        unescaped.withUnsafeBufferPointer(body)
+      }
     } else {
       body(UnsafeBufferPointer(rebasing: input[string.start..<string.end]))
     }
@@ -563,53 +659,50 @@ struct JSONScanner {
   /// Re-reads the string, found valid by an earlier scan, whose text is `string.start..<
   /// string.end`, and returns it.
   mutating func decodedString(_ string: JSONScannedString) -> String {
+    let text = UnsafeBufferPointer(rebasing: input[string.start..<string.end])
     if !string.hasEscapes {
-      return String(
-        decoding: UnsafeBufferPointer(rebasing: input[string.start..<string.end]), as: UTF8.self)
+      return String(decoding: text, as: UTF8.self)
     }
     position = string.start - 1
-    do {
-      _ = try scanString(decode: true)
-    } catch {
-      preconditionFailure("a string that was read once reads again: \(error)")
+    return String(unsafeUninitializedCapacity: text.count) { buffer in
+      rescanText(into: UnsafeMutableRawBufferPointer(buffer))
     }
-    return String(decoding: unescaped, as: UTF8.self)
   }
 
-  /// Checks the escape whose backslash is at `position`, and moves past it.
+  /// Checks the escape whose backslash is at `position`, moves past it and returns the
+  /// scalar it stands for.
   @inline(__always)
-  mutating func scanEscape() throws(JSONCodecError) {
+  mutating func scanEscape() throws(JSONCodecError) -> UInt32 {
     let escapeStart = position
     guard position + 1 < input.count else {
       throw error("unexpected end of input in an escape sequence", at: escapeStart)
     }
     let byte = input[position + 1]
     position += 2
-    if Self.shortEscape(byte) != nil { return }
-    switch byte {
-    case JSONByte.lowercaseU:
-      let unit = try scanHexQuad(escapeStart: escapeStart)
-      switch unit {
-      case 0xD800...0xDBFF:
-        guard position + 1 < input.count, input[position] == JSONByte.backslash,
-          input[position + 1] == JSONByte.lowercaseU
-        else {
-          throw error("unpaired high surrogate in \\u escape", at: escapeStart)
-        }
-        let lowStart = position
-        position += 2
-        let low = try scanHexQuad(escapeStart: lowStart)
-        guard (0xDC00...0xDFFF).contains(low) else {
-          throw error(
-            "high surrogate in \\u escape is not followed by a low surrogate", at: lowStart)
-        }
-      case 0xDC00...0xDFFF:
-        throw error("unpaired low surrogate in \\u escape", at: escapeStart)
-      default:
-        break
-      }
-    default:
+    if let decoded = Self.shortEscape(byte) { return UInt32(decoded) }
+    guard byte == JSONByte.lowercaseU else {
       throw error("invalid escape sequence \\\(describeEscaped(byte)) in string", at: escapeStart)
+    }
+    let unit = try scanHexQuad(escapeStart: escapeStart)
+    switch unit {
+    case 0xD800...0xDBFF:
+      guard position + 1 < input.count, input[position] == JSONByte.backslash,
+        input[position + 1] == JSONByte.lowercaseU
+      else {
+        throw error("unpaired high surrogate in \\u escape", at: escapeStart)
+      }
+      let lowStart = position
+      position += 2
+      let low = try scanHexQuad(escapeStart: lowStart)
+      guard (0xDC00...0xDFFF).contains(low) else {
+        throw error(
+          "high surrogate in \\u escape is not followed by a low surrogate", at: lowStart)
+      }
+      return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+    case 0xDC00...0xDFFF:
+      throw error("unpaired low surrogate in \\u escape", at: escapeStart)
+    default:
+      return unit
     }
   }
 
@@ -641,101 +734,29 @@ struct JSONScanner {
     return value
   }
 
-  /// Decodes `text`, the content of a string the scanner has accepted (its escapes and its
-  /// UTF-8 checked), into `target`, which has room for `text.count` bytes (decoded text is
-  /// never longer); returns the decoded length.
-  ///
-  /// A word at a time: each eight bytes are stored whole, and the decoder then moves on past
-  /// those that need no look (``bytesToLookAt(inWordAt:of:)``), so a run between escapes costs
-  /// no call to copy it. A store may reach seven bytes past the decoded end, but never past
-  /// `text.count` bytes from `target`: what is written stays at least as far behind what is
-  /// read as the escapes have shortened it, and a word is stored only where eight bytes of
-  /// `text` remain to be read.
-  static func decode(
-    validText text: UnsafeBufferPointer<UInt8>, into target: UnsafeMutablePointer<UInt8>
-  )
-    -> Int
-  {
-    guard let source = text.baseAddress else { return 0 }
-    let end = text.count
-    var position = 0
-    var written = 0
-    while position < end {
-      if end - position >= 8 {
-        let word = UnsafeRawPointer(source + position).loadUnaligned(as: UInt64.self)
-        UnsafeMutableRawPointer(target + written).storeBytes(of: word, as: UInt64.self)
-        let flags = bytesToLookAt(inWordAt: position, of: text)
-        if flags == 0 {
-          position += 8
-          written += 8
-          continue
-        }
-        let clean = flags.trailingZeroBitCount / 8
-        position += clean
-        written += clean
-      }
-      let byte = source[position]
-      guard byte == JSONByte.backslash else {
-        // A byte of plain text (one of a UTF-8 sequence, checked before, is copied as is).
-        target[written] = byte
-        written += 1
-        position += 1
-        continue
-      }
-      if let decoded = shortEscape(source[position + 1]) {
-        target[written] = decoded
-        written += 1
-        position += 2
-        continue
-      }
-      // `\uXXXX`, and for a high surrogate the low one's `\uXXXX` after it.
-      var scalar = hexQuad(source + position + 2)
-      position += 6
-      if scalar >= 0xD800 && scalar <= 0xDBFF {
-        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (hexQuad(source + position + 2) - 0xDC00)
-        position += 6
-      }
-      written += encodeUTF8(scalar, into: target + written)
-    }
-    return written
-  }
-
-  /// The value of the four hex digits at `source`, checked before.
+  /// Writes `scalar`'s UTF-8, `length` bytes, at `target`.
   @inline(__always)
-  private static func hexQuad(_ source: UnsafePointer<UInt8>) -> UInt32 {
-    var value: UInt32 = 0
-    for index in 0..<4 {
-      let byte = UInt32(source[index])
-      // '0'...'9' are 0x30...0x39; 'a'...'f' and 'A'...'F' have bit 0x40 set, and their low
-      // nibble is one less than their value less nine.
-      value = value << 4 | (byte & 0x40 == 0 ? byte & 0x0F : (byte & 0x0F) + 9)
+  private static func encodeUTF8(
+    _ scalar: UInt32, length: Int, into target: UnsafeMutableRawPointer
+  ) {
+    func put(_ offset: Int, _ value: UInt32) {
+      target.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
     }
-    return value
-  }
-
-  /// Writes `scalar`'s UTF-8 at `target`; returns its length.
-  @inline(__always)
-  private static func encodeUTF8(_ scalar: UInt32, into target: UnsafeMutablePointer<UInt8>) -> Int
-  {
-    switch scalar {
-    case ..<0x80:
-      target[0] = UInt8(truncatingIfNeeded: scalar)
-      return 1
-    case ..<0x800:
-      target[0] = UInt8(truncatingIfNeeded: 0xC0 | scalar >> 6)
-      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-      return 2
-    case ..<0x10000:
-      target[0] = UInt8(truncatingIfNeeded: 0xE0 | scalar >> 12)
-      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
-      target[2] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-      return 3
+    switch length {
+    case 1:
+      put(0, scalar)
+    case 2:
+      put(0, 0xC0 | scalar >> 6)
+      put(1, 0x80 | scalar & 0x3F)
+    case 3:
+      put(0, 0xE0 | scalar >> 12)
+      put(1, 0x80 | scalar >> 6 & 0x3F)
+      put(2, 0x80 | scalar & 0x3F)
     default:
-      target[0] = UInt8(truncatingIfNeeded: 0xF0 | scalar >> 18)
-      target[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 12 & 0x3F)
-      target[2] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
-      target[3] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-      return 4
+      put(0, 0xF0 | scalar >> 18)
+      put(1, 0x80 | scalar >> 12 & 0x3F)
+      put(2, 0x80 | scalar >> 6 & 0x3F)
+      put(3, 0x80 | scalar & 0x3F)
     }
   }
 
