@@ -120,6 +120,7 @@ extension KeyValueStore {
     var done = 0
     var canonicalizer = JSONCanonicalizer()
     var output = JSONOutput(capacity: 4096)
+    defer { output.release() }
     do {
       var creation = WriteBatch()
       for table in chosen where !existing.contains(table.name) {
@@ -206,6 +207,7 @@ package enum YTKRow {
       text in
       Result { () throws(JSONCodecError) -> [UInt8] in
         var output = JSONOutput(capacity: text.count + 16)
+        defer { output.release() }
         try canonicalizer.append(canonicalTextOf: text, to: &output)
         return output.bytes()
       }

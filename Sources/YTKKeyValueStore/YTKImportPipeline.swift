@@ -109,6 +109,10 @@ final class YTKRowProducer: @unchecked Sendable {
     self.tables = tables
   }
 
+  deinit {
+    output.release()
+  }
+
   /// The next chunk: up to ``BatchWriter/maxOperations`` rows, or about
   /// ``BatchWriter/maxBytes`` of ids and text, of one table. Nil when every row is read.
   ///
@@ -172,7 +176,7 @@ final class YTKRowProducer: @unchecked Sendable {
     output.removeLast(output.count)
     let isJSON = try cursor.withUTF8Text(at: table.json) { text -> Bool in
       if raw, text.count <= Self.rawLimit {
-        output.append(text.bindMemory(to: UInt8.self))
+        output.append(contentsOf: text.bindMemory(to: UInt8.self))
         return true
       }
       do {

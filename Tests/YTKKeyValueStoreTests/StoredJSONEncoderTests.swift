@@ -183,10 +183,10 @@ struct StoredJSONEncoderTests {
     for _ in 0..<20_000 {
       let double = Double(bitPattern: generator.next())
       guard double.isFinite else { continue }
-      var arena = StoredJSONEncoder.Arena(capacity: 8)
-      defer { arena.deallocate() }
-      StoredJSONEncoder.appendDouble(double, into: &arena)
-      #expect(Array(arena.bytes) == (try JSONWriter.bytes(.double(double))))
+      var output = JSONOutput(capacity: 8)
+      defer { output.release() }
+      StoredJSONEncoder.appendDouble(double, into: &output)
+      #expect(output.bytes() == (try JSONWriter.bytes(.double(double))))
     }
   }
 

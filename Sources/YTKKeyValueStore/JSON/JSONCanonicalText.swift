@@ -48,6 +48,7 @@ package struct JSONCanonicalizer {
   {
     var canonicalizer = JSONCanonicalizer()
     var output = JSONOutput(capacity: bytes.count + 16)
+    defer { output.release() }
     try canonicalizer.append(canonicalTextOf: bytes, to: &output)
     return output.bytes()
   }
@@ -133,7 +134,8 @@ package struct JSONCanonicalizer {
           frames[last].next = top.next + 1
           // A plain ASCII key: its text is its stored form.
           output.append(
-            UnsafeBufferPointer(rebasing: input[(tape[key].first - 1)...tape[key].second]))
+            contentsOf: UnsafeBufferPointer(
+              rebasing: input[(tape[key].first - 1)...tape[key].second]))
           output.append(JSONByte.colon)
           index = key + 1
         } else {
@@ -183,7 +185,8 @@ package struct JSONCanonicalizer {
     into output: inout JSONOutput
   ) {
     guard entry.flags & JSONTapeEntry.Flags.hasEscapes != 0 else {
-      output.append(UnsafeBufferPointer(rebasing: input[(entry.first - 1)...entry.second]))
+      output.append(
+        contentsOf: UnsafeBufferPointer(rebasing: input[(entry.first - 1)...entry.second]))
       return
     }
     scanner.position = entry.first - 1
@@ -207,7 +210,7 @@ package struct JSONCanonicalizer {
       text.count - (isNegative ? 1 : 0) <= 18,
       !(isNegative && text.count == 2 && text[1] == JSONByte.zero)
     {
-      output.append(text)
+      output.append(contentsOf: text)
       return
     }
     scanner.position = entry.first

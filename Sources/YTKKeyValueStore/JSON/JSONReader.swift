@@ -203,50 +203,6 @@ private struct OpenContainer {
   var offset: Int
 }
 
-/// The stack of the containers being read, outermost first: in the buffer it is given, then,
-/// if that fills up, in a buffer of its own on the heap with room for the deepest nesting
-/// read. (`OpenContainer` is a trivial type, so nothing needs deinitializing.)
-private struct OpenContainers {
-  var buffer: UnsafeMutableBufferPointer<OpenContainer>
-  var count = 0
-  /// Whether `buffer` is this stack's own, to be deallocated.
-  var ownsBuffer = false
-
-  init(buffer: UnsafeMutableBufferPointer<OpenContainer>) {
-    self.buffer = buffer
-  }
-
-  /// The innermost container; there must be one.
-  var top: OpenContainer {
-    get { buffer[count - 1] }
-    set { buffer[count - 1] = newValue }
-  }
-
-  mutating func push(_ container: OpenContainer) {
-    if count == buffer.count {
-      let larger = UnsafeMutableBufferPointer<OpenContainer>.allocate(
-        capacity: max(JSONReader.maximumDepth, count + 1))
-      _ = larger.initialize(fromContentsOf: buffer[..<count])
-      releaseHeapBuffer()
-      buffer = larger
-      ownsBuffer = true
-    }
-    buffer.initializeElement(at: count, to: container)
-    count += 1
-  }
-
-  mutating func pop() {
-    count -= 1
-  }
-
-  mutating func releaseHeapBuffer() {
-    if ownsBuffer {
-      buffer.deallocate()
-      ownsBuffer = false
-    }
-  }
-}
-
 /// A reader of JSON's grammar over one input. Its position only moves forward; every access
 /// to `input` is preceded by a check against `input.count`.
 ///
@@ -287,8 +243,8 @@ struct JSONScanner {
       let half = memory.count / 2
       let containers = UnsafeMutableRawBufferPointer(rebasing: memory[..<half])
         .bindMemory(to: OpenContainer.self)
-      var open = OpenContainers(buffer: containers)
-      defer { open.releaseHeapBuffer() }
+      var open = ScratchStack(scratch: containers)
+      defer { open.release() }
       if Sink.decodesStrings { scratch = UnsafeMutableRawBufferPointer(rebasing: memory[half...]) }
       defer { scratch = nil }
       try scanDocument(into: &sink, open: &open)
@@ -302,7 +258,7 @@ struct JSONScanner {
   /// count it in the innermost open container and read the separator that follows, closing
   /// as many containers as end there.
   private mutating func scanDocument<Sink: JSONScanSink>(
-    into sink: inout Sink, open: inout OpenContainers
+    into sink: inout Sink, open: inout ScratchStack<OpenContainer>
   ) throws(JSONCodecError) {
     nextValue: while true {
       skipWhitespace()
@@ -328,7 +284,7 @@ struct JSONScanner {
           position += 1
           sink.endContainer(isObject: isObject, mark: container.mark, count: 0)
         } else {
-          open.push(container)
+          open.append(container)
           if isObject {
             try scanMemberKey(into: &sink, inside: container)
           }
@@ -351,8 +307,8 @@ struct JSONScanner {
 
       // A value is complete: it is the document, or it joins the innermost open container.
       while open.count > 0 {
-        open.top.count += 1
-        let container = open.top
+        open[open.count - 1].count += 1
+        let container = open[open.count - 1]
         skipWhitespace()
         guard position < input.count else {
           throw endOfInput(inside: container)
@@ -378,7 +334,7 @@ struct JSONScanner {
           }
         }
         position += 1
-        open.pop()
+        open.removeLast()
         sink.endContainer(
           isObject: container.isObject, mark: container.mark, count: container.count)
       }

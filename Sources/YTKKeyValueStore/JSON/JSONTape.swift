@@ -88,22 +88,15 @@ enum JSONTape {
     of bytes: UnsafeRawBufferPointer,
     _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) -> Result
   ) throws(JSONCodecError) -> Result {
-    let bound = bytes.count / 2 + 2
-    return try withUnsafeTemporaryAllocation(
-      of: JSONTapeEntry.self, capacity: min(bound, smallTapeCapacity)
-    ) { (scratch) throws(JSONCodecError) in
-      var builder = JSONTapeBuilder(buffer: scratch, bound: bound)
-      defer { builder.releaseHeapBuffer() }
+    try ScratchStack<JSONTapeEntry>.withScratch { (entries) throws(JSONCodecError) in
+      var builder = JSONTapeBuilder(entries: entries)
+      // The builder's stack is `entries` moved on the heap, if it grew: it releases that.
+      defer { entries = builder.entries }
       try JSONReader.scan(bytes, into: &builder)
       builder.literal(.null)
-      return body(UnsafeMutableBufferPointer(rebasing: builder.buffer[..<builder.count]))
+      return builder.entries.withElements(from: 0, body)
     }
   }
-
-  /// The most entries a tape holds in its temporary allocation: 1 KiB, the most that
-  /// `withUnsafeTemporaryAllocation` puts on the stack (42 entries on 64-bit platforms, a
-  /// document of some 20 members).
-  static var smallTapeCapacity: Int { 1024 / MemoryLayout<JSONTapeEntry>.stride }
 
   /// A scan's failure, set apart from the errors of the body.
   enum DocumentError: Error {
@@ -115,42 +108,12 @@ enum JSONTape {
 struct JSONTapeBuilder: JSONScanSink {
   static var decodesStrings: Bool { false }
 
-  /// The entries, in `buffer[..<count]`: first the scratch buffer the builder was given,
-  /// then, if it fills up, buffers of its own on the heap.
-  var buffer: UnsafeMutableBufferPointer<JSONTapeEntry>
-  var count = 0
-  /// The most entries the document can have.
-  let bound: Int
-  /// Whether `buffer` is the builder's own, to be deallocated.
-  var ownsBuffer = false
-
-  init(buffer: UnsafeMutableBufferPointer<JSONTapeEntry>, bound: Int) {
-    self.buffer = buffer
-    self.bound = bound
-  }
-
-  mutating func releaseHeapBuffer() {
-    if ownsBuffer {
-      buffer.deallocate()
-      ownsBuffer = false
-    }
-  }
+  /// The entries so far (on the thread's stack, then on the heap if they outgrow it).
+  var entries: ScratchStack<JSONTapeEntry>
 
   @inline(__always)
   mutating func append(_ entry: JSONTapeEntry) {
-    if count == buffer.count { grow() }
-    buffer.initializeElement(at: count, to: entry)
-    count += 1
-  }
-
-  /// Moves the entries to a heap buffer twice as large (but never beyond the bound).
-  mutating func grow() {
-    let capacity = min(max(buffer.count * 2, 16), max(bound, count + 1))
-    let larger = UnsafeMutableBufferPointer<JSONTapeEntry>.allocate(capacity: capacity)
-    _ = larger.initialize(fromContentsOf: buffer[..<count])
-    releaseHeapBuffer()
-    buffer = larger
-    ownsBuffer = true
+    entries.append(entry)
   }
 
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
@@ -181,14 +144,14 @@ struct JSONTapeBuilder: JSONScanSink {
   }
 
   mutating func beginContainer(isObject: Bool) -> Int {
-    let mark = count
+    let mark = entries.count
     append(JSONTapeEntry(kind: isObject ? .object : .array, flags: 0, first: 0, second: 0))
     return mark
   }
 
   mutating func endContainer(isObject: Bool, mark: Int, count: Int) {
-    buffer[mark].first = count
-    buffer[mark].second = self.count
+    entries[mark].first = count
+    entries[mark].second = entries.count
   }
 
   static func flags(of string: JSONScannedString) -> UInt8 {

@@ -41,6 +41,7 @@ package enum JSONWriter {
   /// Returns the canonical compact JSON text of `value`.
   package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
     var output = JSONOutput(capacity: estimatedSize(of: value))
+    defer { output.release() }
     try append(value, lenient: false, into: &output)
     return output.bytes()
   }
@@ -96,6 +97,7 @@ package enum JSONWriter {
   /// doubles appear as `nan`, `inf` and `-inf` and nesting is not limited.
   static func describingBytes(_ value: JSONValue) -> [UInt8] {
     var output = JSONOutput(capacity: estimatedSize(of: value))
+    defer { output.release() }
     do {
       try append(value, lenient: true, into: &output)
     } catch {
@@ -264,7 +266,7 @@ package enum JSONWriter {
 
   static func appendLiteral(_ literal: StaticString, into output: inout JSONOutput) {
     output.append(
-      UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
   }
 
   static func appendInteger(_ value: Int64, into output: inout JSONOutput) {
@@ -272,8 +274,9 @@ package enum JSONWriter {
     // `magnitude` is a UInt64, so Int64.min needs no special case.
     let magnitude = value.magnitude
     let digitCount = decimalDigitCount(of: magnitude)
-    output.appendUninitialized(count: digitCount) { digits in
-      writeDecimalDigits(of: magnitude, count: digitCount, to: digits.baseAddress!)
+    output.appendWriting(atMost: digitCount) { digits in
+      writeDecimalDigits(of: magnitude, count: digitCount, to: digits)
+      return digitCount
     }
   }
 
@@ -323,7 +326,7 @@ package enum JSONWriter {
     guard value.isFinite else {
       if lenient {
         var description = value.description
-        description.withUTF8 { output.append($0) }
+        description.withUTF8 { output.append(contentsOf: $0) }
         return
       }
       throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
@@ -429,86 +432,20 @@ package enum JSONWriter {
   }
 }
 
-/// The bytes the writer appends to: memory it owns, grown by doubling, handed over as an
-/// array at the end. Appending a byte is a capacity check and a store, and a run of bytes one
-/// `memcpy`, without the uniqueness checks an array's append makes on every call.
-struct JSONOutput: ~Copyable {
-  private var base: UnsafeMutablePointer<UInt8>
-  private var capacity: Int
-  private(set) var count = 0
-  /// Whether `base` was allocated here (else it is a caller's scratch space).
-  private var ownsMemory: Bool
-
-  /// The stack space ``withScratch(_:)`` starts with: the standard library keeps temporary
-  /// allocations up to 1 KiB on the thread's stack.
-  static let scratchSize = 1024
-
-  init(capacity: Int) {
-    self.capacity = max(capacity, 16)
-    base = .allocate(capacity: self.capacity)
-    ownsMemory = true
+extension JSONOutput {
+  /// Appends `literal`'s bytes.
+  mutating func appendLiteral(_ literal: StaticString) {
+    JSONWriter.appendLiteral(literal, into: &self)
   }
 
-  /// An output that starts in `scratch` (which must outlive it) and moves to the heap only if
-  /// it outgrows it.
-  private init(scratch: UnsafeMutableRawBufferPointer) {
-    capacity = scratch.count
-    base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: scratch.count)
-    ownsMemory = false
+  /// Appends `value` in plain decimal (``JSONWriter``'s integers).
+  mutating func appendInteger(_ value: Int64) {
+    JSONWriter.appendInteger(value, into: &self)
   }
 
-  deinit { if ownsMemory { base.deallocate() } }
-
-  /// Calls `body` with an output that starts on the thread's stack.
-  static func withScratch<R, E: Error>(_ body: (inout JSONOutput) throws(E) -> R) throws(E) -> R {
-    let result = withUnsafeTemporaryAllocation(byteCount: scratchSize, alignment: 1) { scratch in
-      var output = JSONOutput(scratch: scratch)
-      return Result { () throws(E) -> R in try body(&output) }
-    }
-    return try result.get()
-  }
-
-  /// The bytes written, as an array (one copy).
-  consuming func bytes() -> [UInt8] {
-    Array(UnsafeBufferPointer(start: base, count: count))
-  }
-
-  /// Calls `body` with the bytes written, borrowed for the call.
-  borrowing func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R)
-    throws(E) -> R
-  {
-    try body(UnsafeRawBufferPointer(start: base, count: count))
-  }
-
-  @inline(__always)
-  mutating func append(_ byte: UInt8) {
-    if count == capacity { grow(toHold: 1) }
-    base[count] = byte
-    count += 1
-  }
-
-  @inline(__always)
-  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let source = bytes.baseAddress else { return }
-    if capacity - count < bytes.count { grow(toHold: bytes.count) }
-    (base + count).initialize(from: source, count: bytes.count)
-    count += bytes.count
-  }
-
-  /// Removes the last `k` bytes written.
-  mutating func removeLast(_ k: Int) {
-    precondition(k >= 0 && k <= count, "removing more bytes than were written")
-    count -= k
-  }
-
-  /// Appends `length` bytes that `body` writes, given exactly that much room.
-  @inline(__always)
-  mutating func appendUninitialized(
-    count length: Int, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Void
-  ) {
-    if capacity - count < length { grow(toHold: length) }
-    body(UnsafeMutableBufferPointer(start: base + count, count: length))
-    count += length
+  /// Appends `string` quoted, with the format's escapes (``JSONWriter``'s strings).
+  mutating func appendString(_ string: String) {
+    JSONWriter.appendString(string, into: &self)
   }
 
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
@@ -517,16 +454,17 @@ struct JSONOutput: ~Copyable {
   @inline(__always)
   mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
     let length = utf8.count
-    // The quotes and the word, whatever the length.
-    if length > 0, length < 8, capacity &- count >= 10, let source = utf8.baseAddress {
+    if length > 0, length < 8, let source = utf8.baseAddress {
       let word = ByteWords.loadShort(source, count: length)
       // The zero bytes above the string's would read as control characters: not looked at.
       if JSONWriter.escapeMask(word) & ByteWords.firstBytes(length) == 0 {
-        let target = base + count
-        target[0] = JSONByte.quote
-        Self.store(word, at: target + 1)
-        target[length &+ 1] = JSONByte.quote
-        count &+= length &+ 2
+        // The quotes and the word, whatever the length.
+        appendWriting(atMost: 10) { target in
+          target[0] = JSONByte.quote
+          Self.store(word, at: target + 1)
+          target[length &+ 1] = JSONByte.quote
+          return length &+ 2
+        }
         return
       }
     }
@@ -539,73 +477,63 @@ struct JSONOutput: ~Copyable {
   ///
   /// A word at a time, without a call to copy a run: each eight bytes are found exactly which
   /// need escaping (``JSONWriter/escapeMask(_:)``), and the bytes between those are written
-  /// by storing the rest of the word whole and moving on past what was meant. The stores
-  /// reach up to eight bytes past what is kept, so before each word there is room for the
-  /// rest of the text, the word's bytes all escaped as six, and that overhang.
+  /// by storing the rest of the word whole and moving on past what was meant. The text goes
+  /// in chunks of 512 bytes, each given room for all its bytes escaped as six and for the
+  /// eight bytes a store may reach past what is kept.
   mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-    let length = utf8.count
-    guard length > 0 else { return }
-    let source = utf8.baseAddress!
-    // Eight bytes that become six each, less the eight counted in the rest, and eight more.
-    let slack = 8 * 5 + 8
-    // Kept in locals while writing: a store through `base` could otherwise be taken to
-    // change `count`, which would then be read back from memory after every store.
-    var target = base
-    var end = count
-    var index = 0
-    while length &- index >= 8 {
-      if capacity &- end < length &- index &+ slack {
-        count = end
-        grow(toHold: length &- index &+ slack)
-        target = base
-      }
-      let word = UInt64(
-        littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
-      var mask = JSONWriter.escapeMask(word)
-      // The word's bytes not yet in the output, from the bit `restStart` of `word` on.
-      var rest = word
-      var restStart = 0
-      while mask != 0 {
-        // The first bit of the next byte to escape (the mask holds each one's high bit).
-        let start = mask.trailingZeroBitCount &- 7
-        mask &= mask &- 1
-        Self.store(rest, at: target + end)
-        end &+= (start &- restStart) &>> 3
-        let byte = UInt8(truncatingIfNeeded: word &>> UInt64(truncatingIfNeeded: start))
-        if byte >= 0x20 {
-          // A quote or a backslash is escaped as itself after a backslash: the backslash
-          // goes in front, and the byte goes out with the rest of the word.
-          target[end] = JSONByte.backslash
-          end &+= 1
-          rest = word &>> UInt64(truncatingIfNeeded: start)
-          restStart = start
-        } else {
-          end &+= Self.writeEscape(of: byte, at: target + end)
-          // Past the control character: nothing is left of the word after its last byte.
-          restStart = start &+ 8
-          rest = restStart < 64 ? word &>> UInt64(truncatingIfNeeded: restStart) : 0
+    guard let source = utf8.baseAddress else { return }
+    var chunkStart = 0
+    while chunkStart < utf8.count {
+      let chunkEnd = Swift.min(chunkStart + 512, utf8.count)
+      appendWriting(atMost: (chunkEnd - chunkStart) * 6 + 8) { target in
+        var end = 0
+        var index = chunkStart
+        while chunkEnd &- index >= 8 {
+          let word = UInt64(
+            littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
+          var mask = JSONWriter.escapeMask(word)
+          // The word's bytes not yet in the output, from the bit `restStart` of `word` on.
+          var rest = word
+          var restStart = 0
+          while mask != 0 {
+            // The first bit of the next byte to escape (the mask holds each one's high bit).
+            let start = mask.trailingZeroBitCount &- 7
+            mask &= mask &- 1
+            Self.store(rest, at: target + end)
+            end &+= (start &- restStart) &>> 3
+            let byte = UInt8(truncatingIfNeeded: word &>> UInt64(truncatingIfNeeded: start))
+            if byte >= 0x20 {
+              // A quote or a backslash is escaped as itself after a backslash: the backslash
+              // goes in front, and the byte goes out with the rest of the word.
+              target[end] = JSONByte.backslash
+              end &+= 1
+              rest = word &>> UInt64(truncatingIfNeeded: start)
+              restStart = start
+            } else {
+              end &+= Self.writeEscape(of: byte, at: target + end)
+              // Past the control character: nothing is left of the word after its last byte.
+              restStart = start &+ 8
+              rest = restStart < 64 ? word &>> UInt64(truncatingIfNeeded: restStart) : 0
+            }
+          }
+          Self.store(rest, at: target + end)
+          end &+= (64 &- restStart) &>> 3
+          index &+= 8
         }
+        while index < chunkEnd {
+          let byte = source[index]
+          if JSONWriter.mustEscape(byte) {
+            end &+= Self.writeEscape(of: byte, at: target + end)
+          } else {
+            target[end] = byte
+            end &+= 1
+          }
+          index &+= 1
+        }
+        return end
       }
-      Self.store(rest, at: target + end)
-      end &+= (64 &- restStart) &>> 3
-      index &+= 8
+      chunkStart = chunkEnd
     }
-    if capacity &- end < slack {
-      count = end
-      grow(toHold: slack)
-      target = base
-    }
-    while index < length {
-      let byte = source[index]
-      if JSONWriter.mustEscape(byte) {
-        end &+= Self.writeEscape(of: byte, at: target + end)
-      } else {
-        target[end] = byte
-        end &+= 1
-      }
-      index &+= 1
-    }
-    count = end
   }
 
   /// Stores the eight bytes of `word` (the first in its low byte) at `target`.
@@ -646,19 +574,6 @@ struct JSONOutput: ~Copyable {
       return 6
     }
     return 2
-  }
-
-  /// Makes room for `extra` more bytes, at least doubling (without overflowing a 32-bit Int).
-  private mutating func grow(toHold extra: Int) {
-    let needed = count + extra
-    let doubled = capacity > Int.max / 2 ? Int.max : capacity * 2
-    let newCapacity = max(needed, doubled)
-    let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-    newBase.moveInitialize(from: base, count: count)
-    if ownsMemory { base.deallocate() }
-    base = newBase
-    capacity = newCapacity
-    ownsMemory = true
   }
 }
 

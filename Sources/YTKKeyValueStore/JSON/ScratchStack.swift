@@ -1,10 +1,15 @@
-/// A stack of values in memory it manages itself: it starts in scratch space the caller
-/// provides (on the thread's stack, from `withUnsafeTemporaryAllocation`) and moves to the
-/// heap only when it outgrows it. Pushing is a store, with no uniqueness check or reference
-/// counting of the stack itself; the reader and the writer keep their work in progress here
-/// so that a typical document costs no allocation for it.
+/// The JSON layer's one growable buffer: a stack of values in memory it manages itself. It
+/// starts in scratch space the caller provides (on the thread's stack, from
+/// `withUnsafeTemporaryAllocation`) or on the heap, and moves to a larger heap block when it
+/// outgrows what it has. Pushing is a store, with no uniqueness check or reference counting
+/// of the stack itself.
 ///
-/// The owner must call ``release()`` when done, also when it ends early (by a throw).
+/// The reader keeps its open containers and pending values here, the tape its entries, the
+/// writer its open containers and members; as ``JSONOutput`` (a stack of bytes) it holds the
+/// text that the writer, the canonicalizer and the Codable encoder write.
+///
+/// The owner must call ``release()`` when done, also when it ends early (by a throw);
+/// ``withScratch(_:)`` does that for the stacks it makes.
 struct ScratchStack<Element> {
   /// Elements that fit the 1 KiB that `withUnsafeTemporaryAllocation` keeps on the stack.
   static var scratchCapacity: Int { Swift.max(1024 / MemoryLayout<Element>.stride, 1) }
@@ -20,6 +25,13 @@ struct ScratchStack<Element> {
     capacity = scratch.count
   }
 
+  /// A stack on the heap with room for `capacity` elements.
+  init(capacity: Int) {
+    self.capacity = Swift.max(capacity, 16)
+    base = .allocate(capacity: self.capacity)
+    ownsMemory = true
+  }
+
   /// Calls `body` with a stack that starts in scratch space on the thread's stack, and
   /// releases it afterwards.
   static func withScratch<R, E: Error>(_ body: (inout ScratchStack) throws(E) -> R) throws(E) -> R {
@@ -31,11 +43,17 @@ struct ScratchStack<Element> {
     }
   }
 
-  @inline(__always)
   mutating func append(_ element: Element) {
     if count == capacity { grow(toHold: count + 1) }
     (base + count).initialize(to: element)
     count += 1
+  }
+
+  mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
+    guard let source = elements.baseAddress else { return }
+    reserve(elements.count)
+    (base + count).initialize(from: source, count: elements.count)
+    count += elements.count
   }
 
   /// Makes room for `extra` more elements at once.
@@ -43,30 +61,50 @@ struct ScratchStack<Element> {
     if capacity - count < extra { grow(toHold: count + extra) }
   }
 
+  /// Appends the elements `body` writes at the end, where there is room for `maximum`;
+  /// `body` returns how many it wrote. For elements that need no deinitializing.
+  mutating func appendWriting(
+    atMost maximum: Int, _ body: (UnsafeMutablePointer<Element>) -> Int
+  ) {
+    reserve(maximum)
+    let written = body(base + count)
+    Self.check(written >= 0 && written <= maximum)
+    count += written
+  }
+
   subscript(index: Int) -> Element {
-    Self.check(index >= 0 && index < count)
-    return base[index]
+    get {
+      Self.check(index >= 0 && index < count)
+      return base[index]
+    }
+    nonmutating set {
+      Self.check(index >= 0 && index < count)
+      base[index] = newValue
+    }
+  }
+
+  /// The elements, in place: valid until the stack next changes.
+  var contents: UnsafeBufferPointer<Element> {
+    UnsafeBufferPointer(start: base, count: count)
   }
 
   /// The element at `index`, in place, for the call only.
-  @inline(__always)
   func withElement<R>(at index: Int, _ body: (UnsafePointer<Element>) -> R) -> R {
     Self.check(index >= 0 && index < count)
     return body(base + index)
   }
 
   /// The elements from `start` on, in place, for the call only.
-  mutating func withElements<R>(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> R)
-    -> R
-  {
+  func withElements<R, E: Error>(
+    from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) throws(E) -> R
+  ) throws(E) -> R {
     Self.check(start >= 0 && start <= count)
-    return body(UnsafeMutableBufferPointer(start: base + start, count: count - start))
+    return try body(UnsafeMutableBufferPointer(start: base + start, count: count - start))
   }
 
   /// Moves the element at `index` out, leaving its place uninitialized: it must not be read
   /// or moved out again, and ``forgetElements(from:)`` must drop it before anything else
   /// removes elements (or a throw ends the owner's work).
-  @inline(__always)
   mutating func moveOut(at index: Int) -> Element {
     Self.check(index >= 0 && index < count)
     return (base + index).move()
@@ -75,7 +113,6 @@ struct ScratchStack<Element> {
   /// Drops the elements from `start` on without deinitializing them: each must have been
   /// moved out (``moveOut(at:)``) or be a value that needs no deinitializing (no reference
   /// in it). Cheaper than ``removeLast(_:)``, which deinitializes each in turn.
-  @inline(__always)
   mutating func forgetElements(from start: Int) {
     Self.check(start >= 0 && start <= count)
     count = start
@@ -105,18 +142,47 @@ struct ScratchStack<Element> {
   }
 
   /// Stops the program when an index or range is not within the elements.
-  @inline(__always)
   private static func check(_ isWithin: Bool) {
     precondition(isWithin, "an index or range outside a scratch stack's elements")
   }
 
+  /// Moves to a heap block with room for `needed` elements, at least doubling (without
+  /// overflowing a 32-bit `Int`).
   private mutating func grow(toHold needed: Int) {
-    let newCapacity = Swift.max(needed, capacity * 2, 16)
+    let doubled = capacity > Int.max / 2 ? Int.max : capacity * 2
+    let newCapacity = Swift.max(needed, doubled, 16)
     let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
     newBase.moveInitialize(from: base, count: count)
     if ownsMemory { base.deallocate() }
     base = newBase
     capacity = newCapacity
     ownsMemory = true
+  }
+}
+
+/// Text being written: the stored form, by the writer, the canonicalizer and the Codable
+/// encoder.
+typealias JSONOutput = ScratchStack<UInt8>
+
+extension ScratchStack where Element == UInt8 {
+  /// The bytes written, as an array (one copy).
+  func bytes() -> [UInt8] {
+    withElements(from: 0) { Array($0) }
+  }
+
+  /// Calls `body` with the bytes written, borrowed for the call.
+  func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    try withElements(from: 0) { (bytes) throws(E) in try body(UnsafeRawBufferPointer(bytes)) }
+  }
+
+  /// Appends a copy of the bytes written at `start..<end`.
+  mutating func appendCopy(from start: Int, to end: Int) {
+    Self.check(start >= 0 && start <= end && end <= count)
+    let length = end - start
+    let distance = count - start
+    appendWriting(atMost: length) { target in
+      target.initialize(from: target - distance, count: length)
+      return length
+    }
   }
 }

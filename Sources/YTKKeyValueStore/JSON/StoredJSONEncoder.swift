@@ -218,7 +218,7 @@ extension StoredJSONEncoder {
   /// holds an `inout` access or a buffer pointer, and one encoding runs on one thread.
   final class Encoding {
     /// The members' and elements' text, in the order it was encoded, and keys' raw bytes.
-    @exclusivity(unchecked) var arena = Arena(capacity: 256)
+    @exclusivity(unchecked) var arena = JSONOutput(capacity: 256)
     @exclusivity(unchecked) var entries: [Entry] = []
     @exclusivity(unchecked) var containers: [Container] = []
     /// The values being encoded, outermost first; `value.encode(to:)` is running for each.
@@ -241,7 +241,7 @@ extension StoredJSONEncoder {
     }
 
     deinit {
-      arena.deallocate()
+      arena.release()
     }
 
     // MARK: Values
@@ -345,7 +345,7 @@ extension StoredJSONEncoder {
         try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
       } else if T.self == URL.self {
         let url = StoredJSONEncoder.cast(value, to: URL.self)
-        arena.appendString(url.absoluteString)
+        JSONWriter.appendString(url.absoluteString, into: &arena)
       } else if T.self == Data.self {
         let data = StoredJSONEncoder.cast(value, to: Data.self)
         guard strategies.data == .base64 else {
@@ -355,9 +355,7 @@ extension StoredJSONEncoder {
         StoredJSONEncoder.appendBase64(data, into: &arena)
       } else if T.self == Decimal.self {
         let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
-        let isNumber = arena.appendWritten {
-          StoredJSONEncoder.appendNumberText(decimal.description, into: &$0)
-        }
+        let isNumber = StoredJSONEncoder.appendNumberText(decimal.description, into: &arena)
         guard isNumber else {
           throw InvalidValue(
             value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
@@ -382,7 +380,7 @@ extension StoredJSONEncoder {
       case .millisecondsSince1970:
         number = 1000 * date.timeIntervalSince1970
       case .iso8601:
-        arena.appendString(ISO8601DateText.text(of: date))
+        JSONWriter.appendString(ISO8601DateText.text(of: date), into: &arena)
         return
       }
       guard number.isFinite else {
@@ -424,14 +422,14 @@ extension StoredJSONEncoder {
         let textStart = arena.count
         arena.reserve(utf8.count &+ 3)
         arena.append(JSONByte.quote)
-        arena.append(utf8)
+        arena.append(contentsOf: utf8)
         member = MemberKey(
           keyStart: textStart &+ 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
           isASCII: bits < 0x80)
       } else {
         // The raw key, then `"escaped":`.
         let keyStart = arena.count
-        arena.append(utf8)
+        arena.append(contentsOf: utf8)
         let textStart = arena.count
         arena.append(JSONByte.quote)
         arena.appendEscaped(utf8)
@@ -557,7 +555,7 @@ extension StoredJSONEncoder {
       var found: Entry?
       key.withUTF8Bytes { utf8 in
         let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
-        let arena = self.arena.bytes
+        let arena = self.arena.contents
         var index = containers[container].first
         while index >= 0 {
           let entry = entries[index]

@@ -101,7 +101,7 @@ extension StoredJSONEncoder {
     }
 
     /// Writes `key`, then lets `write` append the value's text after it.
-    private func add(_ key: Key, _ write: (inout Arena) -> Void) {
+    private func add(_ key: Key, _ write: (inout JSONOutput) -> Void) {
       let member = encoding.beginMember(name(key))
       write(&encoding.arena)
       encoding.endMember(member, in: container)
@@ -240,7 +240,7 @@ extension StoredJSONEncoder {
     private var pathNode: Int { encoding.containers[container].pathNode }
 
     /// Lets `write` append an element's text, and adds it.
-    private func add(_ write: (inout Arena) -> Void) {
+    private func add(_ write: (inout JSONOutput) -> Void) {
       let start = encoding.arena.count
       write(&encoding.arena)
       encoding.endElement(startingAt: start, in: container)
@@ -347,7 +347,7 @@ extension StoredJSONEncoder {
     private var pathNode: Int { encoding.pathNode(of: slot) }
 
     /// Lets `write` append the value's text, and records it.
-    private func set(_ write: (inout Arena) -> Void) {
+    private func set(_ write: (inout JSONOutput) -> Void) {
       let start = encoding.arena.count
       write(&encoding.arena)
       encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)

@@ -9,7 +9,7 @@ extension StoredJSONEncoder.Encoding {
     // brackets), with at most one comma per entry: the output fits in this.
     let capacity = arena.count &+ 2 &* containers.count &+ entries.count
     let openCapacity = min(containers.count, StoredJSONEncoder.maximumDepth) &+ 1
-    let arena = self.arena.bytes
+    let arena = self.arena.contents
     return entries.withUnsafeBufferPointer { entries in
       containers.withUnsafeBufferPointer { containers in
         withUnsafeTemporaryAllocation(

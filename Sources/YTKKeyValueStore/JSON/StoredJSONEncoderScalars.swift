@@ -13,7 +13,7 @@ extension StoredJSONEncoder {
   /// an integer. `description` is positional, with ".0", exactly for whole values of
   /// magnitude up to 2^53, so those (except -0.0, whose "-0" reads as a double) become
   /// integers; any other description reads back as the same double.
-  static func appendFiniteDouble(_ double: Double, into output: inout Arena) {
+  static func appendFiniteDouble(_ double: Double, into output: inout JSONOutput) {
     if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
       !(double == 0 && double.sign == .minus)
     {
@@ -30,18 +30,18 @@ extension StoredJSONEncoder {
   /// layouts agree, so `description` is copied as it is when it has exactly the layout the
   /// writer would give it (checked here, byte by byte), which saves laying the digits out
   /// again; any other text goes through the writer.
-  static func appendDouble(_ double: Double, into output: inout Arena) {
+  static func appendDouble(_ double: Double, into output: inout JSONOutput) {
     let text = double.description
     let isPositional = double.magnitude >= 1e-4 && double.magnitude <= 0x1p53
     let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
       guard hasCanonicalLayout(utf8, isNegative: double.sign == .minus, isPositional: isPositional)
       else { return false }
-      output.append(utf8)
+      output.append(contentsOf: utf8)
       return true
     }
     if copied != true {
       // Cannot throw: the number is finite.
-      output.appendWritten { try? JSONWriter.appendDouble(double, lenient: false, into: &$0) }
+      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
     }
   }
 
@@ -96,31 +96,29 @@ extension StoredJSONEncoder {
   }
 
   /// Appends a finite `Float`: its own `description` without ".0", read as a double.
-  static func appendFiniteFloat(_ float: Float, into output: inout Arena) {
-    output.appendWritten { _ = appendNumberText(float.description, into: &$0) }
+  static func appendFiniteFloat(_ float: Float, into output: inout JSONOutput) {
+    _ = appendNumberText(float.description, into: &output)
   }
 
   /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
   /// reader's rule for integer syntax too large for `Int64`).
-  static func appendUnsigned(_ integer: UInt64, into output: inout Arena) {
+  static func appendUnsigned(_ integer: UInt64, into output: inout JSONOutput) {
     if let small = Int64(exactly: integer) {
       output.appendInteger(small)
     } else {
-      output.appendWritten {
-        try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &$0)
-      }
+      try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &output)
     }
   }
 
   /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double its
   /// decimal text reads as.
   static func appendInteger<Integer: FixedWidthInteger>(
-    _ integer: Integer, into output: inout Arena
+    _ integer: Integer, into output: inout JSONOutput
   ) {
     if let small = Int64(exactly: integer) {
       output.appendInteger(small)
     } else {
-      output.appendWritten { _ = appendNumberText(integer.description, into: &$0) }
+      _ = appendNumberText(integer.description, into: &output)
     }
   }
 
@@ -142,8 +140,8 @@ extension StoredJSONEncoder {
 
   /// Appends `data` as `JSONEncoder`'s default `.base64` strategy does: a string of its
   /// base64 text, which needs no escapes.
-  static func appendBase64(_ data: Data, into output: inout Arena) {
-    output.appendString(data.base64EncodedString())
+  static func appendBase64(_ data: Data, into output: inout JSONOutput) {
+    JSONWriter.appendString(data.base64EncodedString(), into: &output)
   }
 
   /// `value` as `U`, which the caller has checked is its type.
@@ -269,7 +267,7 @@ extension StoredJSONEncoder.Encoding {
   }
 
   private func appendElements<T, Element>(
-    _ value: T, as type: [Element].Type, _ append: (Element, inout StoredJSONEncoder.Arena) -> Void
+    _ value: T, as type: [Element].Type, _ append: (Element, inout JSONOutput) -> Void
   ) -> Int {
     let array = StoredJSONEncoder.cast(value, to: type)
     var isFirst = true
