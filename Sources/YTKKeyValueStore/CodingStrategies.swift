@@ -50,8 +50,8 @@ public struct CodingStrategies: Sendable, Equatable {
     /// An ISO 8601 internet date and time in UTC, to the second: `"2024-05-01T09:30:00Z"`
     /// (a fraction of a second is dropped, as `JSONEncoder` drops it; dates before
     /// 1582-10-15 are in the Julian calendar, as Foundation's are). Reading accepts what
-    /// `JSONDecoder` accepts: a fraction of up to nine digits, and a `Z` or an offset such as
-    /// `+08:00`.
+    /// Swift 6.2's `JSONDecoder` accepts: a fraction of up to nine digits, and a `Z` or an
+    /// offset such as `+08:00`. (Before 6.2, Foundation's reader refused a fraction.)
     case iso8601
   }
 

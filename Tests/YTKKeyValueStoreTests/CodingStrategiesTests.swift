@@ -69,20 +69,41 @@ struct CodingStrategiesTests {
     }
   }
 
-  @Test("ISO 8601 text is read as JSONDecoder reads it: what it accepts, refuses and rolls over")
+  @Test(
+    "ISO 8601 text is read as Swift 6.2's JSONDecoder reads it: what it accepts, refuses and rolls over"
+  )
   func decodesISO8601Text() {
     let strategies = CodingStrategies(dates: .iso8601)
     for text in iso8601Texts {
-      expectSameDecoding(Date.self, "\"\(text)\"", strategies)
+      expectSameISO8601Decoding(text)
     }
     var generator = SeededGenerator(seed: 8601)
     for _ in 0..<TestDepth.choose(sample: 5_000, full: 20_000) {
-      expectSameDecoding(Date.self, "\"\(randomISO8601Text(using: &generator))\"", strategies)
+      expectSameISO8601Decoding(randomISO8601Text(using: &generator))
     }
     // By hand: an offset east of UTC is subtracted; a fraction is kept.
     let date = try? StoredJSONDecoder.decode(
       Date.self, from: Array(#""2024-02-29T08:00:00.25+08:00""#.utf8), strategies: strategies)
     #expect(date == Date(timeIntervalSince1970: 1_709_164_800.25))
+  }
+
+  @Test(
+    "the check for a Foundation that refuses fractions of a second (before Swift 6.2) holds where Foundation reads them"
+  )
+  func iso8601FractionsAsBefore62() {
+    // Here JSONDecoder reads fractions; the comparison used where it does not (a macOS 15
+    // runner) must agree with it on every text with one.
+    var generator = SeededGenerator(seed: 62)
+    var texts = iso8601Texts
+    for _ in 0..<TestDepth.choose(sample: 2_000, full: 10_000) {
+      texts.append(randomISO8601Text(using: &generator))
+    }
+    var withFraction = 0
+    for text in texts where secondsFraction(in: text) != nil {
+      expectSameISO8601Decoding(text, asIfFractionsWereRefused: true)
+      withFraction += 1
+    }
+    #expect(withFraction > 100)
   }
 
   @Test("a date that does not read is the error JSONDecoder throws, where it throws it")
@@ -467,6 +488,59 @@ private func expectSameDecoding<T: Decodable & Equatable>(
       "\(T.self) from \(text) with \(strategies): threw \(ours), JSONDecoder decoded \(theirs)",
       sourceLocation: sourceLocation)
   }
+}
+
+/// Whether this Foundation's `.iso8601` date strategy reads a fraction of a second. Swift
+/// 6.2's Foundation does (swift-foundation since 6.2, and Apple's in the 26 releases); before
+/// it, `Date.ISO8601FormatStyle()` refused a fraction unless asked for one, so JSONDecoder
+/// refused `"2024-01-01T00:00:00.5Z"`. The store reads fractions, as 6.2 does, everywhere.
+let foundationReadsISO8601Fractions: Bool = {
+  let decoder = JSONDecoder()
+  decoder.dateDecodingStrategy = .iso8601
+  return (try? decoder.decode(Date.self, from: Data(#""2024-01-01T00:00:00.5Z""#.utf8))) != nil
+}()
+
+/// Decodes the ISO 8601 date `text` with the store's decoder and with JSONDecoder, and
+/// expects the same date or the same error. Where this Foundation does not read fractions
+/// (``foundationReadsISO8601Fractions``), a text with one is held to what 6.2 reads: the date
+/// JSONDecoder reads without the fraction, plus the fraction (or the error it throws).
+private func expectSameISO8601Decoding(
+  _ text: String, asIfFractionsWereRefused: Bool = false,
+  sourceLocation: SourceLocation = #_sourceLocation
+) {
+  let strategies = CodingStrategies(dates: .iso8601)
+  guard asIfFractionsWereRefused || !foundationReadsISO8601Fractions,
+    let fractionRange = secondsFraction(in: text)
+  else {
+    expectSameDecoding(Date.self, "\"\(text)\"", strategies, sourceLocation: sourceLocation)
+    return
+  }
+  var whole = text
+  whole.removeSubrange(fractionRange)
+  let ours = try? StoredJSONDecoder.decode(
+    Date.self, from: Array("\"\(text)\"".utf8), strategies: strategies)
+  let theirs = try? strategies.foundationDecoder.decode(
+    Date.self, from: Data("\"\(whole)\"".utf8))
+  let fraction = Double("0" + text[fractionRange])!
+  #expect(
+    ours?.timeIntervalSinceReferenceDate
+      == theirs.map { ($0.timeIntervalSinceReferenceDate + fraction) },
+    "\(text): \(String(describing: ours)), JSONDecoder without the fraction \(String(describing: theirs))",
+    sourceLocation: sourceLocation)
+}
+
+/// Where `.` and one to nine digits follow the seconds of an ISO 8601 text (after `T` and
+/// two `:`), that range; nil for a text without such a fraction.
+private func secondsFraction(in text: String) -> Range<String.Index>? {
+  let characters = Array(text)
+  guard let dot = characters.firstIndex(of: "."), dot > 0, characters[dot - 1].isNumber,
+    let time = characters.firstIndex(of: "T"), time < dot,
+    characters[time..<dot].filter({ $0 == ":" }).count == 2
+  else { return nil }
+  var end = dot + 1
+  while end < characters.count, characters[end].isASCII, characters[end].isNumber { end += 1 }
+  guard (1...9).contains(end - dot - 1) else { return nil }
+  return text.index(text.startIndex, offsetBy: dot)..<text.index(text.startIndex, offsetBy: end)
 }
 
 /// Equality that tells dates apart bit for bit.
