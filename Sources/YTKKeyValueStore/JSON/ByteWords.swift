@@ -3,14 +3,12 @@
 enum ByteWords {
   /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
   /// eight on.
-  @inline(__always)
   static func firstBytes(_ count: Int) -> UInt64 {
     count >= 8 ? UInt64.max : (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
   }
 
   /// The `count` bytes at `source`, none to seven, as a word with the first in its low byte
   /// and zeros above the last: at most two loads, which overlap unless `count` is 1, 2 or 4.
-  @inline(__always)
   static func loadShort(_ source: UnsafePointer<UInt8>, count: Int) -> UInt64 {
     let raw = UnsafeRawPointer(source)
     if count >= 4 {

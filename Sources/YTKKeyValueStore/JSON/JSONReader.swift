@@ -68,7 +68,6 @@ package enum JSONReader {
 
   /// `bytes` as the `UInt8`s the reader reads. The input is only ever read as bytes, so
   /// viewing it as UInt8 is sound whatever type the memory was written as.
-  @inline(__always)
   static func uint8s(_ bytes: UnsafeRawBufferPointer) -> UnsafeBufferPointer<UInt8> {
     UnsafeBufferPointer(
       start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
@@ -595,7 +594,6 @@ struct JSONScanner {
 
   /// Calls `body` with the UTF-8 of `string`: its raw text when it has no escapes or is not
   /// `decoded`, else its decoded text.
-  @inline(__always)
   func withContent(
     of string: JSONScannedString, decoded: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
   ) {
@@ -627,7 +625,6 @@ struct JSONScanner {
 
   /// Checks the escape whose backslash is at `position`, moves past it and returns the
   /// scalar it stands for.
-  @inline(__always)
   mutating func scanEscape() throws(JSONCodecError) -> UInt32 {
     let escapeStart = position
     guard position + 1 < input.count else {
@@ -664,7 +661,6 @@ struct JSONScanner {
 
   /// The byte a two-byte escape (`\n`, `\"`, …) stands for, given the byte after its
   /// backslash; nil for `\u` and for anything that is not an escape.
-  @inline(__always)
   static func shortEscape(_ byte: UInt8) -> UInt8? {
     switch byte {
     case JSONByte.quote, JSONByte.backslash, JSONByte.slash: byte
@@ -691,7 +687,6 @@ struct JSONScanner {
   }
 
   /// Writes `scalar`'s UTF-8, `length` bytes, at `target`.
-  @inline(__always)
   private static func encodeUTF8(
     _ scalar: UInt32, length: Int, into target: UnsafeMutableRawPointer
   ) {
@@ -719,7 +714,6 @@ struct JSONScanner {
   /// The length of the well-formed UTF-8 sequence at `index` of `bytes`, following the table
   /// of well-formed byte sequences in Unicode 3.9; nil if it is ill-formed or cut short.
   /// (Checked here rather than by `String(validating:as:)`, which needs macOS 15 / iOS 18.)
-  @inline(__always)
   static func wellFormedUTF8Length(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
     let length: Int
     var secondRange: ClosedRange<UInt8> = 0x80...0xBF

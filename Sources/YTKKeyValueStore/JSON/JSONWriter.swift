@@ -281,7 +281,6 @@ package enum JSONWriter {
   }
 
   /// The number of decimal digits of `value` (1 for zero, at most 20).
-  @inline(__always)
   static func decimalDigitCount(of value: UInt64) -> Int {
     var digitCount = 1
     var scale: UInt64 = 10
@@ -293,7 +292,6 @@ package enum JSONWriter {
   }
 
   /// Writes the `count` (``decimalDigitCount(of:)``) decimal digits of `value` at `digits`.
-  @inline(__always)
   static func writeDecimalDigits(
     of value: UInt64, count: Int, to digits: UnsafeMutablePointer<UInt8>
   ) {
@@ -389,7 +387,6 @@ package enum JSONWriter {
 
   /// The index of the first byte at or after `start` that must be escaped (below 0x20, `"`
   /// or `\`), or `utf8.count` if there is none; eight bytes at a time.
-  @inline(__always)
   static func firstByteToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
     var index = start
     if let base = utf8.baseAddress {
@@ -413,7 +410,6 @@ package enum JSONWriter {
   /// borrow can flag a byte above a zero one: here a byte's seven low bits are added to
   /// 0x7F on their own, so nothing carries out of a byte, and its high bit is set in the sum
   /// or in the byte exactly when the byte is not zero.
-  @inline(__always)
   static func escapeMask(_ word: UInt64) -> UInt64 {
     let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
     let ones: UInt64 = 0x0101_0101_0101_0101
@@ -426,7 +422,6 @@ package enum JSONWriter {
     return ~(quotes & backslashes & controls | low)
   }
 
-  @inline(__always)
   static func mustEscape(_ byte: UInt8) -> Bool {
     byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash
   }
@@ -451,7 +446,6 @@ extension JSONOutput {
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
   /// seven bytes with nothing to escape (most keys, and many values) is read as one word
   /// (``ByteWords/loadShort(_:count:)``), checked and written whole, without a call.
-  @inline(__always)
   mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
     let length = utf8.count
     if length > 0, length < 8, let source = utf8.baseAddress {
@@ -537,14 +531,12 @@ extension JSONOutput {
   }
 
   /// Stores the eight bytes of `word` (the first in its low byte) at `target`.
-  @inline(__always)
   private static func store(_ word: UInt64, at target: UnsafeMutablePointer<UInt8>) {
     UnsafeMutableRawPointer(target).storeBytes(of: word.littleEndian, as: UInt64.self)
   }
 
   /// Writes the escape of `byte`, one that must be escaped, at `target`, and returns its
   /// length: two bytes, or six for a control character with no short form.
-  @inline(__always)
   private static func writeEscape(of byte: UInt8, at target: UnsafeMutablePointer<UInt8>) -> Int {
     target[0] = JSONByte.backslash
     if byte >= 0x20 {

@@ -223,7 +223,6 @@ extension StoredJSONEncoder {
     }
 
     /// The raw key of entry `index`, in the arena.
-    @inline(__always)
     private func keyBytes(of index: Int) -> UnsafeRawBufferPointer {
       let entry = entries[index]
       return UnsafeRawBufferPointer(

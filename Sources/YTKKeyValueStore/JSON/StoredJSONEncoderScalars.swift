@@ -145,7 +145,6 @@ extension StoredJSONEncoder {
   }
 
   /// `value` as `U`, which the caller has checked is its type.
-  @inline(__always)
   static func cast<T, U>(_ value: T, to type: U.Type) -> U {
     unsafeBitCast(value, to: type)
   }
