@@ -150,46 +150,6 @@ struct StoredJSONEncoderTests {
     }
   }
 
-  @Test("a double's description is copied only when it has JSONWriter's layout")
-  func canonicalDoubleLayout() throws {
-    func check(_ text: String, negative: Bool = false, positional: Bool) -> Bool {
-      var text = text
-      return text.withUTF8 {
-        StoredJSONEncoder.hasCanonicalLayout($0, isNegative: negative, isPositional: positional)
-      }
-    }
-    for text in ["1.5", "0.001", "100.0", "123.456", "9007199254740991.5"] {
-      #expect(check(text, positional: true), "\(text)")
-    }
-    #expect(check("-0.25", negative: true, positional: true))
-    for text in ["1e+16", "1.5e-10", "1e-05", "5e-324", "1.7976931348623157e+308"] {
-      #expect(check(text, positional: false), "\(text)")
-    }
-    let positionalRejects = ["1.50", "01.5", ".5", "1.", "1", "1e+16", "-1.5", "1.5x", "00.5"]
-    for text in positionalRejects {
-      #expect(!check(text, positional: true), "\(text)")
-    }
-    let scientificRejects = [
-      "1e16", "1e+016", "1.0e+16", "1.50e+16", "10e+16", "0.5e+16", "1e+1", "1e+",
-      "10000000000000000.0", "1.5", "1e+16 ",
-    ]
-    for text in scientificRejects {
-      #expect(!check(text, positional: false), "\(text)")
-    }
-    #expect(!check("1.5", negative: true, positional: true))
-
-    // Whatever the path, the bytes are JSONWriter's.
-    var generator = SeededGenerator(seed: 14)
-    for _ in 0..<20_000 {
-      let double = Double(bitPattern: generator.next())
-      guard double.isFinite else { continue }
-      var output = JSONOutput(capacity: 8)
-      defer { output.release() }
-      StoredJSONEncoder.appendDouble(double, into: &output)
-      #expect(output.bytes() == (try JSONWriter.bytes(.double(double))))
-    }
-  }
-
   @Test("Float goes through its own description, then is read as a Double")
   func floats() throws {
     #expect(try text(Float(0.1)) == "0.1")

@@ -24,75 +24,9 @@ extension StoredJSONEncoder {
   }
 
   /// Appends a finite double as JSONWriter writes it.
-  ///
-  /// JSONWriter takes the digits from `description` and lays them out by its own rules, so
-  /// that a change in how Swift formats numbers cannot change stored bytes. Today the two
-  /// layouts agree, so `description` is copied as it is when it has exactly the layout the
-  /// writer would give it (checked here, byte by byte), which saves laying the digits out
-  /// again; any other text goes through the writer.
   static func appendDouble(_ double: Double, into output: inout JSONOutput) {
-    let text = double.description
-    let isPositional = double.magnitude >= 1e-4 && double.magnitude <= 0x1p53
-    let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-      guard hasCanonicalLayout(utf8, isNegative: double.sign == .minus, isPositional: isPositional)
-      else { return false }
-      output.append(contentsOf: utf8)
-      return true
-    }
-    if copied != true {
-      // Cannot throw: the number is finite.
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
-    }
-  }
-
-  /// Whether `text`, the description of a finite nonzero double, is laid out as JSONWriter
-  /// lays out doubles: an optional `-`; then, positionally, the integer digits without
-  /// leading zeros, a point and the fraction's digits without trailing zeros (or one `0`);
-  /// or, in scientific notation, one nonzero digit, optionally a point and more digits
-  /// without trailing zeros, `e`, a sign and at least two exponent digits without other
-  /// leading zeros.
-  static func hasCanonicalLayout(
-    _ text: UnsafeBufferPointer<UInt8>, isNegative: Bool, isPositional: Bool
-  ) -> Bool {
-    var index = 0
-    func isDigit(_ position: Int) -> Bool {
-      position < text.count && text[position] &- JSONByte.zero < 10
-    }
-    /// Moves past digits; returns how many.
-    func skipDigits() -> Int {
-      let start = index
-      while isDigit(index) { index += 1 }
-      return index - start
-    }
-    if isNegative {
-      guard index < text.count, text[index] == JSONByte.minus else { return false }
-      index += 1
-    }
-    if isPositional {
-      let integerStart = index
-      let integerDigits = skipDigits()
-      guard integerDigits > 0, integerDigits == 1 || text[integerStart] != JSONByte.zero,
-        index < text.count, text[index] == JSONByte.dot
-      else { return false }
-      index += 1
-      let fractionDigits = skipDigits()
-      guard fractionDigits > 0, index == text.count else { return false }
-      return text[index - 1] != JSONByte.zero || fractionDigits == 1
-    }
-    guard isDigit(index), text[index] != JSONByte.zero else { return false }
-    index += 1
-    if index < text.count, text[index] == JSONByte.dot {
-      index += 1
-      guard skipDigits() > 0, text[index - 1] != JSONByte.zero else { return false }
-    }
-    guard index + 1 < text.count, text[index] == JSONByte.lowercaseE,
-      text[index + 1] == JSONByte.plus || text[index + 1] == JSONByte.minus
-    else { return false }
-    index += 2
-    let exponentStart = index
-    let exponentDigits = skipDigits()
-    guard exponentDigits >= 2, index == text.count else { return false }
-    return exponentDigits == 2 || text[exponentStart] != JSONByte.zero
+    // Cannot throw: the number is finite.
+    try? JSONWriter.appendDouble(double, lenient: false, into: &output)
   }
 
   /// Appends a finite `Float`: its own `description` without ".0", read as a double.
