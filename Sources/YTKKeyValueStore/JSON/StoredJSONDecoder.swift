@@ -94,9 +94,9 @@ extension StoredJSONDecoder {
     /// usually read in the order their keys come.
     var lastObject = -1
     var keyAfterLast = 0
-    /// Indexes of the keys of large objects, made when one is first searched; with
-    /// `.snakeCase`, of every object, by converted keys.
-    var memberTables: [Int: MemberTable] = [:]
+    /// The first value of each distinct key of large objects, made when one is first
+    /// searched; with `.snakeCase`, of every object, by converted keys.
+    var memberTables: [Int: [String: Int]] = [:]
     /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
     /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
     /// path by an entry, so that paths cost no allocation of their own; a decoder kept past
@@ -212,16 +212,8 @@ extension StoredJSONDecoder {
 
     // MARK: Object members
 
-    /// How a large object's members are found.
-    enum MemberTable {
-      /// The key indexes in order, for a binary search (objects whose keys are simple).
-      case sortedKeys([Int])
-      /// Each distinct key's first value (other objects; with `.snakeCase`, every object, by
-      /// converted keys).
-      case firstValues([String: Int])
-    }
-
-    /// Objects with at most this many members are searched key by key.
+    /// Objects with at most this many members are searched key by key; larger ones in a
+    /// table of their keys.
     static let linearSearchLimit = 16
 
     /// The index of the value of the member named `name` in the object at `object`, or nil.
@@ -232,7 +224,9 @@ extension StoredJSONDecoder {
     /// in the stored form) and `name` is ASCII, comparing bytes gives the same answer.
     @inline(__always)
     func member(named name: String, in object: Int) -> Int? {
-      if convertsKeys { return convertedMember(named: name, in: object) }
+      if convertsKeys || tape[object].first > Self.linearSearchLimit {
+        return memberTable(of: object)[name]
+      }
       let keysAreSimple = checkKeys(of: object)
       return name.withUTF8Bytes { utf8 in
         if keysAreSimple, isASCII(utf8) {
@@ -268,49 +262,22 @@ extension StoredJSONDecoder {
       return simple
     }
 
-    /// Finds `name` (ASCII) among simple keys: first after the last member found, since
-    /// members are usually read in order; then key by key, or by binary search in a large
-    /// object.
+    /// Finds `name` (ASCII) among the simple keys of a small object, starting after the last
+    /// member found, since members are usually read in order.
     func simpleMember(_ name: UnsafeRawBufferPointer, in object: Int) -> Int? {
       let count = tape[object].first
       let end = tape[object].second
       let first = object + 1
       var key = lastObject == object && keyAfterLast < end ? keyAfterLast : first
-      if count > Self.linearSearchLimit {
-        if self.key(key, equals: name) { return found(key: key, in: object) }
-        return binarySearch(for: name, in: object)
-      }
-      // One pass over the keys at most, from the key after the last member found, wrapping
-      // around from the end to the first key.
+      // One pass over the keys at most, wrapping around from the end to the first key.
       for _ in 0..<count {
         if key == end { key = first }
-        if self.key(key, equals: name) { return found(key: key, in: object) }
-        key = entry(after: key + 1)
-      }
-      return nil
-    }
-
-    /// Finds `name` among the simple keys of a large object by binary search, or in its table
-    /// of Swift strings if a name that is not ASCII was looked up in it first.
-    func binarySearch(for name: UnsafeRawBufferPointer, in object: Int) -> Int? {
-      let keys: [Int]
-      switch memberTable(of: object, simple: true) {
-      case .sortedKeys(let sorted): keys = sorted
-      // The keys are simple: the ASCII name equals a key as a Swift string only byte for byte.
-      case .firstValues(let values): return values[String(decoding: name, as: UTF8.self)]
-      }
-      var low = 0
-      var high = keys.count
-      while low < high {
-        let middle = low + (high - low) / 2
-        let text = stringBytes(at: keys[middle])
-        if bytesPrecede(text, name) {
-          low = middle + 1
-        } else if bytesPrecede(name, text) {
-          high = middle
-        } else {
-          return found(key: keys[middle], in: object)
+        if self.key(key, equals: name) {
+          lastObject = object
+          keyAfterLast = entry(after: key + 1)
+          return key + 1
         }
+        key = entry(after: key + 1)
       }
       return nil
     }
@@ -321,23 +288,10 @@ extension StoredJSONDecoder {
       bytesEqual(stringBytes(at: key), name)
     }
 
-    @inline(__always)
-    private func found(key: Int, in object: Int) -> Int {
-      lastObject = object
-      keyAfterLast = entry(after: key + 1)
-      return key + 1
-    }
-
-    /// Finds the first member whose key equals `name` as a Swift string.
+    /// Finds the first member of a small object whose key equals `name` as a Swift string.
     func firstMember(named name: String, utf8: UnsafeRawBufferPointer, in object: Int)
       -> Int?
     {
-      if tape[object].first > Self.linearSearchLimit {
-        guard case .firstValues(let values) = memberTable(of: object, simple: false) else {
-          return nil
-        }
-        return values[name]
-      }
       let nameIsASCII = isASCII(utf8)
       let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
       var key = object + 1
@@ -352,57 +306,25 @@ extension StoredJSONDecoder {
       return nil
     }
 
-    /// The member table of the large object at `object`, made on first use. Asked for one of
-    /// Swift strings (a name that is not ASCII may equal a simple key as a Swift string), it
-    /// replaces sorted keys; that one then serves both kinds of lookup.
-    func memberTable(of object: Int, simple: Bool) -> MemberTable {
-      if let table = memberTables[object] {
-        if simple { return table }
-        if case .firstValues = table { return table }
-      }
-      let table: MemberTable
-      var key = object + 1
-      let end = tape[object].second
-      if simple {
-        var keys: [Int] = []
-        keys.reserveCapacity(tape[object].first)
-        while key < end {
-          keys.append(key)
-          key = entry(after: key + 1)
-        }
-        table = .sortedKeys(keys)
-      } else {
-        var values: [String: Int] = [:]
-        values.reserveCapacity(tape[object].first)
-        while key < end {
-          let name = decodedString(at: key)
-          if values[name] == nil { values[name] = key + 1 }
-          key = entry(after: key + 1)
-        }
-        table = .firstValues(values)
-      }
-      memberTables[object] = table
-      return table
-    }
-
-    /// The index of the value of the member whose key converted from snake case is `name`, as
-    /// `JSONDecoder` finds it with `.convertFromSnakeCase`: where two keys convert to the
-    /// same, the first. The object's converted keys are tabled on first use. (Not inlined: it
-    /// stays out of the default path's way.)
+    /// The first value of each distinct key (as Swift strings compare them) of the object at
+    /// `object`, by its key converted from snake case with `.snakeCase`, as `JSONDecoder`
+    /// finds members (where two keys are equal, or convert to the same, the first); made on
+    /// first use. (Not inlined: it stays out of the default path's way.)
     @inline(never)
-    func convertedMember(named name: String, in object: Int) -> Int? {
-      if case .firstValues(let members)? = memberTables[object] { return members[name] }
-      var members: [String: Int] = [:]
-      members.reserveCapacity(tape[object].first)
+    func memberTable(of object: Int) -> [String: Int] {
+      if let table = memberTables[object] { return table }
+      var table: [String: Int] = [:]
+      table.reserveCapacity(tape[object].first)
       var key = object + 1
       let end = tape[object].second
       while key < end {
-        let converted = SnakeCaseKeys.camelCased(decodedString(at: key))
-        if members[converted] == nil { members[converted] = key + 1 }
+        var name = decodedString(at: key)
+        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
+        if table[name] == nil { table[name] = key + 1 }
         key = entry(after: key + 1)
       }
-      memberTables[object] = .firstValues(members)
-      return members[name]
+      memberTables[object] = table
+      return table
     }
 
     /// The distinct keys of the object at `object` in document order (a repeated key, or one
