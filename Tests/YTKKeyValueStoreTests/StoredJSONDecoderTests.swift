@@ -384,16 +384,17 @@ struct StoredJSONDecoderTests {
     }
   }
 
-  @Test("a coding path's keys remake themselves: an index from its integer, super from its name")
+  @Test("a coding path's keys remake themselves: an index from its integer, super from a string")
   func codingPathKeyTypes() {
-    // Generic code may rebuild a key through its type. The decoder's own keys are made from
-    // what they stand for only: "Index 2" from the integer 2, "super" from "super".
+    // Generic code may rebuild a key through its type. An index key is made from its integer
+    // ("Index 2" from 2, not from text); "super" is a string key, which takes any string (as
+    // Foundation's is, and the encoder's).
     let error = decodingError { try decode(Manager.self, #"{"name":"n","reports":1,"super":[]}"#) }
     guard case .typeMismatch(_, let context) = error else {
       Issue.record("expected typeMismatch, got \(String(describing: error))")
       return
     }
-    #expect(context.codingPath.map(remade) == ["super: super, nil, nil"])
+    #expect(context.codingPath.map(remade) == ["super: super, superx, nil"])
     let indexError = decodingError { try decode([[Int]].self, #"[[1],[2,"x"]]"#) }
     guard case .typeMismatch(_, let indexContext) = indexError else {
       Issue.record("expected typeMismatch, got \(String(describing: indexError))")

@@ -142,7 +142,7 @@ struct ScratchStack<Element> {
   }
 
   /// Stops the program when an index or range is not within the elements.
-  private static func check(_ isWithin: Bool) {
+  static func check(_ isWithin: Bool) {
     precondition(isWithin, "an index or range outside a scratch stack's elements")
   }
 
@@ -157,32 +157,5 @@ struct ScratchStack<Element> {
     base = newBase
     capacity = newCapacity
     ownsMemory = true
-  }
-}
-
-/// Text being written: the stored form, by the writer, the canonicalizer and the Codable
-/// encoder.
-typealias JSONOutput = ScratchStack<UInt8>
-
-extension ScratchStack where Element == UInt8 {
-  /// The bytes written, as an array (one copy).
-  func bytes() -> [UInt8] {
-    withElements(from: 0) { Array($0) }
-  }
-
-  /// Calls `body` with the bytes written, borrowed for the call.
-  func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-    try withElements(from: 0) { (bytes) throws(E) in try body(UnsafeRawBufferPointer(bytes)) }
-  }
-
-  /// Appends a copy of the bytes written at `start..<end`.
-  mutating func appendCopy(from start: Int, to end: Int) {
-    Self.check(start >= 0 && start <= end && end <= count)
-    let length = end - start
-    let distance = count - start
-    appendWriting(atMost: length) { target in
-      target.initialize(from: target - distance, count: length)
-      return length
-    }
   }
 }

@@ -10,27 +10,6 @@ extension StoredJSONDecoder {
     static var top: CodingPath { CodingPath(entry: -1) }
   }
 
-  /// An array element's key in a coding path, as JSONDecoder writes it: "Index 3". The
-  /// string is made only when asked for, which is rare: such keys are made for every
-  /// element, in case of an error.
-  struct IndexKey: CodingKey {
-    var index: Int
-    var intValue: Int? { index }
-    var stringValue: String { "Index \(index)" }
-
-    init(index: Int) {
-      self.index = index
-    }
-
-    init?(intValue: Int) {
-      self.init(index: intValue)
-    }
-
-    init?(stringValue: String) {
-      return nil
-    }
-  }
-
   /// The key of a value decoded where it is, by a single-value container or at the top of
   /// the document: it adds nothing to the coding path. (A key type rather than an optional
   /// key, so that generic code passing keys along needs no `Optional<Key>` type at run time.)
@@ -42,22 +21,6 @@ extension StoredJSONDecoder {
 
     init?(stringValue: String) {
       return nil
-    }
-
-    init?(intValue: Int) {
-      return nil
-    }
-  }
-
-  /// The key of `superDecoder()`: "super".
-  struct SuperKey: CodingKey {
-    var stringValue: String { "super" }
-    var intValue: Int? { nil }
-
-    init() {}
-
-    init?(stringValue: String) {
-      guard stringValue == "super" else { return nil }
     }
 
     init?(intValue: Int) {
@@ -332,7 +295,7 @@ extension StoredJSONDecoder {
 
     /// A decoder of the member "super", or of `null` if there is none, as JSONDecoder gives.
     func superDecoder() throws -> any Decoder {
-      let key = SuperKey()
+      let key = StringKey.super
       return decoder(for: document.member(named: key.stringValue, in: object), key: key)
     }
 
@@ -386,7 +349,7 @@ extension StoredJSONDecoder {
         throw DecodingError.valueNotFound(
           type,
           DecodingError.Context(
-            codingPath: document.codingPath(path, appending: IndexKey(index: currentIndex)),
+            codingPath: document.codingPath(path, appending: IndexKey(currentIndex)),
             debugDescription: "Unkeyed container is at end."))
       }
       return next
@@ -395,7 +358,7 @@ extension StoredJSONDecoder {
     @inline(__always)
     private mutating func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
       let value = try document.read(
-        T.self, at: try element(for: T.self), path: path, key: IndexKey(index: currentIndex))
+        T.self, at: try element(for: T.self), path: path, key: IndexKey(currentIndex))
       advance()
       return value
     }
@@ -407,7 +370,7 @@ extension StoredJSONDecoder {
         return nil
       }
       let value = try document.read(
-        T.self, at: next, path: path, key: IndexKey(index: currentIndex))
+        T.self, at: next, path: path, key: IndexKey(currentIndex))
       advance()
       return value
     }
@@ -439,7 +402,7 @@ extension StoredJSONDecoder {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
       let value = try document.decode(
-        T.self, at: try element(for: T.self), path: path, key: IndexKey(index: currentIndex))
+        T.self, at: try element(for: T.self), path: path, key: IndexKey(currentIndex))
       advance()
       return value
     }
@@ -475,7 +438,7 @@ extension StoredJSONDecoder {
         return nil
       }
       let value = try document.decode(
-        T.self, at: next, path: path, key: IndexKey(index: currentIndex))
+        T.self, at: next, path: path, key: IndexKey(currentIndex))
       advance()
       return value
     }
@@ -506,7 +469,7 @@ extension StoredJSONDecoder {
     private func elementDecoder(for type: Any.Type) throws -> ValueDecoder {
       ValueDecoder(
         document: document, value: try element(for: type),
-        path: document.path(path, appending: IndexKey(index: currentIndex)))
+        path: document.path(path, appending: IndexKey(currentIndex)))
     }
   }
 }

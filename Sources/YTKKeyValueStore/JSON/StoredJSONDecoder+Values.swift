@@ -124,7 +124,7 @@ extension StoredJSONDecoder.Document {
       }
       throw decodingError(
         error.failure, decoding: Element.self, at: error.element, path: arrayPath,
-        key: StoredJSONDecoder.IndexKey(index: position))
+        key: IndexKey(position))
     }
   }
 

@@ -335,60 +335,6 @@ extension StoredJSONEncoder {
         invalid.value, EncodingError.Context(codingPath: path, debugDescription: invalid.message))
     }
 
-    /// Writes the types `JSONEncoder` encodes its own way rather than through their
-    /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
-    /// go), or returns nil for every other type. Dates and `Data` take the forms the
-    /// strategies choose.
-    func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
-      let start = arena.count
-      if T.self == Date.self {
-        try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
-      } else if T.self == URL.self {
-        let url = StoredJSONEncoder.cast(value, to: URL.self)
-        JSONWriter.appendString(url.absoluteString, into: &arena)
-      } else if T.self == Data.self {
-        let data = StoredJSONEncoder.cast(value, to: Data.self)
-        guard strategies.data == .base64 else {
-          // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
-          return try encodeDirectArray(Array(data), kind: .uint8)
-        }
-        StoredJSONEncoder.appendBase64(data, into: &arena)
-      } else if T.self == Decimal.self {
-        let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
-        let isNumber = StoredJSONEncoder.appendNumberText(decimal.description, into: &arena)
-        guard isNumber else {
-          throw InvalidValue(
-            value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
-        }
-      } else if let kind = DirectArray.kind(of: T.self) {
-        return try encodeDirectArray(value, kind: kind)
-      } else {
-        return nil
-      }
-      return Value(kind: .text, start: start, end: arena.count)
-    }
-
-    /// Appends `date` in the form of the date strategy.
-    private func appendDate(_ date: Date) throws(InvalidValue) {
-      let number: Double
-      switch strategies.dates {
-      case .deferredToDate:
-        // What Date's own encode(to:) writes.
-        number = date.timeIntervalSinceReferenceDate
-      case .secondsSince1970:
-        number = date.timeIntervalSince1970
-      case .millisecondsSince1970:
-        number = 1000 * date.timeIntervalSince1970
-      case .iso8601:
-        JSONWriter.appendString(ISO8601DateText.text(of: date), into: &arena)
-        return
-      }
-      guard number.isFinite else {
-        throw InvalidValue(value: number, message: nonFiniteMessage(number), index: nil)
-      }
-      StoredJSONEncoder.appendFiniteDouble(number, into: &arena)
-    }
-
     // MARK: Containers
 
     func newContainer(isObject: Bool, pathNode: Int) -> Int {
@@ -574,129 +520,12 @@ extension StoredJSONEncoder {
       if found.container >= 0 { return .container(found.container) }
       return Value(kind: .text, start: found.valueStart, end: found.textEnd)
     }
-
-    // MARK: Slots
-
-    func slot(_ reference: SlotReference) -> Slot? {
-      if reference.index < 0 { return detached[-1 - reference.index] }
-      guard reference.index < slots.count, slots[reference.index].serial == reference.serial
-      else { return nil }
-      return slots[reference.index]
-    }
-
-    func setSlot(_ reference: SlotReference, _ slot: Slot) {
-      if reference.index < 0 {
-        detached[-1 - reference.index] = slot
-      } else {
-        slots[reference.index] = slot
-      }
-    }
-
-    /// The keyed container of the encoder whose value goes to `reference`, made on the first
-    /// request; `JSONEncoder`'s rules for what may already be there.
-    func keyedContainer(in reference: SlotReference) -> Int {
-      guard var slot = slot(reference) else {
-        return misused("an Encoder was used after the value it encodes was finished", at: -1)
-      }
-      if slot.object >= 0 { return slot.object }
-      if slot.array < 0, slot.single.kind == .none {
-        slot.object = newContainer(isObject: true, pathNode: slot.pathNode)
-      } else if slot.array < 0, isObject(slot.single) {
-        // A value encoded as an object through the single-value container: go on with it.
-        slot.object = slot.single.start
-        slot.single = .none
-        containers[slot.object].pathNode = slot.pathNode
-      } else {
-        return misused(
-          "a keyed container was requested where a value was already encoded",
-          at: slot.pathNode)
-      }
-      setSlot(reference, slot)
-      return slot.object
-    }
-
-    /// The unkeyed container of the encoder whose value goes to `reference`.
-    func unkeyedContainer(in reference: SlotReference) -> Int {
-      guard var slot = slot(reference) else {
-        return misused("an Encoder was used after the value it encodes was finished", at: -1)
-      }
-      if slot.array >= 0 { return slot.array }
-      if slot.object < 0, slot.single.kind == .none {
-        slot.array = newContainer(isObject: false, pathNode: slot.pathNode)
-      } else if slot.object < 0, isArray(slot.single) {
-        slot.array = slot.single.start
-        slot.single = .none
-        containers[slot.array].pathNode = slot.pathNode
-      } else {
-        return misused(
-          "an unkeyed container was requested where a value was already encoded",
-          at: slot.pathNode, isObject: false)
-      }
-      setSlot(reference, slot)
-      return slot.array
-    }
-
-    /// Records what a single-value container encoded.
-    func setSingle(_ value: Value, in reference: SlotReference) {
-      guard var slot = slot(reference) else {
-        _ = misused("an Encoder was used after the value it encodes was finished", at: -1)
-        return
-      }
-      guard slot.single.kind == .none else {
-        _ = misused(
-          "a single-value container was asked to encode a second value", at: slot.pathNode)
-        return
-      }
-      slot.single = value
-      setSlot(reference, slot)
-    }
-
-    func pathNode(of reference: SlotReference) -> Int {
-      slot(reference)?.pathNode ?? -1
-    }
-
-    func isObject(_ value: Value) -> Bool {
-      value.kind == .container && containers[value.start].isObject
-    }
-
-    func isArray(_ value: Value) -> Bool {
-      value.kind == .container && !containers[value.start].isObject
-    }
-
-    /// Notes a misuse (the first one is thrown when the encoding ends) and returns a
-    /// container that nothing refers to, for the caller to write into harmlessly.
-    func misused(_ message: String, at pathNode: Int, isObject: Bool = true) -> Int {
-      if misuse == nil {
-        misuse = Misuse(message: message, codingPath: codingPath(at: pathNode))
-      }
-      return newContainer(isObject: isObject, pathNode: pathNode)
-    }
-
-    // MARK: Coding paths
-
-    /// The coding path that ends at `node`.
-    func codingPath(at node: Int) -> [any CodingKey] {
-      var keys: [any CodingKey] = []
-      var node = node
-      // A container kept past its value's end may name a node that is gone; stop there.
-      while node >= 0, node < path.count {
-        let step = path[node]
-        keys.append(step.key ?? IndexKey(step.index))
-        node = step.parent
-      }
-      return keys.reversed()
-    }
-
-    /// Adds a path step for a nested container or super encoder; it lasts as long as the
-    /// value being encoded.
-    func pushPath(parent: Int, key: some CodingKey) -> Int {
-      path.append(PathNode(parent: parent, key: key, index: -1))
-      return path.count - 1
-    }
   }
 }
 
-/// The coding key of an array element, as `JSONEncoder` makes it: "Index 3", int value 3.
+/// The coding key of an array element, as `JSONEncoder` and `JSONDecoder` make it: "Index 3",
+/// int value 3. The string is made only when asked for, which is rare: both coders make such
+/// keys for every element, in case of an error.
 struct IndexKey: CodingKey {
   var index: Int
 
@@ -716,7 +545,7 @@ struct IndexKey: CodingKey {
   var intValue: Int? { index }
 }
 
-/// A coding key with a given string, for `superEncoder()`'s "super".
+/// A coding key with a given string, for `superEncoder()`'s and `superDecoder()`'s "super".
 struct StringKey: CodingKey {
   var stringValue: String
 

@@ -212,3 +212,62 @@ extension StoredJSONEncoder.Encoding {
     return array.count
   }
 }
+
+extension StoredJSONEncoder.Encoding {
+  typealias InvalidValue = StoredJSONEncoder.InvalidValue
+  typealias DirectArray = StoredJSONEncoder.DirectArray
+
+  /// Writes the types `JSONEncoder` encodes its own way rather than through their
+  /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
+  /// go), or returns nil for every other type. Dates and `Data` take the forms the
+  /// strategies choose.
+  func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
+    let start = arena.count
+    if T.self == Date.self {
+      try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
+    } else if T.self == URL.self {
+      let url = StoredJSONEncoder.cast(value, to: URL.self)
+      JSONWriter.appendString(url.absoluteString, into: &arena)
+    } else if T.self == Data.self {
+      let data = StoredJSONEncoder.cast(value, to: Data.self)
+      guard strategies.data == .base64 else {
+        // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
+        return try encodeDirectArray(Array(data), kind: .uint8)
+      }
+      StoredJSONEncoder.appendBase64(data, into: &arena)
+    } else if T.self == Decimal.self {
+      let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
+      let isNumber = StoredJSONEncoder.appendNumberText(decimal.description, into: &arena)
+      guard isNumber else {
+        throw InvalidValue(
+          value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
+      }
+    } else if let kind = DirectArray.kind(of: T.self) {
+      return try encodeDirectArray(value, kind: kind)
+    } else {
+      return nil
+    }
+    return Value(kind: .text, start: start, end: arena.count)
+  }
+
+  /// Appends `date` in the form of the date strategy.
+  private func appendDate(_ date: Date) throws(InvalidValue) {
+    let number: Double
+    switch strategies.dates {
+    case .deferredToDate:
+      // What Date's own encode(to:) writes.
+      number = date.timeIntervalSinceReferenceDate
+    case .secondsSince1970:
+      number = date.timeIntervalSince1970
+    case .millisecondsSince1970:
+      number = 1000 * date.timeIntervalSince1970
+    case .iso8601:
+      JSONWriter.appendString(ISO8601DateText.text(of: date), into: &arena)
+      return
+    }
+    guard number.isFinite else {
+      throw InvalidValue(value: number, message: nonFiniteMessage(number), index: nil)
+    }
+    StoredJSONEncoder.appendFiniteDouble(number, into: &arena)
+  }
+}

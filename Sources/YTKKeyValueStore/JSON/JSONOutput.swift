@@ -1,0 +1,168 @@
+/// Text being written: the stored form, by the writer, the canonicalizer and the Codable
+/// encoder.
+typealias JSONOutput = ScratchStack<UInt8>
+
+extension ScratchStack where Element == UInt8 {
+  /// The bytes written, as an array (one copy).
+  func bytes() -> [UInt8] {
+    withElements(from: 0) { Array($0) }
+  }
+
+  /// Calls `body` with the bytes written, borrowed for the call.
+  func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    try withElements(from: 0) { (bytes) throws(E) in try body(UnsafeRawBufferPointer(bytes)) }
+  }
+
+  /// Appends a copy of the bytes written at `start..<end`.
+  mutating func appendCopy(from start: Int, to end: Int) {
+    Self.check(start >= 0 && start <= end && end <= count)
+    let length = end - start
+    let distance = count - start
+    appendWriting(atMost: length) { target in
+      target.initialize(from: target - distance, count: length)
+      return length
+    }
+  }
+}
+
+extension JSONOutput {
+  /// Appends `literal`'s bytes.
+  mutating func appendLiteral(_ literal: StaticString) {
+    JSONWriter.appendLiteral(literal, into: &self)
+  }
+
+  /// Appends `value` in plain decimal (``JSONWriter``'s integers).
+  mutating func appendInteger(_ value: Int64) {
+    JSONWriter.appendInteger(value, into: &self)
+  }
+
+  /// Appends `string` quoted, with the format's escapes (``JSONWriter``'s strings).
+  mutating func appendString(_ string: String) {
+    JSONWriter.appendString(string, into: &self)
+  }
+
+  /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to
+  /// seven bytes with nothing to escape (most keys, and many values) is read as one word
+  /// (``ByteWords/loadShort(_:count:)``), checked and written whole, without a call.
+  mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+    let length = utf8.count
+    if length > 0, length < 8, let source = utf8.baseAddress {
+      let word = ByteWords.loadShort(source, count: length)
+      // The zero bytes above the string's would read as control characters: not looked at.
+      if JSONWriter.escapeMask(word) & ByteWords.firstBytes(length) == 0 {
+        // The quotes and the word, whatever the length.
+        appendWriting(atMost: 10) { target in
+          target[0] = JSONByte.quote
+          Self.store(word, at: target + 1)
+          target[length &+ 1] = JSONByte.quote
+          return length &+ 2
+        }
+        return
+      }
+    }
+    append(JSONByte.quote)
+    appendEscaped(utf8)
+    append(JSONByte.quote)
+  }
+
+  /// Appends `utf8` with the escapes the format requires (``JSONWriter/mustEscape(_:)``).
+  ///
+  /// A word at a time, without a call to copy a run: each eight bytes are found exactly which
+  /// need escaping (``JSONWriter/escapeMask(_:)``), and the bytes between those are written
+  /// by storing the rest of the word whole and moving on past what was meant. The text goes
+  /// in chunks of 512 bytes, each given room for all its bytes escaped as six and for the
+  /// eight bytes a store may reach past what is kept.
+  mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    guard let source = utf8.baseAddress else { return }
+    var chunkStart = 0
+    while chunkStart < utf8.count {
+      let chunkEnd = Swift.min(chunkStart + 512, utf8.count)
+      appendWriting(atMost: (chunkEnd - chunkStart) * 6 + 8) { target in
+        var end = 0
+        var index = chunkStart
+        while chunkEnd &- index >= 8 {
+          let word = UInt64(
+            littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
+          var mask = JSONWriter.escapeMask(word)
+          // The word's bytes not yet in the output, from the bit `restStart` of `word` on.
+          var rest = word
+          var restStart = 0
+          while mask != 0 {
+            // The first bit of the next byte to escape (the mask holds each one's high bit).
+            let start = mask.trailingZeroBitCount &- 7
+            mask &= mask &- 1
+            Self.store(rest, at: target + end)
+            end &+= (start &- restStart) &>> 3
+            let byte = UInt8(truncatingIfNeeded: word &>> UInt64(truncatingIfNeeded: start))
+            if byte >= 0x20 {
+              // A quote or a backslash is escaped as itself after a backslash: the backslash
+              // goes in front, and the byte goes out with the rest of the word.
+              target[end] = JSONByte.backslash
+              end &+= 1
+              rest = word &>> UInt64(truncatingIfNeeded: start)
+              restStart = start
+            } else {
+              end &+= Self.writeEscape(of: byte, at: target + end)
+              // Past the control character: nothing is left of the word after its last byte.
+              restStart = start &+ 8
+              rest = restStart < 64 ? word &>> UInt64(truncatingIfNeeded: restStart) : 0
+            }
+          }
+          Self.store(rest, at: target + end)
+          end &+= (64 &- restStart) &>> 3
+          index &+= 8
+        }
+        while index < chunkEnd {
+          let byte = source[index]
+          if JSONWriter.mustEscape(byte) {
+            end &+= Self.writeEscape(of: byte, at: target + end)
+          } else {
+            target[end] = byte
+            end &+= 1
+          }
+          index &+= 1
+        }
+        return end
+      }
+      chunkStart = chunkEnd
+    }
+  }
+
+  /// Stores the eight bytes of `word` (the first in its low byte) at `target`.
+  private static func store(_ word: UInt64, at target: UnsafeMutablePointer<UInt8>) {
+    UnsafeMutableRawPointer(target).storeBytes(of: word.littleEndian, as: UInt64.self)
+  }
+
+  /// Writes the escape of `byte`, one that must be escaped, at `target`, and returns its
+  /// length: two bytes, or six for a control character with no short form.
+  private static func writeEscape(of byte: UInt8, at target: UnsafeMutablePointer<UInt8>) -> Int {
+    target[0] = JSONByte.backslash
+    if byte >= 0x20 {
+      // A quote or a backslash: itself after the backslash.
+      target[1] = byte
+      return 2
+    }
+    return writeControlEscape(of: byte, at: target)
+  }
+
+  /// Writes the escape of a control character after its backslash, already at `target`.
+  private static func writeControlEscape(
+    of byte: UInt8, at target: UnsafeMutablePointer<UInt8>
+  ) -> Int {
+    switch byte {
+    case 0x08: target[1] = JSONByte.lowercaseB
+    case 0x0C: target[1] = JSONByte.lowercaseF
+    case 0x0A: target[1] = JSONByte.lowercaseN
+    case 0x0D: target[1] = JSONByte.lowercaseR
+    case 0x09: target[1] = JSONByte.lowercaseT
+    default:
+      target[1] = JSONByte.lowercaseU
+      target[2] = JSONByte.zero
+      target[3] = JSONByte.zero
+      target[4] = JSONByte.lowercaseHexDigits[Int(byte >> 4)]
+      target[5] = JSONByte.lowercaseHexDigits[Int(byte & 0x0F)]
+      return 6
+    }
+    return 2
+  }
+}
