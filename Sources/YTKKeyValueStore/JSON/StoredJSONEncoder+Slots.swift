@@ -21,48 +21,31 @@ extension StoredJSONEncoder.Encoding {
     }
   }
 
-  /// The keyed container of the encoder whose value goes to `reference`, made on the first
-  /// request; `JSONEncoder`'s rules for what may already be there.
-  func keyedContainer(in reference: SlotReference) -> Int {
+  /// The keyed (`isObject`) or unkeyed container of the encoder whose value goes to
+  /// `reference`, made on the first request; `JSONEncoder`'s rules for what may already be
+  /// there.
+  func container(isObject: Bool, in reference: SlotReference) -> Int {
     guard var slot = slot(reference) else {
       return misused("an Encoder was used after the value it encodes was finished", at: -1)
     }
-    if slot.object >= 0 { return slot.object }
-    if slot.array < 0, slot.single.kind == .none {
-      slot.object = newContainer(isObject: true, pathNode: slot.pathNode)
-    } else if slot.array < 0, isObject(slot.single) {
-      // A value encoded as an object through the single-value container: go on with it.
-      slot.object = slot.single.start
+    let (mine, other) = isObject ? (slot.object, slot.array) : (slot.array, slot.object)
+    if mine >= 0 { return mine }
+    let container: Int
+    if other < 0, slot.single.kind == .none {
+      container = newContainer(isObject: isObject, pathNode: slot.pathNode)
+    } else if other < 0, isObject ? self.isObject(slot.single) : isArray(slot.single) {
+      // A value of this kind encoded through the single-value container: go on with it.
+      container = slot.single.start
       slot.single = .none
-      containers[slot.object].pathNode = slot.pathNode
+      containers[container].pathNode = slot.pathNode
     } else {
       return misused(
-        "a keyed container was requested where a value was already encoded",
-        at: slot.pathNode)
+        "\(isObject ? "a keyed" : "an unkeyed") container was requested where a value was "
+          + "already encoded", at: slot.pathNode, isObject: isObject)
     }
+    if isObject { slot.object = container } else { slot.array = container }
     setSlot(reference, slot)
-    return slot.object
-  }
-
-  /// The unkeyed container of the encoder whose value goes to `reference`.
-  func unkeyedContainer(in reference: SlotReference) -> Int {
-    guard var slot = slot(reference) else {
-      return misused("an Encoder was used after the value it encodes was finished", at: -1)
-    }
-    if slot.array >= 0 { return slot.array }
-    if slot.object < 0, slot.single.kind == .none {
-      slot.array = newContainer(isObject: false, pathNode: slot.pathNode)
-    } else if slot.object < 0, isArray(slot.single) {
-      slot.array = slot.single.start
-      slot.single = .none
-      containers[slot.array].pathNode = slot.pathNode
-    } else {
-      return misused(
-        "an unkeyed container was requested where a value was already encoded",
-        at: slot.pathNode, isObject: false)
-    }
-    setSlot(reference, slot)
-    return slot.array
+    return container
   }
 
   /// Records what a single-value container encoded.

@@ -22,11 +22,11 @@ extension StoredJSONEncoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
       KeyedEncodingContainer(
-        KeyedContainer<Key>(encoding: encoding, container: encoding.keyedContainer(in: slot)))
+        KeyedContainer<Key>(encoding: encoding, container: encoding.container(isObject: true, in: slot)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-      UnkeyedContainer(encoding: encoding, container: encoding.unkeyedContainer(in: slot))
+      UnkeyedContainer(encoding: encoding, container: encoding.container(isObject: false, in: slot))
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
