@@ -22,7 +22,8 @@ extension StoredJSONEncoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
       KeyedEncodingContainer(
-        KeyedContainer<Key>(encoding: encoding, container: encoding.container(isObject: true, in: slot)))
+        KeyedContainer<Key>(
+          encoding: encoding, container: encoding.container(isObject: true, in: slot)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
