@@ -108,70 +108,34 @@ extension StoredJSONEncoder {
       encoding.endMember(member, in: container)
     }
 
-    private func nonFinite<Number: BinaryFloatingPoint>(
-      _ number: Number, _ key: Key
-    ) -> EncodingError {
-      EncodingError.invalidValue(
-        number,
-        EncodingError.Context(
-          codingPath: codingPath + [key], debugDescription: encoding.nonFiniteMessage(number)))
+    /// Writes `key`, then `value`'s text after it.
+    private func add<T: StoredJSONScalar>(_ value: T, _ key: Key) throws {
+      if let message = value.unstorableMessage {
+        throw EncodingError.invalidValue(
+          value, EncodingError.Context(codingPath: codingPath + [key], debugDescription: message))
+      }
+      add(key) { value.appendStored(to: &$0) }
     }
 
-    mutating func encodeNil(forKey key: Key) throws {
-      add(key) { $0.appendLiteral("null") }
-    }
-    mutating func encode(_ value: Bool, forKey key: Key) throws {
-      add(key) { $0.appendLiteral(value ? "true" : "false") }
-    }
-    mutating func encode(_ value: String, forKey key: Key) throws {
-      add(key) { $0.appendString(value) }
-    }
-    mutating func encode(_ value: Double, forKey key: Key) throws {
-      guard value.isFinite else { throw nonFinite(value, key) }
-      add(key) { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
-    }
-    mutating func encode(_ value: Float, forKey key: Key) throws {
-      guard value.isFinite else { throw nonFinite(value, key) }
-      add(key) { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
-    }
-    mutating func encode(_ value: Int, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int8, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int16, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int32, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int64, forKey key: Key) throws {
-      add(key) { $0.appendInteger(value) }
-    }
+    mutating func encodeNil(forKey key: Key) throws { add(key) { $0.appendLiteral("null") } }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try add(value, key) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128, forKey key: Key) throws {
-      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
-    mutating func encode(_ value: UInt, forKey key: Key) throws {
-      add(key) { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
-    }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws {
-      add(key) { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws {
-      add(key) { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
-    }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try add(value, key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try add(value, key) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128, forKey key: Key) throws {
-      add(key) { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
       let member = encoding.beginMember(name(key))
       let encoded = try encoding.encodeNested(value, parent: pathNode, key: key)
@@ -247,67 +211,36 @@ extension StoredJSONEncoder {
       encoding.endElement(startingAt: start, in: container)
     }
 
-    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
-      EncodingError.invalidValue(
-        number,
-        EncodingError.Context(
-          codingPath: codingPath + [IndexKey(count)],
-          debugDescription: encoding.nonFiniteMessage(number)))
+    /// Adds `value` as the next element.
+    private func add<T: StoredJSONScalar>(_ value: T) throws {
+      if let message = value.unstorableMessage {
+        throw EncodingError.invalidValue(
+          value,
+          EncodingError.Context(
+            codingPath: codingPath + [IndexKey(count)], debugDescription: message))
+      }
+      add { value.appendStored(to: &$0) }
     }
 
     mutating func encodeNil() throws { add { $0.appendLiteral("null") } }
-    mutating func encode(_ value: Bool) throws {
-      add { $0.appendLiteral(value ? "true" : "false") }
-    }
-    mutating func encode(_ value: String) throws {
-      add { $0.appendString(value) }
-    }
-    mutating func encode(_ value: Double) throws {
-      guard value.isFinite else { throw nonFinite(value) }
-      add { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
-    }
-    mutating func encode(_ value: Float) throws {
-      guard value.isFinite else { throw nonFinite(value) }
-      add { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
-    }
-    mutating func encode(_ value: Int) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int8) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int16) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int32) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int64) throws {
-      add { $0.appendInteger(value) }
-    }
+    mutating func encode(_ value: Bool) throws { try add(value) }
+    mutating func encode(_ value: String) throws { try add(value) }
+    mutating func encode(_ value: Double) throws { try add(value) }
+    mutating func encode(_ value: Float) throws { try add(value) }
+    mutating func encode(_ value: Int) throws { try add(value) }
+    mutating func encode(_ value: Int8) throws { try add(value) }
+    mutating func encode(_ value: Int16) throws { try add(value) }
+    mutating func encode(_ value: Int32) throws { try add(value) }
+    mutating func encode(_ value: Int64) throws { try add(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws {
-      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
-    mutating func encode(_ value: UInt) throws {
-      add { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
-    }
-    mutating func encode(_ value: UInt8) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt16) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt32) throws {
-      add { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt64) throws {
-      add { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
-    }
+    mutating func encode(_ value: Int128) throws { try add(value) }
+    mutating func encode(_ value: UInt) throws { try add(value) }
+    mutating func encode(_ value: UInt8) throws { try add(value) }
+    mutating func encode(_ value: UInt16) throws { try add(value) }
+    mutating func encode(_ value: UInt32) throws { try add(value) }
+    mutating func encode(_ value: UInt64) throws { try add(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws {
-      add { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
+    mutating func encode(_ value: UInt128) throws { try add(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
       let encoded = try encoding.encodeElement(value, parent: pathNode, index: count)
       encoding.addElement(encoded, in: container)
@@ -354,66 +287,34 @@ extension StoredJSONEncoder {
       encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)
     }
 
-    private func nonFinite<Number: BinaryFloatingPoint>(_ number: Number) -> EncodingError {
-      EncodingError.invalidValue(
-        number,
-        EncodingError.Context(
-          codingPath: codingPath, debugDescription: encoding.nonFiniteMessage(number)))
+    /// Records `value`.
+    private func set<T: StoredJSONScalar>(_ value: T) throws {
+      if let message = value.unstorableMessage {
+        throw EncodingError.invalidValue(
+          value, EncodingError.Context(codingPath: codingPath, debugDescription: message))
+      }
+      set { value.appendStored(to: &$0) }
     }
 
     mutating func encodeNil() throws { set { $0.appendLiteral("null") } }
-    mutating func encode(_ value: Bool) throws {
-      set { $0.appendLiteral(value ? "true" : "false") }
-    }
-    mutating func encode(_ value: String) throws {
-      set { $0.appendString(value) }
-    }
-    mutating func encode(_ value: Double) throws {
-      guard value.isFinite else { throw nonFinite(value) }
-      set { StoredJSONEncoder.appendFiniteDouble(value, into: &$0) }
-    }
-    mutating func encode(_ value: Float) throws {
-      guard value.isFinite else { throw nonFinite(value) }
-      set { StoredJSONEncoder.appendFiniteFloat(value, into: &$0) }
-    }
-    mutating func encode(_ value: Int) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int8) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int16) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int32) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: Int64) throws {
-      set { $0.appendInteger(value) }
-    }
+    mutating func encode(_ value: Bool) throws { try set(value) }
+    mutating func encode(_ value: String) throws { try set(value) }
+    mutating func encode(_ value: Double) throws { try set(value) }
+    mutating func encode(_ value: Float) throws { try set(value) }
+    mutating func encode(_ value: Int) throws { try set(value) }
+    mutating func encode(_ value: Int8) throws { try set(value) }
+    mutating func encode(_ value: Int16) throws { try set(value) }
+    mutating func encode(_ value: Int32) throws { try set(value) }
+    mutating func encode(_ value: Int64) throws { try set(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws {
-      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
-    mutating func encode(_ value: UInt) throws {
-      set { StoredJSONEncoder.appendUnsigned(UInt64(value), into: &$0) }
-    }
-    mutating func encode(_ value: UInt8) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt16) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt32) throws {
-      set { $0.appendInteger(Int64(value)) }
-    }
-    mutating func encode(_ value: UInt64) throws {
-      set { StoredJSONEncoder.appendUnsigned(value, into: &$0) }
-    }
+    mutating func encode(_ value: Int128) throws { try set(value) }
+    mutating func encode(_ value: UInt) throws { try set(value) }
+    mutating func encode(_ value: UInt8) throws { try set(value) }
+    mutating func encode(_ value: UInt16) throws { try set(value) }
+    mutating func encode(_ value: UInt32) throws { try set(value) }
+    mutating func encode(_ value: UInt64) throws { try set(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws {
-      set { StoredJSONEncoder.appendInteger(value, into: &$0) }
-    }
+    mutating func encode(_ value: UInt128) throws { try set(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
       set(try encoding.encodeSingle(value, pathNode: pathNode))
     }

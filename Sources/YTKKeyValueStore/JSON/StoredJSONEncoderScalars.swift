@@ -7,6 +7,74 @@
 // How scalars are stored: as the number (or string) that `JSONEncoder`'s text for them reads
 // back as, written the way JSONWriter writes it.
 
+/// A type the Codable containers take as such (`encode(_: Int8)`, …): the encoder writes
+/// its values itself, the same way in every container and in arrays of them.
+protocol StoredJSONScalar: Encodable, Sendable {
+  /// Why the value has no JSON form (a NaN or infinite number), or nil.
+  var unstorableMessage: String? { get }
+  /// Appends the value's stored text; the value must be storable.
+  func appendStored(to output: inout JSONOutput)
+}
+
+extension StoredJSONScalar {
+  var unstorableMessage: String? { nil }
+}
+
+extension Bool: StoredJSONScalar {
+  func appendStored(to output: inout JSONOutput) {
+    output.appendLiteral(self ? "true" : "false")
+  }
+}
+
+extension String: StoredJSONScalar {
+  func appendStored(to output: inout JSONOutput) { output.appendString(self) }
+}
+
+extension Double: StoredJSONScalar {
+  var unstorableMessage: String? { isFinite ? nil : StoredJSONEncoder.nonFiniteMessage(self) }
+  func appendStored(to output: inout JSONOutput) {
+    StoredJSONEncoder.appendFiniteDouble(self, into: &output)
+  }
+}
+
+extension Float: StoredJSONScalar {
+  var unstorableMessage: String? { isFinite ? nil : StoredJSONEncoder.nonFiniteMessage(self) }
+  /// Its own `description` without ".0", read as a double.
+  func appendStored(to output: inout JSONOutput) {
+    _ = StoredJSONEncoder.appendNumberText(description, into: &output)
+  }
+}
+
+/// The integer types: an integer within `Int64`; beyond it (a large `UInt64`, `UInt`,
+/// `Int128` or `UInt128`), the double its decimal text reads as, as the reader reads integer
+/// syntax too large for `Int64`.
+protocol StoredJSONInteger: StoredJSONScalar, FixedWidthInteger {}
+
+extension StoredJSONInteger {
+  func appendStored(to output: inout JSONOutput) {
+    if let small = Int64(exactly: self) {
+      output.appendInteger(small)
+    } else {
+      _ = StoredJSONEncoder.appendNumberText(description, into: &output)
+    }
+  }
+}
+
+extension Int: StoredJSONInteger {}
+extension Int8: StoredJSONInteger {}
+extension Int16: StoredJSONInteger {}
+extension Int32: StoredJSONInteger {}
+extension Int64: StoredJSONInteger {}
+extension UInt: StoredJSONInteger {}
+extension UInt8: StoredJSONInteger {}
+extension UInt16: StoredJSONInteger {}
+extension UInt32: StoredJSONInteger {}
+extension UInt64: StoredJSONInteger {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Int128: StoredJSONInteger {}
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension UInt128: StoredJSONInteger {}
+
 extension StoredJSONEncoder {
   /// Appends a finite `Double` as `JSONEncoder` and the reader make it: `JSONEncoder`
   /// prints `description` without a trailing ".0", and the reader reads integer syntax as
@@ -19,40 +87,8 @@ extension StoredJSONEncoder {
     {
       output.appendInteger(Int64(double))
     } else {
-      appendDouble(double, into: &output)
-    }
-  }
-
-  /// Appends a finite double as JSONWriter writes it.
-  static func appendDouble(_ double: Double, into output: inout JSONOutput) {
-    // Cannot throw: the number is finite.
-    try? JSONWriter.appendDouble(double, lenient: false, into: &output)
-  }
-
-  /// Appends a finite `Float`: its own `description` without ".0", read as a double.
-  static func appendFiniteFloat(_ float: Float, into output: inout JSONOutput) {
-    _ = appendNumberText(float.description, into: &output)
-  }
-
-  /// Appends a `UInt64`: an integer up to `Int64.max`, beyond it the nearest double (the
-  /// reader's rule for integer syntax too large for `Int64`).
-  static func appendUnsigned(_ integer: UInt64, into output: inout JSONOutput) {
-    if let small = Int64(exactly: integer) {
-      output.appendInteger(small)
-    } else {
-      try? JSONWriter.appendDouble(Double(integer), lenient: false, into: &output)
-    }
-  }
-
-  /// Appends an `Int128` or `UInt128`: an integer within `Int64`, beyond it the double its
-  /// decimal text reads as.
-  static func appendInteger<Integer: FixedWidthInteger>(
-    _ integer: Integer, into output: inout JSONOutput
-  ) {
-    if let small = Int64(exactly: integer) {
-      output.appendInteger(small)
-    } else {
-      _ = appendNumberText(integer.description, into: &output)
+      // Cannot throw: the number is finite.
+      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
     }
   }
 
@@ -86,136 +122,70 @@ extension StoredJSONEncoder {
   static func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
     "Unable to encode \(Number.self).\(number) directly in JSON."
   }
-
-  /// The arrays written in one go rather than element by element through an unkeyed
-  /// container: those of the standard numeric types and of strings, exactly (not optionals
-  /// or other collections). The text is the same either way.
-  enum DirectArray {
-    case string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64
-    case double, float, int128, uint128
-
-    static func kind<T>(of type: T.Type) -> DirectArray? {
-      // An array is one reference: most other types are told apart without comparisons.
-      guard MemoryLayout<T>.size == MemoryLayout<[Int]>.size else { return nil }
-      if type == [String].self { return .string }
-      if type == [Int].self { return .int }
-      if type == [Double].self { return .double }
-      if type == [Int64].self { return .int64 }
-      if type == [UInt8].self { return .uint8 }
-      if type == [Float].self { return .float }
-      if type == [Int8].self { return .int8 }
-      if type == [Int16].self { return .int16 }
-      if type == [Int32].self { return .int32 }
-      if type == [UInt].self { return .uint }
-      if type == [UInt16].self { return .uint16 }
-      if type == [UInt32].self { return .uint32 }
-      if type == [UInt64].self { return .uint64 }
-      if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-        if type == [Int128].self { return .int128 }
-        if type == [UInt128].self { return .uint128 }
-      }
-      return nil
-    }
-  }
 }
 
 extension StoredJSONEncoder.Encoding {
-  func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
-    StoredJSONEncoder.nonFiniteMessage(number)
-  }
-
   /// Encodes an array of numbers or strings (an `[Int]`, `[String]`, `[Double]`...) as an
   /// array container holding one run of elements: the same text as through an unkeyed
   /// container, written without a call per element.
-  func encodeDirectArray<T>(
-    _ value: T, kind: StoredJSONEncoder.DirectArray
+  func encodeScalars<Element: StoredJSONScalar>(
+    _ elements: [Element]
   ) throws(StoredJSONEncoder.InvalidValue) -> Value {
+    for index in elements.indices {
+      if let message = elements[index].unstorableMessage {
+        throw StoredJSONEncoder.InvalidValue(value: elements[index], message: message, index: index)
+      }
+    }
     let container = newContainer(isObject: false, pathNode: -1)
     let start = arena.count
-    let count = try appendElements(value, kind: kind)
-    if count > 0 {
+    for index in elements.indices {
+      if index > 0 { arena.append(JSONByte.comma) }
+      elements[index].appendStored(to: &arena)
+    }
+    if !elements.isEmpty {
       addElement(
-        Value(kind: .text, start: start, end: arena.count), in: container, elementCount: count)
+        Value(kind: .text, start: start, end: arena.count), in: container,
+        elementCount: elements.count)
     }
     return .container(container)
   }
 
-  /// Appends the elements of the array `value`, with commas between them; returns how many.
-  private func appendElements<T>(
-    _ value: T, kind: StoredJSONEncoder.DirectArray
-  ) throws(StoredJSONEncoder.InvalidValue) -> Int {
-    typealias Encoder = StoredJSONEncoder
-    switch kind {
-    case .string:
-      return appendElements(value, as: [String].self) { $1.appendString($0) }
-    case .int:
-      return appendElements(value, as: [Int].self) { $1.appendInteger(Int64($0)) }
-    case .int8:
-      return appendElements(value, as: [Int8].self) { $1.appendInteger(Int64($0)) }
-    case .int16:
-      return appendElements(value, as: [Int16].self) { $1.appendInteger(Int64($0)) }
-    case .int32:
-      return appendElements(value, as: [Int32].self) { $1.appendInteger(Int64($0)) }
-    case .int64:
-      return appendElements(value, as: [Int64].self) { $1.appendInteger($0) }
-    case .uint:
-      return appendElements(value, as: [UInt].self) {
-        Encoder.appendUnsigned(UInt64($0), into: &$1)
-      }
-    case .uint8:
-      return appendElements(value, as: [UInt8].self) { $1.appendInteger(Int64($0)) }
-    case .uint16:
-      return appendElements(value, as: [UInt16].self) { $1.appendInteger(Int64($0)) }
-    case .uint32:
-      return appendElements(value, as: [UInt32].self) { $1.appendInteger(Int64($0)) }
-    case .uint64:
-      return appendElements(value, as: [UInt64].self) { Encoder.appendUnsigned($0, into: &$1) }
-    case .double:
-      let array = Encoder.cast(value, to: [Double].self)
-      if let bad = array.firstIndex(where: { !$0.isFinite }) {
-        throw Encoder.InvalidValue(
-          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
-      }
-      return appendElements(array, as: [Double].self) {
-        Encoder.appendFiniteDouble($0, into: &$1)
-      }
-    case .float:
-      let array = Encoder.cast(value, to: [Float].self)
-      if let bad = array.firstIndex(where: { !$0.isFinite }) {
-        throw Encoder.InvalidValue(
-          value: array[bad], message: nonFiniteMessage(array[bad]), index: bad)
-      }
-      return appendElements(array, as: [Float].self) { Encoder.appendFiniteFloat($0, into: &$1) }
-    case .int128:
-      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
-        return 0
-      }
-      return appendElements(value, as: [Int128].self) { Encoder.appendInteger($0, into: &$1) }
-    case .uint128:
-      guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
-        return 0
-      }
-      return appendElements(value, as: [UInt128].self) { Encoder.appendInteger($0, into: &$1) }
+  /// Encodes `value` in one go if it is an array of one of the scalar types (exactly: not
+  /// of optionals, nor another collection); nil otherwise.
+  func encodeScalarArray<T>(_ value: T) throws(StoredJSONEncoder.InvalidValue) -> Value? {
+    // An array is one reference: most other types are told apart without comparisons.
+    guard MemoryLayout<T>.size == MemoryLayout<[Int]>.size else { return nil }
+    // Inlined where it is called, so that each call is specialized for its element type.
+    @inline(__always)
+    func scalars<Element: StoredJSONScalar>(
+      _: Element.Type
+    ) throws(StoredJSONEncoder.InvalidValue) -> Value {
+      try encodeScalars(StoredJSONEncoder.cast(value, to: [Element].self))
     }
-  }
-
-  private func appendElements<T, Element>(
-    _ value: T, as type: [Element].Type, _ append: (Element, inout JSONOutput) -> Void
-  ) -> Int {
-    let array = StoredJSONEncoder.cast(value, to: type)
-    var isFirst = true
-    for element in array {
-      if !isFirst { arena.append(JSONByte.comma) }
-      isFirst = false
-      append(element, &arena)
+    if T.self == [String].self { return try scalars(String.self) }
+    if T.self == [Int].self { return try scalars(Int.self) }
+    if T.self == [Double].self { return try scalars(Double.self) }
+    if T.self == [Int64].self { return try scalars(Int64.self) }
+    if T.self == [UInt8].self { return try scalars(UInt8.self) }
+    if T.self == [Float].self { return try scalars(Float.self) }
+    if T.self == [Bool].self { return try scalars(Bool.self) }
+    if T.self == [Int8].self { return try scalars(Int8.self) }
+    if T.self == [Int16].self { return try scalars(Int16.self) }
+    if T.self == [Int32].self { return try scalars(Int32.self) }
+    if T.self == [UInt].self { return try scalars(UInt.self) }
+    if T.self == [UInt16].self { return try scalars(UInt16.self) }
+    if T.self == [UInt32].self { return try scalars(UInt32.self) }
+    if T.self == [UInt64].self { return try scalars(UInt64.self) }
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+      if T.self == [Int128].self { return try scalars(Int128.self) }
+      if T.self == [UInt128].self { return try scalars(UInt128.self) }
     }
-    return array.count
+    return nil
   }
 }
 
 extension StoredJSONEncoder.Encoding {
   typealias InvalidValue = StoredJSONEncoder.InvalidValue
-  typealias DirectArray = StoredJSONEncoder.DirectArray
 
   /// Writes the types `JSONEncoder` encodes its own way rather than through their
   /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
@@ -232,7 +202,7 @@ extension StoredJSONEncoder.Encoding {
       let data = StoredJSONEncoder.cast(value, to: Data.self)
       guard strategies.data == .base64 else {
         // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
-        return try encodeDirectArray(Array(data), kind: .uint8)
+        return try encodeScalars(Array(data))
       }
       StoredJSONEncoder.appendBase64(data, into: &arena)
     } else if T.self == Decimal.self {
@@ -242,8 +212,8 @@ extension StoredJSONEncoder.Encoding {
         throw InvalidValue(
           value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
       }
-    } else if let kind = DirectArray.kind(of: T.self) {
-      return try encodeDirectArray(value, kind: kind)
+    } else if let array = try encodeScalarArray(value) {
+      return array
     } else {
       return nil
     }
@@ -266,7 +236,8 @@ extension StoredJSONEncoder.Encoding {
       return
     }
     guard number.isFinite else {
-      throw InvalidValue(value: number, message: nonFiniteMessage(number), index: nil)
+      throw InvalidValue(
+        value: number, message: StoredJSONEncoder.nonFiniteMessage(number), index: nil)
     }
     StoredJSONEncoder.appendFiniteDouble(number, into: &arena)
   }
