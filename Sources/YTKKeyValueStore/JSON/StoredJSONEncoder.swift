@@ -256,33 +256,19 @@ extension StoredJSONEncoder {
       return try encodeInNewSlot(value, pathNode: -1)
     }
 
-    /// Encodes a value nested in a container, under `key` below the path node `parent`:
-    /// the text of a type `JSONEncoder` treats specially, or whatever its `encode(to:)`
-    /// writes, `{}` if nothing.
-    func encodeNested<T: Encodable>(
-      _ value: T, parent: Int, key: some CodingKey
-    ) throws -> Value {
+    /// Encodes a value nested in a container, at the path step `step` (a member's key, or
+    /// an element's index, below its container's path node): the text of a type
+    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes, `{}` if nothing.
+    func encodeNested<T: Encodable>(_ value: T, at step: PathNode) throws -> Value {
       do {
         if let special = try encodeSpecial(value) { return special }
       } catch {
-        throw invalidValue(error, at: codingPath(at: parent) + [key])
+        throw invalidValue(
+          error, at: codingPath(at: step.parent) + [step.key ?? IndexKey(step.index)])
       }
       let mark = path.count
       defer { truncatePath(to: mark) }
-      path.append(PathNode(parent: parent, key: key, index: -1))
-      return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
-    }
-
-    /// Encodes a value nested in an unkeyed container, as element `index`.
-    func encodeElement<T: Encodable>(_ value: T, parent: Int, index: Int) throws -> Value {
-      do {
-        if let special = try encodeSpecial(value) { return special }
-      } catch {
-        throw invalidValue(error, at: codingPath(at: parent) + [IndexKey(index)])
-      }
-      let mark = path.count
-      defer { truncatePath(to: mark) }
-      path.append(PathNode(parent: parent, key: nil, index: index))
+      path.append(step)
       return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
     }
 

@@ -138,7 +138,8 @@ extension StoredJSONEncoder {
     mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
       let member = encoding.beginMember(name(key))
-      let encoded = try encoding.encodeNested(value, parent: pathNode, key: key)
+      let encoded = try encoding.encodeNested(
+        value, at: PathNode(parent: pathNode, key: key, index: -1))
       encoding.addMember(member, value: encoded, in: container)
     }
 
@@ -242,7 +243,8 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try add(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      let encoded = try encoding.encodeElement(value, parent: pathNode, index: count)
+      let encoded = try encoding.encodeNested(
+        value, at: PathNode(parent: pathNode, key: nil, index: count))
       encoding.addElement(encoded, in: container)
     }
 
@@ -383,7 +385,9 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
     for (key, value) in self {
       let member = encoding.beginMember(key)
       let encoded = try encoding.encodeNested(
-        value, parent: pathNode, key: StringKey(stringValue: key))
+        value,
+        at: StoredJSONEncoder.PathNode(
+          parent: pathNode, key: StringKey(stringValue: key), index: -1))
       encoding.addMember(member, value: encoded, in: object)
     }
     return .container(object)
