@@ -740,9 +740,6 @@ func byteWordsScenario(_ c: inout Checker) -> String {
       "ByteWords.firstBytes(\(count))")
     checked += 1
   }
-  c.expect(
-    ByteWords.firstBytes(8) == UInt64.max && ByteWords.firstBytes(9) == UInt64.max,
-    "ByteWords.firstBytes from eight on")
   // Keys ordered by their bytes: the prefixes are the bytes' big-endian numbers, and a run
   // sorted keeping the last of repeated keys is in byte order with no key twice.
   var runs = 0

@@ -150,6 +150,33 @@ struct StoredJSONEncoderTests {
     }
   }
 
+  @Test(
+    "an array of each scalar type is written in one go as JSONEncoder writes it, alone and in a struct"
+  )
+  func arraysOfScalars() throws {
+    try expectSame([true, false])
+    try expectSame(["a", "\u{0}\"é"])
+    try expectSame([1.5, -0.0, 2, 1e300])
+    try expectSame([Float(0.1), 3])
+    try expectSame([Int.min, 0, Int.max])
+    try expectSame([Int8.min, Int8.max])
+    try expectSame([Int16.min, Int16.max])
+    try expectSame([Int32.min, Int32.max])
+    try expectSame([Int64.min, Int64.max])
+    try expectSame([UInt.max, 0])
+    try expectSame([UInt8.max, 0])
+    try expectSame([UInt16.max])
+    try expectSame([UInt32.max])
+    try expectSame([UInt64.max, 1 << 63, 0])
+    try expectSame(Wrapped([Int8(1), 2]))
+    try expectSame([[1, 2], [3]])
+    try expectSame([Int]())
+    try expectSame(Wrapped([String]()))
+    // A non-finite element: the error names its index.
+    try expectBothThrow([1.0, .nan])
+    try expectBothThrow(Wrapped([Float(1), .infinity]))
+  }
+
   @Test("Float goes through its own description, then is read as a Double")
   func floats() throws {
     #expect(try text(Float(0.1)) == "0.1")

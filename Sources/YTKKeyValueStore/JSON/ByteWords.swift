@@ -1,10 +1,10 @@
 /// Up to eight bytes of text as one word, the first in its low byte: the writer checks and
 /// copies short strings a word at a time, and orders keys by their first eight bytes.
 enum ByteWords {
-  /// A mask of the first `count` bytes of a word (the first in its low byte); all eight from
-  /// eight on.
+  /// A mask of the first `count` bytes of a word (the first in its low byte), for a count
+  /// of zero to seven.
   static func firstBytes(_ count: Int) -> UInt64 {
-    count >= 8 ? UInt64.max : (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
+    (UInt64(1) &<< (UInt64(truncatingIfNeeded: count) &* 8)) &- 1
   }
 
   /// The `count` bytes at `source`, none to seven, as a word with the first in its low byte

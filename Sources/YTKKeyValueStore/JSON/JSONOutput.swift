@@ -73,7 +73,8 @@ extension JSONOutput {
   /// in chunks of 512 bytes, each given room for all its bytes escaped as six and for the
   /// eight bytes a store may reach past what is kept.
   mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-    guard let source = utf8.baseAddress else { return }
+    // Not empty inside the loop, so it has an address.
+    let source = utf8.baseAddress
     var chunkStart = 0
     while chunkStart < utf8.count {
       let chunkEnd = Swift.min(chunkStart + 512, utf8.count)
@@ -82,7 +83,7 @@ extension JSONOutput {
         var index = chunkStart
         while chunkEnd &- index >= 8 {
           let word = UInt64(
-            littleEndian: UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
+            littleEndian: UnsafeRawPointer(source! + index).loadUnaligned(as: UInt64.self))
           var mask = JSONWriter.escapeMask(word)
           // The word's bytes not yet in the output, from the bit `restStart` of `word` on.
           var rest = word
@@ -113,7 +114,7 @@ extension JSONOutput {
           index &+= 8
         }
         while index < chunkEnd {
-          let byte = source[index]
+          let byte = source![index]
           if JSONWriter.mustEscape(byte) {
             end &+= Self.writeEscape(of: byte, at: target + end)
           } else {

@@ -417,15 +417,11 @@ struct JSONScanner {
     }
   }
 
-  /// Re-reads the string, found valid by an earlier scan, whose text is `string.start..<
-  /// string.end`, and returns it.
+  /// Re-reads the string with escapes, found valid by an earlier scan, whose text is
+  /// `string.start..<string.end`, and returns it decoded.
   mutating func decodedString(_ string: JSONScannedString) -> String {
-    let text = UnsafeBufferPointer(rebasing: input[string.start..<string.end])
-    if !string.hasEscapes {
-      return String(decoding: text, as: UTF8.self)
-    }
     position = string.start - 1
-    return String(unsafeUninitializedCapacity: text.count) { buffer in
+    return String(unsafeUninitializedCapacity: string.end - string.start) { buffer in
       rescanText(into: UnsafeMutableRawBufferPointer(buffer))
     }
   }
@@ -439,7 +435,7 @@ struct JSONScanner {
     }
     let byte = input[position + 1]
     position += 2
-    if let decoded = Self.shortEscape(byte) { return UInt32(decoded) }
+    // The short escapes are read by the caller.
     guard byte == JSONByte.lowercaseU else {
       throw error("invalid escape sequence \\\(describeEscaped(byte)) in string", at: escapeStart)
     }
@@ -518,14 +514,14 @@ struct JSONScanner {
     }
   }
 
-  /// The length of the well-formed UTF-8 sequence at `index` of `bytes`, following the table
-  /// of well-formed byte sequences in Unicode 3.9; nil if it is ill-formed or cut short.
+  /// The length of the well-formed UTF-8 sequence that starts with the byte of 0x80 or above
+  /// at `index` of `bytes`, following the table of well-formed byte sequences in Unicode 3.9;
+  /// nil if it is ill-formed or cut short.
   /// (Checked here rather than by `String(validating:as:)`, which needs macOS 15 / iOS 18.)
   static func wellFormedUTF8Length(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
     let length: Int
     var secondRange: ClosedRange<UInt8> = 0x80...0xBF
     switch bytes[index] {
-    case 0x00...0x7F: return 1
     case 0xC2...0xDF: length = 2
     case 0xE0:
       length = 3

@@ -98,11 +98,8 @@ package enum JSONWriter {
   static func describingBytes(_ value: JSONValue) -> [UInt8] {
     var output = JSONOutput(capacity: estimatedSize(of: value))
     defer { output.release() }
-    do {
-      try append(value, lenient: true, into: &output)
-    } catch {
-      // Unreachable: in lenient mode nothing throws.
-    }
+    // In lenient mode nothing throws.
+    try? append(value, lenient: true, into: &output)
     return output.bytes()
   }
 
@@ -383,25 +380,6 @@ package enum JSONWriter {
   /// valid, so the output is too.
   static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout JSONOutput) {
     output.appendEscaped(utf8)
-  }
-
-  /// The index of the first byte at or after `start` that must be escaped (below 0x20, `"`
-  /// or `\`), or `utf8.count` if there is none; eight bytes at a time.
-  static func firstByteToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-    var index = start
-    if let base = utf8.baseAddress {
-      while utf8.count - index >= 8 {
-        let flags = escapeMask(
-          UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)))
-        if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
-        index += 8
-      }
-    }
-    while index < utf8.count {
-      if mustEscape(utf8[index]) { return index }
-      index += 1
-    }
-    return index
   }
 
   /// The high bit of each byte of `word` (the first in its low byte) that must be escaped.

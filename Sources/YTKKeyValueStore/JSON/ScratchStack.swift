@@ -88,12 +88,6 @@ struct ScratchStack<Element> {
     UnsafeBufferPointer(start: base, count: count)
   }
 
-  /// The element at `index`, in place, for the call only.
-  func withElement<R>(at index: Int, _ body: (UnsafePointer<Element>) -> R) -> R {
-    Self.check(index >= 0 && index < count)
-    return body(base + index)
-  }
-
   /// The elements from `start` on, in place, for the call only.
   func withElements<R, E: Error>(
     from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) throws(E) -> R

@@ -41,47 +41,38 @@ extension StoredJSONDecoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-      switch document.tape[value].kind {
-      case .object:
-        return KeyedDecodingContainer(
-          KeyedContainer<Key>(document: document, object: value, path: path))
-      case .null:
-        throw DecodingError.valueNotFound(
-          [String: Any].self,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription: "Cannot get keyed decoding container -- found null value instead"))
-      default:
-        throw DecodingError.typeMismatch(
-          [String: Any].self,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription:
-              "Expected to decode \([String: Any].self) but found "
-              + "\(document.kindDescription(at: value)) instead."))
-      }
+      try expectContainer(.object, [String: Any].self, "keyed")
+      return KeyedDecodingContainer(
+        KeyedContainer<Key>(document: document, object: value, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-      switch document.tape[value].kind {
-      case .array:
-        return UnkeyedContainer(document: document, array: value, path: path)
-      case .null:
+      try expectContainer(.array, [Any].self, "unkeyed")
+      return UnkeyedContainer(document: document, array: value, path: path)
+    }
+
+    /// Throws `JSONDecoder`'s error unless the value is of `kind` (an object or an array),
+    /// which a container of `type` (its `kindName`, in messages) reads.
+    private func expectContainer(
+      _ kind: JSONTapeEntry.Kind, _ type: Any.Type, _ kindName: String
+    ) throws {
+      let found = document.tape[value].kind
+      guard found != kind else { return }
+      if found == .null {
         throw DecodingError.valueNotFound(
-          [Any].self,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription: "Cannot get unkeyed decoding container -- found null value instead"
-          ))
-      default:
-        throw DecodingError.typeMismatch(
-          [Any].self,
+          type,
           DecodingError.Context(
             codingPath: codingPath,
             debugDescription:
-              "Expected to decode \([Any].self) but found "
-              + "\(document.kindDescription(at: value)) instead."))
+              "Cannot get \(kindName) decoding container -- found null value instead"))
       }
+      throw DecodingError.typeMismatch(
+        type,
+        DecodingError.Context(
+          codingPath: codingPath,
+          debugDescription:
+            "Expected to decode \(type) but found \(document.kindDescription(at: value)) instead."
+        ))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
