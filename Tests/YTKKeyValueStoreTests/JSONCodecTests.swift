@@ -263,6 +263,17 @@ struct JSONCodecTests {
         }
       }
     }
+    // A run of plain text that fills the scratch space to within a few bytes, then each kind
+    // of escape: the escape is the first thing that does not fit.
+    for plain in 505...515 {
+      for escape in escapes {
+        let text = String(repeating: "a", count: plain) + escape.text
+        let expected = String(repeating: "a", count: plain) + escape.means
+        let bytes = Array(("[\"" + text + "\"]").utf8)
+        #expect(try JSONReader.parse(bytes) == [.string(expected)], "\(plain) \(escape.text)")
+        #expect(try bytes.withUnsafeBytes { try JSONReader.wrappedString($0) } == expected)
+      }
+    }
   }
 
   @Test("object members are sorted by the UTF-8 bytes of their keys")

@@ -50,9 +50,11 @@ struct ScratchStack<Element> {
   }
 
   mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
-    guard let source = elements.baseAddress else { return }
     reserve(elements.count)
-    (base + count).initialize(from: source, count: elements.count)
+    // An empty buffer may have no address.
+    if let source = elements.baseAddress {
+      (base + count).initialize(from: source, count: elements.count)
+    }
     count += elements.count
   }
 
