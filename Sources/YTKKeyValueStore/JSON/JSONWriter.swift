@@ -48,8 +48,8 @@ package enum JSONWriter {
 
   /// Calls `body` with the canonical compact JSON text of `value`, borrowed for the call:
   /// for a caller that reads the text once (the store copies it into its log). Text that fits
-  /// in `JSONOutput.scratchSize` bytes is written on the thread's stack, so a typical value
-  /// is written without a heap allocation.
+  /// in 1 KiB is written on the thread's stack, so a typical value is written without a heap
+  /// allocation.
   static func withText<R, E: Error>(
     of value: JSONValue, _ body: (UnsafeRawBufferPointer) throws(E) -> R
   ) throws(JSONWriteOrBodyError<E>) -> R {
