@@ -5,28 +5,22 @@ extension StoredJSONEncoder.Encoding {
   /// The canonical text of `top`: objects' members in the byte order of their keys, one
   /// member per key; nil if it nests deeper than `JSONEncoder` writes.
   func assemble(_ top: Value) -> [UInt8]? {
-    // Every entry's text is copied at most once, every container written at most once (two
-    // brackets), with at most one comma per entry: the output fits in this.
-    let capacity = arena.count &+ 2 &* containers.count &+ entries.count
-    let openCapacity = min(containers.count, StoredJSONEncoder.maximumDepth) &+ 1
-    let arena = self.arena.contents
-    return entries.withUnsafeBufferPointer { entries in
+    entries.withUnsafeBufferPointer { entries in
       containers.withUnsafeBufferPointer { containers in
-        withUnsafeTemporaryAllocation(
-          of: StoredJSONEncoder.OrderedMember.self, capacity: entries.count
-        ) { members in
-          withUnsafeTemporaryAllocation(
-            of: StoredJSONEncoder.OpenContainer.self, capacity: openCapacity
-          ) { open in
-            var isTooDeep = false
-            let output = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-              var assembler = StoredJSONEncoder.Assembler(
-                arena: arena, entries: entries, containers: containers, members: members,
-                open: open, output: output)
-              isTooDeep = !assembler.write(top)
-              count = assembler.count
+        ScratchStack<StoredJSONEncoder.OpenContainer>.withScratch { open in
+          ScratchStack<StoredJSONEncoder.OrderedMember>.withScratch { members in
+            // Every entry's text is copied at most once, every container written at most
+            // once (two brackets), with at most one comma per entry.
+            var assembler = StoredJSONEncoder.Assembler(
+              arena: arena.contents, entries: entries, containers: containers,
+              members: members, open: open,
+              output: JSONOutput(capacity: arena.count + 2 * containers.count + entries.count))
+            // The stacks are those given, moved on the heap if they grew: they release that.
+            defer {
+              (members, open) = (assembler.members, assembler.open)
+              assembler.output.release()
             }
-            return isTooDeep ? nil : output
+            return assembler.write(top) ? assembler.output.bytes() : nil
           }
         }
       }
@@ -58,54 +52,32 @@ extension StoredJSONEncoder {
   }
 
   /// Copies the entries' text into `output` with an explicit stack of open containers, not
-  /// by recursion, like JSONWriter. Its buffers are sized by `assemble`; the copies check
-  /// against them all the same, so that a broken invariant stops the process rather than
-  /// writing out of bounds.
+  /// by recursion, like JSONWriter.
   struct Assembler {
     let arena: UnsafeBufferPointer<UInt8>
     let entries: UnsafeBufferPointer<Entry>
     let containers: UnsafeBufferPointer<Container>
     /// The members of the open objects, innermost last, each object's sorted.
-    let members: UnsafeMutableBufferPointer<OrderedMember>
-    var memberCount = 0
-    let open: UnsafeMutableBufferPointer<OpenContainer>
-    var openCount = 0
-    let output: UnsafeMutableBufferPointer<UInt8>
-    var count = 0
-
-    init(
-      arena: UnsafeBufferPointer<UInt8>, entries: UnsafeBufferPointer<Entry>,
-      containers: UnsafeBufferPointer<Container>,
-      members: UnsafeMutableBufferPointer<OrderedMember>,
-      open: UnsafeMutableBufferPointer<OpenContainer>, output: UnsafeMutableBufferPointer<UInt8>
-    ) {
-      self.arena = arena
-      self.entries = entries
-      self.containers = containers
-      self.members = members
-      self.open = open
-      self.output = output
-    }
+    var members: ScratchStack<OrderedMember>
+    var open: ScratchStack<OpenContainer>
+    var output: JSONOutput
 
     /// Writes `top`; false if it nests too deep.
     mutating func write(_ top: Value) -> Bool {
       switch top.kind {
-      case .text:
+      case .text, .none:
         copy(top.start, top.end)
-        return true
-      case .none:
         return true
       case .container:
         guard openContainer(top.start) else { return false }
       }
-      while openCount > 0 {
-        let innermost = openCount - 1
+      while open.count > 0 {
+        let innermost = open.count - 1
         let current = open[innermost]
         if current.isObject {
           if current.next < current.end {
             open[innermost].next = current.next + 1
-            open[innermost].isEmpty = false
-            if !current.isEmpty { byte(JSONByte.comma) }
+            if current.next > current.start { output.append(JSONByte.comma) }
             let member = members[current.next].payload
             let value = entries[member.value]
             if member.key == member.value {
@@ -118,23 +90,24 @@ extension StoredJSONEncoder {
             if value.container >= 0, !openContainer(value.container) { return false }
             continue
           }
-          byte(JSONByte.closeBrace)
-          memberCount = current.start
+          output.append(JSONByte.closeBrace)
+          members.forgetElements(from: current.start)
         } else {
           if current.next >= 0 {
             let entry = entries[current.next]
             open[innermost].next = entry.next
+            // A run of no scalars (an empty array written in one go) writes nothing.
             if entry.elementCount > 0 || entry.container >= 0 {
-              if !current.isEmpty { byte(JSONByte.comma) }
+              if !current.isEmpty { output.append(JSONByte.comma) }
               open[innermost].isEmpty = false
             }
             copy(entry.textStart, entry.textEnd)
             if entry.container >= 0, !openContainer(entry.container) { return false }
             continue
           }
-          byte(JSONByte.closeBracket)
+          output.append(JSONByte.closeBracket)
         }
-        openCount -= 1
+        open.removeLast()
       }
       return true
     }
@@ -142,37 +115,22 @@ extension StoredJSONEncoder {
     /// Writes the opening bracket of `index` and pushes it; false if it is one level too
     /// many.
     private mutating func openContainer(_ index: Int) -> Bool {
-      guard openCount < StoredJSONEncoder.maximumDepth else { return false }
+      guard open.count < StoredJSONEncoder.maximumDepth else { return false }
       let container = containers[index]
-      precondition(openCount < open.count, "StoredJSONEncoder: container stack overflow")
       if container.isObject {
-        byte(JSONByte.openBrace)
-        let start = memberCount
+        output.append(JSONByte.openBrace)
+        let start = members.count
         collectMembers(of: container)
-        open[openCount] = OpenContainer(
-          isObject: true, next: start, start: start, end: memberCount)
+        open.append(OpenContainer(isObject: true, next: start, start: start, end: members.count))
       } else {
-        byte(JSONByte.openBracket)
-        open[openCount] = OpenContainer(isObject: false, next: container.first)
+        output.append(JSONByte.openBracket)
+        open.append(OpenContainer(isObject: false, next: container.first))
       }
-      openCount += 1
       return true
     }
 
     private mutating func copy(_ start: Int, _ end: Int) {
-      let length = end - start
-      guard length > 0 else { return }
-      precondition(
-        start >= 0 && end <= arena.count && length <= output.count - count,
-        "StoredJSONEncoder: output overflow")
-      (output.baseAddress! + count).initialize(from: arena.baseAddress! + start, count: length)
-      count += length
-    }
-
-    private mutating func byte(_ byte: UInt8) {
-      precondition(count < output.count, "StoredJSONEncoder: output overflow")
-      output[count] = byte
-      count += 1
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: arena[start..<end]))
     }
 
     // MARK: Members
@@ -181,24 +139,24 @@ extension StoredJSONEncoder {
     /// bytes of their keys, one per key: for a key added more than once, its first spelling
     /// with its last value (what `JSONEncoder`'s `[String: ...]` storage keeps).
     private mutating func collectMembers(of container: Container) {
-      let start = memberCount
+      let start = members.count
       var index = container.first
       while index >= 0 {
-        precondition(memberCount < members.count, "StoredJSONEncoder: member overflow")
-        members[memberCount] = OrderedMember(
-          prefix: KeyOrder.prefix(of: keyBytes(of: index)), position: index,
-          payload: Member(key: index, value: index))
-        memberCount += 1
+        members.append(
+          OrderedMember(
+            prefix: KeyOrder.prefix(of: keyBytes(of: index)), position: index,
+            payload: Member(key: index, value: index)))
         index = entries[index].next
       }
-      guard memberCount - start > 1 else { return }
       // Keys equal as bytes have the same text: keeping the last keeps its value. Only
       // non-ASCII keys can be equal as Swift strings with other bytes.
       if container.hasNonASCIIKey { mergeEquivalentKeys(from: start) }
-      let kept = KeyOrder.sortKeepingLast(
-        UnsafeMutableBufferPointer(rebasing: members[start..<memberCount])
-      ) { a, b in bytesOrder(keyBytes(of: a.key), keyBytes(of: b.key)) }
-      memberCount = start + kept
+      let kept = members.withElements(from: start) { run in
+        KeyOrder.sortKeepingLast(run) { a, b in
+          bytesOrder(keyBytes(of: a.key), keyBytes(of: b.key))
+        }
+      }
+      members.forgetElements(from: start + kept)
     }
 
     /// Makes keys that are equal as Swift strings (canonically equivalent, whatever their
@@ -208,7 +166,7 @@ extension StoredJSONEncoder {
     private mutating func mergeEquivalentKeys(from start: Int) {
       var positions: [String: Int] = [:]
       var kept = start
-      for position in start..<memberCount {
+      for position in start..<members.count {
         let member = members[position]
         let key = String(decoding: keyBytes(of: member.payload.key), as: UTF8.self)
         if let first = positions[key] {
@@ -219,7 +177,7 @@ extension StoredJSONEncoder {
           kept += 1
         }
       }
-      memberCount = kept
+      members.forgetElements(from: kept)
     }
 
     /// The raw key of entry `index`, in the arena.
