@@ -121,7 +121,7 @@ extension StoredJSONEncoder {
     var textEnd: Int
     /// The array or object after the text, or -1.
     var container: Int
-    /// For an array, how many elements the entry is (0 for a run of none).
+    /// For an array, how many elements the entry is (more than one for a run of scalars).
     var elementCount: Int
     /// The next entry of the same container, in the order they were added; -1 at the end.
     var next = -1

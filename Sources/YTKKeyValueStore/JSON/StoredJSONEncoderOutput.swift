@@ -96,11 +96,8 @@ extension StoredJSONEncoder {
           if current.next >= 0 {
             let entry = entries[current.next]
             open[innermost].next = entry.next
-            // A run of no scalars (an empty array written in one go) writes nothing.
-            if entry.elementCount > 0 || entry.container >= 0 {
-              if !current.isEmpty { output.append(JSONByte.comma) }
-              open[innermost].isEmpty = false
-            }
+            if !current.isEmpty { output.append(JSONByte.comma) }
+            open[innermost].isEmpty = false
             copy(entry.textStart, entry.textEnd)
             if entry.container >= 0, !openContainer(entry.container) { return false }
             continue
