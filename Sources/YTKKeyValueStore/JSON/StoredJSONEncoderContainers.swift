@@ -110,10 +110,7 @@ extension StoredJSONEncoder {
 
     /// Writes `key`, then `value`'s text after it.
     private func add<T: StoredJSONScalar>(_ value: T, _ key: Key) throws {
-      if let message = value.unstorableMessage {
-        throw EncodingError.invalidValue(
-          value, EncodingError.Context(codingPath: codingPath + [key], debugDescription: message))
-      }
+      try value.checkStorable(at: codingPath + [key])
       add(key) { value.appendStored(to: &$0) }
     }
 
@@ -214,12 +211,7 @@ extension StoredJSONEncoder {
 
     /// Adds `value` as the next element.
     private func add<T: StoredJSONScalar>(_ value: T) throws {
-      if let message = value.unstorableMessage {
-        throw EncodingError.invalidValue(
-          value,
-          EncodingError.Context(
-            codingPath: codingPath + [IndexKey(count)], debugDescription: message))
-      }
+      try value.checkStorable(at: codingPath + [IndexKey(count)])
       add { value.appendStored(to: &$0) }
     }
 
@@ -291,10 +283,7 @@ extension StoredJSONEncoder {
 
     /// Records `value`.
     private func set<T: StoredJSONScalar>(_ value: T) throws {
-      if let message = value.unstorableMessage {
-        throw EncodingError.invalidValue(
-          value, EncodingError.Context(codingPath: codingPath, debugDescription: message))
-      }
+      try value.checkStorable(at: codingPath)
       set { value.appendStored(to: &$0) }
     }
 

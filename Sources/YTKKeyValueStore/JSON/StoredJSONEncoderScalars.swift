@@ -18,6 +18,14 @@ protocol StoredJSONScalar: Encodable, Sendable {
 
 extension StoredJSONScalar {
   var unstorableMessage: String? { nil }
+
+  /// Throws `JSONEncoder`'s error for a value with no JSON form, at `codingPath` (made only
+  /// then).
+  func checkStorable(at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    guard let message = unstorableMessage else { return }
+    throw EncodingError.invalidValue(
+      self, EncodingError.Context(codingPath: codingPath(), debugDescription: message))
+  }
 }
 
 extension Bool: StoredJSONScalar {
