@@ -130,6 +130,29 @@ struct ManyProcessesTests {
     sharing.shared.markDirty(segment: active.file.number, upTo: active.used)
   }
 
+  /// Sets `fileSystem` to run `body` once, as process `process` is about to rename a new
+  /// index file into place (a checkpoint's last step), recording what `body` throws. Returns
+  /// whether it ran, to read once the checkpoint is done.
+  static func onceBeforeIndexFileRename(
+    of process: Int, in fileSystem: SimulatedFileSystem,
+    _ body: @escaping @Sendable () throws -> Void
+  ) -> Guarded<Bool> {
+    let ran = Guarded(false)
+    fileSystem.callHook = { upcoming in
+      guard upcoming.process == process, upcoming.operation == "rename",
+        upcoming.path.hasSuffix(".index" + StoreFileName.temporarySuffix),
+        !ran.withLock({ $0 })
+      else { return }
+      ran.withLock { $0 = true }
+      do {
+        try body()
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    return ran
+  }
+
   /// Does what a write of `store` does first (``beginDyingWrite(_:)``) and appends a put to
   /// table `t` of each of `keys` (its value `value`, or the key's bytes), then stops: it
   /// neither publishes nor releases the write lock.
@@ -904,22 +927,12 @@ struct ManyProcessesTests {
     // While the checkpoint writes its file (the log's lock free), the other open deletes a key
     // the file holds and compacts (which drops the deletion with what it deleted), and a read
     // of the checkpointing open takes the compaction in.
-    let ran = Guarded(false)
     expected["k5"] = nil
     let before = expected
-    fileSystem.callHook = { upcoming in
-      guard upcoming.process == 11, upcoming.operation == "rename",
-        upcoming.path.hasSuffix(".index" + StoreFileName.temporarySuffix),
-        !ran.withLock({ $0 })
-      else { return }
-      ran.withLock { $0 = true }
-      do {
-        try compacting.delete(key: "k5".bytes, in: "t")
-        try compacting.compact()
-        #expect(try checkpointing.snapshot() == ["t": before])
-      } catch {
-        Issue.record("\(error)")
-      }
+    let ran = Self.onceBeforeIndexFileRename(of: 11, in: fileSystem) {
+      try compacting.delete(key: "k5".bytes, in: "t")
+      try compacting.compact()
+      #expect(try checkpointing.snapshot() == ["t": before])
     }
     try checkpointing.checkpoint()
     fileSystem.callHook = nil

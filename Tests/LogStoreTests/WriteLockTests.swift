@@ -152,22 +152,12 @@ struct WriteLockTests {
     }
     // While the checkpoint writes its file, the other open writes, and then this one, whose
     // writes (a put, a delete, a prefix delete) leave its view behind.
-    let ran = Guarded(false)
-    fileSystem.callHook = { upcoming in
-      guard upcoming.process == 11, upcoming.operation == "rename",
-        upcoming.path.hasSuffix(".index" + StoreFileName.temporarySuffix),
-        !ran.withLock({ $0 })
-      else { return }
-      ran.withLock { $0 = true }
-      do {
-        try second.put("s".bytes, forKey: "k1".bytes, in: "t")
-        try first.put("f".bytes, forKey: "k2".bytes, in: "t")
-        try first.delete(key: "k3".bytes, in: "t")
-        try first.deletePrefix("k1".bytes, in: "t")
-        #expect(first.engine.sharing!.viewBehind)
-      } catch {
-        Issue.record("\(error)")
-      }
+    let ran = ManyProcessesTests.onceBeforeIndexFileRename(of: 11, in: fileSystem) {
+      try second.put("s".bytes, forKey: "k1".bytes, in: "t")
+      try first.put("f".bytes, forKey: "k2".bytes, in: "t")
+      try first.delete(key: "k3".bytes, in: "t")
+      try first.deletePrefix("k1".bytes, in: "t")
+      #expect(first.engine.sharing!.viewBehind)
     }
     try first.checkpoint()
     fileSystem.callHook = nil
