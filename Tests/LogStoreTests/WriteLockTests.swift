@@ -22,6 +22,17 @@ struct WriteLockTests {
     return (first, try LogStore(path: "/store", options: options))
   }
 
+  /// Closes `stores`, then opens `/store` on `fileSystem` with `options` as a third process
+  /// (33), for the caller to read and close.
+  static func reopenAsThird(
+    closing stores: LogStore..., on fileSystem: SimulatedFileSystem, _ options: LogStore.Options
+  ) throws -> LogStore {
+    for store in stores { try store.close() }
+    var options = options
+    options.fileSystem = fileSystem.process(33)
+    return try LogStore(path: "/store", options: options)
+  }
+
   @Test(
     "a thread that dies holding the write lock leaves it to the next writer, which clears what it appended",
     .enabled(if: takesMutex, "writes take the lock file here, which a thread's end leaves held"))
@@ -101,7 +112,7 @@ struct WriteLockTests {
   )
   func viewBehindSeesTableChanges() throws {
     let fileSystem = SimulatedFileSystem()
-    var options = ManyProcessesTests.options()
+    let options = ManyProcessesTests.options()
     let (first, second) = try Self.twoOpens(on: fileSystem, options)
     try first.createTable("t")
     try first.put("1".bytes, forKey: "a".bytes, in: "t")
@@ -128,10 +139,7 @@ struct WriteLockTests {
     #expect(try first.snapshot() == expected)
     #expect(!first.engine.sharing!.viewBehind)
     #expect(try second.snapshot() == expected)
-    try first.close()
-    try second.close()
-    options.fileSystem = fileSystem.process(33)
-    let reopened = try LogStore(path: "/store", options: options)
+    let reopened = try Self.reopenAsThird(closing: first, second, on: fileSystem, options)
     #expect(try reopened.snapshot() == expected)
     try reopened.close()
   }
@@ -178,10 +186,7 @@ struct WriteLockTests {
     try second.put("later".bytes, forKey: "k4".bytes, in: "t")
     expected["k4"] = "later"
     #expect(try first.snapshot() == ["t": expected])
-    try first.close()
-    try second.close()
-    options.fileSystem = fileSystem.process(33)
-    let reopened = try LogStore(path: "/store", options: options)
+    let reopened = try Self.reopenAsThird(closing: first, second, on: fileSystem, options)
     #expect(try reopened.snapshot() == ["t": expected])
     #expect(try reopened.count(in: "t") == expected.count)
     try reopened.close()
@@ -227,10 +232,7 @@ struct WriteLockTests {
     let expected = ["t": ["a": "1", "b": "2", "c": "3", "d": "4"]]
     #expect(try first.snapshot() == expected)
     #expect(try second.snapshot() == expected)
-    try first.close()
-    try second.close()
-    options.fileSystem = fileSystem.process(33)
-    let reopened = try LogStore(path: "/store", options: options)
+    let reopened = try Self.reopenAsThird(closing: first, second, on: fileSystem, options)
     #expect(try reopened.snapshot() == expected)
     try reopened.close()
   }
