@@ -177,6 +177,18 @@ struct ManyProcessesTests {
     }
   }
 
+  /// Opens the store at `path`, whose table `t` holds `a` = "kept" and a dead write of
+  /// `ghost`, and expects the open to have cleared the write: it reads only `a`, takes a put,
+  /// and a read-only open that refuses damage reads both.
+  static func expectDeadWriteCleared(at path: String) throws {
+    let second = try LogStore(path: path, options: options())
+    #expect(try second.snapshot() == ["t": ["a": "kept"]])
+    try second.put("after".bytes, forKey: "b".bytes, in: "t")
+    try second.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+  }
+
   @Test("a write that died before it published is cleared by the next writer and never comes back")
   func deadWriteIsCleared() throws {
     let directory = TemporaryDirectory()
@@ -188,12 +200,7 @@ struct ManyProcessesTests {
     // the write marked in progress and appended whole, nothing published.
     try Self.appendUnpublished(first, keys: ["ghost"])
     first.engine.sharing!.shared.lock.release()
-    let second = try LogStore(path: path, options: Self.options())
-    #expect(try second.snapshot() == ["t": ["a": "kept"]])
-    try second.put("after".bytes, forKey: "b".bytes, in: "t")
-    try second.close()
-    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+    try Self.expectDeadWriteCleared(at: path)
   }
 
   @Test(
@@ -212,12 +219,7 @@ struct ManyProcessesTests {
     try FileManager.default.moveItem(atPath: active, toPath: active + ".away")
     #expect(throws: LogStoreError.self) { try LogStore(path: path, options: Self.options()) }
     try FileManager.default.moveItem(atPath: active + ".away", toPath: active)
-    let second = try LogStore(path: path, options: Self.options())
-    #expect(try second.snapshot() == ["t": ["a": "kept"]])
-    try second.put("after".bytes, forKey: "b".bytes, in: "t")
-    try second.close()
-    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": ["a": "kept", "b": "after"]])
+    try Self.expectDeadWriteCleared(at: path)
   }
 
   @Test(
