@@ -177,6 +177,20 @@ struct ManyProcessesTests {
     }
   }
 
+  /// Makes a store at `path` whose table `t` holds `a` = "kept", then leaves it as a process
+  /// killed inside a write does: the write lock taken, the log caught up, the write (a put of
+  /// `ghost`) marked in progress and appended whole, nothing published. Returns the open that
+  /// made it, its lock released, for the caller to keep alive while it checks: its end would
+  /// change the files, which a killed process does not.
+  static func storeWithDeadWrite(at path: String) throws -> LogStore {
+    let first = try LogStore(path: path, options: options())
+    try first.createTable("t")
+    try first.put("kept".bytes, forKey: "a".bytes, in: "t")
+    try appendUnpublished(first, keys: ["ghost"])
+    first.engine.sharing!.shared.lock.release()
+    return first
+  }
+
   /// Opens the store at `path`, whose table `t` holds `a` = "kept" and a dead write of
   /// `ghost`, and expects the open to have cleared the write: it reads only `a`, takes a put,
   /// and a read-only open that refuses damage reads both.
@@ -193,14 +207,9 @@ struct ManyProcessesTests {
   func deadWriteIsCleared() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    let first = try LogStore(path: path, options: Self.options())
-    try first.createTable("t")
-    try first.put("kept".bytes, forKey: "a".bytes, in: "t")
-    // As a process killed inside a write leaves it: the write lock taken, the log caught up,
-    // the write marked in progress and appended whole, nothing published.
-    try Self.appendUnpublished(first, keys: ["ghost"])
-    first.engine.sharing!.shared.lock.release()
-    try Self.expectDeadWriteCleared(at: path)
+    // The dying open stays open, as a killed process's files do.
+    let first = try Self.storeWithDeadWrite(at: path)
+    try withExtendedLifetime(first) { try Self.expectDeadWriteCleared(at: path) }
   }
 
   @Test(
@@ -209,17 +218,13 @@ struct ManyProcessesTests {
   func openFailsClearingDeadWrite() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
-    let first = try LogStore(path: path, options: Self.options())
-    try first.createTable("t")
-    try first.put("kept".bytes, forKey: "a".bytes, in: "t")
+    let first = try Self.storeWithDeadWrite(at: path)
     let active = first.engine.log.writer!.file.path
-    try Self.appendUnpublished(first, keys: ["ghost"])
-    first.engine.sharing!.shared.lock.release()
     // The segment to clear is away: the open fails, holding nothing after.
     try FileManager.default.moveItem(atPath: active, toPath: active + ".away")
     #expect(throws: LogStoreError.self) { try LogStore(path: path, options: Self.options()) }
     try FileManager.default.moveItem(atPath: active + ".away", toPath: active)
-    try Self.expectDeadWriteCleared(at: path)
+    try withExtendedLifetime(first) { try Self.expectDeadWriteCleared(at: path) }
   }
 
   @Test(
