@@ -105,6 +105,14 @@ func markdownReport(
           + " (median " + String(format: format, values.median) + ").")
     }
     switch result.workload.name {
+    case "compact", "compact-large":
+      let name = result.workload.name
+      appendSeries(
+        "This store's compaction, MB written per second", compactionWriteRates[name] ?? [],
+        format: "%.0f")
+      appendSeries(
+        "Sequential write + fsync, MB per second", sequentialWriteRates[name] ?? [],
+        format: "%.0f")
     case "compaction":
       appendSeries(
         "Longest stall of a concurrent put during compaction", compactionStalls, format: "%.2f ms")
@@ -301,6 +309,34 @@ func evaluateTargets(_ results: [WorkloadResult]) -> [Target] {
         description: "import of a YTK table: ≤ 1× the time of sqlite3 -json (import / sqlite3)",
         measured: over.map { String(format: "%.2f×", $0) } ?? "n/a (no sqlite3)",
         met: (over ?? .infinity) <= 1))
+  }
+  for name in ["compact", "compact-large"] {
+    guard let compaction = result(name) else { continue }
+    let leveldb = compaction.advantage(over: .levelDB)
+    targets.append(
+      Target(
+        description: "\(name): ≥ 1× LevelDB's CompactRange", measured: ratio(leveldb),
+        met: (leveldb ?? 0) >= 1))
+    let ours = compactionWriteRates[name] ?? []
+    let limit = sequentialWriteRates[name] ?? []
+    if !ours.isEmpty, !limit.isEmpty {
+      let share = ours.median / limit.median
+      targets.append(
+        Target(
+          description: "\(name): ≥ 0.25× sequential write + fsync (MB/s)",
+          measured: String(format: "%.2f×", share), met: share >= 0.25))
+    }
+  }
+  for size in ["1m", "4m"] {
+    for row in ["large-put", "large-get", "large-compact"] {
+      guard let large = result("\(row)-\(size)") else { continue }
+      let best = [large.advantage(over: .levelDB), large.advantage(over: .rocksDB)]
+        .compactMap { $0 }.min()
+      targets.append(
+        Target(
+          description: "\(row)-\(size): ≥ 1× the faster of LevelDB and RocksDB",
+          measured: ratio(best), met: (best ?? 0) >= 1))
+    }
   }
   return targets + jsonTargets(results)
 }

@@ -415,7 +415,7 @@ let allWorkloads: [Workload] =
     ),
     compactionWorkload,
     importWorkload,
-  ] + jsonWorkloads + tableCountWorkloads
+  ] + jsonWorkloads + tableCountWorkloads + compactionPeerWorkloads + largeValueWorkloads
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
 /// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).

@@ -1,7 +1,7 @@
 import CLevelDB
 import Foundation
 
-/// LevelDB through its C API, default options.
+/// LevelDB through its C API, default options (Snappy compression), or without compression.
 final class LevelDBEngine: Engine, @unchecked Sendable {
   // LevelDB's handles are thread-safe for puts and gets.
   private let database: OpaquePointer
@@ -9,9 +9,14 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
   private let readOptions: OpaquePointer
   private let writeOptions: OpaquePointer
 
-  init(directory: String, durable: Bool) throws {
+  convenience init(directory: String, durable: Bool) throws {
+    try self.init(directory: directory, durable: durable, compression: true)
+  }
+
+  init(directory: String, durable: Bool, compression: Bool) throws {
     options = leveldb_options_create()
     leveldb_options_set_create_if_missing(options, 1)
+    if !compression { leveldb_options_set_compression(options, Int32(leveldb_no_compression)) }
     var error: UnsafeMutablePointer<CChar>?
     guard let database = leveldb_open(options, directory, &error) else {
       defer { leveldb_free(error) }

@@ -5,9 +5,14 @@ final class LogStoreEngine: Engine {
   let store: LogStore
   static let table = "t"
 
-  init(directory: String, durable: Bool) throws {
+  convenience init(directory: String, durable: Bool) throws {
+    try self.init(directory: directory, durable: durable, compaction: .automatic)
+  }
+
+  init(directory: String, durable: Bool, compaction: CompactionPolicy) throws {
     store = try LogStore(
-      path: directory, options: LogStore.Options(sync: durable ? .always : .never))
+      path: directory,
+      options: LogStore.Options(sync: durable ? .always : .never, compaction: compaction))
     try store.createTable(Self.table)
   }
 

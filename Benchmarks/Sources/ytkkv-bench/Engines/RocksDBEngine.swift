@@ -1,7 +1,8 @@
 import CRocksDB
 import Foundation
 
-/// RocksDB through its C API, default options.
+/// RocksDB through its C API, default options (its default compression), or without
+/// compression.
 final class RocksDBEngine: Engine, @unchecked Sendable {
   // RocksDB's handles are thread-safe for puts and gets.
   private let database: OpaquePointer
@@ -9,9 +10,14 @@ final class RocksDBEngine: Engine, @unchecked Sendable {
   private let readOptions: OpaquePointer
   private let writeOptions: OpaquePointer
 
-  init(directory: String, durable: Bool) throws {
+  convenience init(directory: String, durable: Bool) throws {
+    try self.init(directory: directory, durable: durable, compression: true)
+  }
+
+  init(directory: String, durable: Bool, compression: Bool) throws {
     options = rocksdb_options_create()
     rocksdb_options_set_create_if_missing(options, 1)
+    if !compression { rocksdb_options_set_compression(options, Int32(rocksdb_no_compression)) }
     var error: UnsafeMutablePointer<CChar>?
     guard let database = rocksdb_open(options, directory, &error) else {
       defer { rocksdb_free(error) }
