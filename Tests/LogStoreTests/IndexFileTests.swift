@@ -736,9 +736,38 @@ struct IndexFileTests {
   }
 
   @Test(
-    "an index file damaged after a compaction copied, before it swaps: the keys its moves meet are rebuilt from the log"
+    "an index file whose entries are damaged before a compaction: its list of live records meets the damage, and it runs on a directory rebuilt from the log, bringing back no deleted key"
+  )
+  func damagedEntriesBeforeCompaction() throws {
+    // The first half of each table's entries, which the open does not read.
+    let calls = try compactWithDamagedIndexFile(beforeCompaction: true) {
+      damagingSlotGroups($0, every: 3, entries: true, firstHalf: true)
+    }
+    // Undone once, then run again: each run reports its start.
+    #expect(calls > 2)
+  }
+
+  @Test(
+    "an index file damaged after a compaction copied, before it swaps: the swap does not read it, no key is lost, and the new index file is whole"
   )
   func damagedBeforeSwap() throws {
+    // The swap points each key at its copy without looking it up in the file: the file's
+    // entries were checked as compaction listed them, and a file never changes under a store
+    // that uses it (only damage does that).
+    try compactWithDamagedIndexFile(beforeCompaction: false) {
+      damagingSlotGroups($0, every: 2)
+    }
+  }
+
+  /// Compacts a checkpointed store (``fill(_:keys:)``) whose index file `damage` damages, once
+  /// the store is open (`beforeCompaction`) or once every record is copied, and checks that the
+  /// compaction lost no key and brought none back: in the store, by `verify`, and reopened.
+  /// Returns how many times the compaction reported its progress.
+  @discardableResult
+  private func compactWithDamagedIndexFile(
+    beforeCompaction: Bool, damage: ([UInt8]) -> [UInt8],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> Int {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
     let expected: [String: [String: String]]
@@ -750,19 +779,25 @@ struct IndexFileTests {
       try store.close()
     }
     let index = try indexFiles(in: path)[0]
-    let damaged = damagingSlotGroups(try fileBytes(index), every: 2)
+    let damaged = damage(try fileBytes(index))
     let store = try LogStore(path: path, options: Self.options)
-    #expect(store.openReport.indexFile != nil)
+    #expect(store.openReport.indexFile != nil, sourceLocation: sourceLocation)
+    if beforeCompaction { try overwriteInPlace(index, with: damaged) }
+    var calls = 0
     try store.compact { done, total in
+      calls += 1
       // The last call comes once every record is judged and copied.
-      guard done == total else { return }
+      guard !beforeCompaction, done == total else { return }
       do { try overwriteInPlace(index, with: damaged) } catch { Issue.record("\(error)") }
     }
-    #expect(try store.statistics().indexMappedBytes == 0)
-    #expect(try store.snapshot() == expected)
+    // The index file written after is a new one.
+    #expect(try indexFiles(in: path) != [index], sourceLocation: sourceLocation)
+    #expect(try store.snapshot() == expected, sourceLocation: sourceLocation)
     try store.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty, sourceLocation: sourceLocation)
     let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == expected)
+    #expect(try reopened.snapshot() == expected, sourceLocation: sourceLocation)
+    return calls
   }
 
   @Test("creating a table that exists writes nothing, whatever the sync policy")

@@ -3,8 +3,9 @@
 /// 1. *Rotate* (under the write lock): seal the active segment and start a new one whose number
 ///    leaves room below it for the outputs. Every segment numbered below the outputs is an
 ///    input; writes go on into the new segment while compaction runs.
-/// 2. *Copy* (no lock): read the inputs in order and copy each record the index still points
-///    at (and each table's creation record) into outputs named `NNNNNN.log.tmp`. Tombstones,
+/// 2. *Copy* (no lock): list the records of the inputs the index points at (each key's value
+///    and each table's creation record, ``KeyDirectory/liveRecords(below:)``), then read and
+///    copy those, in file order, into outputs named `NNNNNN.log.tmp`. Tombstones,
 ///    overwritten values and table drops are left behind: every record they shadow is in
 ///    the inputs too, and all of them go away together. So are puts that have expired (by the
 ///    store's ``ExpiryClock``, read once when the compaction starts).
@@ -53,21 +54,10 @@ final class Compactor: @unchecked Sendable {
   private struct Move {
     var old: RecordLocation
     var new: RecordLocation
-    var isCreation: Bool
-  }
-
-  /// What compaction does with a record of its inputs.
-  private enum Verdict {
-    /// Copied: the put the index points at.
-    case keepValue
-    /// Copied: the creation record of an existing table.
-    case keepCreation
-    /// Left behind: the put the index points at, expired.
-    case dropExpired
-    /// Left behind: shadowed, deleted, or not a put or creation at all.
-    case drop
-    /// Cannot be told: the index file failed a check on the way.
-    case indexFileDamaged
+    /// Where the directory had the old location when compaction listed it.
+    var source: LiveRecord.Source
+    /// The base the key was found in then, if it was.
+    var base: MappedTable?
   }
 
   /// Asks a compaction in progress to stop at its next record; `close()` does this.
@@ -228,9 +218,9 @@ final class Compactor: @unchecked Sendable {
         try removeOutputs(ofDeadCompaction: running.outputs)
         sharing.shared.endCompaction()
       }
-      // Compaction decides what is live by the index: an index file that fails a check is
-      // replaced by a directory rebuilt from the log first.
-      if !index.keys.verifyMapped() { repair.rebuild() }
+      // Compaction decides what is live by the index file's entries, which its list of live
+      // records checks as it reads them (``KeyDirectory/liveRecords(below:)``): one found
+      // damaged undoes the compaction, and it runs again on a directory rebuilt from the log.
       repair.settleCounts()
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
@@ -284,7 +274,9 @@ final class Compactor: @unchecked Sendable {
     var moves: [Move] = []
     var current: SegmentBuilder?
 
-    func copy(_ record: Record, from old: RecordLocation, isCreation: Bool) throws(LogStoreError) {
+    func copy(
+      _ record: Record, from old: RecordLocation, source: LiveRecord.Source, base: MappedTable?
+    ) throws(LogStoreError) {
       if let output = current, !output.isEmpty,
         output.size + record.length > options.maxSegmentSize
       {
@@ -310,97 +302,80 @@ final class Compactor: @unchecked Sendable {
           old: old,
           new: RecordLocation(
             segment: output.number, offset: UInt32(offset), length: UInt32(length)),
-          isCreation: isCreation))
+          source: source, base: base))
     }
 
+    // What is live is listed from the directory at once; the inputs are then read only where
+    // it points, in file order, so that overwritten records are not even read.
+    guard let live = index.lock.withReadLock({ index.keys.liveRecords(below: plan.firstOutput) })
+    else { return nil }
+    var next = 0
+    // Records read and checked, waiting to be judged still live: in chunks, under one read lock
+    // per chunk, since taking the lock per record would hand it back and forth with a busy
+    // writer thousands of times a second.
+    var pending: [(record: Record, item: LiveRecord)] = []
+    func judgeAndCopy() throws(LogStoreError) {
+      let verdicts = index.lock.withReadLock {
+        pending.map {
+          index.keys.stillPoints(
+            at: $0.item, record: $0.record, in: live.tables[Int($0.item.table)])
+        }
+      }
+      for ((record, item), isLive) in zip(pending, verdicts) where isLive {
+        let listed = live.tables[Int(item.table)]
+        if item.source != .creation, let expiry = record.expiry, expiry <= plan.now {
+          plan.expired.append((listed.name, Array(record.key), item.location))
+        } else {
+          try copy(
+            record, from: item.location, source: item.source,
+            base: item.source == .base ? listed.base : nil)
+        }
+      }
+      pending.removeAll(keepingCapacity: true)
+    }
     for (input, size) in plan.inputs {
       progress?(done, total)
       done += size
-      // The records kept back for judging point into `input`, which the scanner below holds
-      // open; they are all judged before the scanner goes.
-      var pending: [(record: Record, location: RecordLocation)] = []
-      // Records are judged live in chunks, under one read lock per chunk: taking the lock per
-      // record would hand it back and forth with a busy writer thousands of times a second.
-      func judgeAndCopy() throws(LogStoreError) -> Bool {
-        let verdicts = index.lock.withReadLock {
-          pending.map { verdict(on: $0.record, at: $0.location, now: plan.now) }
-        }
-        if verdicts.contains(.indexFileDamaged) { return false }
-        for (item, verdict) in zip(pending, verdicts) {
-          switch verdict {
-          case .keepValue, .keepCreation:
-            try copy(item.record, from: item.location, isCreation: verdict == .keepCreation)
-          case .dropExpired:
-            plan.expired.append(
-              (
-                String(decoding: item.record.table, as: UTF8.self), Array(item.record.key),
-                item.location
-              ))
-          case .drop, .indexFileDamaged:
-            break
-          }
-        }
-        pending.removeAll(keepingCapacity: true)
-        return true
+      while next < live.records.count, live.records[next].location.segment < input.number {
+        // A segment the inputs do not list: the directory points at a record that is gone.
+        plan.damageSeen += 1
+        next += 1
       }
-      var scanner = SegmentScanner(
-        bytes: UnsafeRawBufferPointer(rebasing: input.mapping.bytes[0..<size]), owner: input,
-        salt: input.salt,
-        baseSequence: input.header?.baseSequence ?? 0,
-        extent: .of(header: input.header, isLast: false))
-      while let event = scanner.next() {
+      // The records in `pending` point into `input`: all are judged before the next input.
+      while next < live.records.count, live.records[next].location.segment == input.number {
         if stopRequested.isSet { throw LogStoreError.closed(directory) }
-        guard case .record(let record, let offset) = event else {
+        let item = live.records[next]
+        next += 1
+        guard Int(item.location.offset) < size,
+          let record = try? input.record(at: Int(item.location.offset), verify: true),
+          record.length == Int(item.location.length),
+          holds(record, of: item, tables: live.tables)
+        else {
+          // Damaged, or not the record the directory says: its key is lost when the outputs
+          // take over (``swapIn``).
           plan.damageSeen += 1
           continue
         }
-        if record.kind == .batch {
-          let valueStart = offset + record.length - record.value.count
-          try RecordCodec.forEachMember(of: record, salt: input.salt, verify: false) {
-            member, memberOffset throws(LogStoreError) in
-            let location = RecordLocation(
-              segment: input.number, offset: UInt32(valueStart + memberOffset),
-              length: UInt32(member.length))
-            pending.append((member, location))
-          }
-        } else {
-          let location = RecordLocation(
-            segment: input.number, offset: UInt32(offset), length: UInt32(record.length))
-          pending.append((record, location))
-        }
-        if pending.count >= 512, !(try judgeAndCopy()) { return nil }
+        pending.append((record, item))
+        if pending.count >= 512 { try judgeAndCopy() }
       }
-      guard try judgeAndCopy() else { return nil }
+      try judgeAndCopy()
     }
+    // Records in segments below the outputs that the inputs do not list are gone too.
+    plan.damageSeen += live.records.count - next
     progress?(total, total)
     return moves
   }
 
-  /// Whether compaction keeps `record`: a put the index points at, or the creation record
-  /// of an existing table. Call with the index lock held.
-  private func verdict(on record: Record, at location: RecordLocation, now: Int64) -> Verdict {
-    let keys = index.keys
-    switch record.kind {
-    case .put:
-      // By name, not by bytes: the lookup by bytes caches its last table, for writers only.
-      guard let table = keys.table(String(decoding: record.table, as: UTF8.self)) else {
-        return .drop
-      }
-      switch table.lookup(record.key, hash: KeyHash.hash(record.key)) {
-      case .found(let found):
-        guard found == location else { return .drop }
-        if let expiry = record.expiry, expiry <= now { return .dropExpired }
-        return .keepValue
-      case .absent: return .drop
-      // The index file was damaged after compaction checked it.
-      case .damaged: return .indexFileDamaged
-      }
-    case .createTable:
-      return keys.creations[String(decoding: record.table, as: UTF8.self)] == location
-        ? .keepCreation : .drop
-    default:
-      return .drop
-    }
+  /// Whether `record` is the one `item` stands for: its table's creation, or a put of its key
+  /// (by the key's hash) in its table.
+  private func holds(
+    _ record: Record, of item: LiveRecord, tables: [KeyDirectory.ListedTable]
+  ) -> Bool {
+    let isCreation = item.source == .creation
+    guard record.kind == (isCreation ? .createTable : .put) else { return false }
+    if !isCreation, KeyHash.hash(record.key) != item.keyHash { return false }
+    return tables[Int(item.table)].name.withUTF8Bytes { bytesEqual($0, record.table) }
   }
 
   /// Step 3: make the outputs durable under their final names. Once this returns, the
@@ -466,12 +441,13 @@ final class Compactor: @unchecked Sendable {
             guard let file = index.segments[move.new.segment],
               let record = try? file.record(at: Int(move.new.offset), verify: false)
             else { continue }
-            if move.isCreation {
+            if move.source == .creation {
               keys.relocateCreation(
                 of: String(decoding: record.table, as: UTF8.self), from: move.old, to: move.new)
             } else {
               _ = keys.table(record.table)?.relocate(
-                record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new)
+                record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new,
+                listedFrom: move.base)
             }
           }
         }

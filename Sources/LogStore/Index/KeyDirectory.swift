@@ -68,12 +68,6 @@ final class KeyDirectory {
   /// Bytes of heap the tables hold.
   var heapBytes: Int { totals.heapBytes }
 
-  /// Checks every part of the index file the tables use; false if any is damaged.
-  func verifyMapped() -> Bool {
-    guard let mapped else { return true }
-    return mapped.tables.allSatisfy { $0.table.verifyAll() }
-  }
-
   /// Every table copied (``TableIndex/init(copying:)``) with its name and creation, for a
   /// checkpoint: taken with the log's lock held, read after it is released.
   func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)] {

@@ -279,6 +279,20 @@ final class TableIndex {
     }
   }
 
+  /// Whether `key` still points at `location`, which it pointed at when compaction listed it
+  /// (``KeyDirectory/liveRecords(below:)``), in `base` if it was found there. Without a lookup
+  /// in the base: a key with no entry here has the base's location, and a base never changes.
+  func stillPoints(
+    _ key: UnsafeRawBufferPointer, hash: UInt64, at location: RecordLocation,
+    listedFrom base: MappedTable?
+  ) -> Bool {
+    let index = probe(key, Self.slotHash(hash))
+    if index >= 0 {
+      return !isTombstone(slots[index]) && recordLocation(of: slots[index]) == location
+    }
+    return base != nil && base === self.base
+  }
+
   // MARK: Changes
 
   /// Points `key` at `location`; returns where it pointed before, if anywhere (nil also when
@@ -345,16 +359,20 @@ final class TableIndex {
 
   /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
   /// write made while it copied is never undone. Returns whether it did.
+  ///
+  /// `base` is the base the key was found in when compaction listed it at `old`, if it was:
+  /// while that base is still this table's, a key with no entry here still points there,
+  /// without a lookup (a base never changes).
   func relocate(
     _ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
-    to new: RecordLocation
+    to new: RecordLocation, listedFrom base: MappedTable? = nil
   ) -> Bool {
     precondition(unsettled.isEmpty, "an unsettled table compacted")
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if index < 0 {
       // Not changed since the index file: the base must point at `old`.
-      guard baseFind(key) == old else { return false }
+      guard (base != nil && base === self.base) || baseFind(key) == old else { return false }
       if new.length != old.length { expiring?.relocate(key, length: new.length) }
       insert(key, slotHash: slotHash, at: -1 - index, location: new)
       adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
