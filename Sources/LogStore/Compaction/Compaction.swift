@@ -275,7 +275,8 @@ final class Compactor: @unchecked Sendable {
     var current: SegmentBuilder?
 
     func copy(
-      _ record: Record, from old: RecordLocation, source: LiveRecord.Source, base: MappedTable?
+      _ record: Record, at old: RecordLocation, of input: SegmentFile, source: LiveRecord.Source,
+      base: MappedTable?
     ) throws(LogStoreError) {
       if let output = current, !output.isEmpty,
         output.size + record.length > options.maxSegmentSize
@@ -296,7 +297,9 @@ final class Compactor: @unchecked Sendable {
         current = output
       }
       let output = current!
-      let (offset, length) = try output.append(record)
+      let encoded = UnsafeRawBufferPointer(
+        rebasing: input.mapping.bytes[Int(old.offset)..<Int(old.offset) + record.length])
+      let (offset, length) = try output.append(record, encoded: encoded)
       moves.append(
         Move(
           old: old,
@@ -314,7 +317,7 @@ final class Compactor: @unchecked Sendable {
     // per chunk, since taking the lock per record would hand it back and forth with a busy
     // writer thousands of times a second.
     var pending: [(record: Record, item: LiveRecord)] = []
-    func judgeAndCopy() throws(LogStoreError) {
+    func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) {
       let verdicts = index.lock.withReadLock {
         pending.map {
           index.keys.stillPoints(
@@ -327,7 +330,7 @@ final class Compactor: @unchecked Sendable {
           plan.expired.append((listed.name, Array(record.key), item.location))
         } else {
           try copy(
-            record, from: item.location, source: item.source,
+            record, at: item.location, of: input, source: item.source,
             base: item.source == .base ? listed.base : nil)
         }
       }
@@ -357,9 +360,9 @@ final class Compactor: @unchecked Sendable {
           continue
         }
         pending.append((record, item))
-        if pending.count >= 512 { try judgeAndCopy() }
+        if pending.count >= 512 { try judgeAndCopy(from: input) }
       }
-      try judgeAndCopy()
+      try judgeAndCopy(from: input)
     }
     // Records in segments below the outputs that the inputs do not list are gone too.
     plan.damageSeen += live.records.count - next

@@ -50,20 +50,23 @@ final class SegmentBuilder {
     buffer.reserveCapacity(Self.bufferLimit + (64 << 10))
   }
 
-  /// Appends a top-level copy of `record` (a batch member becomes a record of its own) and
-  /// returns its offset and length in the new file.
-  func append(_ record: Record) throws(LogStoreError) -> (offset: Int, length: Int) {
+  /// Appends a top-level copy of `record`, whose encoded bytes (checked) are `encoded`, and
+  /// returns its offset and length in the new file. The bytes are copied as they are, but for
+  /// a batch member's flag (the member becomes a record of its own) and the checksum, which
+  /// this file's salt seeds.
+  func append(_ record: Record, encoded: UnsafeRawBufferPointer) throws(LogStoreError) -> (
+    offset: Int, length: Int
+  ) {
+    precondition(encoded.count == record.length, "a record's bytes of the wrong length")
     let offset = size
     let length = record.length
     let start = buffer.count
-    buffer.append(contentsOf: repeatElement(0, count: length))
+    buffer.append(contentsOf: encoded)
     let salt = header.salt
     buffer.withUnsafeMutableBytes { bytes in
-      RecordCodec.encode(
-        kind: record.kind, sequence: record.sequence, timestamp: record.timestamp,
-        table: record.table, key: record.key, value: record.value, expiry: record.expiry,
-        salt: salt,
-        into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length]))
+      let copy = UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length])
+      copy[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
+      RecordCodec.writeChecksum(copy, salt: salt)
     }
     var copy = record
     copy.length = length
