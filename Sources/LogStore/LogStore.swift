@@ -196,8 +196,47 @@ public final class LogStore: Sendable {
 
   /// The value of `key` in `table`, or nil when it has none.
   public func value(forKey key: [UInt8], in table: String) throws(LogStoreError) -> [UInt8]? {
+    try withValue(forKey: key, in: table) { Array($0) }
+  }
+
+  /// Calls `body` with the value of `key` in `table` where the store holds it, without copying
+  /// it, and returns what `body` returns; nil, without calling `body`, when the key has no
+  /// value.
+  ///
+  /// ```swift
+  /// let length = try store.withValue(forKey: Array("user_1".utf8), in: "users") { $0.count }
+  /// let name = try store.withValue(forKey: Array("user_1".utf8), in: "users") { bytes in
+  ///   String(decoding: bytes, as: UTF8.self)
+  /// }
+  /// ```
+  ///
+  /// The bytes are the store's own (its mapping of the log), checked as every read checks them
+  /// (checksum, table and key). They are valid only until `body` returns: `body` must not keep
+  /// the buffer or a pointer into it, and copies what it keeps (`Array(value)`, a decoded
+  /// value). `body` runs while the store's index is locked for reading, as LMDB's pointer lives
+  /// in its read transaction: it must not call the store, and should be brief, since writes
+  /// wait for it. ``value(forKey:in:)`` is this with `Array(value)`.
+  ///
+  /// - Throws: ``LogStoreError`` as ``value(forKey:in:)`` does (a record that fails its
+  ///   checksum: ``LogStoreError/Code/corrupted``; no such table: `tableNotFound`).
+  @inlinable
+  public func withValue<R>(
+    forKey key: [UInt8], in table: String, _ body: (_ value: UnsafeRawBufferPointer) -> R
+  ) throws(LogStoreError) -> R? {
+    // Inlinable, around a call that is not generic: a generic call from another module would
+    // otherwise run unspecialized, looking up `R`'s metadata at every step (a third of a get).
+    var result: R?
+    try visitValue(forKey: key, in: table) { result = body($0) }
+    return result
+  }
+
+  /// ``withValue(forKey:in:_:)`` without a generic result.
+  @usableFromInline
+  func visitValue(
+    forKey key: [UInt8], in table: String, _ body: (UnsafeRawBufferPointer) -> Void
+  ) throws(LogStoreError) {
     try key.withBytes { key throws(LogStoreError) in
-      try withValue(forKey: key, in: table) { value, _ in Array(value) }
+      _ = try visitItem(forKey: key, in: table) { value, _, _ in body(value) }
     }
   }
 

@@ -96,6 +96,36 @@ struct LogStoreBasicsTests {
     try store.close()
   }
 
+  @Test(
+    "withValue lends the stored bytes of a value to its closure and returns its result; nil without calling it for a missing, deleted or expired key"
+  )
+  func borrowedValue() throws {
+    let directory = TemporaryDirectory()
+    let store = try LogStore(path: directory.appending("store"))
+    try store.createTable("t")
+    let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    try store.put("small".bytes, forKey: "a".bytes, in: "t")
+    try store.put(large, forKey: "b".bytes, in: "t")
+    try store.put("gone".bytes, forKey: "c".bytes, in: "t")
+    try store.delete(key: "c".bytes, in: "t")
+    try store.put(
+      "soon".bytes, forKey: "d".bytes, in: "t",
+      expiresAt: Timestamp(microsecondsSince1970: store.expiryNow()))
+    #expect(try store.withValue(forKey: "a".bytes, in: "t") { Array($0) } == "small".bytes)
+    #expect(try store.withValue(forKey: "b".bytes, in: "t") { Array($0) } == large)
+    #expect(try store.withValue(forKey: "b".bytes, in: "t") { $0.count } == large.count)
+    var calls = 0
+    for key in ["c", "d", "missing"] {
+      #expect(try store.withValue(forKey: key.bytes, in: "t") { _ in calls += 1 } == nil, "\(key)")
+    }
+    #expect(calls == 0)
+    let error = #expect(throws: LogStoreError.self) {
+      try store.withValue(forKey: "a".bytes, in: "nowhere") { $0.count }
+    }
+    #expect(error?.code == .tableNotFound)
+    try store.close()
+  }
+
   @Test("an empty key is one key, whether or not the buffer naming it has an address")
   func emptyKey() throws {
     let directory = TemporaryDirectory()

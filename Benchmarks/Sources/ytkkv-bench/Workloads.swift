@@ -416,6 +416,7 @@ let allWorkloads: [Workload] =
     compactionWorkload,
     importWorkload,
   ] + jsonWorkloads + tableCountWorkloads + compactionPeerWorkloads + largeValueWorkloads
+  + [borrowedGetWorkload]
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
 /// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).

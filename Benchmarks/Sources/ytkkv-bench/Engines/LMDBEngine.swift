@@ -5,8 +5,8 @@ import Foundation
 /// read-only transaction per get. MDB_NOSYNC when not durable.
 final class LMDBEngine: Engine, @unchecked Sendable {
   // LMDB serializes write transactions itself; read transactions are per thread.
-  private var environment: OpaquePointer?
-  private var table: MDB_dbi = 0
+  fileprivate var environment: OpaquePointer?
+  fileprivate var table: MDB_dbi = 0
 
   init(directory: String, durable: Bool) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -20,7 +20,7 @@ final class LMDBEngine: Engine, @unchecked Sendable {
     try check(mdb_txn_commit(transaction), "mdb_txn_commit")
   }
 
-  private func check(_ result: Int32, _ what: String) throws {
+  fileprivate func check(_ result: Int32, _ what: String) throws {
     guard result == 0 else {
       throw BenchmarkError("\(what): \(String(cString: mdb_strerror(result)))")
     }
@@ -106,5 +106,26 @@ final class LMDBEngine: Engine, @unchecked Sendable {
     mdb_dbi_close(environment, table)
     mdb_env_close(environment)
     environment = nil
+  }
+}
+
+extension LMDBEngine {
+  /// Looks up every key in one read-only transaction, reading each value's length where LMDB
+  /// holds it (no copy); returns how many were found.
+  func countFoundInOneTransaction(_ keys: [[UInt8]]) throws -> Int {
+    var transaction: OpaquePointer?
+    try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &transaction), "mdb_txn_begin")
+    defer { mdb_txn_abort(transaction) }
+    var found = 0
+    for key in keys {
+      var key = key
+      var data = MDB_val()
+      let result = key.withUnsafeMutableBytes { k in
+        var keyValue = MDB_val(mv_size: k.count, mv_data: k.baseAddress)
+        return mdb_get(transaction, table, &keyValue, &data)
+      }
+      if result == 0, data.mv_size > 0 { found += 1 }
+    }
+    return found
   }
 }

@@ -1,0 +1,33 @@
+/// Issue 31's gets against LMDB with one read transaction for all of them: this store through
+/// `withValue(forKey:in:_:)`, which lends the stored bytes as LMDB lends a pointer into its map,
+/// against `mdb_get` in one read-only transaction. Each reads the value's length where the
+/// store holds it, without a copy.
+let borrowedGetWorkload = Workload(
+  name: "get-borrowed",
+  title: { "random get of \(thousands($0.keys)) keys, borrowed (LMDB: one read transaction)" },
+  unit: .operationsPerSecond, engines: [.logStore, .lmdb],
+  prepare: { engine, configuration in
+    try filledStore(engine, count: configuration.keys, label: "get-borrowed")
+  },
+  measure: { engine, scratch, configuration in
+    let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
+    return try withStore(engine, scratch!) { store in
+      var found = 0
+      let seconds = try timed {
+        if let ours = store as? LogStoreEngine {
+          for key in keys
+          where try ours.store.withValue(forKey: key, in: LogStoreEngine.table, { $0.count }) ?? 0
+            > 0
+          {
+            found += 1
+          }
+        } else if let lmdb = store as? LMDBEngine {
+          found = try lmdb.countFoundInOneTransaction(keys)
+        }
+      }
+      guard found == keys.count else {
+        throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
+      }
+      return Double(keys.count) / seconds
+    }
+  })
