@@ -55,6 +55,10 @@ final class KeyDirectory {
   /// The directory an index file describes: each table's keys are the file's, used in place.
   init(mapped: MappedIndex) {
     self.mapped = mapped
+    // Room for every table at once: growing rehashes every name so far.
+    tables.reserveCapacity(mapped.tables.count)
+    tablesByBytes.reserveCapacity(mapped.tables.count)
+    creations.reserveCapacity(mapped.tables.count)
     for entry in mapped.tables {
       insertTable(TableIndex(totals: totals, base: entry.table), named: entry.name)
       if let creation = entry.creation { creations[entry.name] = creation }
@@ -331,14 +335,13 @@ final class KeyDirectory {
     let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
-    var rooms: [String: Room] = [:]
     for entry in mapped.tables where entry.table.count > 0 {
       // In floating point: the products may not fit a 32-bit `Int`.
       let share = (Double(records) * Double(entry.table.count) / Double(count)).rounded(.up)
       let keyBytes = share * Double(entry.table.keyBytes) / Double(entry.table.count)
-      rooms[entry.name] = (Int(share), Int(keyBytes.rounded(.up)))
+      // Every table of the file is here: the log after it has not been read yet.
+      tables[entry.name]?.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
     }
-    reserve(rooms)
   }
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
