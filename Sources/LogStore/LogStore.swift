@@ -436,8 +436,9 @@ public final class LogStore: Sendable {
     }
   }
 
-  /// Blocks until automatic compaction has caught up: no compaction running, and garbage
-  /// below the policy's threshold. Under heavy writes the background compactor can fall
+  /// Blocks until automatic compaction has caught up: no compaction running, garbage below
+  /// the policy's threshold, and the index file that follows a compaction written. Under heavy
+  /// writes the background compactor can fall
   /// behind; this waits for it (for tests, benchmarks, or before measuring disk use). Returns
   /// at once under ``CompactionPolicy/manual``. Throws the error of an automatic compaction
   /// that failed meanwhile (a full disk, say).

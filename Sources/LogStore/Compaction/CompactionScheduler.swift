@@ -20,6 +20,8 @@ final class CompactionScheduler: @unchecked Sendable {
   private var policy: CompactionPolicy { log.options.compaction }
 
   private var requested = false
+  /// An automatic compaction, or the index file that follows it, is being written.
+  private var busy = false
   /// Why the last automatic compaction failed, for `waitForCompaction()` to report.
   private var automaticError: LogStoreError?
   private var bytesSinceCheck = 0
@@ -67,6 +69,7 @@ final class CompactionScheduler: @unchecked Sendable {
     while !log.closing {
       if requested && !compactor.isRunning {
         requested = false
+        busy = true
         lock.unlock()
         // A failure (a full disk, say) leaves the store as it was; the next check retries.
         var succeeded = true
@@ -90,6 +93,7 @@ final class CompactionScheduler: @unchecked Sendable {
           try? checkpointer.checkpoint(compactor: compactor) { [self] in requested }
           lock.lock()
         }
+        busy = false
         lock.broadcast()
       } else {
         lock.wait()
@@ -97,7 +101,8 @@ final class CompactionScheduler: @unchecked Sendable {
     }
   }
 
-  /// Waits until automatic compaction has nothing left to do: none running, none due.
+  /// Waits until automatic compaction has nothing left to do: none running, none due, and the
+  /// index file that follows the last one written.
   func waitForCompaction() throws(LogStoreError) {
     let lock = log.lock
     try lock.withLock { () throws(LogStoreError) in
@@ -105,7 +110,7 @@ final class CompactionScheduler: @unchecked Sendable {
       guard policy != .manual, !log.options.readOnly else { return }
       automaticError = nil
       while !log.closing {
-        if requested || compactor.isRunning {
+        if requested || busy || compactor.isRunning {
           lock.wait()
         } else if let error = automaticError {
           automaticError = nil
