@@ -711,6 +711,49 @@ final class TableIndex {
     }
   }
 
+  /// Calls `ordered` with every live key the base holds too, in key order (with its location
+  /// here when it changed since the base), then `rest` with the live keys only here, in no
+  /// order; returns false if the base was found damaged on the way (some keys were then not
+  /// visited). For a sort: only the keys `rest` gets need sorting. A compaction relocates every
+  /// key it copies to an entry here, and those keep their place in the base's order.
+  @discardableResult
+  func forEachKey(
+    baseOrdered ordered: (UnsafeRawBufferPointer, RecordLocation) -> Void,
+    rest: (UnsafeRawBufferPointer, RecordLocation) -> Void
+  ) -> Bool {
+    guard let base else {
+      forEachChangedKey(rest)
+      return true
+    }
+    guard occupied > 0 else {
+      return base.forEachEntry { entry in
+        ordered(entry.key, entry.location)
+        return true
+      }
+    }
+    // The slots of keys the base holds, a bit each, which the second pass leaves out.
+    var inBase = [UInt64](repeating: 0, count: (mask + 64) / 64)
+    let intact = base.forEachEntry { entry in
+      let index = probe(entry.key, Self.slotHash(KeyHash.hash(entry.key)))
+      guard index >= 0 else {
+        ordered(entry.key, entry.location)
+        return true
+      }
+      inBase[index >> 6] |= 1 << UInt64(index & 63)
+      // A tombstone here: deleted since.
+      if !isTombstone(slots[index]) { ordered(entry.key, recordLocation(of: slots[index])) }
+      return true
+    }
+    guard intact else { return false }
+    for index in 0...mask where inBase[index >> 6] & (1 << UInt64(index & 63)) == 0 {
+      let slot = slots[index]
+      if slot.hash != 0 && !isTombstone(slot) {
+        rest(keyBytes(slot.keyReference), recordLocation(of: slot))
+      }
+    }
+    return true
+  }
+
   /// Calls `body` with every key of the base that has no entry here, in key order. Returns
   /// false if the base was found damaged on the way.
   @discardableResult

@@ -5,7 +5,8 @@ struct TableKeys {
   /// The keys, one after another; `items` says where each is.
   var keys: [UInt8] = []
   var items: [SortItem] = []
-  /// The first `sortedCount` items are in key order already: the base's keys, walked first.
+  /// The first `sortedCount` items are in key order already: the keys the base holds, walked
+  /// first.
   var sortedCount = 0
 
   /// Every key of `table` that starts with `prefix`; nil if its base was found damaged on the
@@ -20,10 +21,17 @@ struct TableKeys {
       items.append(SortItem(key: key, keyStart: keys.count, location: location))
       keys.append(contentsOf: key)
     }
-    // The index file's keys first, in order: only the keys changed since need sorting.
-    guard table.forEachBaseKey(add) else { return nil }
-    sortedCount = items.count
-    table.forEachChangedKey(add)
+    // The keys the index file holds first, in its order: only the keys added since need
+    // sorting.
+    var restStart: Int?
+    let intact = table.forEachKey(
+      baseOrdered: add,
+      rest: { key, location in
+        if restStart == nil { restStart = items.count }
+        add(key, location)
+      })
+    guard intact else { return nil }
+    sortedCount = restStart ?? items.count
   }
 
   /// Sorts the items by their keys' bytes.
