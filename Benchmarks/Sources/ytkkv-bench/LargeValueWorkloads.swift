@@ -1,10 +1,9 @@
 import Foundation
 
-/// Issue 31's large values: 64 values of 1 MiB or 4 MiB, incompressible (random bytes, a
-/// different value per key), as an image or document cache stores them. Each row is
-/// milliseconds per value, put, get, or rewrite-then-compact.
+/// Issue 31's large values: 64 values of 1 MiB or 4 MiB (8 with `--quick`), incompressible
+/// (random bytes, a different value per key), as an image or document cache stores them. Each
+/// row is milliseconds per value, put, get, or rewrite-then-compact.
 enum LargeValues {
-  static let count = 64
   static let sizes = [1 << 20, 4 << 20]
 
   static func key(_ index: Int) -> [UInt8] { Array("blob_\(index)".utf8) }
@@ -20,8 +19,8 @@ enum LargeValues {
     return bytes
   }
 
-  /// A store of `engine` holding the 64 values of `size`, closed.
-  static func store(_ engine: EngineKind, size: Int) throws -> Scratch {
+  /// A store of `engine` holding `count` values of `size`, closed.
+  static func store(_ engine: EngineKind, size: Int, count: Int) throws -> Scratch {
     let scratch = Scratch("large-\(size >> 20)m")
     let store = try engine.make(scratch.path, false)
     for index in 0..<count { try store.put(key(index), value(index, size: size, round: 0)) }
@@ -39,10 +38,13 @@ let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workl
   let label = LargeValues.label(size)
   return [
     Workload(
-      name: "large-put-\(suffix)", title: { _ in "put of a \(label) value (64, ms each)" },
+      name: "large-put-\(suffix)",
+      title: { "put of a \(label) value (\($0.largeValues), ms each)" },
       unit: .milliseconds, engines: largeValueEngines,
-      measure: { engine, _, _ in
-        let values = (0..<LargeValues.count).map { LargeValues.value($0, size: size, round: 0) }
+      measure: { engine, _, configuration in
+        let values = (0..<configuration.largeValues).map {
+          LargeValues.value($0, size: size, round: 0)
+        }
         let scratch = Scratch("large-put")
         defer { scratch.clean() }
         let store = try engine.make(scratch.path, false)
@@ -52,16 +54,18 @@ let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workl
             try store.put(LargeValues.key(index), value)
           }
         }
-        return seconds * 1000 / Double(LargeValues.count)
+        return seconds * 1000 / Double(values.count)
       }),
     Workload(
-      name: "large-get-\(suffix)", title: { _ in "get of a \(label) value (64 × 4, ms each)" },
+      name: "large-get-\(suffix)",
+      title: { "get of a \(label) value (\($0.largeValues) × 4, ms each)" },
       unit: .milliseconds, engines: largeValueEngines,
-      prepare: { engine, _ in try LargeValues.store(engine, size: size) },
-      measure: { engine, scratch, _ in
-        let order = shuffled(Array(0..<LargeValues.count * 4), seed: 31).map {
-          LargeValues.key($0 % LargeValues.count)
-        }
+      prepare: { engine, configuration in
+        try LargeValues.store(engine, size: size, count: configuration.largeValues)
+      },
+      measure: { engine, scratch, configuration in
+        let count = configuration.largeValues
+        let order = shuffled(Array(0..<count * 4), seed: 31).map { LargeValues.key($0 % count) }
         return try withStore(engine, scratch!) { store in
           var bytes = 0
           let seconds = try timed {
@@ -77,9 +81,13 @@ let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workl
       name: "large-compact-\(suffix)",
       title: { _ in "rewrite of every \(label) value, then a compaction (ms per value)" },
       unit: .milliseconds, engines: largeValueEngines,
-      prepare: { engine, _ in try LargeValues.store(engine, size: size) },
-      measure: { engine, scratch, _ in
-        let values = (0..<LargeValues.count).map { LargeValues.value($0, size: size, round: 1) }
+      prepare: { engine, configuration in
+        try LargeValues.store(engine, size: size, count: configuration.largeValues)
+      },
+      measure: { engine, scratch, configuration in
+        let values = (0..<configuration.largeValues).map {
+          LargeValues.value($0, size: size, round: 1)
+        }
         // Each run rewrites a copy, so that every run starts from the same store.
         let copy = try scratch!.copy("large-compact")
         defer { copy.clean() }
@@ -90,7 +98,7 @@ let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workl
             }
             try store.compact()
           }
-          return seconds * 1000 / Double(LargeValues.count)
+          return seconds * 1000 / Double(values.count)
         }
       }),
   ]

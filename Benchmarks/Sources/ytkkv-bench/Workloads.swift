@@ -22,11 +22,14 @@ struct Configuration: Sendable {
   var overwriteRounds = 10
   /// Items of the tables workloads, spread over 1, 100 or 10,000 tables.
   var tableItems = 100_000
+  /// Values of each large-value workload (1 MiB or 4 MiB each).
+  var largeValues = 64
   var repetitions = 3
 
   static let quick = Configuration(
     keys: 20_000, largeKeys: 50_000, durablePuts: 200, sqliteYTKPuts: 200,
-    apiOperations: 5_000, overwriteRounds: 3, tableItems: 20_000, repetitions: 1)
+    apiOperations: 5_000, overwriteRounds: 3, tableItems: 20_000, largeValues: 8,
+    repetitions: 1)
 }
 
 /// What a workload's number means.
