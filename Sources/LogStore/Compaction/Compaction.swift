@@ -60,6 +60,13 @@ final class Compactor: @unchecked Sendable {
     var base: MappedTable?
   }
 
+  /// A live record read from an input, waiting to be judged still live and copied.
+  private struct Pending {
+    var record: Record
+    var item: LiveRecord
+    var isLive = false
+  }
+
   /// Asks a compaction in progress to stop at its next record; `close()` does this.
   func requestStop() { stopRequested.set() }
 
@@ -316,15 +323,17 @@ final class Compactor: @unchecked Sendable {
     // Records read and checked, waiting to be judged still live: in chunks, under one read lock
     // per chunk, since taking the lock per record would hand it back and forth with a busy
     // writer thousands of times a second.
-    var pending: [(record: Record, item: LiveRecord)] = []
+    var pending: [Pending] = []
     func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) {
-      let verdicts = index.lock.withReadLock {
-        pending.map {
-          index.keys.stillPoints(
-            at: $0.item, record: $0.record, in: live.tables[Int($0.item.table)])
+      index.lock.withReadLock {
+        for position in pending.indices {
+          let item = pending[position].item
+          pending[position].isLive = index.keys.stillPoints(
+            at: item, record: pending[position].record, in: live.tables[Int(item.table)])
         }
       }
-      for ((record, item), isLive) in zip(pending, verdicts) where isLive {
+      for position in pending.indices where pending[position].isLive {
+        let (record, item) = (pending[position].record, pending[position].item)
         let listed = live.tables[Int(item.table)]
         if item.source != .creation, let expiry = record.expiry, expiry <= plan.now {
           plan.expired.append((listed.name, Array(record.key), item.location))
@@ -359,7 +368,7 @@ final class Compactor: @unchecked Sendable {
           plan.damageSeen += 1
           continue
         }
-        pending.append((record, item))
+        pending.append(Pending(record: record, item: item))
         if pending.count >= 512 { try judgeAndCopy(from: input) }
       }
       try judgeAndCopy(from: input)
@@ -372,9 +381,7 @@ final class Compactor: @unchecked Sendable {
 
   /// Whether `record` is the one `item` stands for: its table's creation, or a put of its key
   /// (by the key's hash) in its table.
-  private func holds(
-    _ record: Record, of item: LiveRecord, tables: [KeyDirectory.ListedTable]
-  ) -> Bool {
+  private func holds(_ record: Record, of item: LiveRecord, tables: [ListedTable]) -> Bool {
     let isCreation = item.source == .creation
     guard record.kind == (isCreation ? .createTable : .put) else { return false }
     if !isCreation, KeyHash.hash(record.key) != item.keyHash { return false }

@@ -79,7 +79,8 @@ final class TableIndex {
   @exclusivity(unchecked) private var unsettled: [UInt32] = []
 
   private static let arenaEntryHeader = 6
-  private static let removalGroup = 16
+  /// How many keys are looked up or removed together, their slots loaded first.
+  private static let lookupGroup = 16
   /// Folds in slots loaded ahead of use, so that the loads are not optimized away.
   @exclusivity(unchecked) private var warmed: UInt32 = 0
   private static let minimumCapacity = 16
@@ -471,7 +472,7 @@ final class TableIndex {
     // Matching keys are removed in groups: the slots of a group are loaded together first,
     // so that their cache misses overlap (as in KeyDirectory.applySoon).
     var group: [(reference: UInt32, hash: UInt64)] = []
-    group.reserveCapacity(Self.removalGroup)
+    group.reserveCapacity(Self.lookupGroup)
     func removeGroup() {
       for member in group { warm(member.hash) }
       for member in group {
@@ -493,7 +494,7 @@ final class TableIndex {
           makeTombstone(at: slotIndex(of: UInt32(position), hash: hash))
         } else {
           group.append((UInt32(position), hash))
-          if group.count == Self.removalGroup { removeGroup() }
+          if group.count == Self.lookupGroup { removeGroup() }
         }
       }
       position += Self.arenaEntryHeader + keyLength
@@ -733,17 +734,30 @@ final class TableIndex {
     }
     // The slots of keys the base holds, a bit each, which the second pass leaves out.
     var inBase = [UInt64](repeating: 0, count: (mask + 64) / 64)
-    let intact = base.forEachEntry { entry in
-      let index = probe(entry.key, Self.slotHash(KeyHash.hash(entry.key)))
-      guard index >= 0 else {
-        ordered(entry.key, entry.location)
-        return true
+    // The base's entries are looked up here in groups: the slots of a group are loaded together
+    // first, so that their cache misses overlap (as in KeyDirectory.applySoon).
+    var group: [(entry: MappedTable.Entry, hash: UInt64)] = []
+    group.reserveCapacity(Self.lookupGroup)
+    func visitGroup() {
+      for member in group { warm(member.hash) }
+      for (entry, hash) in group {
+        let index = probe(entry.key, Self.slotHash(hash))
+        if index < 0 {
+          ordered(entry.key, entry.location)
+          continue
+        }
+        inBase[index >> 6] |= 1 << UInt64(index & 63)
+        // A tombstone here: deleted since.
+        if !isTombstone(slots[index]) { ordered(entry.key, recordLocation(of: slots[index])) }
       }
-      inBase[index >> 6] |= 1 << UInt64(index & 63)
-      // A tombstone here: deleted since.
-      if !isTombstone(slots[index]) { ordered(entry.key, recordLocation(of: slots[index])) }
+      group.removeAll(keepingCapacity: true)
+    }
+    let intact = base.forEachEntry { entry in
+      group.append((entry, KeyHash.hash(entry.key)))
+      if group.count == Self.lookupGroup { visitGroup() }
       return true
     }
+    visitGroup()
     guard intact else { return false }
     for index in 0...mask where inBase[index >> 6] & (1 << UInt64(index & 63)) == 0 {
       let slot = slots[index]
