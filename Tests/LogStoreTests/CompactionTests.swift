@@ -216,6 +216,11 @@ struct CompactionTests {
     let statistics = try reopened.statistics()
     #expect(statistics.liveItems == 100_000)
     #expect(Double(statistics.diskBytes) <= 1.5 * Double(statistics.liveBytes), "\(statistics)")
-    #expect(worst <= 2.6, "worst ratio seen between rounds: \(worst)")
+    // Between rounds the writer, never throttled, runs ahead of the compactor by as much as the
+    // two threads' share of the cores allows: up to 2.3 alone here, 2.9 in a debug build with
+    // the other suites running beside it on two cores (it was 2.6 when compaction held the
+    // log's lock while it checked the whole index file, which slowed the writer). A compactor
+    // that stops or falls behind for good leaves 11 after ten rounds.
+    #expect(worst <= 3.2, "worst ratio seen between rounds: \(worst)")
   }
 }
