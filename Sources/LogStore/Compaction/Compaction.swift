@@ -109,7 +109,7 @@ final class Compactor: @unchecked Sendable {
   private enum Attempt {
     case compacted(writesIndex: Bool)
     case nothingToDo
-    /// A lookup met damage in the index file: the compaction was undone and the directory
+    /// The listing met damage in the index file: the compaction was undone and the directory
     /// rebuilt from the log.
     case indexFileDamaged
     /// Another process runs a compaction (`.manyProcesses`): one at a time in a store.
@@ -150,8 +150,9 @@ final class Compactor: @unchecked Sendable {
       throw error
     }
     guard let moves else {
-      // Which records are live cannot be told from a damaged file: a put judged live because
-      // its lookup failed may have been deleted since. Undo, and judge again from the log.
+      // Which records are live cannot be told from a damaged file: an entry that fails its
+      // check may stand for a key deleted since, or hide one. Undo, and list again from a
+      // directory rebuilt from the log.
       removeOutputs(outputs)
       log.lock.withLock { repair.rebuild() }
       return .indexFileDamaged
@@ -272,7 +273,7 @@ final class Compactor: @unchecked Sendable {
   }
 
   /// Step 2: copy what is live into temporary outputs. Returns nil, having stopped early, when
-  /// a lookup finds the index file damaged.
+  /// its listing finds the index file damaged.
   private func copyLiveRecords(
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
   ) throws(LogStoreError) -> [Move]? {
