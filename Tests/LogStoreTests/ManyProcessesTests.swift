@@ -282,6 +282,52 @@ struct ManyProcessesTests {
     #expect(try reopened.snapshot() == ["t": expected])
   }
 
+  @Test(
+    "a compaction whose open reads its view anew while it copies (another writer rotated) keeps every key it listed from the index file"
+  )
+  func compactionAcrossViewReadAnew() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let compacting = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    let writing = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
+    try compacting.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<600 {
+      let key = "k\(round % 200)"
+      let value = String(repeating: "v\(round)", count: 6)
+      try writing.put(value.bytes, forKey: key.bytes, in: "t")
+      expected[key] = value
+    }
+    // The keys are the index file's: compaction lists them from it.
+    try compacting.checkpoint()
+    #expect(try compacting.statistics().indexMappedBytes > 0)
+    var steps = 0
+    try compacting.compact { _, _ in
+      steps += 1
+      do {
+        // Enough to rotate the other writer's segment: the compacting open's next call reads
+        // its view anew, index file included, while the compaction goes on.
+        for index in 0..<100 {
+          let key = "during\(steps)-\(index)"
+          try writing.put(String(repeating: "d", count: 100).bytes, forKey: key.bytes, in: "t")
+          expected[key] = String(repeating: "d", count: 100)
+        }
+        #expect(try compacting.value(forKey: "k7".bytes, in: "t") == expected["k7"]?.bytes)
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    #expect(steps > 2)
+    for store in [compacting, writing] {
+      #expect(try store.snapshot() == ["t": expected])
+    }
+    try compacting.close()
+    try writing.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == ["t": expected])
+  }
+
   @Test("a write that died while other writers were open is cleared by the next one of them")
   func deadWriteBesideOpenWriters() throws {
     let directory = TemporaryDirectory()

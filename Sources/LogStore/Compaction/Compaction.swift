@@ -273,7 +273,7 @@ final class Compactor: @unchecked Sendable {
   }
 
   /// Step 2: copy what is live into temporary outputs. Returns nil, having stopped early, when
-  /// its listing finds the index file damaged.
+  /// its listing or a judgement finds the index file damaged.
   private func copyLiveRecords(
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
   ) throws(LogStoreError) -> [Move]? {
@@ -325,14 +325,20 @@ final class Compactor: @unchecked Sendable {
     // per chunk, since taking the lock per record would hand it back and forth with a busy
     // writer thousands of times a second.
     var pending: [Pending] = []
-    func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) {
-      index.lock.withReadLock {
+    /// False when the index file was found damaged.
+    func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) -> Bool {
+      let intact = index.lock.withReadLock {
         for position in pending.indices {
           let item = pending[position].item
-          pending[position].isLive = index.keys.stillPoints(
-            at: item, record: pending[position].record, in: live.tables[Int(item.table)])
+          guard
+            let isLive = index.keys.stillPoints(
+              at: item, record: pending[position].record, in: live.tables[Int(item.table)])
+          else { return false }
+          pending[position].isLive = isLive
         }
+        return true
       }
+      guard intact else { return false }
       for position in pending.indices where pending[position].isLive {
         let (record, item) = (pending[position].record, pending[position].item)
         let listed = live.tables[Int(item.table)]
@@ -345,6 +351,7 @@ final class Compactor: @unchecked Sendable {
         }
       }
       pending.removeAll(keepingCapacity: true)
+      return true
     }
     for (input, size) in plan.inputs {
       progress?(done, total)
@@ -370,9 +377,9 @@ final class Compactor: @unchecked Sendable {
           continue
         }
         pending.append(Pending(record: record, item: item))
-        if pending.count >= 512 { try judgeAndCopy(from: input) }
+        if pending.count >= 512, !(try judgeAndCopy(from: input)) { return nil }
       }
-      try judgeAndCopy(from: input)
+      guard try judgeAndCopy(from: input) else { return nil }
     }
     // Records in segments below the outputs that the inputs do not list are gone too.
     plan.damageSeen += live.records.count - next

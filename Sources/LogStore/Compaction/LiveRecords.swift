@@ -101,8 +101,9 @@ extension KeyDirectory {
   }
 
   /// Whether `record`, listed as `item` by ``liveRecords(below:)`` in `listed`, is still what
-  /// the directory points at. Call with the index lock held.
-  func stillPoints(at item: LiveRecord, record: Record, in listed: ListedTable) -> Bool {
+  /// the directory points at; nil if the index file was found damaged. Call with the index
+  /// lock held.
+  func stillPoints(at item: LiveRecord, record: Record, in listed: ListedTable) -> Bool? {
     guard item.source != .creation else { return creations[listed.name] == item.location }
     guard let table = table(listed.name) else { return false }
     return table.stillPoints(

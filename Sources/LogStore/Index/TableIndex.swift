@@ -281,17 +281,25 @@ final class TableIndex {
   }
 
   /// Whether `key` still points at `location`, which it pointed at when compaction listed it
-  /// (``KeyDirectory/liveRecords(below:)``), in `base` if it was found there. Without a lookup
-  /// in the base: a key with no entry here has the base's location, and a base never changes.
+  /// (``KeyDirectory/liveRecords(below:)``), in `base` if it was found there; nil if the base
+  /// was found damaged. A key with no entry here has the base's location, and a base never
+  /// changes: while it is still the one listed from, nothing is looked up. (It is not when the
+  /// directory was read anew meanwhile, as another process's rotation makes a `.manyProcesses`
+  /// store do: then the base is asked.)
   func stillPoints(
     _ key: UnsafeRawBufferPointer, hash: UInt64, at location: RecordLocation,
     listedFrom base: MappedTable?
-  ) -> Bool {
+  ) -> Bool? {
     let index = probe(key, Self.slotHash(hash))
     if index >= 0 {
       return !isTombstone(slots[index]) && recordLocation(of: slots[index]) == location
     }
-    return base != nil && base === self.base
+    if let base, base === self.base { return true }
+    switch self.base?.find(key) ?? .absent {
+    case .found(let found): return found == location
+    case .absent: return false
+    case .damaged: return nil
+    }
   }
 
   // MARK: Changes
