@@ -15,6 +15,17 @@ struct ManyProcessesTests {
     return options
   }
 
+  /// Checks a store that every open has closed: `verify` finds nothing, and it opens
+  /// read-only, refusing damage, with exactly `expected`.
+  static func expectClosedStore(
+    at path: String, holds expected: [String: [String: String]],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    #expect(try LogStore.verify(path: path).problems.isEmpty, sourceLocation: sourceLocation)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.snapshot() == expected, sourceLocation: sourceLocation)
+  }
+
   @Test(
     "two writers see each other's puts, deletes, prefix deletes, batches and table changes at their next call"
   )
@@ -277,9 +288,7 @@ struct ManyProcessesTests {
     try compacting.close()
     try writing.close()
     try follower.close()
-    #expect(try LogStore.verify(path: path).problems.isEmpty)
-    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": expected])
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
   }
 
   @Test(
@@ -323,9 +332,7 @@ struct ManyProcessesTests {
     }
     try compacting.close()
     try writing.close()
-    #expect(try LogStore.verify(path: path).problems.isEmpty)
-    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": expected])
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
   }
 
   @Test("a write that died while other writers were open is cleared by the next one of them")
@@ -764,9 +771,7 @@ struct ManyProcessesTests {
     try first.close()
     try second.close()
     try third.close()
-    #expect(try LogStore.verify(path: path).problems.isEmpty)
-    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
-    #expect(try reopened.snapshot() == ["t": expected])
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
   }
 
   @Test(
