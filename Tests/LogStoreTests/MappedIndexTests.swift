@@ -193,6 +193,74 @@ struct MappedIndexTests {
   }
 
   @Test(
+    "compaction's second look at a listed key: trusts the file it was listed from, asks another file (and reports one found damaged), and follows the changes made since"
+  )
+  func stillPoints() throws {
+    let (bytes, number) = try Self.indexFile()
+    guard case .success(let listedIndex) = Self.open(bytes, number: number),
+      case .success(let rereadIndex) = Self.open(bytes, number: number),
+      let listedFrom = listedIndex.tables.first(where: { $0.name == "a" })?.table,
+      let reread = rereadIndex.tables.first(where: { $0.name == "a" })?.table
+    else {
+      Issue.record("a good file was refused")
+      return
+    }
+    func ask(
+      _ table: TableIndex, _ key: String, at location: RecordLocation, _ base: MappedTable?
+    ) -> Bool? {
+      Array(key.utf8).withUnsafeBytes {
+        table.stillPoints($0, hash: KeyHash.hash($0), at: location, listedFrom: base)
+      }
+    }
+    guard case .found(let location) = Array("key5".utf8).withUnsafeBytes({ listedFrom.find($0) })
+    else {
+      Issue.record("key5 is not in the file")
+      return
+    }
+    let elsewhere = RecordLocation(
+      segment: location.segment, offset: location.offset + 1, length: location.length)
+    // Over the file it was listed from: trusted, whatever the location (nothing is read).
+    let table = TableIndex(base: listedFrom)
+    #expect(ask(table, "key5", at: location, listedFrom) == true)
+    // The directory read anew: another file object, which is asked.
+    let anew = TableIndex(base: reread)
+    #expect(ask(anew, "key5", at: location, listedFrom) == true)
+    #expect(ask(anew, "key5", at: elsewhere, listedFrom) == false)
+    #expect(ask(anew, "nokey", at: location, listedFrom) == false)
+    // Listed as a change (no base): gone once it has no entry here.
+    #expect(ask(anew, "key5", at: location, nil) == true)
+    #expect(ask(TableIndex(), "key5", at: location, nil) == false)
+    // Changed since: the entry here decides.
+    Array("key5".utf8).withUnsafeBytes {
+      _ = table.upsert($0, hash: KeyHash.hash($0), location: elsewhere)
+    }
+    #expect(ask(table, "key5", at: location, listedFrom) == false)
+    #expect(ask(table, "key5", at: elsewhere, listedFrom) == true)
+    Array("key5".utf8).withUnsafeBytes { _ = table.remove($0, hash: KeyHash.hash($0)) }
+    #expect(ask(table, "key5", at: elsewhere, listedFrom) == false)
+    // Another file that is damaged where the key is: neither yes nor no.
+    let record = Self.record(of: "a", in: bytes)
+    let entries = Int(
+      bytes[record + 16..<record + 24].enumerated().reduce(UInt64(0)) {
+        $0 | UInt64($1.element) << (8 * $1.offset)
+      })
+    var damaged = bytes
+    // The first third of the entries: the open reads only the last ones.
+    for offset in stride(from: entries, to: entries + 4_000, by: 7) {
+      damaged[offset] ^= 0x40
+    }
+    guard case .success(let damagedIndex) = Self.open(damaged, number: number),
+      let damagedTable = damagedIndex.tables.first(where: { $0.name == "a" })?.table
+    else {
+      Issue.record("refused at open, but only the directory is checked there")
+      return
+    }
+    let overDamage = TableIndex(base: damagedTable)
+    let answers = (0..<400).map { ask(overDamage, "key\($0)", at: location, listedFrom) }
+    #expect(answers.contains(nil))
+  }
+
+  @Test(
     "keys whose slots' tags collide are told apart by their bytes; a slot pointing past the entries is damage"
   )
   func slotTags() throws {
