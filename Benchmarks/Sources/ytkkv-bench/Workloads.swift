@@ -36,6 +36,7 @@ struct Configuration: Sendable {
 enum Unit: String, Sendable {
   case operationsPerSecond = "ops/s"
   case milliseconds = "ms"
+  case microsecondsPerItem = "µs/item"
   case bytesPerKey = "bytes/key"
   case diskRatio = "× live data"
 
@@ -419,7 +420,7 @@ let allWorkloads: [Workload] =
     compactionWorkload,
     importWorkload,
   ] + jsonWorkloads + tableCountWorkloads + compactionPeerWorkloads + largeValueWorkloads
-  + [borrowedGetWorkload]
+  + [borrowedGetWorkload, compactedScanWorkload]
 
 /// The YTK API end to end: `put` of a dictionary and `object(id:)`, JSON included, against
 /// SQLite doing what YTKKeyValueStore did (JSONSerialization, REPLACE, SELECT).
