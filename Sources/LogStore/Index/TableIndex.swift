@@ -294,8 +294,17 @@ final class TableIndex {
     if index >= 0 {
       return !isTombstone(slots[index]) && recordLocation(of: slots[index]) == location
     }
-    if let base, base === self.base { return true }
-    switch self.base?.find(key) ?? .absent {
+    return basePoints(key, at: location, listedFrom: base)
+  }
+
+  /// For a key with no entry here: whether the base has it at `location`, which it had in
+  /// `listed` when compaction listed it; nil if the base was found damaged. While `listed` is
+  /// still the base nothing is looked up: a base never changes.
+  private func basePoints(
+    _ key: UnsafeRawBufferPointer, at location: RecordLocation, listedFrom listed: MappedTable?
+  ) -> Bool? {
+    if let listed, listed === base { return true }
+    switch base?.find(key) ?? .absent {
     case .found(let found): return found == location
     case .absent: return false
     case .damaged: return nil
@@ -381,7 +390,11 @@ final class TableIndex {
     let index = probe(key, slotHash)
     if index < 0 {
       // Not changed since the index file: the base must point at `old`.
-      guard (base != nil && base === self.base) || baseFind(key) == old else { return false }
+      guard let points = basePoints(key, at: old, listedFrom: base) else {
+        totals.baseDamaged = true
+        return false
+      }
+      guard points else { return false }
       if new.length != old.length { expiring?.relocate(key, length: new.length) }
       insert(key, slotHash: slotHash, at: -1 - index, location: new)
       adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
