@@ -67,6 +67,23 @@ func filledStore(_ engine: EngineKind, count: Int, label: String) throws -> Scra
   return scratch
 }
 
+/// Gets per second: `find` looks every key of the prepared store up, in a shuffled order, and
+/// returns how many it found, which must be all of them.
+func measureGets(
+  _ engine: EngineKind, _ scratch: Scratch, _ configuration: Configuration,
+  _ find: (any Engine, [[UInt8]]) throws -> Int
+) throws -> Double {
+  let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
+  return try withStore(engine, scratch) { store in
+    var found = 0
+    let seconds = try timed { found = try find(store, keys) }
+    guard found == keys.count else {
+      throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
+    }
+    return Double(keys.count) / seconds
+  }
+}
+
 /// Opens the prepared store, runs `body`, closes it.
 func withStore<R>(
   _ engine: EngineKind, _ scratch: Scratch, durable: Bool = false, _ body: (any Engine) throws -> R
@@ -180,14 +197,10 @@ let allWorkloads: [Workload] =
         try filledStore(engine, count: configuration.keys, label: "get")
       },
       measure: { engine, scratch, configuration in
-        let keys = shuffled(Dataset.keys(configuration.keys), seed: 2)
-        return try withStore(engine, scratch!) { store in
+        try measureGets(engine, scratch!, configuration) { store, keys in
           var found = 0
-          let seconds = try timed { for key in keys where try store.get(key) != nil { found += 1 } }
-          guard found == keys.count else {
-            throw BenchmarkError("\(engine) found \(found) of \(keys.count)")
-          }
-          return Double(keys.count) / seconds
+          for key in keys where try store.get(key) != nil { found += 1 }
+          return found
         }
       }),
     Workload(
