@@ -13,25 +13,30 @@ struct OneProcessDiesTests {
   static let dyingProcess: Int32 = 101
   static let livingProcess: Int32 = 202
 
-  /// The options of an open of `process` on `fileSystem`: small segments, every write synced,
-  /// damage refused.
-  static func options(_ fileSystem: SimulatedFileSystem, process: Int32, readOnly: Bool = false)
-    -> LogStore.Options
-  {
+  /// The options of an open of `process` on `fileSystem`: small segments, every write synced
+  /// (unless `sync` says otherwise), damage refused.
+  static func options(
+    _ fileSystem: SimulatedFileSystem, process: Int32, readOnly: Bool = false,
+    sync: SyncPolicy = .always
+  ) -> LogStore.Options {
     var options = ManyProcessesTests.options(readOnly: readOnly, maxSegmentSize: 4 << 10)
     options.fileSystem = fileSystem.process(process)
-    if !readOnly { options.sync = .always }
+    if !readOnly { options.sync = sync }
     // Nothing a dead process leaves may look like damage to any open.
     options.corruption = .fail
     return options
   }
 
   /// Two processes' opens of one store, both of which wrote (keys overwritten, so that a
-  /// compaction has work), the active segment nearly full.
-  static func setUp() throws -> (SimulatedFileSystem, dying: LogStore, living: LogStore) {
+  /// compaction has work), the active segment nearly full; their writes synced as `sync` says.
+  static func setUp(sync: SyncPolicy = .always) throws -> (
+    SimulatedFileSystem, dying: LogStore, living: LogStore
+  ) {
     let fileSystem = SimulatedFileSystem()
-    let dying = try LogStore(path: "/store", options: options(fileSystem, process: dyingProcess))
-    let living = try LogStore(path: "/store", options: options(fileSystem, process: livingProcess))
+    let dying = try LogStore(
+      path: "/store", options: options(fileSystem, process: dyingProcess, sync: sync))
+    let living = try LogStore(
+      path: "/store", options: options(fileSystem, process: livingProcess, sync: sync))
     try living.createTable("t")
     for index in 0..<40 {
       let store = index % 2 == 0 ? dying : living
@@ -206,10 +211,12 @@ struct OneProcessDiesTests {
   }
 
   @Test(
-    "a write that clears a dead process's rotation, itself killed at any call, leaves a store that every open reads whole: in either sharing, with damage refused, and after a power loss"
-  )
-  func clearingKilled() throws {
-    let (probe, probeDying, probeLiving) = try Self.setUp()
+    "a write that clears a dead process's rotation, itself killed at any call, leaves a store that every open reads whole: in either sharing, with damage refused, and after a power loss",
+    // Unsynced writes before the rotation are proven only by the mark that seals their segment,
+    // which the clearing zeroes (it lies past the published end).
+    arguments: [SyncPolicy.always, .never])
+  func clearingKilled(sync: SyncPolicy) throws {
+    let (probe, probeDying, probeLiving) = try Self.setUp(sync: sync)
     let before = try probeLiving.snapshot()
     let first = probe.calls + 1
     try Self.run("rotation", probeDying)
@@ -234,9 +241,9 @@ struct OneProcessDiesTests {
       // ends without reaching the point.
       for clearingCall in 1... {
         let point =
-          "rotation killed before call \(dyingCall), the write clearing it before its "
-          + "call \(clearingCall)"
-        let (fileSystem, dying, living) = try Self.setUp()
+          "sync \(sync): rotation killed before call \(dyingCall), the write clearing it "
+          + "before its call \(clearingCall)"
+        let (fileSystem, dying, living) = try Self.setUp(sync: sync)
         let dyingStop = Self.runUntilKilled(Self.dyingProcess, on: fileSystem) {
           $0.number == dyingCall
         } step: {
@@ -272,18 +279,32 @@ struct OneProcessDiesTests {
           let seen = try store.snapshot()
           #expect(states.contains(seen), "\(point), .oneProcess: \(seen)")
           try store.close()
+          // One that takes it over in the same boot (its shared state still trusted) clears the
+          // dead writes first, as a process that joins does.
+          let sameBoot = SimulatedFileSystem(files: files, boot: try fileSystem.bootSession())
+          sameBoot.kill(Self.dyingProcess)
+          sameBoot.kill(Self.livingProcess)
+          alone.fileSystem = sameBoot.process(303)
+          let takenOver = try LogStore(path: "/store", options: alone)
+          let seenTakenOver = try takenOver.snapshot()
+          try takenOver.close()
           // A process that joins clears both dead writes.
           let joined = try LogStore(
             path: "/store", options: Self.options(fileSystem, process: 707))
-          #expect(states.contains(try joined.snapshot()), "\(point), .manyProcesses")
+          let seenJoined = try joined.snapshot()
+          #expect(states.contains(seenJoined), "\(point), .manyProcesses")
+          #expect(seenTakenOver == seenJoined, "\(point), .oneProcess in the same boot")
           try joined.put("j".bytes, forKey: "k7".bytes, in: "t")
           try joined.close()
           let report = try LogStore.verify(path: "/store", fileSystem: fileSystem.process(505))
           #expect(report.isClean, "\(point): \(report.problems.prefix(3))")
           alone.fileSystem = SimulatedFileSystem(files: power).process(606)
           let recovered = try LogStore(path: "/store", options: alone)
+          // Unsynced writes may be lost; with every write synced, none is.
+          let recoveredState = try recovered.snapshot()
           #expect(
-            states.contains(try recovered.snapshot()), "\(point), .oneProcess after a power loss")
+            sync != .always || states.contains(recoveredState),
+            "\(point), .oneProcess after a power loss")
           try recovered.close()
         } catch {
           Issue.record("\(point): \(error)")
@@ -298,7 +319,48 @@ struct OneProcessDiesTests {
       }
     }
     #expect(cases > calls.count / 4)
-    print("rotation killed, and the write clearing it killed: \(cases) cases")
+    print("rotation killed, and the write clearing it killed, sync \(sync): \(cases) cases")
+  }
+
+  @Test(
+    "a .oneProcess open or a recover after a write that died in .manyProcesses use clears it first, as a joining writer does; with the segment it names gone, they go by the files"
+  )
+  func takeOverClearsDeadWrite() throws {
+    let (fileSystem, dying, living) = try Self.setUp()
+    let expected = try living.snapshot()
+    try ManyProcessesTests.appendUnpublished(dying, keys: ["ghost"])
+    dying.engine.sharing!.shared.lock.release()
+    let active = dying.engine.log.writer!.file.path
+    fileSystem.kill(Self.dyingProcess)
+    fileSystem.kill(Self.livingProcess)
+    let files = fileSystem.image(.process)
+    /// The files as a process of the same boot finds them, every process that used them gone.
+    func sameBoot(_ files: [String: [UInt8]]) throws -> SimulatedFileSystem {
+      let restarted = SimulatedFileSystem(files: files, boot: try fileSystem.bootSession())
+      restarted.kill(Self.dyingProcess)
+      restarted.kill(Self.livingProcess)
+      return restarted
+    }
+    var alone = Self.options(try sameBoot(files), process: 303)
+    alone.sharing = .oneProcess
+    let store = try LogStore(path: "/store", options: alone)
+    #expect(try store.snapshot() == expected)
+    try store.close()
+    let recovering = try sameBoot(files)
+    _ = try LogStore.recover(path: "/store", fileSystem: recovering.process(303), now: .now())
+    alone.fileSystem = recovering.process(404)
+    let recovered = try LogStore(path: "/store", options: alone)
+    #expect(try recovered.snapshot() == expected)
+    try recovered.close()
+    // The active segment was lost (files put back from an older copy, say): what remains opens.
+    var withoutActive = files
+    withoutActive[active] = nil
+    alone.fileSystem = try sameBoot(withoutActive).process(505)
+    alone.corruption = .salvage
+    let remaining = try LogStore(path: "/store", options: alone)
+    #expect(try remaining.snapshot()["t"]?["ghost"] == nil)
+    try remaining.close()
+    try? living.close()
   }
 
   /// Runs `step` as `process` on a thread of its own, and stops the process for good before

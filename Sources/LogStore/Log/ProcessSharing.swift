@@ -68,7 +68,7 @@ final class ProcessSharing: @unchecked Sendable {
     do {
       // A write in progress that nobody publishes is one whose process died holding the lock.
       if shared.dirty != nil, let commit = shared.currentCommit(boot: boot) {
-        try Self.clearDeadWrite(directory: directory, options: options, commit)
+        try Self.clearDeadWrite(directory: directory, fileSystem: options.fileSystem, commit)
         // It may have died publishing: its commit is the newest, and counted from now on.
         shared.countPublication(of: commit)
         shared.clearDirty()
@@ -347,7 +347,7 @@ final class ProcessSharing: @unchecked Sendable {
         try takeWriteLock()
         if let commit = shared.currentCommit(boot: boot) {
           if shared.dirty != nil {
-            try clearDeadWrite(directory: directory, options: options, commit)
+            try clearDeadWrite(directory: directory, fileSystem: fileSystem, commit)
           }
           return (shared, commit)
         }
@@ -465,8 +465,10 @@ final class ProcessSharing: @unchecked Sendable {
   }
 
   /// For a `.oneProcess` writer's open, with the store's lock held: refuses the store while
-  /// opens in `.manyProcesses` use are alive, and otherwise makes its shared state fresh, since
-  /// this writer will not keep it.
+  /// opens in `.manyProcesses` use are alive, and otherwise clears what a write that died left
+  /// past the published end (as the next `.manyProcesses` writer would: the store is the same
+  /// whichever way it is opened next) and makes the shared state fresh, since this writer will
+  /// not keep it.
   static func leaveSharedUse(directory: String, fileSystem: any FileSystem)
     throws(LogStoreError)
   {
@@ -486,22 +488,34 @@ final class ProcessSharing: @unchecked Sendable {
         "\(directory) is in .manyProcesses use by \(opens.count) open(s) (process \(processes)): "
           + "open it with the same sharing, or read-only")
     }
+    if shared.dirty != nil, let commit = shared.currentCommit(boot: boot) {
+      do {
+        try clearDeadWrite(directory: directory, fileSystem: fileSystem, commit)
+      } catch  where error.isMissingFile {
+        // The state names a segment the directory no longer has (files put back from a copy):
+        // the files say what the store is, as after a restart.
+      }
+    }
     try shared.reset(boot: boot)
   }
 
   /// A process died inside a write: what it wrote past the published end is not part of the
-  /// store. First takes out of the manifest the segments an unfinished rotation listed past
-  /// the published active one (their files are removed below): the old active segment may
-  /// end with the mark that seals it, and once that is zeroed, a manifest that still lists a
-  /// segment after it would make it a sealed segment cut short. Then zeroes the active
-  /// segment from the published end to its end and syncs the zeros before anything else is
-  /// written (so that none of it can come back after a crash, behind newer records); and
-  /// removes the files an unfinished rotation (or a compaction's first step) made under
-  /// numbers it did not publish.
+  /// store. The steps come in an order that leaves a store every open reads whole wherever
+  /// this process dies or the power fails between them:
+  /// 1. The manifest stops listing the segments an unfinished rotation listed past the
+  ///    published active one, so that no reader is told of a file about to go.
+  /// 2. The files an unfinished rotation (or a compaction's first step) made under numbers it
+  ///    did not publish are removed, and the removal synced.
+  /// 3. The active segment is zeroed from the published end to its end, and the zeros synced
+  ///    before anything else is written (so that none of it can come back after a crash,
+  ///    behind newer records).
+  /// Step 3 may zero the mark that sealed the active segment, the only mark that proves its
+  /// unsynced records: once it has, no segment may follow it, in the manifest (which a reader
+  /// takes) or in the directory (which a `.oneProcess` open or one after a restart takes), or
+  /// it would be a sealed segment cut short. Hence the removal first.
   private static func clearDeadWrite(
-    directory: String, options: LogStore.Options, _ commit: SharedState.Commit
+    directory: String, fileSystem: any FileSystem, _ commit: SharedState.Commit
   ) throws(LogStoreError) {
-    let fileSystem = options.fileSystem
     var listed = Set<UInt32>()
     if let manifest = try Manifest.read(directory: directory, fileSystem: fileSystem) {
       let published = manifest.segments.filter { $0 <= commit.activeSegment }
@@ -510,15 +524,6 @@ final class ProcessSharing: @unchecked Sendable {
         try Manifest(segments: published, generation: manifest.generation + 1).publish(
           directory: directory, fileSystem: fileSystem)
       }
-    }
-    let path = directory + "/" + StoreFileName.segment(commit.activeSegment)
-    let handle = try fileSystem.openFile(path, mode: .readWrite)
-    defer { handle.close() }
-    let size = try handle.size()
-    let start = Int(commit.committedEnd)
-    if size > start {
-      try handle.writeZeros(from: start, to: size)
-      try handle.synchronize(.durable)
     }
     // Numbers from the published next one on were taken by the dead write alone: a live
     // compaction's outputs are below it (reserved and published in its first step).
@@ -534,5 +539,14 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     if removed { try fileSystem.synchronizeDirectory(directory) }
+    let path = directory + "/" + StoreFileName.segment(commit.activeSegment)
+    let handle = try fileSystem.openFile(path, mode: .readWrite)
+    defer { handle.close() }
+    let size = try handle.size()
+    let start = Int(commit.committedEnd)
+    if size > start {
+      try handle.writeZeros(from: start, to: size)
+      try handle.synchronize(.durable)
+    }
   }
 }
