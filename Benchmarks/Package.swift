@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // The benchmark: this store against SQLite (as YTKKeyValueStore used it), LevelDB, LMDB,
 // RocksDB and the hardware's limits, side by side. A package of its own so that the product
 // keeps zero dependencies; the peers come from Debian's -dev packages (setup.sh).

@@ -607,7 +607,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   private static func failure(_ operation: StaticString, _ path: String, _ number: Int32)
     -> LogStoreError
   {
-    let text = String(cString: strerror(number))
+    let text = SystemCall.describe(number)
     let code: LogStoreError.Code =
       switch number {
       case ENOSPC, EDQUOT: .diskFull

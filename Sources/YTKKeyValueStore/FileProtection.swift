@@ -23,19 +23,22 @@ extension FileProtection {
   /// Gives the store's directory this class, creating the directory if needed, and every
   /// file already in it; files created later in the directory inherit it from there. Only
   /// where the system has data protection; a no-op elsewhere.
+  ///
+  /// The class is the store's directory's alone. The directories above it that this creates
+  /// (in a fresh container, `Application Support` and the bundle's own) get none of ours: they
+  /// are the app's, the files it makes there later inherit their class, and `createDirectory`
+  /// gives its `attributes` to every directory it creates, not only the last. A class that
+  /// cannot be set is an error, not a store left less protected than asked.
   func apply(toStoreAt path: String) throws(KeyValueStoreError) {
     #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
       let manager = FileManager.default
       let attributes: [FileAttributeKey: Any] = [.protectionKey: type]
       do {
-        if manager.fileExists(atPath: path) {
-          try manager.setAttributes(attributes, ofItemAtPath: path)
-          for name in try manager.contentsOfDirectory(atPath: path) {
-            try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)
-          }
-        } else {
-          try manager.createDirectory(
-            atPath: path, withIntermediateDirectories: true, attributes: attributes)
+        try manager.createDirectory(
+          atPath: path, withIntermediateDirectories: true, attributes: nil)
+        try manager.setAttributes(attributes, ofItemAtPath: path)
+        for name in try manager.contentsOfDirectory(atPath: path) {
+          try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)
         }
       } catch {
         throw Self.storeError(error, path: path)

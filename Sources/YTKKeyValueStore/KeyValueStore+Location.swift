@@ -12,6 +12,9 @@ extension KeyValueStore {
   /// Opens (creating if missing) the store called `name` in the platform's place for an
   /// app's data, as YTKKeyValueStore's `initDBWithName:` did:
   /// - Apple platforms: `<Application Support>/<bundle identifier or process name>/<name>`;
+  /// - tvOS: `<Caches>/<bundle identifier or process name>/<name>`, since tvOS keeps no app
+  ///   data on the device for good: the system may delete the store whenever the app is not
+  ///   running, so keep what must last elsewhere (iCloud, a server);
   /// - elsewhere: `$XDG_DATA_HOME/<process name>/<name>`, with `~/.local/share` when
   ///   `XDG_DATA_HOME` is unset, empty or not an absolute path.
   ///
@@ -47,12 +50,17 @@ extension KeyValueStore {
   /// The directory that holds the stores opened by name.
   static func defaultDirectory() throws(KeyValueStoreError) -> String {
     #if canImport(Darwin)
-      guard
-        let support = FileManager.default.urls(
-          for: .applicationSupportDirectory, in: .userDomainMask
-        ).first
-      else {
-        throw KeyValueStoreError(.io, "the system reports no Application Support directory")
+      #if os(tvOS)
+        // tvOS gives an app no local storage that lasts beyond a small user-defaults domain:
+        // Caches is the place it can write, and the system purges it when it needs room.
+        let (place, name) = (FileManager.SearchPathDirectory.cachesDirectory, "Caches")
+      #else
+        let (place, name) = (
+          FileManager.SearchPathDirectory.applicationSupportDirectory, "Application Support"
+        )
+      #endif
+      guard let support = FileManager.default.urls(for: place, in: .userDomainMask).first else {
+        throw KeyValueStoreError(.io, "the system reports no \(name) directory")
       }
       let owner = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
       return support.path + "/" + owner

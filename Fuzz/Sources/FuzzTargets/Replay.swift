@@ -28,10 +28,10 @@ package enum FuzzReplay {
     defer { closedir(directory) }
     var names: [String] = []
     while let entry = readdir(directory) {
+      // The name's array, not the pointer to it: 256 bytes on Linux, 1,024 on Darwin.
+      let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
       let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-        tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple)) {
-          String(cString: $0)
-        }
+        tuple.withMemoryRebound(to: CChar.self, capacity: capacity) { String(cString: $0) }
       }
       if !name.hasPrefix(".") { names.append(path + "/" + name) }
     }

@@ -13,7 +13,7 @@
 /// `ENOSPC`/`EDQUOT` reported as ``LogStoreError/Code/diskFull``, `EACCES`/`EPERM` as
 /// ``LogStoreError/Code/permissionDenied``, and everything else as
 /// ``LogStoreError/Code/io``.
-enum SystemCall {
+package enum SystemCall {
   /// Runs `body` until it does not fail with `EINTR`, and returns its result; `-1` becomes
   /// a thrown error describing `operation` on `path`.
   @inline(__always)
@@ -42,9 +42,17 @@ enum SystemCall {
   }
 
   /// The C library's text for an `errno` value, such as "No space left on device".
-  static func describe(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "error \(code)" }
-    return String(cString: text)
+  /// `strerror_r`, not `strerror`, whose buffer other threads may overwrite meanwhile (POSIX
+  /// does not promise `strerror` is thread-safe).
+  package static func describe(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    return buffer.withUnsafeMutableBufferPointer { buffer in
+      // The POSIX variant on every platform (Swift's Glibc imports it, not GNU's): it fills
+      // `buffer` and returns 0.
+      let start = buffer.baseAddress!
+      guard strerror_r(code, start, buffer.count) == 0 else { return "error \(code)" }
+      return String(cString: start)
+    }
   }
 }
 
