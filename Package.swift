@@ -8,6 +8,7 @@ let package = Package(
   products: [
     .library(name: "LogStore", targets: ["LogStore"]),
     .library(name: "YTKKeyValueStore", targets: ["YTKKeyValueStore"]),
+    .library(name: "YTKKeyValueStoreCompat", targets: ["YTKKeyValueStoreCompat"]),
     .library(name: "SQLiteReader", targets: ["SQLiteReader"]),
     .executable(name: "ytkkv", targets: ["ytkkv"]),
   ],
@@ -17,6 +18,9 @@ let package = Package(
     .target(name: "LogStore"),
     // The public YTKKeyValueStore API: tables of JSON values on top of LogStore.
     .target(name: "YTKKeyValueStore", dependencies: ["LogStore", "SQLiteReader"]),
+    // YTKKeyValueStore's own classes and selectors (Objective-C on Apple platforms) on the
+    // store: Foundation objects in and out.
+    .target(name: "YTKKeyValueStoreCompat", dependencies: ["YTKKeyValueStore"]),
     // A read-only reader of SQLite database files (with their WAL or hot journal), for the
     // migration from YTKKeyValueStore's SQLite files. Standard library only: the caller
     // supplies the bytes.
@@ -55,6 +59,9 @@ let package = Package(
       // Fixtures/format1.db: a store written by format version 1 (and its dump), opened by
       // every later version without loss.
       exclude: ["Fixtures"]),
+    .testTarget(
+      name: "YTKKeyValueStoreCompatTests",
+      dependencies: ["YTKKeyValueStoreCompat", "YTKKeyValueStore", "LogStoreTesting"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
     .testTarget(

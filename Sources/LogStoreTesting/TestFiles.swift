@@ -18,6 +18,20 @@ package final class TemporaryDirectory {
   deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// Runs `body` with the environment variable `name` set to `value`, and puts the variable
+/// back as it was (set or not) after. The environment is the process's: a test that reads
+/// `name` must not run meanwhile.
+package func withEnvironment<R>(_ name: String, setTo value: String, _ body: () throws -> R)
+  rethrows -> R
+{
+  let saved = ProcessInfo.processInfo.environment[name]
+  setenv(name, value, 1)
+  defer {
+    if let saved { setenv(name, saved, 1) } else { unsetenv(name) }
+  }
+  return try body()
+}
+
 /// An executable of this package, built beside the running test bundle (a test target that
 /// depends on an executable target gets it built): next to the test executable, else in the
 /// package's usual build directories. Nil if it is nowhere.

@@ -30,7 +30,12 @@ extension KeyValueStore {
   public convenience init(name: String, options: StoreOptions = StoreOptions())
     throws(KeyValueStoreError)
   {
-    try self.init(path: Self.defaultDirectory() + "/" + Self.checkedName(name), options: options)
+    try self.init(path: Self.path(ofStoreNamed: name), options: options)
+  }
+
+  /// Where ``init(name:options:)`` opens the store called `name`.
+  package static func path(ofStoreNamed name: String) throws(KeyValueStoreError) -> String {
+    try defaultDirectory() + "/" + checkedName(name)
   }
 
   /// `name`, if it is one path component.

@@ -40,29 +40,26 @@ struct KeyValueStoreLocationTests {
     @Test("a store opened by name lives under $XDG_DATA_HOME/<process name> and reopens by name")
     func openByName() throws {
       let directory = TemporaryDirectory()
-      let saved = ProcessInfo.processInfo.environment["XDG_DATA_HOME"]
-      setenv("XDG_DATA_HOME", directory.path, 1)
-      defer {
-        if let saved { setenv("XDG_DATA_HOME", saved, 1) } else { unsetenv("XDG_DATA_HOME") }
+      try withEnvironment("XDG_DATA_HOME", setTo: directory.path) {
+        let expected =
+          directory.path + "/" + ProcessInfo.processInfo.processName + "/by-name.db"
+        do {
+          let store = try KeyValueStore(name: "by-name.db")
+          #expect(store.path == expected)
+          try store.createTable("t")
+          try store.put(["a": 1], id: "1", into: "t")
+          try store.close()
+        }
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: expected, isDirectory: &isDirectory))
+        #expect(isDirectory.boolValue)
+        var options = StoreOptions()
+        options.readOnly = true
+        let again = try KeyValueStore(name: "by-name.db", options: options)
+        #expect(try again.object(id: "1", from: "t") == ["a": 1])
+        try again.close()
+        expectError(.invalidArgument) { _ = try KeyValueStore(name: "../escape") }
       }
-      let expected =
-        directory.path + "/" + ProcessInfo.processInfo.processName + "/by-name.db"
-      do {
-        let store = try KeyValueStore(name: "by-name.db")
-        #expect(store.path == expected)
-        try store.createTable("t")
-        try store.put(["a": 1], id: "1", into: "t")
-        try store.close()
-      }
-      var isDirectory: ObjCBool = false
-      #expect(FileManager.default.fileExists(atPath: expected, isDirectory: &isDirectory))
-      #expect(isDirectory.boolValue)
-      var options = StoreOptions()
-      options.readOnly = true
-      let again = try KeyValueStore(name: "by-name.db", options: options)
-      #expect(try again.object(id: "1", from: "t") == ["a": 1])
-      try again.close()
-      expectError(.invalidArgument) { _ = try KeyValueStore(name: "../escape") }
     }
 
     @Test("file protection is ignored off Apple platforms: every class opens and writes")
