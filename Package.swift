@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "LogStore", targets: ["LogStore"]),
     .library(name: "YTKKeyValueStore", targets: ["YTKKeyValueStore"]),
     .library(name: "YTKKeyValueStoreCompat", targets: ["YTKKeyValueStoreCompat"]),
+    .library(name: "YTKKeyValueStoreObservation", targets: ["YTKKeyValueStoreObservation"]),
     .library(name: "SQLiteReader", targets: ["SQLiteReader"]),
     .executable(name: "ytkkv", targets: ["ytkkv"]),
   ],
@@ -21,6 +22,9 @@ let package = Package(
     // YTKKeyValueStore's own classes and selectors (Objective-C on Apple platforms) on the
     // store: Foundation objects in and out.
     .target(name: "YTKKeyValueStoreCompat", dependencies: ["YTKKeyValueStore"]),
+    // Observed values for SwiftUI and @Observable models (iOS 17, macOS 14 and later): apart
+    // from YTKKeyValueStore so that only apps that import it link Observation.
+    .target(name: "YTKKeyValueStoreObservation", dependencies: ["YTKKeyValueStore", "LogStore"]),
     // A read-only reader of SQLite database files (with their WAL or hot journal), for the
     // migration from YTKKeyValueStore's SQLite files. Standard library only: the caller
     // supplies the bytes.
@@ -62,6 +66,9 @@ let package = Package(
     .testTarget(
       name: "YTKKeyValueStoreCompatTests",
       dependencies: ["YTKKeyValueStoreCompat", "YTKKeyValueStore", "LogStoreTesting"]),
+    .testTarget(
+      name: "YTKKeyValueStoreObservationTests",
+      dependencies: ["YTKKeyValueStoreObservation", "YTKKeyValueStore", "LogStoreTesting"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
     .testTarget(

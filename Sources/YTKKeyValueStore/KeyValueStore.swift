@@ -485,6 +485,13 @@ public final class KeyValueStore: Sendable {
     // Copied out first: decoding runs the type's own `init(from:)`, which must not run under
     // the store's read lock.
     guard let bytes = try storedBytes(id: id, from: table) else { return nil }
+    return try decodeStored(T.self, bytes, id: id, table: table)
+  }
+
+  /// `bytes`, the stored value of `id` in `table`, decoded as ``decode(_:id:from:)`` does.
+  package func decodeStored<T: Decodable>(
+    _ type: T.Type, _ bytes: [UInt8], id: String, table: String
+  ) throws(KeyValueStoreError) -> T {
     do {
       return try StoredJSONDecoder.decode(T.self, from: bytes, strategies: coding)
     } catch {

@@ -1,0 +1,183 @@
+import LogStore
+import Observation
+import YTKKeyValueStore
+
+/// One value of a store, for SwiftUI views and `@Observable` models: ``value`` reads what the
+/// store holds under an id, writes through to the store when set, and changes when the store
+/// changes it, from any thread (and, in ``StoreSharing/manyProcesses`` use, from any process).
+/// Made by ``KeyValueStore/observe(_:id:in:)``.
+///
+/// ```swift
+/// @Observable final class SettingsModel {
+///   let theme: StoredValue<Theme>
+///   init(store: KeyValueStore) { theme = store.observe(Theme.self, id: "theme", in: "settings") }
+/// }
+/// // In a view: Text(model.theme.value?.name ?? "default"); model.theme.value = .dark
+/// ```
+///
+/// One change of the stored value is one observed change of ``value``: writing the value it
+/// already holds, or a change of another id, is none. A change made elsewhere arrives shortly
+/// after it commits, on the thread of the store's change stream (``KeyValueStore/changes(in:)``,
+/// whose limits it shares: after a gap it reads the value again); one made by setting
+/// ``value`` is there when the setter returns. A write or read that fails leaves ``value`` as it
+/// was (nil where the stored JSON does not decode as `Value`) and sets ``lastError``. The value
+/// stops following the store once the store is closed.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecked Sendable {
+  // `@unchecked Sendable`: `current`, `currentBytes`, `error` and `applied` are read and
+  // written with `lock` held; `readLock` orders the reads of the store (a later read is never
+  // applied before an earlier one), `nextRead` with it.
+
+  /// The store, id and table the value follows.
+  public let store: KeyValueStore
+  public let id: String
+  public let table: String
+
+  private let registrar = ObservationRegistrar()
+  private let lock = ConditionLock()
+  private let readLock = ConditionLock()
+  private var current: Value?
+  private var currentBytes: [UInt8]?
+  private var error: KeyValueStoreError?
+  private var nextRead: UInt64 = 0
+  private var applied: UInt64 = 0
+  private var follower: Task<Void, Never>?
+
+  init(store: KeyValueStore, id: String, table: String) {
+    self.store = store
+    self.id = id
+    self.table = table
+    // Subscribed before the first read: no change after it is missed.
+    let changes = store.changes(in: table)
+    refresh()
+    // The task follows the store's changes of the table until the store closes or this value
+    // goes away: it holds the value weakly, and strongly only while it handles a change
+    // (waiting for the next one keeps nothing alive). Each change that can touch the id reads
+    // the value again. A stream that ends (the table dropped, or the stream fell behind) is
+    // replaced by a new one, after which the value is read again.
+    follower = Task.detached { [weak self] in
+      var stream = changes
+      while !Task.isCancelled {
+        for await change in stream {
+          guard let value = self else { return }
+          if value.touches(change), !value.refresh() { return }
+        }
+        guard !Task.isCancelled, let value = self else { return }
+        stream = value.store.changes(in: value.table)
+        guard value.refresh() else { return }
+      }
+    }
+  }
+
+  deinit { follower?.cancel() }
+
+  /// The stored value, nil when there is none. Setting it puts it (nil: deletes the id).
+  public var value: Value? {
+    get {
+      registrar.access(self, keyPath: \.value)
+      return lock.withLock { current }
+    }
+    set {
+      do {
+        if let newValue {
+          try store.put(encodable: newValue, id: id, into: table)
+        } else {
+          try store.delete(id: id, from: table)
+        }
+      } catch {
+        note(error)
+        return
+      }
+      refresh()
+    }
+  }
+
+  /// The error of the last write or read of this value that failed, if any.
+  public var lastError: KeyValueStoreError? {
+    registrar.access(self, keyPath: \.lastError)
+    return lock.withLock { error }
+  }
+
+  private func touches(_ change: KeyValueChange) -> Bool {
+    switch change {
+    case .put(let changed): changed == id
+    case .deleted(let ids): ids.contains(id)
+    case .deletedPrefix(let prefix): id.utf8.starts(with: prefix.utf8)
+    case .cleared, .dropped: true
+    }
+  }
+
+  /// Reads the stored value and takes it, as one observed change, if its bytes differ from
+  /// those last taken. Returns false once the store is closed.
+  @discardableResult
+  private func refresh() -> Bool {
+    let (read, result) = readLock.withLock { () -> (UInt64, Result<Stored, KeyValueStoreError>) in
+      nextRead += 1
+      return (nextRead, Result { () throws(KeyValueStoreError) in try readStored() })
+    }
+    let stored: Stored
+    switch result {
+    case .success(let found):
+      stored = found
+    case .failure(let failure) where failure.code == .tableNotFound:
+      // No table (not created yet, or dropped): no value.
+      stored = Stored(bytes: nil, value: nil, failure: nil)
+    case .failure(let failure):
+      note(failure)
+      return failure.code != .closed
+    }
+    if let failure = stored.failure { note(failure) }
+    let changes = lock.withLock { read > applied && stored.bytes != currentBytes }
+    guard changes else {
+      lock.withLock { applied = max(applied, read) }
+      return true
+    }
+    registrar.withMutation(of: self, keyPath: \.value) {
+      lock.withLock {
+        guard read > applied else { return }
+        applied = read
+        current = stored.value
+        currentBytes = stored.bytes
+      }
+    }
+    return true
+  }
+
+  /// What a read of the store found: the stored bytes, and what they decode to (nil, with
+  /// the reason, when they do not decode as `Value`).
+  private struct Stored {
+    var bytes: [UInt8]?
+    var value: Value?
+    var failure: KeyValueStoreError?
+  }
+
+  private func readStored() throws(KeyValueStoreError) -> Stored {
+    guard let bytes = try store.storedBytes(id: id, from: table) else {
+      return Stored(bytes: nil, value: nil, failure: nil)
+    }
+    do {
+      let value = try store.decodeStored(Value.self, bytes, id: id, table: table)
+      return Stored(bytes: bytes, value: value, failure: nil)
+    } catch {
+      return Stored(bytes: bytes, value: nil, failure: error)
+    }
+  }
+
+  private func note(_ failure: KeyValueStoreError) {
+    registrar.withMutation(of: self, keyPath: \.lastError) {
+      lock.withLock { error = failure }
+    }
+  }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+extension KeyValueStore {
+  /// The value under `id` in `table` as a ``StoredValue``: observed by SwiftUI and
+  /// `withObservationTracking`, written through when set, following the store's changes.
+  /// The table need not exist yet: until it does, and after it is dropped, the value is nil.
+  public func observe<Value: Codable & Sendable>(
+    _ type: Value.Type, id: String, in table: String
+  ) -> StoredValue<Value> {
+    StoredValue(store: self, id: id, table: table)
+  }
+}

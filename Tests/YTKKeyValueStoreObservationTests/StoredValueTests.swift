@@ -1,0 +1,188 @@
+import Foundation
+import LogStoreTesting
+import Observation
+import Testing
+import YTKKeyValueStore
+import YTKKeyValueStoreObservation
+
+struct Theme: Codable, Sendable, Equatable {
+  var name: String
+  var size: Int
+}
+
+/// `StoredValue`: what an observer of `value` sees (`withObservationTracking`, as SwiftUI
+/// observes), for changes made by setting it, by other threads and by another open.
+@Suite("Observed values")
+struct StoredValueTests {
+  /// Counts the observed changes of `theme.value`: arms `withObservationTracking` once, and
+  /// again each time `arm()` is called.
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  final class Observer: @unchecked Sendable {
+    let theme: StoredValue<Theme>
+    private let count = Guarded(0)
+
+    init(_ theme: StoredValue<Theme>) { self.theme = theme }
+
+    var changes: Int { count.withLock { $0 } }
+
+    func arm() {
+      withObservationTracking {
+        _ = theme.value
+      } onChange: { [count] in
+        count.withLock { $0 += 1 }
+      }
+    }
+  }
+
+  /// Waits up to 5 s for `condition`, without holding a thread: the changes arrive on a task
+  /// of the store's change stream, which needs the threads of the concurrency pool.
+  static func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<5_000 {
+      if condition() { return true }
+      await pause(milliseconds: 1)
+    }
+    return condition()
+  }
+
+  static func pause(milliseconds: UInt64) async {
+    try? await Task.sleep(nanoseconds: milliseconds * 1_000_000)
+  }
+
+  /// A store with table `settings`, and its value `theme` observed.
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  static func setUp(_ directory: TemporaryDirectory, options: StoreOptions = StoreOptions())
+    throws -> (KeyValueStore, Observer)
+  {
+    let store = try KeyValueStore(path: directory.appending("observed.db"), options: options)
+    try store.createTable("settings")
+    return (store, Observer(store.observe(Theme.self, id: "theme", in: "settings")))
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test(
+    "setting the value writes it through and is one observed change; the same value again is none")
+  func settingWritesThrough() async throws {
+    let directory = TemporaryDirectory()
+    let (store, observer) = try Self.setUp(directory)
+    let theme = observer.theme
+    #expect(theme.value == nil)
+    observer.arm()
+    theme.value = Theme(name: "dark", size: 2)
+    #expect(observer.changes == 1)
+    #expect(theme.value == Theme(name: "dark", size: 2))
+    #expect(try store.decode(Theme.self, id: "theme", from: "settings") == theme.value)
+    // Its own put, which the store's change stream delivers later too, is no second change;
+    // nor is the same value put again.
+    observer.arm()
+    await Self.pause(milliseconds: 100)
+    theme.value = Theme(name: "dark", size: 2)
+    await Self.pause(milliseconds: 100)
+    #expect(observer.changes == 1)
+    theme.value = nil
+    #expect(observer.changes == 2)
+    #expect(try store.object(id: "theme", from: "settings") == nil)
+    #expect(theme.lastError == nil)
+    try store.close()
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test(
+    "a change from another thread arrives as one observed change: a put, a delete, a prefix delete, a clear, a drop; a change of another id is none"
+  )
+  func changesFromElsewhere() async throws {
+    let directory = TemporaryDirectory()
+    let (store, observer) = try Self.setUp(directory)
+    let theme = observer.theme
+    /// Runs `change` on another thread, then waits until the value is `expected` and the
+    /// observer has seen one change (`armed`: its tracking is armed already).
+    func change(
+      to expected: Theme?, armed: Bool = false, _ change: @escaping @Sendable () throws -> Void
+    ) async {
+      let before = observer.changes
+      if !armed { observer.arm() }
+      Thread {
+        do { try change() } catch { Issue.record("\(error)") }
+      }.start()
+      #expect(
+        await Self.eventually { theme.value == expected }, "value \(String(describing: expected))")
+      #expect(await Self.eventually { observer.changes == before + 1 })
+    }
+    let light = Theme(name: "light", size: 1)
+    await change(to: light) { try store.put(encodable: light, id: "theme", into: "settings") }
+    // Another id: nothing observed (the tracking armed above is still armed).
+    let before = observer.changes
+    observer.arm()
+    try store.put(encodable: Theme(name: "other", size: 0), id: "theme2", into: "settings")
+    try store.delete(prefix: "x", from: "settings")
+    await Self.pause(milliseconds: 100)
+    #expect(observer.changes == before)
+    #expect(theme.value == light)
+    await change(to: nil, armed: true) { try store.delete(ids: ["a", "theme"], from: "settings") }
+    await change(to: light) { try store.put(encodable: light, id: "theme", into: "settings") }
+    await change(to: nil) { try store.delete(prefix: "the", from: "settings") }
+    await change(to: light) { try store.put(encodable: light, id: "theme", into: "settings") }
+    await change(to: nil) { try store.clearTable("settings") }
+    await change(to: light) { try store.put(encodable: light, id: "theme", into: "settings") }
+    await change(to: nil) { try store.dropTable("settings") }
+    // The table made again: the value follows it still.
+    await change(to: light) {
+      try store.createTable("settings")
+      try store.put(encodable: light, id: "theme", into: "settings")
+    }
+    #expect(theme.lastError == nil)
+    try store.close()
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test("in .manyProcesses use, another open's change arrives without a call of this one")
+  func changesFromAnotherOpen() async throws {
+    let directory = TemporaryDirectory()
+    var options = StoreOptions()
+    options.sharing = .manyProcesses
+    let (store, observer) = try Self.setUp(directory, options: options)
+    let other = try KeyValueStore(path: directory.appending("observed.db"), options: options)
+    observer.arm()
+    try other.put(encodable: Theme(name: "shared", size: 3), id: "theme", into: "settings")
+    #expect(await Self.eventually { observer.theme.value == Theme(name: "shared", size: 3) })
+    #expect(observer.changes == 1)
+    try other.close()
+    try store.close()
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test(
+    "a stored value that does not decode is nil with .typeMismatch; a failed write leaves the value and says why; a value let go of is freed, a closed store stops it"
+  )
+  func errors() async throws {
+    let directory = TemporaryDirectory()
+    let (store, observer) = try Self.setUp(directory)
+    let theme = observer.theme
+    try store.put(string: "not a theme", id: "theme", into: "settings")
+    #expect(await Self.eventually { theme.lastError?.code == .typeMismatch })
+    #expect(theme.value == nil)
+    // A table not created yet: no value and no error until a write needs it.
+    let missing = store.observe(Theme.self, id: "theme", in: "later")
+    #expect(missing.value == nil)
+    #expect(missing.lastError == nil)
+    missing.value = Theme(name: "x", size: 1)
+    #expect(missing.lastError?.code == .tableNotFound)
+    #expect(missing.value == nil)
+    try store.createTable("later")
+    try store.put(encodable: Theme(name: "y", size: 2), id: "theme", into: "later")
+    #expect(await Self.eventually { missing.value == Theme(name: "y", size: 2) })
+    // A value that goes away stops following: nothing keeps it alive.
+    weak var dropped: StoredValue<Theme>?
+    do {
+      let made = store.observe(Theme.self, id: "theme", in: "later")
+      dropped = made
+      // Its follower has started and waits for the next change once this one arrived.
+      try store.put(encodable: Theme(name: "w", size: 4), id: "theme", into: "later")
+      #expect(await Self.eventually { made.value == Theme(name: "w", size: 4) })
+    }
+    #expect(await Self.eventually { dropped == nil })
+    try store.close()
+    missing.value = Theme(name: "z", size: 3)
+    #expect(missing.lastError?.code == .closed)
+    #expect(missing.value == Theme(name: "w", size: 4))
+  }
+}
