@@ -160,6 +160,9 @@ public final class LogStore: Sendable {
   /// Sets `key` in `table` to `value`.
   ///
   /// - Parameters:
+  ///   - value: the bytes to store, at most 64 MiB.
+  ///   - key: the key, at most 65,535 bytes.
+  ///   - table: a table created before.
   ///   - timestamp: when the value was written; by default, now. Tools that copy data from
   ///     elsewhere pass the original time.
   ///   - expiresAt: when the value expires (by ``expiryNow()``'s clock): from then on the key
@@ -342,12 +345,16 @@ public final class LogStore: Sendable {
 
   /// A key's value, the time it was written, and when it expires.
   public struct Entry: Sendable, Hashable {
+    /// The key, as stored.
     public var key: [UInt8]
+    /// The value, as stored.
     public var value: [UInt8]
+    /// When the value was written (the wall clock at its put).
     public var timestamp: Timestamp
     /// When the value expires; nil: never.
     public var expires: Timestamp?
 
+    /// An entry of `key` holding `value`, written at `timestamp`, expiring at `expires` (nil: never).
     public init(key: [UInt8], value: [UInt8], timestamp: Timestamp, expires: Timestamp? = nil) {
       self.key = key
       self.value = value
@@ -358,7 +365,7 @@ public final class LogStore: Sendable {
 
   /// Every key of `table` with its value and timestamp, sorted by key bytes.
   ///
-  /// For a large table, ``forEachEntry(in:_:)`` visits the same entries without holding them
+  /// For a large table, ``forEachEntry(in:withPrefix:_:)`` visits the same entries without holding them
   /// all in memory at once.
   public func entries(in table: String) throws(LogStoreError) -> [Entry] {
     var entries: [Entry] = []

@@ -10,8 +10,10 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
     /// A stable identifier, such as `"tableNotFound"`.
     public let name: String
 
+    /// A code of this name; the codes below are the ones the store throws.
     public init(_ name: String) { self.name = name }
 
+    /// The code's name.
     public var description: String { name }
 
     /// A table name is empty, longer than 255 bytes of UTF-8, or contains a NUL character.
@@ -47,12 +49,15 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
   /// The `errno` value of the failing system call, when there was one.
   public var systemError: Int32?
 
+  /// An error of kind `code`, described by `message`, with the `errno` of the failing system call if
+  /// there was one.
   public init(_ code: Code, _ message: String, systemError: Int32? = nil) {
     self.code = code
     self.message = message
     self.systemError = systemError
   }
 
+  /// The message.
   public var description: String { message }
 }
 

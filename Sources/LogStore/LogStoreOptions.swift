@@ -45,6 +45,7 @@ extension LogStore {
     /// runs, before giving up with ``LogStoreError/Code/locked``. Tests lower it.
     package var otherProcessPatience = 10_000
 
+    /// Options with each setting as given, the others at their defaults.
     public init(
       sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
       compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,

@@ -38,6 +38,7 @@ public struct StoreStatistics: Sendable, Equatable, Hashable {
   /// Bytes compaction could reclaim: `diskBytes - liveBytes`.
   public var garbageBytes: Int { diskBytes - liveBytes }
 
+  /// Statistics with these counts (the others zero).
   public init(
     tables: Int, liveItems: Int, liveBytes: Int, diskBytes: Int, segments: Int,
     damagedRecords: Int

@@ -1,7 +1,9 @@
 /// A point in time, in microseconds since 1970-01-01 00:00:00 UTC: when a value was written.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+  /// Microseconds since 1970-01-01 00:00:00 UTC.
   public var microsecondsSince1970: Int64
 
+  /// The point `microsecondsSince1970` microseconds after 1970-01-01 00:00:00 UTC.
   public init(microsecondsSince1970: Int64) {
     self.microsecondsSince1970 = microsecondsSince1970
   }
@@ -15,9 +17,11 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     Timestamp(microsecondsSince1970: wallClockMicroseconds())
   }
 
+  /// Whether `a` is earlier than `b`.
   public static func < (a: Timestamp, b: Timestamp) -> Bool {
     a.microsecondsSince1970 < b.microsecondsSince1970
   }
 
+  /// The microseconds since 1970, as text.
   public var description: String { "\(microsecondsSince1970)µs since 1970" }
 }

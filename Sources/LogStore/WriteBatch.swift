@@ -19,19 +19,27 @@ public struct WriteBatch: Sendable, Equatable {
     /// A put that expires at `expiresAt` (``LogStore/put(_:forKey:in:timestamp:expiresAt:)``).
     case expiringPut(
       table: String, key: [UInt8], value: [UInt8], timestamp: Timestamp?, expiresAt: Timestamp)
+    /// Removes `key` from `table`, if it is there.
     case delete(table: String, key: [UInt8])
+    /// Removes every key of `table` that starts with `prefix`, byte for byte.
     case deletePrefix(table: String, prefix: [UInt8])
+    /// Creates the table; nothing if it exists.
     case createTable(String)
+    /// Removes every key of the table, keeping the table.
     case clearTable(String)
+    /// Removes the table and its keys.
     case dropTable(String)
   }
 
   /// The operations, in the order they apply.
   public private(set) var operations: [Operation] = []
 
+  /// An empty batch.
   public init() {}
 
+  /// The number of operations.
   public var count: Int { operations.count }
+  /// Whether the batch has no operation.
   public var isEmpty: Bool { operations.isEmpty }
 
   /// Sets `key` in `table` to `value`, stamped with `timestamp` (by default, the time the
@@ -50,17 +58,23 @@ public struct WriteBatch: Sendable, Equatable {
     }
   }
 
+  /// Removes `key` from `table`, if it is there.
   public mutating func delete(key: [UInt8], in table: String) {
     operations.append(.delete(table: table, key: key))
   }
 
+  /// Removes every key of `table` that starts with `prefix`, byte for byte.
   public mutating func deletePrefix(_ prefix: [UInt8], in table: String) {
     operations.append(.deletePrefix(table: table, prefix: prefix))
   }
 
+  /// Creates the table `name`; nothing if it exists.
   public mutating func createTable(_ name: String) { operations.append(.createTable(name)) }
+  /// Removes every key of the table `name`, keeping the table.
   public mutating func clearTable(_ name: String) { operations.append(.clearTable(name)) }
+  /// Removes the table `name` and its keys.
   public mutating func dropTable(_ name: String) { operations.append(.dropTable(name)) }
+  /// Adds `operation` after those already in the batch.
   public mutating func append(_ operation: Operation) { operations.append(operation) }
 }
 

@@ -32,8 +32,8 @@ import LogStore
 /// `Equatable`, which a closure or a formatter is not; encode such a value in the type's own
 /// `encode(to:)`.
 ///
-/// The strategies apply to ``KeyValueStore/put(encodable:id:into:)``,
-/// ``KeyValueStore/put(encodables:into:)``, ``KeyValueStore/decode(_:id:from:)`` and
+/// The strategies apply to ``KeyValueStore/put(encodable:id:into:expiresAfter:)``,
+/// ``KeyValueStore/put(encodables:into:expiresAfter:)``, ``KeyValueStore/decode(_:id:from:)`` and
 /// ``KeyValueStore/items(as:withPrefix:in:)``; values put and read as ``JSONValue`` are
 /// stored as they are. They are not recorded in the store: open it with the strategies it
 /// was written with.
@@ -82,6 +82,7 @@ public struct CodingStrategies: Sendable, Equatable {
   /// How keys are spelled. Default `.useDefaultKeys`.
   public var keys: KeyStrategy
 
+  /// Strategies as given, the others at `JSONEncoder`'s and `JSONDecoder`'s defaults.
   public init(
     dates: DateStrategy = .deferredToDate, data: DataStrategy = .base64,
     keys: KeyStrategy = .useDefaultKeys

@@ -16,6 +16,8 @@ public struct KeyValueItem: Sendable, Hashable {
   /// When the item expires (``KeyValueStore/put(_:id:into:expiresAfter:)``); nil: never.
   public let expiresTime: Date?
 
+  /// An item of `id` holding `object`, put at `createdTime`, expiring at `expiresTime` (nil:
+  /// never).
   public init(id: String, object: JSONValue, createdTime: Date, expiresTime: Date? = nil) {
     self.id = id
     self.object = object

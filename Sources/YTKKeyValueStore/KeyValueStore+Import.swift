@@ -10,6 +10,7 @@ public struct YTKImportReport: Sendable {
   /// The rows left out, each with its table, its id, and why.
   public var rejected: [(table: String, id: String, reason: String)]
 
+  /// A report of these tables, items and rejected rows.
   public init(
     tables: [String] = [], items: Int = 0,
     rejected: [(table: String, id: String, reason: String)] = []

@@ -24,7 +24,9 @@ extension KeyValueStore {
   /// let store = try KeyValueStore(name: "cache.db")
   /// ```
   ///
-  /// - Parameter name: One path component: not empty, not `.` or `..`, without `/` or NUL.
+  /// - Parameters:
+  ///   - name: One path component: not empty, not `.` or `..`, without `/` or NUL.
+  ///   - options: As for ``init(path:options:)``.
   /// - Throws: `.invalidArgument` for a name that is not one path component, and whatever
   ///   ``init(path:options:)`` throws.
   public convenience init(name: String, options: StoreOptions = StoreOptions())

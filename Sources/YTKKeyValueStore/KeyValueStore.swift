@@ -23,7 +23,7 @@ import LogStore
 ///
 /// A store is a directory. Values are kept as UTF-8 JSON text the way YTKKeyValueStore kept
 /// them: an object or array as itself (object keys sorted, so equal values are equal bytes),
-/// a string `s` put with ``put(string:id:into:)`` as `["s"]`, a number `n` as `[n]`.
+/// a string `s` put with ``put(string:id:into:expiresAfter:)`` as `["s"]`, a number `n` as `[n]`.
 ///
 /// `KeyValueStore` is `Sendable`: share one instance between threads. Reads wait for each
 /// other only for a moment on the expiry clock, when they read an item with an expiry
@@ -238,7 +238,7 @@ public final class KeyValueStore: Sendable {
   ///
   /// - Throws: `.invalidArgument` when the value cannot be encoded (a NaN or infinite
   ///   floating-point number, nesting deeper than 511 levels as with `JSONEncoder`, an error
-  ///   thrown by its `encode(to:)`), and as ``put(_:id:into:)``.
+  ///   thrown by its `encode(to:)`), and as ``put(_:id:into:expiresAfter:)``.
   ///
   /// `expiresAfter` as in ``put(_:id:into:expiresAfter:)``.
   public func put<T: Encodable>(
@@ -293,7 +293,7 @@ public final class KeyValueStore: Sendable {
   }
 
   /// Stores every value under its id in one atomic batch, each encoded as
-  /// ``put(encodable:id:into:)`` encodes it; as ``put(_:into:)`` otherwise.
+  /// ``put(encodable:id:into:expiresAfter:)`` encodes it; as ``put(_:into:expiresAfter:)`` otherwise.
   ///
   /// ```swift
   /// try store.put(encodables: ["u1": user1, "u2": user2], into: "users")
@@ -441,7 +441,7 @@ public final class KeyValueStore: Sendable {
     return value
   }
 
-  /// The string stored under `id` (by ``put(string:id:into:)``, or a bare JSON string), or
+  /// The string stored under `id` (by ``put(string:id:into:expiresAfter:)``, or a bare JSON string), or
   /// nil. Throws `.typeMismatch` if the id holds something else.
   public func string(id: String, from table: String) throws(KeyValueStoreError) -> String? {
     // The string alone is read from the stored text; anything else is read whole below, for

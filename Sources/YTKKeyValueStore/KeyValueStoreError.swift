@@ -18,12 +18,14 @@ public struct KeyValueStoreError: Error, CustomStringConvertible, Sendable, Equa
     /// A stable identifier such as `"tableNotFound"`.
     public let name: String
 
+    /// A code of this name; the codes below are the ones the store throws.
     public init(_ name: String) { self.name = name }
 
     /// The code of the same name as the engine's `code`: every failure of the engine keeps
     /// its code when the store reports it, new engine codes included.
     public init(_ code: LogStoreError.Code) { self.init(code.name) }
 
+    /// The code's name.
     public var description: String { name }
 
     // The engine's codes, as the store reports them (the meanings the store's users see).
@@ -78,6 +80,8 @@ public struct KeyValueStoreError: Error, CustomStringConvertible, Sendable, Equa
   /// ```
   public var underlying: LogStoreError?
 
+  /// An error of kind `code`, described by `message`, with the `errno` of the failing system call if
+  /// there was one.
   public init(_ code: Code, _ message: String, systemError: Int32? = nil) {
     self.code = code
     self.message = message
@@ -91,6 +95,7 @@ public struct KeyValueStoreError: Error, CustomStringConvertible, Sendable, Equa
     underlying = error
   }
 
+  /// The message.
   public var description: String { message }
 }
 

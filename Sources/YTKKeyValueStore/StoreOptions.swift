@@ -85,6 +85,7 @@ public struct StoreOptions: Sendable, Equatable {
   /// the store: open it with the strategies it was written with.
   public var coding: CodingStrategies
 
+  /// Options with each setting as given, the others at their defaults.
   public init(
     sync: SyncPolicy = .never, readOnly: Bool = false, corruption: CorruptionPolicy = .salvage,
     compaction: CompactionPolicy = .automatic, maxSegmentSize: Int = 64 << 20,

@@ -12,6 +12,7 @@ open class YTKKeyValueItem: YTKCompatObject {
   /// The time of the last put of this id.
   public var createdTime: Date
 
+  /// An item of `itemId` holding `itemObject`, put at `createdTime`.
   public init(itemId: String, itemObject: Any, createdTime: Date) {
     self.itemId = itemId
     self.itemObject = itemObject

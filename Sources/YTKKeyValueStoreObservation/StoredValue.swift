@@ -28,9 +28,11 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
   // written with `lock` held; `readLock` orders the reads of the store (a later read is never
   // applied before an earlier one), `nextRead` with it.
 
-  /// The store, id and table the value follows.
+  /// The store the value follows.
   public let store: KeyValueStore
+  /// The id the value is stored under.
   public let id: String
+  /// The table of the id.
   public let table: String
 
   private let registrar = ObservationRegistrar()

@@ -4,8 +4,10 @@ public struct VerificationFinding: Sendable, Hashable, CustomStringConvertible {
   public var file: String
   /// The byte offset in the file, when the finding has one.
   public var offset: Int?
+  /// What is wrong, in a sentence.
   public var message: String
 
+  /// The file, the offset when there is one, and the message.
   public var description: String {
     if let offset { return "\(file) at offset \(offset): \(message)" }
     return "\(file): \(message)"
