@@ -68,7 +68,7 @@ let package = Package(
       dependencies: ["YTKKeyValueStoreCompat", "YTKKeyValueStore", "LogStoreTesting"]),
     .testTarget(
       name: "YTKKeyValueStoreObservationTests",
-      dependencies: ["YTKKeyValueStoreObservation", "YTKKeyValueStore", "LogStoreTesting"]),
+      dependencies: ["YTKKeyValueStoreObservation", "YTKKeyValueStore", "LogStoreTesting", "ytkkv"]),
     .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     // The reader against SQLite's own answers on fixtures Fixtures/make_fixtures.py makes.
     .testTarget(

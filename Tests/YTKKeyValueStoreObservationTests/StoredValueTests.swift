@@ -150,6 +150,26 @@ struct StoredValueTests {
   }
 
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test("in .manyProcesses use, another process's change arrives: `ytkkv put` beside the app")
+  func changesFromAnotherProcess() async throws {
+    let tool = try #require(builtExecutable(named: "ytkkv"))
+    let directory = TemporaryDirectory()
+    var options = StoreOptions()
+    options.sharing = .manyProcesses
+    let (store, observer) = try Self.setUp(directory, options: options)
+    observer.arm()
+    // The tool opens the store as the processes that have it open use it.
+    let put = try ChildProcess(
+      tool,
+      ["put", directory.appending("observed.db"), "settings", "theme", #"{"name":"cli","size":5}"#]
+    ).waitUntilExit()
+    #expect(put.succeeded, "ytkkv put: \(put.summary): \(put.standardError.prefix(300))")
+    #expect(await Self.eventually { observer.theme.value == Theme(name: "cli", size: 5) })
+    #expect(observer.changes == 1)
+    try store.close()
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
   @Test(
     "a stored value that does not decode is nil with .typeMismatch; a failed write leaves the value and says why; a value let go of is freed, a closed store stops it"
   )

@@ -611,7 +611,9 @@ struct YTKChunkQueueTests {
     #expect(!putDone.isSet, "the second chunk was added to a full queue")
     #expect(try queue.take()?.byteCount == YTKChunkQueue.byteLimit + 1)
     #expect(try queue.take()?.byteCount == 11)
-    #expect(putDone.isSet)
+    // The put returned once the chunk was in; the producer's thread marks that after, and the
+    // take above may run first.
+    #expect(putDone.waitUntilSet(seconds: 5))
     #expect(try queue.take() == nil)
   }
 
@@ -650,4 +652,11 @@ private final class Flag: @unchecked Sendable {
   private var value = false
   func set() { lock.withLock { value = true } }
   var isSet: Bool { lock.withLock { value } }
+
+  /// Whether the flag is set within `seconds`.
+  func waitUntilSet(seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !isSet && Date() < deadline { usleep(1_000) }
+    return isSet
+  }
 }
