@@ -150,7 +150,9 @@ func runManyWriterChild(engine: String, path: String, id: Int, count: Int) throw
   default:
     throw BenchmarkError("unknown engine \(engine)")
   }
-  FileManager.default.createFile(atPath: path + ".ready\(id)", contents: nil)
+  guard FileManager.default.createFile(atPath: path + ".ready\(id)", contents: nil) else {
+    throw BenchmarkError("cannot create \(path).ready\(id), this writer's sign that it is open")
+  }
   while !FileManager.default.fileExists(atPath: path + ".go") { usleep(200) }
   for index in 0..<count {
     try put(Array("w\(id)_\(index)".utf8))
@@ -227,7 +229,9 @@ private func writersAtOnce(engine: String, processes: Int, count: Int) throws ->
     usleep(500)
   }
   let go = wallMicroseconds()
-  FileManager.default.createFile(atPath: path + ".go", contents: nil)
+  guard FileManager.default.createFile(atPath: path + ".go", contents: nil) else {
+    throw BenchmarkError("cannot create \(path).go, the writers' signal to start")
+  }
   var last = go
   for (process, output) in children {
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -75,6 +75,24 @@ private func tablesWorkload(
     note: note)
 }
 
+/// The time to open the store of `tables` tables at `scratch` with `options` and read its last
+/// item, in milliseconds.
+private func reopenMilliseconds(
+  tables: Int, _ scratch: Scratch, _ configuration: Configuration, options: LogStore.Options
+) throws -> Double {
+  var store: LogStore?
+  let lastKey = Dataset.key(configuration.tableItems - 1)
+  let lastTable = "table_\((configuration.tableItems - 1) % tables)"
+  let seconds = try timed {
+    store = try LogStore(path: scratch.path, options: options)
+    guard try store!.value(forKey: lastKey, in: lastTable) != nil else {
+      throw BenchmarkError("\(tables) tables: lost keys on reopen")
+    }
+  }
+  try store?.close()
+  return seconds * 1000
+}
+
 let tableCountWorkloads: [Workload] = [
   tablesWorkload(
     name: "tables-reopen",
@@ -82,17 +100,18 @@ let tableCountWorkloads: [Workload] = [
     unit: .milliseconds,
     note: "The time covers the open and one get; the store was closed cleanly before.",
     measure: { tables, scratch, configuration in
-      var store: LogStore?
-      let lastKey = Dataset.key(configuration.tableItems - 1)
-      let lastTable = "table_\((configuration.tableItems - 1) % tables)"
-      let seconds = try timed {
-        store = try LogStore(path: scratch.path)
-        guard try store!.value(forKey: lastKey, in: lastTable) != nil else {
-          throw BenchmarkError("\(tables) tables: lost keys on reopen")
-        }
-      }
-      try store?.close()
-      return seconds * 1000
+      try reopenMilliseconds(tables: tables, scratch, configuration, options: LogStore.Options())
+    }),
+  tablesWorkload(
+    name: "tables-reopen-log",
+    title: {
+      "reopen of \(thousands($0.tableItems)) items in 1, 100 or 10k tables, without index files"
+    },
+    unit: .milliseconds,
+    note: "As tables-reopen, with `indexFiles: false`: the open reads the log (its hint files).",
+    measure: { tables, scratch, configuration in
+      try reopenMilliseconds(
+        tables: tables, scratch, configuration, options: LogStore.Options(indexFiles: false))
     }),
   tablesWorkload(
     name: "tables-put",
