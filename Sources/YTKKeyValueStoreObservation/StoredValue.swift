@@ -26,7 +26,7 @@ import YTKKeyValueStore
 public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecked Sendable {
   // `@unchecked Sendable`: `current`, `currentBytes`, `error` and `applied` are read and
   // written with `lock` held; `readLock` orders the reads of the store (a later read is never
-  // applied before an earlier one), `nextRead` with it.
+  // applied before an earlier one), `nextRead` with it; `follower` is set once, in `init`.
 
   /// The store the value follows.
   public let store: KeyValueStore

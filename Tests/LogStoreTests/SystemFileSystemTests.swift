@@ -1,3 +1,4 @@
+import LogStoreTesting
 import Testing
 
 @testable import LogStore
@@ -22,6 +23,34 @@ struct SystemFileSystemTests {
     #expect(read == bytes.count)
     return bytes
   }
+
+  #if os(Linux)
+    @Test(
+      "a store lock released is free at once, even while a copy of its descriptor lives (a process being spawned shares it)"
+    )
+    func releasedLockIsFreeWithCopiesAlive() throws {
+      let directory = TemporaryDirectory()
+      let path = directory.appending("LOCK")
+      let lock = try fileSystem.lockFile(path)
+      // The copy a process being spawned holds until it executes its program: a duplicate of
+      // the lock's descriptor, found by its path among this process's open files.
+      func target(of fd: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      }
+      let descriptor = try #require((0..<Int32(4096)).first { target(of: $0) == path })
+      let copy = dup(descriptor)
+      #expect(copy >= 0)
+      defer { close(copy) }
+      lock.unlock()
+      // Taken at once by another open of the file, with the copy still open.
+      let other = try fileSystem.openProcessLock(path)
+      #expect(try other.tryAcquire())
+      other.release()
+    }
+  #endif
 
   @Test("allocate and its zero-writing fallback extend a file with zeros and keep its bytes")
   func allocateKeepsBytes() throws {

@@ -225,8 +225,13 @@ final class SystemFileLock: FileLock {
 
   init(fd: Int32) { self.fd = fd }
 
+  /// Unlocks, then closes. Closing alone is not enough: a process being spawned elsewhere in
+  /// this program shares every open file until it executes its program, and while its copy of
+  /// the descriptor lives the lock would stay held (an open of the store right after a close
+  /// could find it locked). `LOCK_UN` releases it for every copy.
   func unlock() {
     if released.set() {
+      _ = flock(fd, LOCK_UN)
       _ = closeDescriptor(fd)
     }
   }
