@@ -15,30 +15,22 @@ final class Connection: @unchecked Sendable {
   /// The key of the store in ``OpenStores``; nil when there is no path to open.
   private let path: String?
 
-  /// The store at `path` (`where` says how to find the path), shared with the other instances
-  /// of this process that have it open; one that cannot be opened leaves the connection
-  /// closed, with the reason as its last error (the original's initializers could not fail
-  /// either).
-  init(
-    at place: () throws(KeyValueStoreError) -> String,
-    options: StoreOptions = StoreOptions()
-  ) {
+  /// The store at the path `place` finds, shared with the other instances of this process
+  /// that have it open; one that cannot be opened leaves the connection closed, with the reason
+  /// as its last error (the original's initializers could not fail either).
+  init(at place: () throws(KeyValueStoreError) -> String) {
     var failure: KeyValueStoreError?
     do {
       let key = OpenStores.key(try place())
       store = try OpenStores.shared.acquire(key) { () throws(KeyValueStoreError) in
-        try KeyValueStore(path: key, options: options)
+        try KeyValueStore(path: key)
       }
       path = key
     } catch {
       path = nil
       failure = error
     }
-    if let failure {
-      lock.lock()
-      defer { lock.unlock() }
-      note(failure)
-    }
+    if let failure { lock.withLock { note(failure) } }
   }
 
   /// An instance that goes away without `close()` lets go of the store as the original's
@@ -48,13 +40,13 @@ final class Connection: @unchecked Sendable {
   }
 
   /// The store, while it is open.
-  var keyValueStore: KeyValueStore? { locked { store } }
+  var keyValueStore: KeyValueStore? { lock.withLock { store } }
 
-  var lastError: KeyValueStoreError? { locked { lastErrorValue } }
+  var lastError: KeyValueStoreError? { lock.withLock { lastErrorValue } }
 
   var logsErrors: Bool {
-    get { locked { logsErrorsValue } }
-    set { locked { logsErrorsValue = newValue } }
+    get { lock.withLock { logsErrorsValue } }
+    set { lock.withLock { logsErrorsValue = newValue } }
   }
 
   /// Runs `body` on the open store and returns what it returns; an error, or a store closed or
@@ -98,12 +90,6 @@ final class Connection: @unchecked Sendable {
     } catch {
       note(error)
     }
-  }
-
-  private func locked<T>(_ body: () -> T) -> T {
-    lock.lock()
-    defer { lock.unlock() }
-    return body()
   }
 
   /// Keeps `error` as the last one and logs it, unless logging is off. Call with `lock` held.

@@ -140,9 +140,7 @@ extension YTKKeyValueStore {
 
   /// `getStringById:fromTable:`: the first element of a stored array, if it is a string.
   public func getStringById(_ stringId: String, fromTable tableName: String) -> String? {
-    guard let array = getObjectById(stringId, fromTable: tableName) as? NSArray, array.count > 0
-    else { return nil }
-    return (array[0] as? NSString).map { String($0) }
+    (firstElement(ofArrayAt: stringId, in: tableName) as? NSString).map { String($0) }
   }
 
   /// `putNumber:withId:intoTable:`: stores `[number]`, as the original did.
@@ -152,9 +150,7 @@ extension YTKKeyValueStore {
 
   /// `getNumberById:fromTable:`: the first element of a stored array, if it is a number.
   public func getNumberById(_ numberId: String, fromTable tableName: String) -> NSNumber? {
-    guard let array = getObjectById(numberId, fromTable: tableName) as? NSArray, array.count > 0
-    else { return nil }
-    return array[0] as? NSNumber
+    firstElement(ofArrayAt: numberId, in: tableName) as? NSNumber
   }
 
   /// `getAllItemsFromTable:`: every item, by id; empty for a table that does not exist (the
@@ -196,6 +192,14 @@ extension YTKKeyValueStore {
     connection.run(table: tableName, ()) { store throws(KeyValueStoreError) in
       try store.delete(prefix: objectIdPrefix, from: tableName)
     }
+  }
+
+  /// The first element of the array stored under `id`: where `putString:` and `putNumber:`
+  /// put their value (nil when the value is not an array, or an empty one).
+  private func firstElement(ofArrayAt id: String, in tableName: String) -> Any? {
+    guard let array = getObjectById(id, fromTable: tableName) as? NSArray, array.count > 0
+    else { return nil }
+    return array[0]
   }
 
   private static func item(_ item: KeyValueItem) -> YTKKeyValueItem {
