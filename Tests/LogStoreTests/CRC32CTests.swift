@@ -34,6 +34,105 @@ struct CRC32CTests {
     #expect([UInt8]().withUnsafeBytes { CRC32C.extend(whole, $0) } == whole)
   }
 
+  /// A byte-at-a-time CRC-32C register step, by a table computed here a bit at a time from the
+  /// polynomial: the definition, sharing nothing with the tables and the three-chain
+  /// combination under test.
+  private static let referenceTable: [UInt32] = (0..<256).map { byte in
+    var register = UInt32(byte)
+    for _ in 0..<8 { register = register & 1 == 1 ? (register >> 1) ^ 0x82F6_3B78 : register >> 1 }
+    return register
+  }
+
+  /// The reference register after `byte`, from `register`.
+  private static func referenceStep(_ register: UInt32, _ byte: UInt8) -> UInt32 {
+    referenceTable[Int((register ^ UInt32(byte)) & 0xff)] ^ (register >> 8)
+  }
+
+  /// The reference register after `bytes`, from `register` (0xFFFFFFFF at the start).
+  private static func referenceRegister(_ register: UInt32, _ bytes: some Sequence<UInt8>)
+    -> UInt32
+  {
+    bytes.reduce(register, referenceStep)
+  }
+
+  /// `count` random bytes, 16-byte aligned and followed by 16 more, so that a start from 0 to
+  /// 15 gives every alignment of a word and a step.
+  private static func randomBytes(_ count: Int) -> UnsafeMutableRawBufferPointer {
+    var generator = SystemRandomNumberGenerator()
+    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: count + 16, alignment: 16)
+    var index = 0
+    while index < bytes.count {
+      withUnsafeBytes(of: generator.next()) { word in
+        for byte in word where index < bytes.count {
+          bytes[index] = byte
+          index += 1
+        }
+      }
+    }
+    return bytes
+  }
+
+  @Test("matches a reference for every length to 4096, from starts of every alignment")
+  func everyLength() {
+    let bytes = Self.randomBytes(4096)
+    defer { bytes.deallocate() }
+    // Inputs of 768 bytes and more are read as three chains, whose registers are combined:
+    // every length covers every remainder past whole rounds, of up to five rounds.
+    for start in 0..<16 {
+      var register: UInt32 = 0xFFFF_FFFF
+      for length in 0...4096 {
+        let input = UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])
+        #expect(CRC32C.checksum(input) == ~register, "\(length) bytes from \(start)")
+        if length < 4096 { register = Self.referenceStep(register, bytes[start + length]) }
+      }
+    }
+  }
+
+  @Test("matches a reference for inputs of a mebibyte and odd lengths past it")
+  func longInputs() {
+    let mebibyte = 1 << 20
+    let lengths =
+      [mebibyte, mebibyte + 1, mebibyte + 15, mebibyte + 767, mebibyte + 785]
+      + [3 * mebibyte + 5]
+    let bytes = Self.randomBytes(lengths.last!)
+    defer { bytes.deallocate() }
+    for start in [0, 5] {
+      var register: UInt32 = 0xFFFF_FFFF
+      var done = 0
+      for length in lengths {
+        register = Self.referenceRegister(register, bytes[start + done..<start + length])
+        done = length
+        let input = UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])
+        #expect(CRC32C.checksum(input) == ~register, "\(length) bytes from \(start)")
+      }
+    }
+  }
+
+  @Test("extending at random splits equals checksumming the whole, for long and short inputs")
+  func extendAtRandomSplits() {
+    var generator = SystemRandomNumberGenerator()
+    for total in [200, 5000, (1 << 20) + 333] {
+      let bytes = Self.randomBytes(total)
+      defer { bytes.deallocate() }
+      let whole = UnsafeRawBufferPointer(rebasing: bytes[3..<3 + total])
+      let expected = ~Self.referenceRegister(0xFFFF_FFFF, whole[...])
+      #expect(CRC32C.checksum(whole) == expected)
+      for _ in 0..<(total > 10_000 ? 4 : 50) {
+        // One to four cuts, anywhere: pieces of every size, some empty.
+        let cuts = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+          Int.random(in: 0...total, using: &generator)
+        }
+        var crc: UInt32 = 0
+        var from = 0
+        for cut in cuts.sorted() + [total] {
+          crc = CRC32C.extend(crc, UnsafeRawBufferPointer(rebasing: whole[from..<cut]))
+          from = cut
+        }
+        #expect(crc == expected, "\(total) bytes cut at \(cuts.sorted())")
+      }
+    }
+  }
+
   @Test("masking is undone by unmasking and changes the value")
   func masking() {
     for value: UInt32 in [0, 1, 0xE306_9283, 0xFFFF_FFFF, 0x8000_0000] {
