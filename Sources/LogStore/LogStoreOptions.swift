@@ -40,6 +40,10 @@ extension LogStore {
     /// (``ActiveLog/writeActiveHint(indexCovered:)``): scanning less takes about a
     /// millisecond. Tests lower it.
     package var activeHintMinimumBytes = 1 << 20
+    /// Stores with fewer live bytes than this get no index file from a compaction or a close
+    /// (``LogStore/checkpoint()`` writes one anyway): reading their whole log takes
+    /// milliseconds, and a compaction gives its outputs hint files instead. Tests lower it.
+    package var indexFileMinimumLiveBytes = 4 << 20
     /// In `.manyProcesses` use, how many milliseconds an open waits for the store's lock held
     /// by a process that is not a `.oneProcess` writer, and a compaction for one another process
     /// runs, before giving up with ``LogStoreError/Code/locked``. Tests lower it.

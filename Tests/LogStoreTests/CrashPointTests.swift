@@ -49,8 +49,12 @@ enum CrashWorkload {
     return operations
   }()
 
+  /// The options of the workload's store. With `compactionIndex`, the store counts as large
+  /// enough for index files, so that each compaction writes one of its outputs (instead of
+  /// giving them hint files) and the store takes it in (``CompactedIndex``).
   static func options(
-    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy, corruption: CorruptionPolicy = .fail
+    _ fileSystem: SimulatedFileSystem, sync: SyncPolicy, corruption: CorruptionPolicy = .fail,
+    compactionIndex: Bool = false
   )
     -> LogStore.Options
   {
@@ -60,15 +64,21 @@ enum CrashWorkload {
     // Every clean close writes the active segment's hint, so that crashes while it is written,
     // and opens that read it, are among the crash points.
     options.activeHintMinimumBytes = 0
+    if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
     return options
   }
 
   /// Runs the workload until it ends or the file system crashes; returns how many operations
   /// completed before the crash (the acknowledged ones).
-  static func run(on fileSystem: SimulatedFileSystem, sync: SyncPolicy) -> Int {
+  static func run(
+    on fileSystem: SimulatedFileSystem, sync: SyncPolicy, compactionIndex: Bool = false
+  )
+    -> Int
+  {
     var acknowledged = 0
     do {
-      let store = try LogStore(path: path, options: options(fileSystem, sync: sync))
+      let store = try LogStore(
+        path: path, options: options(fileSystem, sync: sync, compactionIndex: compactionIndex))
       for operation in operations {
         try operation.apply(to: store)
         if fileSystem.crashImage != nil { break }
@@ -96,17 +106,17 @@ struct CrashPointTests {
   /// Opens the image a crash left and returns what it holds; then checks the store still
   /// takes writes and reopens.
   private func reopen(
-    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform
+    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform,
+    compactionIndex: Bool
   ) throws -> StoreModel {
     let fileSystem = SimulatedFileSystem(files: image, platform: platform)
-    let store = try LogStore(
-      path: CrashWorkload.path, options: CrashWorkload.options(fileSystem, sync: sync))
+    let options = CrashWorkload.options(fileSystem, sync: sync, compactionIndex: compactionIndex)
+    let store = try LogStore(path: CrashWorkload.path, options: options)
     let state = try StoreModel.reading(store)
     try store.createTable("probe")
     try store.put(Array("p".utf8), forKey: Array("k".utf8), in: "probe")
     try store.close()
-    let again = try LogStore(
-      path: CrashWorkload.path, options: CrashWorkload.options(fileSystem, sync: sync))
+    let again = try LogStore(path: CrashWorkload.path, options: options)
     var expected = state
     expected.tables["probe", default: [:]]["k"] = "p"
     let reread = try StoreModel.reading(again)
@@ -116,12 +126,13 @@ struct CrashPointTests {
 
   /// What a read-only open of the image a crash left sees.
   private func readOnlyState(
-    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform
+    _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform,
+    compactionIndex: Bool
   ) throws -> StoreModel {
     let fileSystem = SimulatedFileSystem(files: image, platform: platform)
     // A crash before the store's directory was made: nothing was written yet.
     guard fileSystem.directoryExists(CrashWorkload.path) else { return StoreModel() }
-    var options = CrashWorkload.options(fileSystem, sync: sync)
+    var options = CrashWorkload.options(fileSystem, sync: sync, compactionIndex: compactionIndex)
     options.readOnly = true
     let reader = try LogStore(path: CrashWorkload.path, options: options)
     let state = try StoreModel.reading(reader)
@@ -151,12 +162,13 @@ struct CrashPointTests {
   /// the four runs of the suite (two sync policies, two platforms) can go on side by side.
   private func check(
     crashAt call: Int, cuts: [SimulatedFileSystem.CrashCut], sync: SyncPolicy,
-    platform: SimulatedFileSystem.Platform, opened: inout [[String: [UInt8]]: Opened],
-    opens: inout Int, points: inout Int
+    platform: SimulatedFileSystem.Platform, compactionIndex: Bool,
+    opened: inout [[String: [UInt8]]: Opened], opens: inout Int, points: inout Int
   ) throws {
     let fileSystem = SimulatedFileSystem(platform: platform)
     fileSystem.crash(atCall: call, leaving: cuts)
-    let acknowledged = CrashWorkload.run(on: fileSystem, sync: sync)
+    let acknowledged = CrashWorkload.run(
+      on: fileSystem, sync: sync, compactionIndex: compactionIndex)
     let images = try #require(fileSystem.crashImages, "call \(call) was never reached")
     for (cut, image) in zip(cuts, images) {
       let seen: Opened
@@ -166,9 +178,12 @@ struct CrashPointTests {
         if opened.count >= 256 { opened.removeAll(keepingCapacity: true) }
         // A read-only open first, as an app extension might make before the app opens the
         // store again: it trusts the manifest the crash left, and must see a prefix too.
-        let readState = try readOnlyState(image, sync: sync, platform: platform)
+        let readState = try readOnlyState(
+          image, sync: sync, platform: platform, compactionIndex: compactionIndex)
         seen = Opened(
-          readOnly: readState, writable: try reopen(image, sync: sync, platform: platform))
+          readOnly: readState,
+          writable: try reopen(
+            image, sync: sync, platform: platform, compactionIndex: compactionIndex))
         opened[image] = seen
         opens += 1
       }
@@ -177,7 +192,8 @@ struct CrashPointTests {
       let keepsAcknowledged = cut.mode == .process || sync == .always
       let range = allowed(acknowledged: acknowledged, mustKeepAcknowledged: keepsAcknowledged)
       let point =
-        "crash at call \(call) (\(cut.mode), tear \(String(describing: cut.tearing)), \(sync))"
+        "crash at call \(call) (\(cut.mode), tear \(String(describing: cut.tearing)), \(sync), "
+        + "compaction's index file: \(compactionIndex))"
       #expect(
         range.contains { CrashWorkload.states[$0] == seen.writable },
         "\(point): \(acknowledged) acknowledged; got \(seen.writable)")
@@ -206,14 +222,22 @@ struct CrashPointTests {
   /// for writes through a mapping a process crash after every byte (at sample depth: the
   /// edges of ``tearEdges(ofWriteOf:)`` and every 13th byte). On `platform`'s sync rules: on
   /// Darwin only a full sync (`F_FULLFSYNC`) makes data survive a power loss.
-  private func crashEverywhere(sync: SyncPolicy, platform: SimulatedFileSystem.Platform) throws
-    -> Int
-  {
+  private func crashEverywhere(
+    sync: SyncPolicy, platform: SimulatedFileSystem.Platform, compactionIndex: Bool
+  ) throws -> Int {
     let reference = SimulatedFileSystem(platform: platform)
-    #expect(CrashWorkload.run(on: reference, sync: sync) == CrashWorkload.operations.count)
+    #expect(
+      CrashWorkload.run(on: reference, sync: sync, compactionIndex: compactionIndex)
+        == CrashWorkload.operations.count)
     let log = reference.log
+    if compactionIndex {
+      // Each compaction wrote an index file of its outputs, and gave them no hint files.
+      let written = log.filter { $0.operation == "rename" && $0.path.hasSuffix(".index.tmp") }
+      #expect(written.count == 2, "index files written: \(written.map(\.path))")
+    }
     let finished = try LogStore(
-      path: CrashWorkload.path, options: CrashWorkload.options(reference, sync: sync))
+      path: CrashWorkload.path,
+      options: CrashWorkload.options(reference, sync: sync, compactionIndex: compactionIndex))
     #expect(try StoreModel.reading(finished) == CrashWorkload.states.last!)
     var points = 0
     var opened: [[String: [UInt8]]: Opened] = [:]
@@ -229,28 +253,32 @@ struct CrashPointTests {
         }
       }
       try check(
-        crashAt: index + 1, cuts: cuts, sync: sync, platform: platform, opened: &opened,
-        opens: &opens, points: &points)
+        crashAt: index + 1, cuts: cuts, sync: sync, platform: platform,
+        compactionIndex: compactionIndex, opened: &opened, opens: &opens, points: &points)
     }
     print(
-      "crash points checked, sync \(sync), \(platform) sync rules, \(TestDepth.current): \(points) (\(opens) images opened)"
+      "crash points checked, sync \(sync), \(platform) sync rules, compaction's index file: \(compactionIndex), \(TestDepth.current): \(points) (\(opens) images opened)"
     )
     return points
   }
 
+  /// With `compactionIndex`, each compaction writes an index file of its outputs, and the
+  /// crash points include its writing and the store taking it in.
   @Test(
     "a crash at any call or byte leaves a prefix of the acknowledged writes (sync never)",
-    arguments: SimulatedFileSystem.Platform.allCases)
-  func crashPointsNever(platform: SimulatedFileSystem.Platform) throws {
-    let points = try crashEverywhere(sync: .never, platform: platform)
+    arguments: SimulatedFileSystem.Platform.allCases, [false, true])
+  func crashPointsNever(platform: SimulatedFileSystem.Platform, compactionIndex: Bool) throws {
+    let points = try crashEverywhere(
+      sync: .never, platform: platform, compactionIndex: compactionIndex)
     #expect(points > 1000)
   }
 
   @Test(
     "a crash at any call or byte keeps every acknowledged write (sync always)",
-    arguments: SimulatedFileSystem.Platform.allCases)
-  func crashPointsAlways(platform: SimulatedFileSystem.Platform) throws {
-    let points = try crashEverywhere(sync: .always, platform: platform)
+    arguments: SimulatedFileSystem.Platform.allCases, [false, true])
+  func crashPointsAlways(platform: SimulatedFileSystem.Platform, compactionIndex: Bool) throws {
+    let points = try crashEverywhere(
+      sync: .always, platform: platform, compactionIndex: compactionIndex)
     #expect(points > 1000)
   }
 }

@@ -14,10 +14,13 @@ struct IOErrorTests {
   /// Runs the crash workload with `fault` injected, checking after every operation that the
   /// store holds exactly the operations that succeeded; then clears the fault and checks the
   /// store works, and reopens with the same data.
-  private func run(with fault: SimulatedFileSystem.Fault, sync: SyncPolicy) throws -> Int {
+  private func run(
+    with fault: SimulatedFileSystem.Fault, sync: SyncPolicy, compactionIndex: Bool
+  ) throws -> Int {
     let fileSystem = SimulatedFileSystem()
     fileSystem.inject(fault)
-    let options = CrashWorkload.options(fileSystem, sync: sync, corruption: .fail)
+    let options = CrashWorkload.options(
+      fileSystem, sync: sync, corruption: .fail, compactionIndex: compactionIndex)
     var model = StoreModel()
     var failures = 0
     var store: LogStore? = try? LogStore(path: CrashWorkload.path, options: options)
@@ -57,7 +60,8 @@ struct IOErrorTests {
       let crashed = try LogStore(
         path: CrashWorkload.path,
         options: CrashWorkload.options(
-          SimulatedFileSystem(files: fileSystem.image(mode)), sync: sync))
+          SimulatedFileSystem(files: fileSystem.image(mode)), sync: sync,
+          compactionIndex: compactionIndex))
       #expect(try StoreModel.reading(crashed) == model, "crash (\(mode)) after \(fault)")
     }
     fileSystem.clearFaults()
@@ -77,7 +81,8 @@ struct IOErrorTests {
     let image = fileSystem.image(.process)
     let recovered = try LogStore(
       path: CrashWorkload.path,
-      options: CrashWorkload.options(SimulatedFileSystem(files: image), sync: sync))
+      options: CrashWorkload.options(
+        SimulatedFileSystem(files: image), sync: sync, compactionIndex: compactionIndex))
     #expect(try StoreModel.reading(recovered) == model)
     return failures
   }
@@ -87,9 +92,11 @@ struct IOErrorTests {
   /// ways, in turn among the calls of its kind (so every kind of call meets each way); a sync,
   /// after which a power loss must find exactly what succeeded, once and for good (with `EIO`
   /// and `ENOSPC` in turn); and the first call of each kind and the last call all four.
-  private func failEveryCall(sync: SyncPolicy) throws -> (faults: Int, failures: Int) {
+  private func failEveryCall(sync: SyncPolicy, compactionIndex: Bool) throws -> (
+    faults: Int, failures: Int
+  ) {
     let reference = SimulatedFileSystem()
-    _ = CrashWorkload.run(on: reference, sync: sync)
+    _ = CrashWorkload.run(on: reference, sync: sync, compactionIndex: compactionIndex)
     // Ordered so that two in turn are one failure once and one for good.
     let ways = [(EIO, false), (EIO, true), (ENOSPC, true), (ENOSPC, false)]
     let syncs = ["msync", "fdatasync", "fsync"]
@@ -105,29 +112,34 @@ struct IOErrorTests {
       where TestDepth.runs(earlier + way, every: turn, isEdge: isEdge) {
         failures += try run(
           with: .init(call: index + 1, errorNumber: errorNumber, persistent: persistent),
-          sync: sync)
+          sync: sync, compactionIndex: compactionIndex)
         faults += 1
       }
     }
     return (faults, failures)
   }
 
-  @Test("failing any I/O call, once or for good, loses nothing and the store recovers (sync never)")
-  func everyCallNever() throws {
-    let (faults, failures) = try failEveryCall(sync: .never)
+  /// With `compactionIndex`, each compaction writes an index file of its outputs
+  /// (``CrashWorkload/options(_:sync:corruption:compactionIndex:)``), and its calls fail too.
+  @Test(
+    "failing any I/O call, once or for good, loses nothing and the store recovers (sync never)",
+    arguments: [false, true])
+  func everyCallNever(compactionIndex: Bool) throws {
+    let (faults, failures) = try failEveryCall(sync: .never, compactionIndex: compactionIndex)
     #expect(failures > 0)
     print(
-      "I/O faults injected, sync never, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+      "I/O faults injected, sync never, compaction's index file: \(compactionIndex), \(TestDepth.current): \(faults); operations that failed: \(failures)"
     )
   }
 
   @Test(
-    "failing any I/O call, once or for good, loses nothing and the store recovers (sync always)")
-  func everyCallAlways() throws {
-    let (faults, failures) = try failEveryCall(sync: .always)
+    "failing any I/O call, once or for good, loses nothing and the store recovers (sync always)",
+    arguments: [false, true])
+  func everyCallAlways(compactionIndex: Bool) throws {
+    let (faults, failures) = try failEveryCall(sync: .always, compactionIndex: compactionIndex)
     #expect(failures > 0)
     print(
-      "I/O faults injected, sync always, \(TestDepth.current): \(faults); operations that failed: \(failures)"
+      "I/O faults injected, sync always, compaction's index file: \(compactionIndex), \(TestDepth.current): \(faults); operations that failed: \(failures)"
     )
   }
 }

@@ -900,6 +900,127 @@ struct IndexFileTests {
     #expect(try reopened.snapshot() == expected)
   }
 
+  @Test(
+    "a compaction writes its outputs' index file and the store becomes it: writes of every kind made while it copies and after the file is written are kept, as in a store that never compacted"
+  )
+  func compactionIndexWithWritesMeanwhile() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options
+    options.fileSystem = fileSystem
+    // Small as it is, the store gets index files, so that compaction writes one.
+    options.indexFileMinimumLiveBytes = 0
+    let path = "/data/store"
+    let store = try LogStore(path: path, options: options)
+    var referenceOptions = Self.options
+    referenceOptions.fileSystem = SimulatedFileSystem()
+    let reference = try LogStore(path: path, options: referenceOptions)
+    let both: @Sendable (_ change: (LogStore) throws -> Void) throws -> Void = { change in
+      try change(store)
+      try change(reference)
+    }
+    let bytes: @Sendable (String) -> [UInt8] = { Array($0.utf8) }
+    // Keys in an index file (a base) and keys written after it, in several segments.
+    try both { try fill($0) }
+    try store.checkpoint()
+    try both { target in
+      for table in ["d", "e", "f", "empty", "quiet"] { try target.createTable(table) }
+      for index in 0..<400 {
+        try target.put(bytes("late \(index)"), forKey: bytes("key\(index * 3)"), in: "a")
+        try target.put(bytes("d\(index)"), forKey: bytes("d\(index)"), in: "d")
+        try target.put(bytes("e\(index)"), forKey: bytes("e\(index)"), in: "e")
+        try target.put(bytes("f\(index)"), forKey: bytes("f\(index)"), in: "f")
+      }
+      try target.put(
+        bytes("gone"), forKey: bytes("expired"), in: "f",
+        expiresAt: Timestamp(microsecondsSince1970: 1))
+    }
+    // While it copies (after its first input): keys of the base and keys written since
+    // overwritten and deleted, one by one and by prefix; tables cleared, dropped, made, and
+    // dropped and made again.
+    var copying = false
+    let duringCopy: @Sendable (LogStore) throws -> Void = { target in
+      try target.put(bytes("copying"), forKey: bytes("key2"), in: "a")
+      try target.put(bytes("copying"), forKey: bytes("key3"), in: "a")
+      try target.delete(key: bytes("key4"), in: "a")
+      try target.delete(key: bytes("key6"), in: "a")
+      try target.deletePrefix(bytes("k2"), in: "b")
+      try target.clearTable("c")
+      try target.dropTable("d")
+      try target.createTable("new")
+      try target.put(bytes("n"), forKey: bytes("n"), in: "new")
+      try target.dropTable("e")
+      try target.createTable("e")
+      try target.put(bytes("again"), forKey: bytes("e1"), in: "e")
+      // A creation with a lifetime of a table that exists: its creation record moves past the
+      // compaction's inputs, and its keys stay.
+      try target.createTable("f", defaultLifetime: 3_600_000_000)
+      try target.createTable("empty", defaultLifetime: 60_000_000)
+    }
+    // Once the file is written, before the store takes it in.
+    let written = Guarded(false)
+    let afterFile: @Sendable (LogStore) throws -> Void = { target in
+      try target.put(bytes("after"), forKey: bytes("key5"), in: "a")
+      try target.put(bytes("after"), forKey: bytes("key2"), in: "a")
+      try target.delete(key: bytes("key8"), in: "a")
+      try target.deletePrefix(bytes("f1"), in: "f")
+      try target.dropTable("new")
+      try target.createTable("d")
+      try target.put(bytes("d again"), forKey: bytes("d1"), in: "d")
+      try target.put(bytes("fresh"), forKey: bytes("fresh"), in: "a")
+      try target.createTable("later")
+    }
+    let failures = Guarded<[String]>([])
+    fileSystem.callHook = { call in
+      guard call.operation == "rename", call.path.hasSuffix(".index.tmp"),
+        !written.withLock({ $0 })
+      else { return }
+      written.withLock { $0 = true }
+      do { try both(afterFile) } catch { failures.withLock { $0.append("\(error)") } }
+    }
+    try store.compact { done, _ in
+      guard done > 0, !copying else { return }
+      copying = true
+      do { try both(duringCopy) } catch { failures.withLock { $0.append("\(error)") } }
+    }
+    fileSystem.callHook = nil
+    #expect(failures.withLock { $0 } == [])
+    #expect(copying && written.withLock { $0 })
+    // Two index files in all, the checkpoint's and the compaction's: the store took the
+    // compaction's in, so no checkpoint followed it.
+    #expect(
+      fileSystem.log.filter { $0.operation == "rename" && $0.path.hasSuffix(".index.tmp") }.count
+        == 2)
+    let expected = try reference.snapshot()
+    #expect(expected["a"]?["key2"] == "after" && expected["d"] == ["d1": "d again"])
+    #expect(try store.snapshot() == expected)
+    try expectPointReads(store, expected, "after the compaction")
+    #expect(try store.statistics().liveItems == reference.statistics().liveItems)
+    #expect(try store.statistics().tables == reference.statistics().tables)
+    for table in ["f", "empty", "quiet", "later", "a"] {
+      #expect(try store.lifetime(of: table) == reference.lifetime(of: table), "\(table)")
+    }
+    try store.close()
+    #expect(try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".hint") }.isEmpty)
+    #expect(try LogStore.verify(path: path, fileSystem: fileSystem).isClean)
+    let reopened = try LogStore(path: path, options: options)
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(try reopened.snapshot() == expected)
+    try expectPointReads(reopened, expected, "reopened")
+    #expect(try reopened.statistics().liveItems == reference.statistics().liveItems)
+    // The file held every table's creation: a second compaction, then an open that reads the
+    // log alone, keep the empty tables and the lifetimes.
+    try reopened.compact()
+    try reopened.close()
+    var logOnly = options
+    logOnly.indexFiles = false
+    let fromLog = try LogStore(path: path, options: logOnly)
+    defer { try? fromLog.close() }
+    #expect(try fromLog.snapshot() == expected)
+    for table in ["f", "empty", "quiet", "later"] {
+      #expect(try fromLog.lifetime(of: table) == reference.lifetime(of: table), "\(table)")
+    }
+  }
+
   /// A filled store on a simulated file system, with an index file of the segments a
   /// compaction will replace.
   private func checkpointedSimulatedStore() throws -> (

@@ -11,11 +11,17 @@
 ///    store's ``ExpiryClock``, read once when the compaction starts).
 /// 3. *Commit*: sync each output, rename it to its final name, sync the directory. Each output's
 ///    header says how many outputs there are, so the moment the last rename is durable, the
-///    compaction has happened: recovery treats the inputs as gone from then on.
-/// 4. *Swap* (under both locks, in short steps): point the index at the copies (only where
-///    it still points at the originals, so writes made meanwhile win), then drop the inputs
-///    from memory and delete their files (at once unless a backup runs, which may be copying
-///    them: then the last backup to end deletes them, ``SegmentHolds/mayRemoveInputs(_:)``).
+///    compaction has happened: recovery treats the inputs as gone from then on. A store large
+///    enough for an index file (``Checkpointer/followsCompaction()``) then gets one of the
+///    outputs, gathered while copying (``CompactedIndex``), written as a checkpoint writes one.
+/// 4. *Swap* (under both locks, in short steps): point the index at the copies, then drop the
+///    inputs from memory and delete their files (at once unless a backup runs, which may be
+///    copying them: then the last backup to end deletes them,
+///    ``SegmentHolds/mayRemoveInputs(_:)``). With the index file of step 3, the key directory
+///    becomes that file and the writes made since the compaction began, read back from the log,
+///    as a checkpoint's does (``Checkpointer/adopt(number:segments:sizes:)``); without one, each
+///    key is pointed at its copy where it still points at the original, so writes made
+///    meanwhile win.
 /// A crash before step 3 completes leaves the inputs in charge and the outputs are removed at
 /// open; a crash after it leaves the outputs in charge and the inputs are removed at open.
 ///
@@ -56,8 +62,9 @@ final class Compactor: @unchecked Sendable {
     var new: RecordLocation
     /// Where the directory had the old location when compaction listed it.
     var source: LiveRecord.Source
-    /// The base the key was found in then, if it was.
-    var base: MappedTable?
+    /// Its table's place in the listing (``LiveRecords/tables``), which says what base the key
+    /// was found in, if it was.
+    var table: UInt32
   }
 
   /// A live record read from an input, waiting to be judged still live and copied.
@@ -141,15 +148,15 @@ final class Compactor: @unchecked Sendable {
       }
     }
     var outputs: [SegmentBuilder] = []
-    var moves: [Move]?
+    var copied: Copied?
     do {
-      moves = try copyLiveRecords(plan, into: &outputs, progress: progress)
-      if moves != nil { try commitOutputs(outputs) }
+      copied = try copyLiveRecords(plan, into: &outputs, progress: progress)
+      if copied != nil { try commitOutputs(outputs) }
     } catch {
       removeOutputs(outputs)
       throw error
     }
-    guard let moves else {
+    guard let copied else {
       // Which records are live cannot be told from a damaged file: an entry that fails its
       // check may stand for a key deleted since, or hide one. Undo, and list again from a
       // directory rebuilt from the log.
@@ -157,11 +164,43 @@ final class Compactor: @unchecked Sendable {
       log.lock.withLock { repair.rebuild() }
       return .indexFileDamaged
     }
-    try swapIn(outputs: outputs, moves: moves, plan: plan)
+    let written = writeIndexFile(copied.index, of: outputs, plan: plan)
+    let adopted = try swapIn(outputs: outputs, copied: copied, plan: plan, index: written)
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.
     log.lock.withLock { if index.keys.baseDamaged { repair.rebuild() } }
-    return .compacted(writesIndex: plan.writesIndex)
+    return .compacted(writesIndex: plan.writesIndex && !adopted)
+  }
+
+  /// An index file of a compaction's outputs, written (``CompactedIndex``).
+  private struct WrittenIndex {
+    var number: UInt32
+    var segments: [IndexFileFormat.CoveredSegment]
+    var size: Int
+    var liveBytes: Int
+  }
+
+  /// Writes the index file of the committed `outputs` that the copy gathered, if it did. Nil
+  /// when there is none: no outputs, damage met while copying (the swap then counts what was
+  /// lost by the keys left pointing into the inputs), a close under way, or a failure to
+  /// write it, which leaves the swap to relocate the keys and a checkpoint to follow. The
+  /// file is only an optimization: the compaction has happened either way.
+  private func writeIndexFile(
+    _ gathered: CompactedIndex?, of outputs: [SegmentBuilder], plan: Plan
+  ) -> WrittenIndex? {
+    guard let gathered, let file = plan.indexFile, !outputs.isEmpty, plan.damageSeen == 0,
+      !stopRequested.isSet
+    else { return nil }
+    let segments = outputs.map {
+      IndexFileFormat.CoveredSegment(number: $0.number, salt: $0.salt, coveredLength: $0.size)
+    }
+    let snapshot = gathered.snapshot(segments: segments, nextSequence: file.nextSequence)
+    guard let size = try? checkpointer.write(snapshot, number: file.number), size > 0 else {
+      return nil
+    }
+    return WrittenIndex(
+      number: file.number, segments: segments, size: size,
+      liveBytes: snapshot.tables.reduce(0) { $0 + $1.liveBytes })
   }
 
   /// Undoes a compaction before its swap. The inputs are all still there, so removing the
@@ -187,6 +226,9 @@ final class Compactor: @unchecked Sendable {
     var damageSeen = 0
     /// An index file is written after the compaction, so the outputs need no hint files.
     let writesIndex: Bool
+    /// The number reserved for the index file of the outputs (``CompactedIndex``), and the
+    /// sequence number of the first record after them; nil when none is written.
+    let indexFile: (number: UInt32, nextSequence: UInt64)?
     /// The time expiries are judged by: a put that expired by then is not copied.
     let now: Int64
     /// The keys whose records were left behind because they had expired, with where those
@@ -195,13 +237,14 @@ final class Compactor: @unchecked Sendable {
 
     init(
       inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
-      writesIndex: Bool, now: Int64
+      indexFile: (number: UInt32, nextSequence: UInt64)?, now: Int64
     ) {
       self.now = now
       self.inputs = inputs
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
-      self.writesIndex = writesIndex
+      self.writesIndex = indexFile != nil
+      self.indexFile = indexFile
     }
   }
 
@@ -238,6 +281,11 @@ final class Compactor: @unchecked Sendable {
       // than one segment's worth: this many numbers are always enough.
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
       let firstOutput = try log.sealForCompaction(reserving: outputLimit)
+      // In `.manyProcesses` use the outputs always get hint files: every other process reads
+      // them to take the compaction in.
+      let indexFile =
+        sharing == nil && checkpointer.followsCompaction()
+        ? (number: try log.takeFileNumber(), nextSequence: log.nextSequence) : nil
       sharing?.shared.beginCompaction(outputs: firstOutput..<firstOutput + outputLimit)
       isRunning = true
       // Every segment below the outputs is sealed now, its size known.
@@ -247,10 +295,7 @@ final class Compactor: @unchecked Sendable {
       return .plan(
         Plan(
           inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-          // In `.manyProcesses` use the outputs always get hint files: every other process reads
-          // them to take the compaction in.
-          outputLimit: outputLimit, writesIndex: sharing == nil && checkpointer.followsCompaction(),
-          now: index.clock.now()))
+          outputLimit: outputLimit, indexFile: indexFile, now: index.clock.now()))
     }
   }
 
@@ -272,20 +317,30 @@ final class Compactor: @unchecked Sendable {
     if removed { try fileSystem.synchronizeDirectory(directory) }
   }
 
+  /// What step 2 copied: where each record went, and, when the store gets an index file of the
+  /// outputs, its contents gathered on the way.
+  private struct Copied {
+    var moves: [Move]
+    /// The tables as listed, which the moves name by place.
+    var tables: [ListedTable]
+    var index: CompactedIndex?
+  }
+
   /// Step 2: copy what is live into temporary outputs. Returns nil, having stopped early, when
   /// its listing or a judgement finds the index file damaged.
   private func copyLiveRecords(
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
-  ) throws(LogStoreError) -> [Move]? {
+  ) throws(LogStoreError) -> Copied? {
     let total = plan.inputs.map(\.size).reduce(0, +)
     var done = 0
     var moves: [Move] = []
     var current: SegmentBuilder?
+    var gathered: CompactedIndex?
 
     func copy(
-      _ record: Record, at old: RecordLocation, of input: SegmentFile, source: LiveRecord.Source,
-      base: MappedTable?
+      _ record: Record, listedAs item: LiveRecord, of input: SegmentFile
     ) throws(LogStoreError) {
+      let old = item.location
       if let output = current, !output.isEmpty,
         output.size + record.length > options.maxSegmentSize
       {
@@ -308,18 +363,17 @@ final class Compactor: @unchecked Sendable {
       let encoded = UnsafeRawBufferPointer(
         rebasing: input.mapping.bytes[Int(old.offset)..<Int(old.offset) + record.length])
       let (offset, length) = try output.append(record, encoded: encoded)
-      moves.append(
-        Move(
-          old: old,
-          new: RecordLocation(
-            segment: output.number, offset: UInt32(offset), length: UInt32(length)),
-          source: source, base: base))
+      let new = RecordLocation(
+        segment: output.number, offset: UInt32(offset), length: UInt32(length))
+      moves.append(Move(old: old, new: new, source: item.source, table: item.table))
+      gathered?.add(record, listedAs: item, copiedTo: new)
     }
 
     // What is live is listed from the directory at once; the inputs are then read only where
     // it points, in file order, so that overwritten records are not even read.
     guard let live = index.lock.withReadLock({ index.keys.liveRecords(below: plan.firstOutput) })
     else { return nil }
+    if plan.indexFile != nil { gathered = CompactedIndex(listing: live) }
     var next = 0
     // Records read and checked, waiting to be judged still live: in chunks, under one read lock
     // per chunk, since taking the lock per record would hand it back and forth with a busy
@@ -332,7 +386,7 @@ final class Compactor: @unchecked Sendable {
           let item = pending[position].item
           guard
             let isLive = index.keys.stillPoints(
-              at: item, record: pending[position].record, in: live.tables[Int(item.table)])
+              at: item, record: pending[position].record, in: live.tables)
           else { return false }
           pending[position].isLive = isLive
         }
@@ -341,13 +395,10 @@ final class Compactor: @unchecked Sendable {
       guard intact else { return false }
       for position in pending.indices where pending[position].isLive {
         let (record, item) = (pending[position].record, pending[position].item)
-        let listed = live.tables[Int(item.table)]
         if item.source != .creation, let expiry = record.expiry, expiry <= plan.now {
-          plan.expired.append((listed.name, Array(record.key), item.location))
+          plan.expired.append((live.tables[Int(item.table)].name, Array(record.key), item.location))
         } else {
-          try copy(
-            record, at: item.location, of: input, source: item.source,
-            base: item.source == .base ? listed.base : nil)
+          try copy(record, listedAs: item, of: input)
         }
       }
       pending.removeAll(keepingCapacity: true)
@@ -384,7 +435,7 @@ final class Compactor: @unchecked Sendable {
     // Records in segments below the outputs that the inputs do not list are gone too.
     plan.damageSeen += live.records.count - next
     progress?(total, total)
-    return moves
+    return Copied(moves: moves, tables: live.tables, index: gathered)
   }
 
   /// Whether `record` is the one `item` stands for: its table's creation, or a put of its key
@@ -410,8 +461,12 @@ final class Compactor: @unchecked Sendable {
     try fileSystem.synchronizeDirectory(directory)
   }
 
-  /// Step 4: point the index at the copies and retire the inputs.
-  private func swapIn(outputs: [SegmentBuilder], moves: [Move], plan: Plan) throws(LogStoreError) {
+  /// Step 4: point the index at the copies and retire the inputs. Returns whether the key
+  /// directory became `written`, the index file of the outputs.
+  private func swapIn(
+    outputs: [SegmentBuilder], copied: Copied, plan: Plan, index written: WrittenIndex?
+  ) throws(LogStoreError) -> Bool {
+    let moves = copied.moves
     var files: [SegmentFile] = []
     for output in outputs {
       let mapping = try output.handle.map(length: max(output.size, 1), writable: false)
@@ -425,6 +480,7 @@ final class Compactor: @unchecked Sendable {
     // it cannot be replaced, the inputs stay on disk (readers may still be told of them) and
     // the next open removes them: the compaction has happened either way.
     var manifestFailure: LogStoreError?
+    var adopted = false
     try log.lock.withLock { () throws(LogStoreError) in
       // Other processes learn of the outputs from the manifest and commit published here.
       do throws(LogStoreError) {
@@ -443,11 +499,22 @@ final class Compactor: @unchecked Sendable {
       } catch {
         manifestFailure = error
       }
+      // The outputs are live (in the index and the manifest): the directory can be their index
+      // file and what was written after them. The outputs' sizes are recorded only below.
+      if let written, manifestFailure == nil {
+        var sizes = log.segmentSizes
+        for output in outputs { sizes[output.number] = output.size }
+        adopted = checkpointer.adopt(
+          number: written.number, segments: written.segments, sizes: sizes)
+      }
+    }
+    if let written, !adopted {
+      try? fileSystem.removeFile(directory + "/" + StoreFileName.index(written.number))
     }
     // Relocate in steps so that readers and writers wait only briefly at a time.
     let step = 4096
     var start = 0
-    while start < moves.count {
+    while !adopted, start < moves.count {
       let end = min(start + step, moves.count)
       log.lock.withLock {
         index.change {
@@ -465,7 +532,7 @@ final class Compactor: @unchecked Sendable {
             } else {
               _ = keys.table(record.table)?.relocate(
                 record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new,
-                listedFrom: move.base)
+                listedFrom: move.source == .base ? copied.tables[Int(move.table)].base : nil)
             }
           }
         }
@@ -480,7 +547,8 @@ final class Compactor: @unchecked Sendable {
         // copying: its value is lost; count it and forget the key.
         let keys = index.keys
         // Keys whose records had expired and were not copied are gone, unless written since.
-        for (table, key, location) in plan.expired {
+        // (An index file of the outputs lacks them already.)
+        for (table, key, location) in plan.expired where !adopted {
           key.withUnsafeBytes { bytes in
             guard let index = keys.table(table),
               index.find(bytes, hash: KeyHash.hash(bytes)) == location
@@ -489,7 +557,7 @@ final class Compactor: @unchecked Sendable {
           }
         }
         var lost: [(String, [UInt8])] = []
-        if plan.damageSeen > 0 {
+        if plan.damageSeen > 0, !adopted {
           keys.forEachLocation { table, key, location in
             if inputNumbers.contains(location.segment) { lost.append((table, Array(key))) }
           }
@@ -506,10 +574,22 @@ final class Compactor: @unchecked Sendable {
         replacedBy: outputs.map { ($0.number, $0.size, $0.hintSize) })
       // A backup running now may be copying the inputs: their files stay until it ends.
       removesInputs = manifestFailure == nil && log.mayRemoveInputs(inputNumbers.sorted())
-      // The index file described the inputs: no open can use it any more. It goes before
-      // `isRunning` clears: a checkpoint waiting for this compaction to end then writes its
-      // file after this one is gone, and no later step of this compaction removes that one.
-      if manifestFailure == nil {
+      // The index file described the inputs: no open can use it any more. It goes (or gives
+      // way to the outputs' file) before `isRunning` clears: a checkpoint waiting for this
+      // compaction to end then writes its file after this one is gone, and no later step of
+      // this compaction removes that one.
+      if let written, adopted, let last = written.segments.last {
+        let previous = repair.indexFile.replace(
+          with: written.number, segment: last.number, covered: last.coveredLength,
+          size: written.size, liveBytes: written.liveBytes)
+        if let previous {
+          do throws(LogStoreError) {
+            try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
+          } catch {
+            indexRemovalFailure = error
+          }
+        }
+      } else if manifestFailure == nil {
         do throws(LogStoreError) {
           try repair.indexFile.remove()
         } catch {
@@ -524,5 +604,6 @@ final class Compactor: @unchecked Sendable {
     if removesInputs { try log.removeSegmentFiles(inputNumbers.sorted()) }
     if let indexRemovalFailure { throw indexRemovalFailure }
     try fileSystem.synchronizeDirectory(directory)
+    return adopted
   }
 }

@@ -17,15 +17,28 @@ struct LiveRecord {
   /// The ``KeyHash`` of the key the directory holds it for (0 for a creation): the copy checks
   /// that the record there is that key's.
   var keyHash: UInt64
+  /// Its place in the listing, before the listing is sorted by location: the keys of a table
+  /// that come from the index file are listed in key order, so the index file a compaction
+  /// writes (``CompactedIndex``) takes that order from here instead of sorting them again.
+  var rank: UInt32
 
   /// Segment, then offset: the order the copy reads records in.
   var order: UInt64 { UInt64(location.segment) << 32 | UInt64(location.offset) }
 }
 
-/// A table as compaction listed it: its name, and the index file's table under it then.
+/// A table as compaction listed it: its name, the index file's table under it then, and
+/// what the index file a compaction writes needs of it.
 struct ListedTable {
   var name: String
   var base: MappedTable?
+  /// Where its creation record was (none for a table salvage made).
+  var creation: RecordLocation?
+  /// Its default lifetime for puts, µs (0: none).
+  var lifetime: Int64
+  /// The ranks (``LiveRecord/rank``) of its keys changed since the index file, then of its
+  /// keys in the index file (in key order).
+  var changedRanks: Range<Int>
+  var baseRanks: Range<Int>
 }
 
 /// What compaction keeps, listed from the directory (``KeyDirectory/liveRecords(below:)``).
@@ -79,35 +92,48 @@ extension KeyDirectory {
     var records: [LiveRecord] = []
     for (name, table) in tables {
       let position = UInt32(listed.count)
-      listed.append(ListedTable(name: name, base: table.base))
-      if let creation = creations[name], creation.segment < limit {
+      let creation = creations[name]
+      if let creation, creation.segment < limit {
         records.append(
-          LiveRecord(location: creation, table: position, source: .creation, keyHash: 0))
+          LiveRecord(
+            location: creation, table: position, source: .creation, keyHash: 0,
+            rank: UInt32(records.count)))
       }
-      func add(_ source: LiveRecord.Source) -> (UnsafeRawBufferPointer, RecordLocation) -> Void {
-        { key, location in
-          guard location.segment < limit else { return }
-          records.append(
-            LiveRecord(
-              location: location, table: position, source: source, keyHash: KeyHash.hash(key)))
-        }
+      // A local function called from the closures, not a closure returned by one: `records`,
+      // captured by no escaping closure, is then checked for exclusive access when compiled,
+      // not at each append.
+      func add(_ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, _ at: RecordLocation) {
+        guard at.segment < limit else { return }
+        records.append(
+          LiveRecord(
+            location: at, table: position, source: source, keyHash: KeyHash.hash(key),
+            rank: UInt32(records.count)))
       }
-      table.forEachChangedKey(add(.changed))
-      guard table.forEachBaseKey(add(.base)) else { return nil }
+      let changedStart = records.count
+      table.forEachChangedKey { add(.changed, $0, $1) }
+      let baseStart = records.count
+      guard table.forEachBaseKey({ add(.base, $0, $1) }) else { return nil }
+      listed.append(
+        ListedTable(
+          name: name, base: table.base, creation: creation, lifetime: table.lifetime,
+          changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count))
     }
     var live = LiveRecords(tables: listed, records: records)
     live.sortRecords()
     return live
   }
 
-  /// Whether `record`, listed as `item` by ``liveRecords(below:)`` in `listed`, is still what
+  /// Whether `record`, listed as `item` by ``liveRecords(below:)`` with `tables`, is still what
   /// the directory points at; nil if the index file was found damaged. Call with the index
   /// lock held.
-  func stillPoints(at item: LiveRecord, record: Record, in listed: ListedTable) -> Bool? {
-    guard item.source != .creation else { return creations[listed.name] == item.location }
-    guard let table = table(listed.name) else { return false }
+  func stillPoints(at item: LiveRecord, record: Record, in tables: [ListedTable]) -> Bool? {
+    // The listed table's fields are read in place: a copy of it would retain and release each
+    // of its references, once per record.
+    let listed = Int(item.table)
+    guard item.source != .creation else { return creations[tables[listed].name] == item.location }
+    guard let table = table(tables[listed].name) else { return false }
     return table.stillPoints(
       record.key, hash: item.keyHash, at: item.location,
-      listedFrom: item.source == .base ? listed.base : nil)
+      listedFrom: item.source == .base ? tables[listed].base : nil)
   }
 }

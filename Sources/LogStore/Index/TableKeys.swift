@@ -34,6 +34,14 @@ struct TableKeys {
     sortedCount = restStart ?? items.count
   }
 
+  /// Keys gathered elsewhere (``CompactedIndex``): `items` point into `keys`, and the first
+  /// `sortedCount` of them are in key order.
+  init(keys: [UInt8], items: [SortItem], sortedCount: Int) {
+    self.keys = keys
+    self.items = items
+    self.sortedCount = sortedCount
+  }
+
   /// Sorts the items by their keys' bytes.
   mutating func sort() {
     SortItem.sort(&items, sortedCount: sortedCount, keys: keys)

@@ -58,16 +58,12 @@ final class Checkpointer: @unchecked Sendable {
     return total
   }
 
-  /// Stores with less live data than this get no index file from compaction or close (an
-  /// explicit checkpoint writes one anyway): reading their whole log takes milliseconds.
-  static let minimumLiveBytes = 4 << 20
-
   /// Whether a compaction starting now writes an index file when it ends (and so its outputs
   /// need no hint files). Call with the log's lock held.
   func followsCompaction() -> Bool {
     guard log.options.indexFiles else { return false }
     repair.settleCounts()
-    return index.keys.liveBytes >= Self.minimumLiveBytes
+    return index.keys.liveBytes >= log.options.indexFileMinimumLiveBytes
   }
 
   /// Whether a clean close should write an index file: at least 4 MiB and a quarter of the
@@ -81,7 +77,7 @@ final class Checkpointer: @unchecked Sendable {
     let written = bytesSinceIndex()
     guard written >= 4 << 20 else { return false }
     let liveBytes = indexFile.current?.liveBytes ?? index.keys.liveBytes
-    return liveBytes >= Self.minimumLiveBytes && written >= liveBytes / 4
+    return liveBytes >= log.options.indexFileMinimumLiveBytes && written >= liveBytes / 4
   }
 
   // MARK: Steps
@@ -131,11 +127,20 @@ final class Checkpointer: @unchecked Sendable {
     var snapshot = IndexSnapshot(
       segments: copy.segments, nextSequence: copy.nextSequence, tables: tables)
     snapshot.sortKeys()
-    guard !giveUp(),
-      let bytes = snapshot.encoded(number: copy.number, seed: UInt64.random(in: .min ... .max)),
+    guard !giveUp() else { return 0 }
+    return try write(snapshot, number: copy.number, giveUp: giveUp)
+  }
+
+  /// Writes `snapshot` (sorted) as index file `number`: under a temporary name, synced, renamed,
+  /// the directory synced. Returns its size; 0 when none was written (a table too large for the
+  /// format, or `giveUp` said so before the file was begun).
+  func write(_ snapshot: IndexSnapshot, number: UInt32, giveUp: () -> Bool = { false })
+    throws(LogStoreError) -> Int
+  {
+    guard let bytes = snapshot.encoded(number: number, seed: UInt64.random(in: .min ... .max)),
       !giveUp()
     else { return 0 }
-    let path = directory + "/" + StoreFileName.index(copy.number)
+    let path = directory + "/" + StoreFileName.index(number)
     let temporary = path + StoreFileName.temporarySuffix
     do {
       let handle = try fileSystem.openFile(temporary, mode: .createOrOpen)
@@ -168,40 +173,43 @@ final class Checkpointer: @unchecked Sendable {
     let previous = indexFile.replace(
       with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
       liveBytes: copy.liveBytes)
-    adopt(copy)
+    adopt(number: copy.number, segments: copy.segments, sizes: log.segmentSizes)
     if let previous {
       // A reader that mapped it keeps its mapping; the next open would remove it anyway.
       try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
     }
   }
 
-  /// Replaces the key directory with one made of the new index file and what was written after
-  /// its position (during step 2), read back from the log: as a reopen would, so that the
-  /// heap holds only the changes since, and the next checkpoint copies only those. Keeps the
-  /// directory as it is if the file cannot be opened or a record after it cannot be read (it
-  /// was written moments ago, so neither should happen). Call with the log's lock held.
+  /// Replaces the key directory with one made of index file `number`, which covers `segments`,
+  /// and what was written after its position (during step 2, or during a compaction that wrote
+  /// the file, ``CompactedIndex``), read back from the log: as a reopen would, so that the heap
+  /// holds only the changes since, and the next checkpoint copies only those. `sizes` gives the
+  /// bytes of each segment from the file's last on. Returns false, keeping the directory as it
+  /// is, if the file cannot be opened or a record after it cannot be read (it was written
+  /// moments ago, so neither should happen). Call with the log's lock held.
   ///
   /// In `.manyProcesses` use the view may be behind the log's end (writes of this process that
   /// left catching up to the next read, ``ProcessSharing``): the records up to the end are read
   /// here all the same, and that catch-up applies those again, which changes nothing (records
   /// applied in log order onto a directory that holds them already leave it as it is).
-  private func adopt(_ copy: Copy) {
+  @discardableResult
+  func adopt(
+    number fileNumber: UInt32, segments: [IndexFileFormat.CoveredSegment], sizes: [UInt32: Int]
+  ) -> Bool {
     guard
       let mapped = try? MappedIndex.open(
-        directory: directory, number: copy.number, fileSystem: fileSystem),
-      mapped.segments == copy.segments
-    else { return }
+        directory: directory, number: fileNumber, fileSystem: fileSystem),
+      mapped.segments == segments, let last = segments.last
+    else { return false }
     let keys = KeyDirectory(mapped: mapped)
     // As an open does: the lookups in the file wait for the first use that needs exact
     // counts, so that writers, waiting for the log's lock, do not wait for them.
     keys.settlesLater = true
     defer { keys.settlesLater = false }
-    let last = copy.segments.last!
-    let sizes = log.segmentSizes
     let active = log.writer?.file.number
     do throws(LogStoreError) {
       for number in log.liveSegmentNumbers() where number >= last.number {
-        guard let file = index.segments[number], let size = sizes[number] else { return }
+        guard let file = index.segments[number], let size = sizes[number] else { return false }
         let start = number == last.number ? last.coveredLength : SegmentHeader.size
         try keys.applyRecords(
           of: file, in: start..<size,
@@ -212,10 +220,11 @@ final class Checkpointer: @unchecked Sendable {
         }
       }
     } catch {
-      return
+      return false
     }
-    guard !keys.baseDamaged else { return }
+    guard !keys.baseDamaged else { return false }
     index.change { index.replaceKeys(keys) }
+    return true
   }
 
   // MARK: Whole checkpoints

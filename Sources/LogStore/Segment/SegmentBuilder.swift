@@ -17,10 +17,12 @@ final class SegmentBuilder {
   /// Bytes of the hint file, once written.
   private(set) var hintSize = 0
   private(set) var header: SegmentHeader
-  private var buffer: [UInt8] = []
-  private var flushed: Int
+  // A builder is used by one compaction, on its thread: the runtime's exclusivity checks, three
+  // for every record appended, are off for what `append` changes.
+  @exclusivity(unchecked) private var buffer: [UInt8] = []
+  @exclusivity(unchecked) private var flushed: Int
   /// The sequence number of the last record appended.
-  private var lastSequence: UInt64
+  @exclusivity(unchecked) private var lastSequence: UInt64
   /// The file's length so far, buffered bytes included.
   var size: Int { flushed + buffer.count }
   var isEmpty: Bool { size <= SegmentHeader.size }
