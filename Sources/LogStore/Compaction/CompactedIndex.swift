@@ -15,7 +15,14 @@ struct CompactedIndex {
   /// What one table's file entry gathers.
   private struct Table {
     var keys: [UInt8] = []
-    var items: [SortItem] = []
+    /// A place for each key listed, in the file's order: the keys that came from the index
+    /// file (in its key order), then the others. A place whose key was not copied keeps a
+    /// negative `keyLength`.
+    var items: [SortItem]
+    /// The listing's ranks of the table's keys from the index file, and where its others start.
+    var baseRanks: Range<Int> = 0..<0
+    var changedStart = 0
+    var copied = 0
     var expiries: [[UInt8]: Int64] = [:]
     var creation: RecordLocation?
     var liveBytes = 0
@@ -23,14 +30,18 @@ struct CompactedIndex {
 
   private let listing: [ListedTable]
   private var tables: [Table]
-  /// For each rank of the listing (``LiveRecord/rank``), the position of its copy among its
-  /// table's items, or -1 for none.
-  private var positions: [Int32]
 
   init(listing live: LiveRecords) {
     listing = live.tables
-    tables = Array(repeating: Table(), count: live.tables.count)
-    positions = Array(repeating: -1, count: live.records.count)
+    var empty = SortItem(
+      key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
+      location: RecordLocation(segment: 0, offset: 0, length: 0))
+    empty.keyLength = -1
+    tables = live.tables.map { listed in
+      Table(
+        items: Array(repeating: empty, count: listed.baseRanks.count + listed.changedRanks.count),
+        baseRanks: listed.baseRanks, changedStart: listed.changedRanks.lowerBound)
+    }
   }
 
   /// Notes that `record`, listed as `item`, was copied to `location`.
@@ -41,9 +52,13 @@ struct CompactedIndex {
       tables[table].creation = location
       return
     }
-    positions[Int(item.rank)] = Int32(tables[table].items.count)
-    tables[table].items.append(
-      SortItem(key: record.key, keyStart: tables[table].keys.count, location: location))
+    let rank = Int(item.rank)
+    let base = tables[table].baseRanks
+    let place =
+      base.contains(rank) ? rank - base.lowerBound : base.count + rank - tables[table].changedStart
+    tables[table].items[place] = SortItem(
+      key: record.key, keyStart: tables[table].keys.count, location: location)
+    tables[table].copied += 1
     tables[table].keys.append(contentsOf: record.key)
     tables[table].liveBytes += Int(location.length)
     if let expiry = record.expiry { tables[table].expiries[Array(record.key)] = expiry }
@@ -61,27 +76,33 @@ struct CompactedIndex {
   /// meanwhile (that moves the creation record and keeps the keys), or dropped while its keys
   /// were being copied: it is in the file with its keys, and the records after the position
   /// give it its creation again, or drop it.
-  func snapshot(segments: [IndexFileFormat.CoveredSegment], nextSequence: UInt64) -> IndexSnapshot {
+  consuming func snapshot(segments: [IndexFileFormat.CoveredSegment], nextSequence: UInt64)
+    -> IndexSnapshot
+  {
     var result: [IndexSnapshot.Table] = []
     result.reserveCapacity(listing.count)
-    for (listed, gathered) in zip(listing, tables) {
-      let existed = gathered.creation != nil || !gathered.items.isEmpty || listed.creation == nil
+    for position in tables.indices {
+      let listed = listing[position]
+      var gathered = Table(items: [])
+      swap(&gathered, &tables[position])
+      let existed = gathered.creation != nil || gathered.copied > 0 || listed.creation == nil
       guard existed else { continue }
-      var items: [SortItem] = []
-      items.reserveCapacity(gathered.items.count)
-      // The keys from the index file in its order (key order), then the others, which the
-      // snapshot sorts and merges in.
-      for rank in listed.baseRanks where positions[rank] >= 0 {
-        items.append(gathered.items[Int(positions[rank])])
+      // The places of keys not copied go; the keys from the index file stay first, in its
+      // order (key order), and the snapshot sorts the others and merges them in.
+      var kept = 0
+      var sortedCount = 0
+      for place in gathered.items.indices {
+        if place == listed.baseRanks.count { sortedCount = kept }
+        guard gathered.items[place].keyLength >= 0 else { continue }
+        gathered.items[kept] = gathered.items[place]
+        kept += 1
       }
-      let sortedCount = items.count
-      for rank in listed.changedRanks where positions[rank] >= 0 {
-        items.append(gathered.items[Int(positions[rank])])
-      }
+      if gathered.items.count == listed.baseRanks.count { sortedCount = kept }
+      gathered.items.removeLast(gathered.items.count - kept)
       result.append(
         IndexSnapshot.Table(
           name: Array(listed.name.utf8), creation: gathered.creation,
-          keys: TableKeys(keys: gathered.keys, items: items, sortedCount: sortedCount),
+          keys: TableKeys(keys: gathered.keys, items: gathered.items, sortedCount: sortedCount),
           liveBytes: gathered.liveBytes, expiries: gathered.expiries, lifetime: listed.lifetime))
     }
     var snapshot = IndexSnapshot(segments: segments, nextSequence: nextSequence, tables: result)
