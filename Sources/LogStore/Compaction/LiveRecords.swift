@@ -99,9 +99,6 @@ extension KeyDirectory {
             location: creation, table: position, source: .creation, keyHash: 0,
             rank: UInt32(records.count)))
       }
-      // A local function called from the closures, not a closure returned by one: `records`,
-      // captured by no escaping closure, is then checked for exclusive access when compiled,
-      // not at each append.
       func add(_ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, _ at: RecordLocation) {
         guard at.segment < limit else { return }
         records.append(

@@ -12,13 +12,13 @@ final class SegmentBuilder {
   let handle: any FileHandle
   private let fileSystem: any FileSystem
   /// Nil when the output gets no hint file (an index file will cover it).
-  private var hint: HintFile.Builder?
+  @exclusivity(unchecked) private var hint: HintFile.Builder?
   var writesHint: Bool { hint != nil }
   /// Bytes of the hint file, once written.
   private(set) var hintSize = 0
   private(set) var header: SegmentHeader
-  // A builder is used by one compaction, on its thread: the runtime's exclusivity checks, three
-  // for every record appended, are off for what `append` changes.
+  // A builder is used by one compaction, on its thread: the runtime's exclusivity checks, four
+  // for every record appended, are off for what `append` changes (and for `hint`, above).
   @exclusivity(unchecked) private var buffer: [UInt8] = []
   @exclusivity(unchecked) private var flushed: Int
   /// The sequence number of the last record appended.
