@@ -84,8 +84,9 @@ final class Compactor: @unchecked Sendable {
 
   /// Compacts now: waits for a compaction already running, then runs one. `progress` is
   /// called now and then with the input bytes copied so far and the total. Returns whether an
-  /// index file should follow (``Checkpointer/followsCompaction()``: the outputs got no hint
-  /// files); the caller writes it.
+  /// index file should follow: the outputs got no hint files (``Checkpointer/followsCompaction()``)
+  /// and the compaction could not give the store the index file it gathered of them
+  /// (``CompactedIndex``); the caller writes it.
   @discardableResult
   func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError)
     -> Bool

@@ -58,8 +58,8 @@ final class Checkpointer: @unchecked Sendable {
     return total
   }
 
-  /// Whether a compaction starting now writes an index file when it ends (and so its outputs
-  /// need no hint files). Call with the log's lock held.
+  /// Whether a compaction starting now writes an index file of its outputs (and so they need
+  /// no hint files). Call with the log's lock held.
   func followsCompaction() -> Bool {
     guard log.options.indexFiles else { return false }
     repair.settleCounts()
