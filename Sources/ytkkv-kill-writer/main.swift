@@ -4,7 +4,7 @@ import LogStoreTesting
 // A writer process for the kill tests (Tests/LogStoreTests/ProcessKillTests.swift), and the
 // check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
-//   ytkkv-kill-writer PATH SEED [--compact] [--always | --interval MS]
+//   ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
@@ -12,9 +12,11 @@ import LogStoreTesting
 // the operations, at least the acknowledged ones. With --compact, every 300th operation is a
 // compaction (and segments are small, so there is always something to compact); with
 // --always, the store syncs every write; with --interval MS, a background thread syncs every
-// MS milliseconds.
+// MS milliseconds. With --compaction-index, the small store counts as large enough for index
+// files, so that each compaction writes one of its outputs and the store takes it in.
 //
-//   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact] [--must-keep]
+//   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
+//     [--must-keep]
 //
 // Opens the store at PATH read-only, then for writing (salvaging damaged records), and finds
 // the largest k in 0...ACKNOWLEDGED+1 such that the store holds the state after the first k
@@ -28,13 +30,25 @@ import LogStoreTesting
 #endif
 
 let usage = """
-  usage: ytkkv-kill-writer PATH SEED [--compact] [--always | --interval MS]
-         ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact] [--must-keep]
+  usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
+         ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
+           [--must-keep]
 
   """
 
 /// The writer's segment size: small when compacting, so there is always something to compact.
 func maxSegmentSize(compacting: Bool) -> Int { compacting ? 64 << 10 : 1 << 20 }
+
+/// The options of the writer, and of the check's writable open.
+func options(
+  sync: SyncPolicy = .never, readOnly: Bool = false, compacting: Bool, compactionIndex: Bool
+) -> LogStore.Options {
+  var options = LogStore.Options(
+    sync: sync, readOnly: readOnly, corruption: .salvage, compaction: .manual,
+    maxSegmentSize: maxSegmentSize(compacting: compacting))
+  if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
+  return options
+}
 
 /// The sync policy the flags ask for: --always, --interval MS, or by default `.never`; nil
 /// for an --interval without a positive number after it.
@@ -47,9 +61,10 @@ func syncPolicy(_ arguments: [String]) -> SyncPolicy? {
 }
 
 /// The writer: performs the workload's operations forever, acknowledging each.
-func write(path: String, seed: UInt64, compacting: Bool, sync: SyncPolicy) -> Never {
-  let options = LogStore.Options(
-    sync: sync, compaction: .manual, maxSegmentSize: maxSegmentSize(compacting: compacting))
+func write(path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, sync: SyncPolicy)
+  -> Never
+{
+  let options = options(sync: sync, compacting: compacting, compactionIndex: compactionIndex)
   var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
   do {
     let store = try LogStore(path: path, options: options)
@@ -154,17 +169,15 @@ func check(_ arguments: [String]) -> Int32 {
   }
   let path = arguments[0]
   let compacting = arguments.contains("--compact")
+  let compactionIndex = arguments.contains("--compaction-index")
   let mustKeep = arguments.contains("--must-keep")
-  let size = maxSegmentSize(compacting: compacting)
   var opens: [Opened]
   do {
     opens = [
       try open(
         path,
-        LogStore.Options(
-          readOnly: true, corruption: .salvage, compaction: .manual, maxSegmentSize: size)),
-      try open(
-        path, LogStore.Options(corruption: .salvage, compaction: .manual, maxSegmentSize: size)),
+        options(readOnly: true, compacting: compacting, compactionIndex: compactionIndex)),
+      try open(path, options(compacting: compacting, compactionIndex: compactionIndex)),
     ]
   } catch {
     emit("check: cannot open \(path): \(error)\n", to: 1)
@@ -227,4 +240,5 @@ else {
   exit(64)
 }
 write(
-  path: arguments[1], seed: seed, compacting: arguments.contains("--compact"), sync: sync)
+  path: arguments[1], seed: seed, compacting: arguments.contains("--compact"),
+  compactionIndex: arguments.contains("--compaction-index"), sync: sync)

@@ -26,12 +26,16 @@ struct ProcessKillTests {
       let directory = TemporaryDirectory("kill")
       let path = directory.appending("store")
       let compacting = run % 3 == 0
+      // Some of the runs killed at a compaction (below) write its outputs' index file.
+      let compactionIndex = run % 12 == 0
       let always = run % 5 == 4
       let seed = UInt64(run) + 1
-      let label = "run \(run) (seed \(seed), compacting \(compacting), always \(always))"
+      let label =
+        "run \(run) (seed \(seed), compacting \(compacting), index file \(compactionIndex), always \(always))"
       let process = try ChildProcess(
         writer,
-        [path, String(seed)] + (compacting ? ["--compact"] : []) + (always ? ["--always"] : []))
+        [path, String(seed)] + (compacting ? ["--compact"] : [])
+          + (compactionIndex ? ["--compaction-index"] : []) + (always ? ["--always"] : []))
       let earlier: Int
       if run % 6 == 0 {
         // Half the compacting runs are killed as soon as the writer has acknowledged the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Power-failure runs of LogStore on LazyFS (see README.md in this directory).
 #
-#   run.sh RUNS never|always|interval [--interval-ms MS] [--compact] [--reorder]
+#   run.sh RUNS never|always|interval [--interval-ms MS] [--compact [--compaction-index]] [--reorder]
 #          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
 #
 # Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
@@ -34,12 +34,13 @@ WORK=${WORK:-/tmp/lz}
 usage() { sed -n '4,5p' "$0" | sed 's/^# *//' >&2; exit 64; }
 [ $# -ge 2 ] || usage
 RUNS=$1; MODE=$2; shift 2
-INTERVAL_MS=50; COMPACT=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
+INTERVAL_MS=50; COMPACT=0; COMPACTION_INDEX=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
 SEED_BASE=1000; DIRECT=0; KEEP=0
 while [ $# -gt 0 ]; do
   case $1 in
     --interval-ms) INTERVAL_MS=$2; shift 2 ;;
     --compact) COMPACT=1; shift ;;
+    --compaction-index) COMPACT=1; COMPACTION_INDEX=1; shift ;;
     --reorder) REORDER=1; shift ;;
     --reorder-min) REORDER=1; REORDER_MIN=$2; shift 2 ;;
     --reorder-max) REORDER=1; REORDER_MAX=$2; shift 2 ;;
@@ -78,7 +79,8 @@ if [ -z "${WRITER:-}" ]; then
 fi
 [ -x "$WRITER" ] || { echo "no writer at $WRITER" >&2; exit 1; }
 COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
-LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $REORDER = 1 ] && echo ' reorder')"
+[ $COMPACTION_INDEX = 1 ] && COMPACT_FLAGS+=(--compaction-index)
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')"
 
 # mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
 # (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
