@@ -1021,6 +1021,53 @@ struct IndexFileTests {
     }
   }
 
+  @Test(
+    "an automatic compaction whose index file cannot be written relocates its keys, and a checkpoint writes the file after it"
+  )
+  func automaticCompactionIndexFails() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(
+      compaction: .whenGarbageExceeds(fraction: 0.5), maxSegmentSize: 1 << 20)
+    options.fileSystem = fileSystem
+    options.indexFileMinimumLiveBytes = 0
+    let path = "/data/store"
+    let store = try LogStore(path: path, options: options)
+    defer { try? store.close() }
+    try store.createTable("t")
+    // The first index file's rename fails once: the compaction's.
+    let failed = Guarded(false)
+    fileSystem.callHook = { call in
+      guard call.operation == "rename", call.path.hasSuffix(".index.tmp"), let number = call.number,
+        !failed.withLock({ $0 })
+      else { return }
+      failed.withLock { $0 = true }
+      fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+    }
+    // 8 MiB of 1 KiB values over 500 keys: the garbage passes 4 MiB and half the disk.
+    let value = [UInt8](repeating: 0x61, count: 1024)
+    for round in 0..<16 {
+      for key in 0..<500 {
+        try store.put(value + Array("\(round)".utf8), forKey: Array("k\(key)".utf8), in: "t")
+      }
+    }
+    try store.waitForCompaction()
+    fileSystem.callHook = nil
+    #expect(failed.withLock { $0 })
+    let renames = fileSystem.log.filter { $0.operation == "rename" }.map(\.path)
+    #expect(renames.filter { $0.hasSuffix(".index.tmp") }.count >= 2, "\(renames)")
+    let expected = try store.snapshot()
+    #expect(
+      expected["t"]?.count == 500
+        && expected["t"]?["k7"] == String(repeating: "a", count: 1024) + "15")
+    let indexFiles = try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".index") }
+    #expect(indexFiles.count == 1)
+    try store.close()
+    let reopened = try LogStore(path: path, options: options)
+    defer { try? reopened.close() }
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(try reopened.snapshot() == expected)
+  }
+
   /// A filled store on a simulated file system, with an index file of the segments a
   /// compaction will replace.
   private func checkpointedSimulatedStore() throws -> (

@@ -127,17 +127,17 @@ final class Checkpointer: @unchecked Sendable {
     var snapshot = IndexSnapshot(
       segments: copy.segments, nextSequence: copy.nextSequence, tables: tables)
     snapshot.sortKeys()
-    guard !giveUp() else { return 0 }
     return try write(snapshot, number: copy.number, giveUp: giveUp)
   }
 
   /// Writes `snapshot` (sorted) as index file `number`: under a temporary name, synced, renamed,
   /// the directory synced. Returns its size; 0 when none was written (a table too large for the
-  /// format, or `giveUp` said so before the file was begun).
+  /// format, or `giveUp` said so, asked before and after the file's bytes are made).
   func write(_ snapshot: IndexSnapshot, number: UInt32, giveUp: () -> Bool = { false })
     throws(LogStoreError) -> Int
   {
-    guard let bytes = snapshot.encoded(number: number, seed: UInt64.random(in: .min ... .max)),
+    guard !giveUp(),
+      let bytes = snapshot.encoded(number: number, seed: UInt64.random(in: .min ... .max)),
       !giveUp()
     else { return 0 }
     let path = directory + "/" + StoreFileName.index(number)
