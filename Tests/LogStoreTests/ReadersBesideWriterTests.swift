@@ -82,17 +82,21 @@ struct ReadersBesideWriterTests {
         + "killed by a signal \(readerEndings.count - finished.count)")
   }
 
+  /// With `compactionIndex`, the small store counts as large enough for index files: each
+  /// compaction writes one of its outputs, which readers meet before and after the store takes
+  /// it in.
   @Test(
-    "two threads opening read-only beside a writer thread of the same process see only prefixes of its operations"
-  )
-  func readerThreads() throws {
+    "two threads opening read-only beside a writer thread of the same process see only prefixes of its operations",
+    arguments: [false, true])
+  func readerThreads(compactionIndex: Bool) throws {
     let directory = TemporaryDirectory("readers")
     let path = directory.appending("store")
     // Fewer ids and smaller segments than the processes use: in three seconds, more opens,
     // and more segments sealed and compacted under them.
     let workload = RoundsWorkload(ids: 500)
-    let store = try LogStore(
-      path: path, options: RoundsWorkload.writerOptions(segmentSize: 64 << 10))
+    var options = RoundsWorkload.writerOptions(segmentSize: 64 << 10)
+    if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
+    let store = try LogStore(path: path, options: options)
     let deadline = Deadline(secondsFromNow: 3)
     let written = Guarded(Result<RoundsProgress, LogStoreError>.success(RoundsProgress()))
     let report = Guarded(RoundsReadReport())
@@ -115,7 +119,7 @@ struct ReadersBesideWriterTests {
     #expect(seen.violations == 0, "\(seen.problems)")
     #expect(seen.errors == 0, "\(seen.problems)")
     print(
-      "readers beside a writer: 1 writer and 2 reader threads for 3 s: rounds \(progress.rounds), "
+      "readers beside a writer: 1 writer and 2 reader threads for 3 s (compaction's index file: \(compactionIndex)): rounds \(progress.rounds), "
         + "compactions \(progress.compactions), opens \(seen.opens), violations "
         + "\(seen.violations), errors \(seen.errors), mid-round states \(seen.midRoundStates)")
   }
