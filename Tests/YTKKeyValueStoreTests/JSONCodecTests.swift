@@ -301,13 +301,6 @@ struct JSONCodecTests {
     }
   }
 
-  @Test("write appends to what the buffer already holds")
-  func writeAppends() throws {
-    var output = Array("prefix:".utf8)
-    try JSONWriter.write(["a": [1, 2]], into: &output)
-    #expect(String(decoding: output, as: UTF8.self) == #"prefix:{"a":[1,2]}"#)
-  }
-
   @Test("NaN and the infinities cannot be written")
   func nonFiniteDoubles() {
     let cases: [(Double, String)] = [

@@ -61,10 +61,8 @@ package struct JSONCanonicalizer {
     canonicalTextOf bytes: UnsafeRawBufferPointer, to output: inout JSONOutput
   ) throws(JSONCodecError) {
     let start = output.count
-    let input = UnsafeBufferPointer(
-      start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    let written = try JSONTape.withScannedTape(of: bytes) { tape in
-      write(tape: UnsafeBufferPointer(tape), input: input, into: &output)
+    let written = try JSONTape.withTape(of: bytes) { tape in
+      write(tape: UnsafeBufferPointer(tape), input: JSONReader.uint8s(bytes), into: &output)
     }
     if !written {
       output.removeLast(output.count - start)
@@ -87,9 +85,9 @@ package struct JSONCanonicalizer {
     nextValue: while true {
       let entry = tape[index]
       switch entry.kind {
-      case .null: JSONWriter.appendLiteral("null", into: &output)
-      case .true: JSONWriter.appendLiteral("true", into: &output)
-      case .false: JSONWriter.appendLiteral("false", into: &output)
+      case .null: output.appendLiteral("null")
+      case .true: output.appendLiteral("true")
+      case .false: output.appendLiteral("false")
       case .number:
         Self.writeNumber(entry, input: input, scanner: &scanner, into: &output)
       case .string:
@@ -193,7 +191,7 @@ package struct JSONCanonicalizer {
     // The scan read this string already, so reading it again cannot fail.
     let string = try! scanner.scanString(decode: true)
     output.append(JSONByte.quote)
-    scanner.withContent(of: string, decoded: true) { JSONWriter.appendEscaped($0, into: &output) }
+    scanner.withContent(of: string, decoded: true) { output.appendEscaped($0) }
     output.append(JSONByte.quote)
   }
 
@@ -217,9 +215,9 @@ package struct JSONCanonicalizer {
     // The scan read this number already (and found it finite), so neither step can fail.
     let number = try! scanner.scanNumber()
     if let integer = number.int64Value {
-      JSONWriter.appendInteger(integer, into: &output)
+      output.appendInteger(integer)
     } else {
-      try! JSONWriter.appendDouble(number.doubleValue(in: input), lenient: false, into: &output)
+      try! output.appendDouble(number.doubleValue(in: input))
     }
   }
 }

@@ -28,17 +28,97 @@ extension ScratchStack where Element == UInt8 {
 extension JSONOutput {
   /// Appends `literal`'s bytes.
   mutating func appendLiteral(_ literal: StaticString) {
-    JSONWriter.appendLiteral(literal, into: &self)
+    append(
+      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
   }
 
-  /// Appends `value` in plain decimal (``JSONWriter``'s integers).
+  /// Appends `value` in plain decimal: an optional `-`, then digits without leading zeros.
   mutating func appendInteger(_ value: Int64) {
-    JSONWriter.appendInteger(value, into: &self)
+    if value < 0 { append(JSONByte.minus) }
+    // `magnitude` is a UInt64, so Int64.min needs no special case.
+    let magnitude = value.magnitude
+    var digitCount = 1
+    var scale: UInt64 = 10
+    while digitCount < 20, magnitude >= scale {
+      digitCount += 1
+      scale = scale &* 10
+    }
+    appendWriting(atMost: digitCount) { digits in
+      // Two digits at a time from the table of "00" to "99", the last first.
+      let pairs = Self.decimalPairs.utf8Start
+      var remaining = magnitude
+      var index = digitCount
+      while index >= 2 {
+        let pair = Int(truncatingIfNeeded: remaining % 100) &* 2
+        remaining /= 100
+        index &-= 2
+        digits[index] = pairs[pair]
+        digits[index &+ 1] = pairs[pair &+ 1]
+      }
+      if index == 1 {
+        digits[0] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining)
+      }
+      return digitCount
+    }
   }
 
-  /// Appends `string` quoted, with the format's escapes (``JSONWriter``'s strings).
+  /// "00", "01", ... "99", one after the other.
+  private static var decimalPairs: StaticString {
+    """
+    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899
+    """
+  }
+
+  /// Appends `value` as ``JSONWriter`` writes a double; a non-finite one is an error, or
+  /// with `lenient` its `description`.
+  mutating func appendDouble(_ value: Double, lenient: Bool = false) throws(JSONCodecError) {
+    guard value.isFinite else {
+      if lenient {
+        var description = value.description
+        description.withUTF8 { append(contentsOf: $0) }
+        return
+      }
+      throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
+    }
+    let decimal = ShortestDecimal(value)
+    if value.sign == .minus { append(JSONByte.minus) }
+    let magnitude = value.magnitude
+    var digits = decimal.digits()
+    if decimal.significand == 0 {
+      appendLiteral("0.0")
+    } else if magnitude >= 1e-4 && magnitude <= 0x1p53, decimal.exponent < 0 {
+      // Positional, below one: `0.00123`.
+      appendLiteral("0.")
+      for _ in 1..<(-decimal.exponent) { append(JSONByte.zero) }
+      while let digit = digits.next() { append(digit) }
+    } else if magnitude >= 1e-4 && magnitude <= 0x1p53 {
+      // Positional, at least one digit on each side of the point: `2.0`, `123.456`.
+      let integerDigits = decimal.exponent + 1
+      for position in 1...Swift.max(integerDigits, decimal.digitCount) {
+        append(digits.next() ?? JSONByte.zero)
+        if position == integerDigits { append(JSONByte.dot) }
+      }
+      if decimal.digitCount <= integerDigits { append(JSONByte.zero) }
+    } else {
+      // Scientific, the point after the first digit (if there are more) and the exponent
+      // signed and at least two digits long: `1e+16`, `1.5e-10`.
+      if let first = digits.next() { append(first) }
+      if decimal.digitCount > 1 {
+        append(JSONByte.dot)
+        while let digit = digits.next() { append(digit) }
+      }
+      append(JSONByte.lowercaseE)
+      append(decimal.exponent < 0 ? JSONByte.minus : JSONByte.plus)
+      if decimal.exponent.magnitude < 10 { append(JSONByte.zero) }
+      appendInteger(Int64(decimal.exponent.magnitude))
+    }
+  }
+
+  /// Appends `string` between quotes, with the escapes the format requires.
   mutating func appendString(_ string: String) {
-    JSONWriter.appendString(string, into: &self)
+    string.withUTF8Bytes { utf8 in appendQuoted(utf8.assumingMemoryBound(to: UInt8.self)) }
   }
 
   /// Appends `utf8` between quotes, with the escapes the format requires. A string of one to

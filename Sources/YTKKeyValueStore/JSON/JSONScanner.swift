@@ -417,15 +417,6 @@ struct JSONScanner {
     }
   }
 
-  /// Re-reads the string with escapes, found valid by an earlier scan, whose text is
-  /// `string.start..<string.end`, and returns it decoded.
-  mutating func decodedString(_ string: JSONScannedString) -> String {
-    position = string.start - 1
-    return String(unsafeUninitializedCapacity: string.end - string.start) { buffer in
-      rescanText(into: UnsafeMutableRawBufferPointer(buffer))
-    }
-  }
-
   /// Checks the escape whose backslash is at `position`, moves past it and returns the
   /// scalar it stands for.
   mutating func scanEscape() throws(JSONCodecError) -> UInt32 {

@@ -40,13 +40,6 @@ struct JSONTapeEntry {
   }
 
   var isContainer: Bool { kind == .array || kind == .object }
-
-  /// The scanned form of a string entry (a value or a key).
-  var scannedString: JSONScannedString {
-    JSONScannedString(
-      start: first, end: second, hasEscapes: flags & Flags.hasEscapes != 0,
-      hasNonASCII: flags & Flags.hasNonASCII != 0)
-  }
 }
 
 /// A JSON document as a flat list of entries, one per value and per object key, in document
@@ -72,20 +65,6 @@ enum JSONTape {
   /// one grows on the heap as the scan goes.
   static func withTape<Result>(
     of bytes: UnsafeRawBufferPointer,
-    _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) throws -> Result
-  ) throws -> Result {
-    let outcome: Swift.Result<Result, any Error>
-    do {
-      outcome = try withScannedTape(of: bytes) { tape in Swift.Result { try body(tape) } }
-    } catch {
-      throw DocumentError.invalid(error)
-    }
-    return try outcome.get()
-  }
-
-  /// ``withTape(of:_:)`` for a body that throws nothing: the only error is the scan's.
-  static func withScannedTape<Result>(
-    of bytes: UnsafeRawBufferPointer,
     _ body: (UnsafeMutableBufferPointer<JSONTapeEntry>) -> Result
   ) throws(JSONCodecError) -> Result {
     try ScratchStack<JSONTapeEntry>.withScratch { (entries) throws(JSONCodecError) in
@@ -97,11 +76,6 @@ enum JSONTape {
       return builder.entries.withElements(from: 0, body)
     }
   }
-
-  /// A scan's failure, set apart from the errors of the body.
-  enum DocumentError: Error {
-    case invalid(JSONCodecError)
-  }
 }
 
 /// The sink that records a scan as a tape.
@@ -111,15 +85,13 @@ struct JSONTapeBuilder: JSONScanSink {
   /// The entries so far (on the thread's stack, then on the heap if they outgrow it).
   var entries: ScratchStack<JSONTapeEntry>
 
-  @inline(__always)
-  mutating func append(_ entry: JSONTapeEntry) {
-    entries.append(entry)
-  }
-
   mutating func string(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
-    append(
+    entries.append(
       JSONTapeEntry(
-        kind: .string, flags: Self.flags(of: string), first: string.start, second: string.end))
+        kind: .string,
+        flags: (string.hasEscapes ? JSONTapeEntry.Flags.hasEscapes : 0)
+          | (string.hasNonASCII ? JSONTapeEntry.Flags.hasNonASCII : 0),
+        first: string.start, second: string.end))
   }
 
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>) {
@@ -127,7 +99,7 @@ struct JSONTapeBuilder: JSONScanSink {
   }
 
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>) {
-    append(
+    entries.append(
       JSONTapeEntry(
         kind: .number, flags: number.isInteger ? JSONTapeEntry.Flags.isInteger : 0,
         first: number.start, second: number.end))
@@ -140,12 +112,12 @@ struct JSONTapeBuilder: JSONScanSink {
     case .false: kind = .false
     case .null: kind = .null
     }
-    append(JSONTapeEntry(kind: kind, flags: 0, first: 0, second: 0))
+    entries.append(JSONTapeEntry(kind: kind, flags: 0, first: 0, second: 0))
   }
 
   mutating func beginContainer(isObject: Bool) -> Int {
     let mark = entries.count
-    append(JSONTapeEntry(kind: isObject ? .object : .array, flags: 0, first: 0, second: 0))
+    entries.append(JSONTapeEntry(kind: isObject ? .object : .array, flags: 0, first: 0, second: 0))
     return mark
   }
 
@@ -154,8 +126,4 @@ struct JSONTapeBuilder: JSONScanSink {
     entries[mark].second = entries.count
   }
 
-  static func flags(of string: JSONScannedString) -> UInt8 {
-    (string.hasEscapes ? JSONTapeEntry.Flags.hasEscapes : 0)
-      | (string.hasNonASCII ? JSONTapeEntry.Flags.hasNonASCII : 0)
-  }
 }

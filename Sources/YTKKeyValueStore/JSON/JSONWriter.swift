@@ -31,19 +31,12 @@
 ///
 /// Errors thrown by the writer have `offset` 0.
 package enum JSONWriter {
-  /// Appends the canonical compact JSON text of `value` to `output`.
-  ///
-  /// On error, `output` may hold part of the text; discard it.
-  package static func write(_ value: JSONValue, into output: inout [UInt8]) throws(JSONCodecError) {
-    output += try bytes(value)
-  }
-
   /// Returns the canonical compact JSON text of `value`.
   package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
-    var output = JSONOutput(capacity: estimatedSize(of: value))
-    defer { output.release() }
-    try append(value, lenient: false, into: &output)
-    return output.bytes()
+    try JSONOutput.withScratch { (output: inout JSONOutput) throws(JSONCodecError) in
+      try append(value, into: &output)
+      return output.bytes()
+    }
   }
 
   /// Calls `body` with the canonical compact JSON text of `value`, borrowed for the call:
@@ -55,7 +48,7 @@ package enum JSONWriter {
   ) throws(JSONWriteOrBodyError<E>) -> R {
     try JSONOutput.withScratch { (output: inout JSONOutput) throws(JSONWriteOrBodyError<E>) in
       do throws(JSONCodecError) {
-        try append(value, lenient: false, into: &output)
+        try append(value, into: &output)
       } catch {
         throw .write(error)
       }
@@ -74,7 +67,7 @@ package enum JSONWriter {
   ) throws(E) -> R {
     try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
       output.append(JSONByte.openBracket)
-      appendString(string, into: &output)
+      output.appendString(string)
       output.append(JSONByte.closeBracket)
       return try output.withBytes(body)
     }
@@ -87,7 +80,7 @@ package enum JSONWriter {
   ) throws(E) -> R {
     try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
       output.append(JSONByte.openBracket)
-      appendInteger(integer, into: &output)
+      output.appendInteger(integer)
       output.append(JSONByte.closeBracket)
       return try output.withBytes(body)
     }
@@ -96,21 +89,10 @@ package enum JSONWriter {
   /// The text for `JSONValue.description`: the canonical text, except that non-finite
   /// doubles appear as `nan`, `inf` and `-inf` and nesting is not limited.
   static func describingBytes(_ value: JSONValue) -> [UInt8] {
-    var output = JSONOutput(capacity: estimatedSize(of: value))
-    defer { output.release() }
-    // In lenient mode nothing throws.
-    try? append(value, lenient: true, into: &output)
-    return output.bytes()
-  }
-
-  /// A cheap guess at the size of the text from the top level alone, so that a typical value
-  /// is written with one allocation.
-  private static func estimatedSize(of value: JSONValue) -> Int {
-    switch value {
-    case .string(let string): return string.utf8.count + 8
-    case .array(let array): return 2 + array.count * 16
-    case .object(let object): return 2 + object.count * 32
-    default: return 32
+    JSONOutput.withScratch { output in
+      // In lenient mode nothing throws.
+      try? append(value, lenient: true, into: &output)
+      return output.bytes()
     }
   }
 
@@ -128,17 +110,15 @@ package enum JSONWriter {
     var end: Int
   }
 
-  /// Appends the canonical compact JSON text of `value` to `output`.
-  static func append(_ value: JSONValue, into output: inout JSONOutput) throws(JSONCodecError) {
-    try append(value, lenient: false, into: &output)
-  }
-
-  /// Writes `value` with an explicit stack of open containers, not by recursion, so that no
-  /// value can exhaust the thread's stack (debug builds have large frames). The work in
-  /// progress starts on the thread's stack (``ScratchStack``), so a typical value is written
-  /// without allocating.
-  private static func append(
-    _ value: JSONValue, lenient: Bool, into output: inout JSONOutput
+  /// Appends the canonical compact JSON text of `value` to `output` (with `lenient`, the text
+  /// of `describingBytes`).
+  ///
+  /// Written with an explicit stack of open containers, not by recursion, so that no value
+  /// can exhaust the thread's stack (debug builds have large frames). The work in progress
+  /// starts on the thread's stack (``ScratchStack``), so a typical value is written without
+  /// allocating.
+  static func append(
+    _ value: JSONValue, lenient: Bool = false, into output: inout JSONOutput
   ) throws(JSONCodecError) {
     try ScratchStack<OpenContainer>.withScratch { (outer) throws(JSONCodecError) in
       try ScratchStack<MemberKey>.withScratch { (order) throws(JSONCodecError) in
@@ -167,15 +147,15 @@ package enum JSONWriter {
     nextValue: while true {
       switch current {
       case .null:
-        appendLiteral("null", into: &output)
+        output.appendLiteral("null")
       case .bool(let bool):
-        appendLiteral(bool ? "true" : "false", into: &output)
+        output.appendLiteral(bool ? "true" : "false")
       case .int(let int):
-        appendInteger(int, into: &output)
+        output.appendInteger(int)
       case .double(let double):
-        try appendDouble(double, lenient: lenient, into: &output)
+        try output.appendDouble(double, lenient: lenient)
       case .string(let string):
-        appendString(string, into: &output)
+        output.appendString(string)
       case .array(let elements):
         let depth = outer.count + (open == nil ? 1 : 2)
         try checkDepth(depth, lenient: lenient)
@@ -214,7 +194,7 @@ package enum JSONWriter {
           open = OpenContainer(
             members: members, isObject: true, next: start + 1, end: order.count)
           let first = members[order[start].payload]
-          appendString(first.key, into: &output)
+          output.appendString(first.key)
           output.append(JSONByte.colon)
           current = first.value
           continue nextValue
@@ -232,7 +212,7 @@ package enum JSONWriter {
           output.append(JSONByte.comma)
           if open!.isObject {
             let member = open!.members[order[next].payload]
-            appendString(member.key, into: &output)
+            output.appendString(member.key)
             output.append(JSONByte.colon)
             current = member.value
           } else {
@@ -257,129 +237,6 @@ package enum JSONWriter {
     throw JSONCodecError(
       message: "JSON arrays and objects cannot nest deeper than \(JSONReader.maximumDepth) levels",
       offset: 0)
-  }
-
-  // The primitives on the writer's own output.
-
-  static func appendLiteral(_ literal: StaticString, into output: inout JSONOutput) {
-    output.append(
-      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-  }
-
-  static func appendInteger(_ value: Int64, into output: inout JSONOutput) {
-    if value < 0 { output.append(JSONByte.minus) }
-    // `magnitude` is a UInt64, so Int64.min needs no special case.
-    let magnitude = value.magnitude
-    let digitCount = decimalDigitCount(of: magnitude)
-    output.appendWriting(atMost: digitCount) { digits in
-      writeDecimalDigits(of: magnitude, count: digitCount, to: digits)
-      return digitCount
-    }
-  }
-
-  /// The number of decimal digits of `value` (1 for zero, at most 20).
-  static func decimalDigitCount(of value: UInt64) -> Int {
-    var digitCount = 1
-    var scale: UInt64 = 10
-    while digitCount < 20, value >= scale {
-      digitCount += 1
-      scale = scale &* 10
-    }
-    return digitCount
-  }
-
-  /// Writes the `count` (``decimalDigitCount(of:)``) decimal digits of `value` at `digits`.
-  static func writeDecimalDigits(
-    of value: UInt64, count: Int, to digits: UnsafeMutablePointer<UInt8>
-  ) {
-    // Two digits at a time from the table of "00" to "99".
-    let pairs = decimalPairs.utf8Start
-    var remaining = value
-    var index = count
-    while index >= 2 {
-      let pair = Int(truncatingIfNeeded: remaining % 100) &* 2
-      remaining /= 100
-      index &-= 2
-      digits[index] = pairs[pair]
-      digits[index &+ 1] = pairs[pair &+ 1]
-    }
-    if index == 1 {
-      digits[0] = JSONByte.zero &+ UInt8(truncatingIfNeeded: remaining)
-    }
-  }
-
-  /// "00", "01", ... "99", one after the other.
-  private static let decimalPairs: StaticString = """
-    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-    8081828384858687888990919293949596979899
-    """
-
-  static func appendDouble(
-    _ value: Double, lenient: Bool, into output: inout JSONOutput
-  ) throws(JSONCodecError) {
-    guard value.isFinite else {
-      if lenient {
-        var description = value.description
-        description.withUTF8 { output.append(contentsOf: $0) }
-        return
-      }
-      throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
-    }
-    let decimal = ShortestDecimal(value)
-    if value.sign == .minus { output.append(JSONByte.minus) }
-    let magnitude = value.magnitude
-    if decimal.significand == 0 {
-      appendLiteral("0.0", into: &output)
-    } else if magnitude >= 1e-4 && magnitude <= 0x1p53 {
-      appendPositional(decimal, into: &output)
-    } else {
-      appendScientific(decimal, into: &output)
-    }
-  }
-
-  /// Appends `decimal` positionally, with at least one digit on each side of the point:
-  /// `2.0`, `123.456`, `0.00123`.
-  private static func appendPositional(_ decimal: ShortestDecimal, into output: inout JSONOutput) {
-    var digits = decimal.digits()
-    if decimal.exponent < 0 {
-      appendLiteral("0.", into: &output)
-      for _ in 1..<(-decimal.exponent) { output.append(JSONByte.zero) }
-      while let digit = digits.next() { output.append(digit) }
-      return
-    }
-    let integerDigits = decimal.exponent + 1
-    for position in 1...max(integerDigits, decimal.digitCount) {
-      output.append(digits.next() ?? JSONByte.zero)
-      if position == integerDigits { output.append(JSONByte.dot) }
-    }
-    if decimal.digitCount <= integerDigits { output.append(JSONByte.zero) }
-  }
-
-  /// Appends `decimal` in scientific notation, the point after the first digit (if there are
-  /// more) and the exponent signed and at least two digits long: `1e+16`, `1.5e-10`.
-  private static func appendScientific(_ decimal: ShortestDecimal, into output: inout JSONOutput) {
-    var digits = decimal.digits()
-    if let first = digits.next() { output.append(first) }
-    if decimal.digitCount > 1 {
-      output.append(JSONByte.dot)
-      while let digit = digits.next() { output.append(digit) }
-    }
-    output.append(JSONByte.lowercaseE)
-    output.append(decimal.exponent < 0 ? JSONByte.minus : JSONByte.plus)
-    if decimal.exponent.magnitude < 10 { output.append(JSONByte.zero) }
-    appendInteger(Int64(decimal.exponent.magnitude), into: &output)
-  }
-
-  /// Appends `string` between quotes, with the escapes the format requires.
-  static func appendString(_ string: String, into output: inout JSONOutput) {
-    string.withUTF8Bytes { utf8 in output.appendQuoted(utf8.assumingMemoryBound(to: UInt8.self)) }
-  }
-
-  /// Appends `utf8` with the escapes the format requires. A Swift string's UTF-8 is always
-  /// valid, so the output is too.
-  static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into output: inout JSONOutput) {
-    output.appendEscaped(utf8)
   }
 
   /// The high bit of each byte of `word` (the first in its low byte) that must be escaped.
@@ -420,7 +277,7 @@ enum JSONWriteOrBodyError<Body: Error>: Error {
 /// determined by the double. Only the digits are taken from it, not its layout: the writer
 /// lays them out by its own fixed rules, so that a change in how Swift formats numbers could
 /// not change stored bytes.
-private struct ShortestDecimal {
+struct ShortestDecimal {
   var significand: UInt64 = 0
   var digitCount = 0
   /// The power of ten of the first digit.

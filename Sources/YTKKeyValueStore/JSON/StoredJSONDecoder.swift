@@ -49,24 +49,23 @@ package enum StoredJSONDecoder {
     _ type: T.Type, from bytes: UnsafeRawBufferPointer,
     strategies: CodingStrategies = CodingStrategies()
   ) throws -> T {
+    let outcome: Result<T, any Error>
     do {
-      return try JSONTape.withTape(of: bytes) { tape in
-        var document = Document(
-          input: UnsafeBufferPointer(
-            start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count),
-          tape: tape, strategies: strategies)
+      outcome = try JSONTape.withTape(of: bytes) { tape in
+        var document = Document(input: JSONReader.uint8s(bytes), tape: tape, strategies: strategies)
         // A decoder or container kept by an `init(from:)` outlives this call and the memory it
         // reads, so the document then keeps copies of the text and the tape.
         defer {
           if !isKnownUniquelyReferenced(&document) { document.keepMemory() }
         }
-        return try document.decode(T.self, at: 0, path: .top, key: NoKey())
+        return Result { try document.decode(T.self, at: 0, path: .top, key: NoKey()) }
       }
-    } catch JSONTape.DocumentError.invalid(let error) {
+    } catch {
       throw DecodingError.dataCorrupted(
         DecodingError.Context(
           codingPath: [], debugDescription: error.message, underlyingError: error))
     }
+    return try outcome.get()
   }
 
   /// Decodes a `T` from the JSON text in `bytes`, read with `strategies`.
@@ -206,8 +205,10 @@ extension StoredJSONDecoder {
       if entry.flags & JSONTapeEntry.Flags.hasEscapes == 0 {
         return String(decoding: stringText(at: index), as: UTF8.self)
       }
-      var scanner = JSONScanner(input: input)
-      return scanner.decodedString(entry.scannedString)
+      var scanner = JSONScanner(input: input, position: entry.first - 1)
+      return String(unsafeUninitializedCapacity: entry.second - entry.first) { buffer in
+        scanner.rescanText(into: UnsafeMutableRawBufferPointer(buffer))
+      }
     }
 
     // MARK: Object members

@@ -96,7 +96,7 @@ extension StoredJSONEncoder {
       output.appendInteger(Int64(double))
     } else {
       // Cannot throw: the number is finite.
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+      try? output.appendDouble(double)
     }
   }
 
@@ -107,19 +107,13 @@ extension StoredJSONEncoder {
     if text.hasSuffix(".0") { text.removeLast(2) }
     switch try? JSONReader.parse(Array(text.utf8)) {
     case .int(let integer)?:
-      JSONWriter.appendInteger(integer, into: &output)
+      output.appendInteger(integer)
     case .double(let double)?:
-      try? JSONWriter.appendDouble(double, lenient: false, into: &output)
+      try? output.appendDouble(double)
     default:
       return false
     }
     return true
-  }
-
-  /// Appends `data` as `JSONEncoder`'s default `.base64` strategy does: a string of its
-  /// base64 text, which needs no escapes.
-  static func appendBase64(_ data: Data, into output: inout JSONOutput) {
-    JSONWriter.appendString(data.base64EncodedString(), into: &output)
   }
 
   /// `value` as `U`, which the caller has checked is its type.
@@ -205,14 +199,15 @@ extension StoredJSONEncoder.Encoding {
       try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
     } else if T.self == URL.self {
       let url = StoredJSONEncoder.cast(value, to: URL.self)
-      JSONWriter.appendString(url.absoluteString, into: &arena)
+      arena.appendString(url.absoluteString)
     } else if T.self == Data.self {
       let data = StoredJSONEncoder.cast(value, to: Data.self)
       guard strategies.data == .base64 else {
         // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
         return try encodeScalars(Array(data))
       }
-      StoredJSONEncoder.appendBase64(data, into: &arena)
+      // `JSONEncoder`'s default `.base64`: a string of the base64 text.
+      arena.appendString(data.base64EncodedString())
     } else if T.self == Decimal.self {
       let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
       let isNumber = StoredJSONEncoder.appendNumberText(decimal.description, into: &arena)
@@ -240,7 +235,7 @@ extension StoredJSONEncoder.Encoding {
     case .millisecondsSince1970:
       number = 1000 * date.timeIntervalSince1970
     case .iso8601:
-      JSONWriter.appendString(ISO8601DateText.text(of: date), into: &arena)
+      arena.appendString(ISO8601DateText.text(of: date))
       return
     }
     guard number.isFinite else {
