@@ -198,15 +198,6 @@ extension StoredJSONDecoder.Document {
 
   // MARK: Scalars
 
-  func bool(at index: Int) throws(Failure) -> Bool {
-    switch tape[index].kind {
-    case .true: return true
-    case .false: return false
-    // JSONDecoder reports null as a type mismatch for Bool alone.
-    default: throw .mismatch(expected: Bool.self)
-    }
-  }
-
   func string(at index: Int) throws(Failure) -> String {
     let kind = tape[index].kind
     guard kind == .string else { throw kind == .null ? .null : .mismatch(expected: String.self) }
@@ -252,7 +243,8 @@ extension StoredJSONDecoder.Document {
     }
     let number = try number(at: index, expected: T.self)
     if number.isInteger {
-      guard let value = integer(T.self, exactly: number) else { throw .notRepresentable }
+      // More than 19 digits (fewer are read above): Swift's parser, which refuses overflow.
+      guard let value = T(number.text(in: input)) else { throw .notRepresentable }
       return value
     }
     let double = number.doubleValue(in: input)
@@ -260,27 +252,6 @@ extension StoredJSONDecoder.Document {
     if double.magnitude < 0x1p53 { return value }
     guard let value = Self.integer(T.self, fromDecimal: Decimal(string: number.text(in: input)))
     else { throw .notRepresentable }
-    return value
-  }
-
-  /// The value of the integer text `number` as a `T`, if it fits (`-0` is 0).
-  func integer<T: FixedWidthInteger>(_: T.Type, exactly number: JSONScannedNumber) -> T? {
-    if number.digitCount <= 19 {
-      // `significand` is exact.
-      return integer(T.self, magnitude: number.significand, isNegative: number.isNegative)
-    }
-    var value: T = 0
-    var index = number.isNegative ? number.start + 1 : number.start
-    while index < number.end {
-      let digit = T(input[index] &- JSONByte.zero)
-      let (product, productOverflows) = value.multipliedReportingOverflow(by: 10)
-      let (next, sumOverflows) =
-        number.isNegative
-        ? product.subtractingReportingOverflow(digit) : product.addingReportingOverflow(digit)
-      guard !productOverflows, !sumOverflows else { return nil }
-      value = next
-      index += 1
-    }
     return value
   }
 
@@ -380,50 +351,6 @@ extension StoredJSONDecoder.Document {
     }
     return true
   }
-
-  func decimal(at index: Int) throws(Failure) -> Decimal {
-    let number = try number(at: index, expected: Decimal.self)
-    guard let decimal = Decimal(string: number.text(in: input)) else {
-      throw .notRepresentable
-    }
-    return decimal
-  }
-
-  // MARK: Foundation's types, by JSONDecoder's strategies
-
-  /// A date by the date strategy: by default `.deferredToDate`, the number of seconds since
-  /// 2001 (what `Date(from:)` reads).
-  func date(at index: Int) throws(Failure) -> Date {
-    guard tape[index].kind != .null else { throw .null }
-    switch strategies.dates {
-    case .deferredToDate:
-      return Date(timeIntervalSinceReferenceDate: try double(at: index))
-    case .secondsSince1970:
-      return Date(timeIntervalSince1970: try double(at: index))
-    case .millisecondsSince1970:
-      return Date(timeIntervalSince1970: try double(at: index) / 1000)
-    case .iso8601:
-      guard let date = ISO8601DateText.date(from: try string(at: index)) else {
-        throw .invalidDate("Expected date string to be ISO8601-formatted.")
-      }
-      return date
-    }
-  }
-
-  func url(at index: Int) throws(Failure) -> URL {
-    guard let url = URL(string: try string(at: index)) else {
-      throw .invalid("Invalid URL string.")
-    }
-    return url
-  }
-
-  /// `.base64`, as strict as `Data(base64Encoded:)`: padding required, no whitespace.
-  func data(at index: Int) throws(Failure) -> Data {
-    guard let data = Data(base64Encoded: try string(at: index)) else {
-      throw .invalid("Encountered Data is not valid Base64.")
-    }
-    return data
-  }
 }
 
 /// A `[String: Value]`, whose keys `JSONDecoder` reads as they are whatever the key strategy:
@@ -483,7 +410,14 @@ private let exactFloatPowersOfTen: [Float] = [
 extension Bool: TapeDecodable {
   static func read(at index: Int, in document: StoredJSONDecoder.Document)
     throws(StoredJSONDecoder.Failure) -> Bool
-  { try document.bool(at: index) }
+  {
+    switch document.tape[index].kind {
+    case .true: return true
+    case .false: return false
+    // JSONDecoder reports null as a type mismatch for Bool alone.
+    default: throw .mismatch(expected: Bool.self)
+    }
+  }
 }
 
 extension String: TapeDecodable {
@@ -507,25 +441,59 @@ extension Float: TapeDecodable {
 extension Decimal: TapeDecodable {
   static func read(at index: Int, in document: StoredJSONDecoder.Document)
     throws(StoredJSONDecoder.Failure) -> Decimal
-  { try document.decimal(at: index) }
+  {
+    let number = try document.number(at: index, expected: Decimal.self)
+    guard let decimal = Decimal(string: number.text(in: document.input)) else {
+      throw .notRepresentable
+    }
+    return decimal
+  }
 }
 
+/// A date by the date strategy: by default `.deferredToDate`, the number of seconds since
+/// 2001 (what `Date(from:)` reads).
 extension Date: TapeDecodable {
   static func read(at index: Int, in document: StoredJSONDecoder.Document)
     throws(StoredJSONDecoder.Failure) -> Date
-  { try document.date(at: index) }
+  {
+    guard document.tape[index].kind != .null else { throw .null }
+    switch document.strategies.dates {
+    case .deferredToDate:
+      return Date(timeIntervalSinceReferenceDate: try document.double(at: index))
+    case .secondsSince1970:
+      return Date(timeIntervalSince1970: try document.double(at: index))
+    case .millisecondsSince1970:
+      return Date(timeIntervalSince1970: try document.double(at: index) / 1000)
+    case .iso8601:
+      guard let date = ISO8601DateText.date(from: try document.string(at: index)) else {
+        throw .invalidDate("Expected date string to be ISO8601-formatted.")
+      }
+      return date
+    }
+  }
 }
 
 extension URL: TapeDecodable {
   static func read(at index: Int, in document: StoredJSONDecoder.Document)
     throws(StoredJSONDecoder.Failure) -> URL
-  { try document.url(at: index) }
+  {
+    guard let url = URL(string: try document.string(at: index)) else {
+      throw .invalid("Invalid URL string.")
+    }
+    return url
+  }
 }
 
+/// `.base64`, as strict as `Data(base64Encoded:)`: padding required, no whitespace.
 extension Data: TapeDecodable {
   static func read(at index: Int, in document: StoredJSONDecoder.Document)
     throws(StoredJSONDecoder.Failure) -> Data
-  { try document.data(at: index) }
+  {
+    guard let data = Data(base64Encoded: try document.string(at: index)) else {
+      throw .invalid("Encountered Data is not valid Base64.")
+    }
+    return data
+  }
 }
 
 /// The integer types read from the tape share one implementation.

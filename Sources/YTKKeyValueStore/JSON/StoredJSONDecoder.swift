@@ -93,8 +93,9 @@ extension StoredJSONDecoder {
     /// usually read in the order their keys come.
     var lastObject = -1
     var keyAfterLast = 0
-    /// The first value of each distinct key of large objects, made when one is first
-    /// searched; with `.snakeCase`, of every object, by converted keys.
+    /// The first value of each distinct key of large objects and of those whose keys are not
+    /// simple, made when one is first searched; with `.snakeCase`, of every object, by
+    /// converted keys.
     var memberTables: [Int: [String: Int]] = [:]
     /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
     /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
@@ -213,8 +214,8 @@ extension StoredJSONDecoder {
 
     // MARK: Object members
 
-    /// Objects with at most this many members are searched key by key; larger ones in a
-    /// table of their keys.
+    /// Objects with at most this many members, all simple, are searched key by key; others in
+    /// a table of their keys.
     static let linearSearchLimit = 16
 
     /// The index of the value of the member named `name` in the object at `object`, or nil.
@@ -225,16 +226,15 @@ extension StoredJSONDecoder {
     /// in the stored form) and `name` is ASCII, comparing bytes gives the same answer.
     @inline(__always)
     func member(named name: String, in object: Int) -> Int? {
-      if convertsKeys || tape[object].first > Self.linearSearchLimit {
-        return memberTable(of: object)[name]
-      }
-      let keysAreSimple = checkKeys(of: object)
-      return name.withUTF8Bytes { utf8 in
-        if keysAreSimple, isASCII(utf8) {
-          return simpleMember(utf8, in: object)
+      if !convertsKeys, tape[object].first <= Self.linearSearchLimit, checkKeys(of: object) {
+        var nameIsASCII = false
+        let found = name.withUTF8Bytes { utf8 in
+          nameIsASCII = isASCII(utf8)
+          return nameIsASCII ? simpleMember(utf8, in: object) : nil
         }
-        return firstMember(named: name, utf8: utf8, in: object)
+        if nameIsASCII { return found }
       }
+      return memberTable(of: object)[name]
     }
 
     /// Whether the keys of the object at `object` are simple; worked out on first use.
@@ -273,35 +273,11 @@ extension StoredJSONDecoder {
       // One pass over the keys at most, wrapping around from the end to the first key.
       for _ in 0..<count {
         if key == end { key = first }
-        if self.key(key, equals: name) {
+        if bytesEqual(stringBytes(at: key), name) {
           lastObject = object
           keyAfterLast = entry(after: key + 1)
           return key + 1
         }
-        key = entry(after: key + 1)
-      }
-      return nil
-    }
-
-    /// Whether the text of the key at `key` is `name`, byte for byte.
-    @inline(__always)
-    func key(_ key: Int, equals name: UnsafeRawBufferPointer) -> Bool {
-      bytesEqual(stringBytes(at: key), name)
-    }
-
-    /// Finds the first member of a small object whose key equals `name` as a Swift string.
-    func firstMember(named name: String, utf8: UnsafeRawBufferPointer, in object: Int)
-      -> Int?
-    {
-      let nameIsASCII = isASCII(utf8)
-      let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
-      var key = object + 1
-      let end = tape[object].second
-      while key < end {
-        let matches =
-          nameIsASCII && tape[key].flags & notSimple == 0
-          ? bytesEqual(stringBytes(at: key), utf8) : decodedString(at: key) == name
-        if matches { return key + 1 }
         key = entry(after: key + 1)
       }
       return nil
