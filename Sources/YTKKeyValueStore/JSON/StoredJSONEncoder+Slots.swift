@@ -33,7 +33,7 @@ extension StoredJSONEncoder.Encoding {
     let container: Int
     if other < 0, slot.single.kind == .none {
       container = newContainer(isObject: isObject, pathNode: slot.pathNode)
-    } else if other < 0, isObject ? self.isObject(slot.single) : isArray(slot.single) {
+    } else if other < 0, isContainer(slot.single, isObject: isObject) {
       // A value of this kind encoded through the single-value container: go on with it.
       container = slot.single.start
       slot.single = .none
@@ -67,12 +67,9 @@ extension StoredJSONEncoder.Encoding {
     slot(reference)?.pathNode ?? -1
   }
 
-  func isObject(_ value: Value) -> Bool {
-    value.kind == .container && containers[value.start].isObject
-  }
-
-  func isArray(_ value: Value) -> Bool {
-    value.kind == .container && !containers[value.start].isObject
+  /// Whether `value` is an object (`isObject`) or an array.
+  func isContainer(_ value: Value, isObject: Bool) -> Bool {
+    value.kind == .container && containers[value.start].isObject == isObject
   }
 
   /// Notes a misuse (the first one is thrown when the encoding ends) and returns a

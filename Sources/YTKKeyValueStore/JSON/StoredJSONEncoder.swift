@@ -52,7 +52,7 @@ package enum StoredJSONEncoder {
     _ value: T, strategies: CodingStrategies = CodingStrategies()
   ) throws -> [UInt8] {
     let encoding = Encoding(strategies: strategies)
-    let top = try encoding.encodeTopLevel(value)
+    let top = try encoding.encode(value, at: -1, isTopLevel: true)
     if let misuse = encoding.misuse {
       throw EncodingError.invalidValue(
         value,
@@ -246,42 +246,29 @@ extension StoredJSONEncoder {
 
     // MARK: Values
 
-    /// Encodes the top-level value into a fresh slot and returns what it encoded.
-    func encodeTopLevel<T: Encodable>(_ value: T) throws -> Value {
+    /// Encodes `value` at the path node `pathNode`, or with a `key` or an `index` (a nested
+    /// member's or element's) at a new node for it below that one: the text of a type
+    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes into a fresh slot.
+    /// Below the top a value that encodes nothing is `{}`, as `JSONEncoder` makes it; at the
+    /// top (`isTopLevel`) that is an error, which the caller reports.
+    func encode<T: Encodable>(
+      _ value: T, at pathNode: Int, key: (any CodingKey)? = nil, index: Int = -1,
+      isTopLevel: Bool = false
+    ) throws -> Value {
+      let isNested = key != nil || index >= 0
       do {
         if let special = try encodeSpecial(value) { return special }
       } catch {
-        throw invalidValue(error, at: [])
-      }
-      return try encodeInNewSlot(value, pathNode: -1)
-    }
-
-    /// Encodes a value nested in a container, at the path step `step` (a member's key, or
-    /// an element's index, below its container's path node): the text of a type
-    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes, `{}` if nothing.
-    func encodeNested<T: Encodable>(_ value: T, at step: PathNode) throws -> Value {
-      do {
-        if let special = try encodeSpecial(value) { return special }
-      } catch {
-        throw invalidValue(
-          error, at: codingPath(at: step.parent) + [step.key ?? IndexKey(step.index)])
+        var keys = codingPath(at: pathNode)
+        if isNested { keys.append(key ?? IndexKey(index)) }
+        throw invalidValue(error, at: keys)
       }
       let mark = path.count
       defer { truncatePath(to: mark) }
-      path.append(step)
-      return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
-    }
-
-    /// Encodes a value through a single-value container: at the same coding path.
-    func encodeSingle<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
-      do {
-        if let special = try encodeSpecial(value) { return special }
-      } catch {
-        throw invalidValue(error, at: codingPath(at: pathNode))
-      }
-      let mark = path.count
-      defer { truncatePath(to: mark) }
-      return try nonEmpty(encodeInNewSlot(value, pathNode: pathNode))
+      if isNested { path.append(PathNode(parent: pathNode, key: key, index: index)) }
+      let encoded = try encodeInNewSlot(value, pathNode: isNested ? mark : pathNode)
+      guard encoded.kind == .none, !isTopLevel else { return encoded }
+      return .container(newContainer(isObject: true, pathNode: -1))
     }
 
     private func encodeInNewSlot<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
@@ -307,11 +294,6 @@ extension StoredJSONEncoder {
     /// usually there is one, and `removeLast(_:)` costs more than a loop for a few.
     private func truncatePath(to count: Int) {
       while path.count > count { path.removeLast() }
-    }
-
-    /// `JSONEncoder` puts `{}` wherever a nested value encodes nothing.
-    private func nonEmpty(_ value: Value) -> Value {
-      value.kind == .none ? .container(newContainer(isObject: true, pathNode: -1)) : value
     }
 
     private func invalidValue(_ invalid: InvalidValue, at path: [any CodingKey]) -> EncodingError {
@@ -375,16 +357,6 @@ extension StoredJSONEncoder {
       return member
     }
 
-    /// Adds to the object `container` the member whose key text `beginMember` wrote and
-    /// whose value's text follows it, up to the end of the arena.
-    func endMember(_ key: MemberKey, in container: Int) {
-      link(
-        Entry(
-          keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
-          valueStart: key.valueStart, textEnd: arena.count, container: -1, elementCount: 1),
-        to: container, isASCII: key.isASCII)
-    }
-
     /// Adds to the object `container` the member whose key text `beginMember` wrote, with
     /// `value`, encoded since.
     func addMember(_ key: MemberKey, value: Value, in container: Int) {
@@ -412,16 +384,6 @@ extension StoredJSONEncoder {
     /// Adds `value` under `key` to the object `container`.
     func addMember(_ container: Int, key: String, value: Value) {
       addMember(beginMember(key), value: value, in: container)
-    }
-
-    /// Adds the element whose text starts at `start` and runs to the end of the arena to
-    /// the array `container`.
-    func endElement(startingAt start: Int, in container: Int) {
-      link(
-        Entry(
-          keyStart: 0, keyEnd: 0, textStart: start, valueStart: start, textEnd: arena.count,
-          container: -1, elementCount: 1),
-        to: container, isASCII: true)
     }
 
     /// Adds `value` as the last element of the array `container`, or as its last

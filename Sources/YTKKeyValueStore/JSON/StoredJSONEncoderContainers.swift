@@ -105,7 +105,8 @@ extension StoredJSONEncoder {
     private func add(_ key: Key, _ write: (inout JSONOutput) -> Void) {
       let member = encoding.beginMember(name(key))
       write(&encoding.arena)
-      encoding.endMember(member, in: container)
+      let value = Value(kind: .text, start: member.valueStart, end: encoding.arena.count)
+      encoding.addMember(member, value: value, in: container)
     }
 
     /// Writes `key`, then `value`'s text after it.
@@ -135,8 +136,7 @@ extension StoredJSONEncoder {
     mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
       let member = encoding.beginMember(name(key))
-      let encoded = try encoding.encodeNested(
-        value, at: PathNode(parent: pathNode, key: key, index: -1))
+      let encoded = try encoding.encode(value, at: pathNode, key: key)
       encoding.addMember(member, value: encoded, in: container)
     }
 
@@ -206,7 +206,8 @@ extension StoredJSONEncoder {
     private func add(_ write: (inout JSONOutput) -> Void) {
       let start = encoding.arena.count
       write(&encoding.arena)
-      encoding.endElement(startingAt: start, in: container)
+      encoding.addElement(
+        Value(kind: .text, start: start, end: encoding.arena.count), in: container)
     }
 
     /// Adds `value` as the next element.
@@ -235,8 +236,7 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try add(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      let encoded = try encoding.encodeNested(
-        value, at: PathNode(parent: pathNode, key: nil, index: count))
+      let encoded = try encoding.encode(value, at: pathNode, index: count)
       encoding.addElement(encoded, in: container)
     }
 
@@ -307,7 +307,7 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try set(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      set(try encoding.encodeSingle(value, pathNode: pathNode))
+      set(try encoding.encode(value, at: pathNode))
     }
 
     private func set(_ value: Value) {
@@ -330,7 +330,7 @@ extension StoredJSONEncoder.Encoding {
     let parent = containers[container].pathNode
     let node = pushPath(parent: parent, key: key)
     if containers[container].count > 0, let existing = lastMember(of: container, key: name) {
-      guard isObject ? self.isObject(existing) : isArray(existing) else {
+      guard isContainer(existing, isObject: isObject) else {
         let kind = isObject ? "keyed" : "unkeyed"
         return misused(
           "a nested \(kind) container was requested for key \"\(name)\", "
@@ -373,10 +373,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
     let object = encoding.newContainer(isObject: true, pathNode: pathNode)
     for (key, value) in self {
       let member = encoding.beginMember(key)
-      let encoded = try encoding.encodeNested(
-        value,
-        at: StoredJSONEncoder.PathNode(
-          parent: pathNode, key: StringKey(stringValue: key), index: -1))
+      let encoded = try encoding.encode(value, at: pathNode, key: StringKey(stringValue: key))
       encoding.addMember(member, value: encoded, in: object)
     }
     return .container(object)

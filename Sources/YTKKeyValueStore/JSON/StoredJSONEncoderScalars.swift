@@ -152,46 +152,12 @@ extension StoredJSONEncoder.Encoding {
     return .container(container)
   }
 
-  /// Encodes `value` in one go if it is an array of one of the scalar types (exactly: not
-  /// of optionals, nor another collection); nil otherwise.
-  func encodeScalarArray<T>(_ value: T) throws(StoredJSONEncoder.InvalidValue) -> Value? {
-    // An array is one reference: most other types are told apart without comparisons.
-    guard MemoryLayout<T>.size == MemoryLayout<[Int]>.size else { return nil }
-    // Inlined where it is called, so that each call is specialized for its element type.
-    @inline(__always)
-    func scalars<Element: StoredJSONScalar>(
-      _: Element.Type
-    ) throws(StoredJSONEncoder.InvalidValue) -> Value {
-      try encodeScalars(StoredJSONEncoder.cast(value, to: [Element].self))
-    }
-    if T.self == [String].self { return try scalars(String.self) }
-    if T.self == [Int].self { return try scalars(Int.self) }
-    if T.self == [Double].self { return try scalars(Double.self) }
-    if T.self == [Int64].self { return try scalars(Int64.self) }
-    if T.self == [UInt8].self { return try scalars(UInt8.self) }
-    if T.self == [Float].self { return try scalars(Float.self) }
-    if T.self == [Bool].self { return try scalars(Bool.self) }
-    if T.self == [Int8].self { return try scalars(Int8.self) }
-    if T.self == [Int16].self { return try scalars(Int16.self) }
-    if T.self == [Int32].self { return try scalars(Int32.self) }
-    if T.self == [UInt].self { return try scalars(UInt.self) }
-    if T.self == [UInt16].self { return try scalars(UInt16.self) }
-    if T.self == [UInt32].self { return try scalars(UInt32.self) }
-    if T.self == [UInt64].self { return try scalars(UInt64.self) }
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-      if T.self == [Int128].self { return try scalars(Int128.self) }
-      if T.self == [UInt128].self { return try scalars(UInt128.self) }
-    }
-    return nil
-  }
-}
-
-extension StoredJSONEncoder.Encoding {
   typealias InvalidValue = StoredJSONEncoder.InvalidValue
 
   /// Writes the types `JSONEncoder` encodes its own way rather than through their
-  /// `encode(to:)` (and arrays of numbers and strings, which are quicker to write in one
-  /// go), or returns nil for every other type. Dates and `Data` take the forms the
+  /// `encode(to:)` (and the arrays of the commonest scalars, `[String]`, `[Int]` and
+  /// `[Double]`, which the decoder also reads in one go: quicker to write in one go, and the
+  /// same text), or returns nil for every other type. Dates and `Data` take the forms the
   /// strategies choose.
   func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
     let start = arena.count
@@ -215,8 +181,12 @@ extension StoredJSONEncoder.Encoding {
         throw InvalidValue(
           value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
       }
-    } else if let array = try encodeScalarArray(value) {
-      return array
+    } else if T.self == [String].self {
+      return try encodeScalars(StoredJSONEncoder.cast(value, to: [String].self))
+    } else if T.self == [Int].self {
+      return try encodeScalars(StoredJSONEncoder.cast(value, to: [Int].self))
+    } else if T.self == [Double].self {
+      return try encodeScalars(StoredJSONEncoder.cast(value, to: [Double].self))
     } else {
       return nil
     }
