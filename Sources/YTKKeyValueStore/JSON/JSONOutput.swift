@@ -218,19 +218,9 @@ extension JSONOutput {
   /// length: two bytes, or six for a control character with no short form.
   private static func writeEscape(of byte: UInt8, at target: UnsafeMutablePointer<UInt8>) -> Int {
     target[0] = JSONByte.backslash
-    if byte >= 0x20 {
-      // A quote or a backslash: itself after the backslash.
-      target[1] = byte
-      return 2
-    }
-    return writeControlEscape(of: byte, at: target)
-  }
-
-  /// Writes the escape of a control character after its backslash, already at `target`.
-  private static func writeControlEscape(
-    of byte: UInt8, at target: UnsafeMutablePointer<UInt8>
-  ) -> Int {
     switch byte {
+    // A quote or a backslash: itself after the backslash.
+    case JSONByte.quote, JSONByte.backslash: target[1] = byte
     case 0x08: target[1] = JSONByte.lowercaseB
     case 0x0C: target[1] = JSONByte.lowercaseF
     case 0x0A: target[1] = JSONByte.lowercaseN

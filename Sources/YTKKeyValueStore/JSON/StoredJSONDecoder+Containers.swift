@@ -226,6 +226,8 @@ extension StoredJSONDecoder {
       try document.decode(T.self, at: try value(for: key), path: path, key: key)
     }
 
+    // The optional forms of the commonest scalars (as the encoder's), one lookup each; the
+    // others take the protocol's default (`contains`, `decodeNil`, `decode`).
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
       try readIfPresent(type, forKey: key)
     }
@@ -235,37 +237,10 @@ extension StoredJSONDecoder {
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
       try readIfPresent(type, forKey: key)
     }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-      try readIfPresent(type, forKey: key)
-    }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
       try readIfPresent(type, forKey: key)
     }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
-      try readIfPresent(type, forKey: key)
-    }
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
-      try readIfPresent(type, forKey: key)
-    }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
       try readIfPresent(type, forKey: key)
     }
 

@@ -381,11 +381,6 @@ extension StoredJSONEncoder {
       link(entry, to: container, isASCII: key.isASCII)
     }
 
-    /// Adds `value` under `key` to the object `container`.
-    func addMember(_ container: Int, key: String, value: Value) {
-      addMember(beginMember(key), value: value, in: container)
-    }
-
     /// Adds `value` as the last element of the array `container`, or as its last
     /// `elementCount` elements for a run of scalars.
     func addElement(_ value: Value, in container: Int, elementCount: Int = 1) {

@@ -61,7 +61,7 @@ extension StoredJSONEncoder {
         value = .container(encoding.newContainer(isObject: true, pathNode: -1))
       }
       if let key {
-        encoding.addMember(container, key: key, value: value)
+        encoding.addMember(encoding.beginMember(key), value: value, in: container)
       } else {
         encoding.insertElement(value, at: index, in: container)
       }
@@ -341,7 +341,7 @@ extension StoredJSONEncoder.Encoding {
       return existing.start
     }
     let nested = newContainer(isObject: isObject, pathNode: node)
-    addMember(container, key: name, value: .container(nested))
+    addMember(beginMember(name), value: .container(nested), in: container)
     return nested
   }
 
