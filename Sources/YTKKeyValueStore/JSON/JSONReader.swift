@@ -28,17 +28,12 @@ package enum JSONReader {
 
   /// Reads the JSON value in `bytes`.
   package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONCodecError) -> JSONValue {
-    try withUnsafeTemporaryAllocation(
-      of: JSONValue.self, capacity: ScratchStack<JSONValue>.scratchCapacity
-    ) { (values) throws(JSONCodecError) in
-      try withUnsafeTemporaryAllocation(
-        of: String.self, capacity: ScratchStack<String>.scratchCapacity
-      ) { (keys) throws(JSONCodecError) in
-        var builder = JSONValueBuilder(values: values, keys: keys)
-        defer {
-          builder.pending.release()
-          builder.keys.release()
-        }
+    try ScratchStack<JSONValue>.withScratch { (values) throws(JSONCodecError) in
+      try ScratchStack<String>.withScratch { (keys) throws(JSONCodecError) in
+        var builder = JSONValueBuilder(pending: values, keys: keys)
+        // The builder's stacks are those given, moved on the heap if they grew: they release
+        // that.
+        defer { (values, keys) = (builder.pending, builder.keys) }
         try scan(bytes, into: &builder)
         // Moved out, not copied.
         let result = builder.result
@@ -91,20 +86,14 @@ protocol JSONScanSink {
   mutating func key(_ string: JSONScannedString, content: UnsafeBufferPointer<UInt8>)
   /// A number; its text is in `input`.
   mutating func number(_ number: JSONScannedNumber, in input: UnsafeBufferPointer<UInt8>)
-  mutating func literal(_ literal: JSONLiteral)
+  /// `true`, `false` or `null`, by its tape kind.
+  mutating func literal(_ literal: JSONTapeEntry.Kind)
   /// The opening bracket of an array or object. The returned mark is handed back with the
   /// container's members and at its end.
   mutating func beginContainer(isObject: Bool) -> Int
   /// The closing bracket of the container that `mark` names; `count` is its number of
   /// elements, or of members for an object.
   mutating func endContainer(isObject: Bool, mark: Int, count: Int)
-}
-
-/// `true`, `false` or `null`.
-enum JSONLiteral {
-  case `true`
-  case `false`
-  case null
 }
 
 /// A string as the scanner found it: where its text lies in the input, and what is in it.
@@ -215,13 +204,6 @@ struct JSONValueBuilder: JSONScanSink {
   /// The number of containers open.
   var depth = 0
 
-  /// A builder whose pending values and keys start in scratch space; its `pending` and
-  /// `keys` must be released once it is done.
-  init(values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>) {
-    pending = ScratchStack(scratch: values)
-    self.keys = ScratchStack(scratch: keys)
-  }
-
   /// Adds a complete value to the innermost open container, or makes it the document.
   mutating func add(_ value: JSONValue) {
     if depth == 0 {
@@ -247,12 +229,8 @@ struct JSONValueBuilder: JSONScanSink {
     }
   }
 
-  mutating func literal(_ literal: JSONLiteral) {
-    switch literal {
-    case .true: add(.bool(true))
-    case .false: add(.bool(false))
-    case .null: add(.null)
-    }
+  mutating func literal(_ literal: JSONTapeEntry.Kind) {
+    add(literal == .null ? .null : .bool(literal == .true))
   }
 
   mutating func beginContainer(isObject: Bool) -> Int {

@@ -105,14 +105,8 @@ struct JSONTapeBuilder: JSONScanSink {
         first: number.start, second: number.end))
   }
 
-  mutating func literal(_ literal: JSONLiteral) {
-    let kind: JSONTapeEntry.Kind
-    switch literal {
-    case .true: kind = .true
-    case .false: kind = .false
-    case .null: kind = .null
-    }
-    entries.append(JSONTapeEntry(kind: kind, flags: 0, first: 0, second: 0))
+  mutating func literal(_ literal: JSONTapeEntry.Kind) {
+    entries.append(JSONTapeEntry(kind: literal, flags: 0, first: 0, second: 0))
   }
 
   mutating func beginContainer(isObject: Bool) -> Int {
