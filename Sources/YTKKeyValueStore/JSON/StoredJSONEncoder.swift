@@ -326,9 +326,7 @@ extension StoredJSONEncoder {
       var needsEscapes = false
       for byte in utf8 {
         bits |= byte
-        if byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash {
-          needsEscapes = true
-        }
+        if JSONWriter.mustEscape(byte) { needsEscapes = true }
       }
       var member: MemberKey
       if !needsEscapes {

@@ -307,11 +307,7 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try set(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      set(try encoding.encode(value, at: pathNode))
-    }
-
-    private func set(_ value: Value) {
-      encoding.setSingle(value, in: slot)
+      encoding.setSingle(try encoding.encode(value, at: pathNode), in: slot)
     }
   }
 }
