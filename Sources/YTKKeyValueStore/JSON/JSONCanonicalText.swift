@@ -19,7 +19,8 @@ package struct JSONCanonicalizer {
   /// An array or object whose closing bracket has not been written yet.
   private struct Frame {
     var isObject: Bool
-    /// For an object, where its run in `order` starts.
+    /// Where `next` starts (nothing is written inside the container while it is there): the
+    /// tape index of the array's first element, or where the object's run in `order` starts.
     var start: Int
     /// For an array, the tape index of the next element; for an object, the position in
     /// `order` of the next member's key.
@@ -27,8 +28,6 @@ package struct JSONCanonicalizer {
     /// Where `next` stops: the tape index after the array's last element, or the end of the
     /// object's run in `order`.
     var end: Int
-    /// Whether nothing has been written inside it yet (no comma before the next one).
-    var isEmpty: Bool
   }
 
   private var frames: [Frame] = []
@@ -98,7 +97,7 @@ package struct JSONCanonicalizer {
           output.append(JSONByte.closeBracket)
         } else {
           frames.append(
-            Frame(isObject: false, start: 0, next: index + 1, end: entry.second, isEmpty: true))
+            Frame(isObject: false, start: index + 1, next: index + 1, end: entry.second))
         }
       case .object:
         output.append(JSONByte.openBrace)
@@ -108,7 +107,7 @@ package struct JSONCanonicalizer {
           let base = order.count
           guard orderMembers(of: index, in: tape, input: input) else { return false }
           frames.append(
-            Frame(isObject: true, start: base, next: base, end: order.count, isEmpty: true))
+            Frame(isObject: true, start: base, next: base, end: order.count))
         }
       }
 
@@ -125,8 +124,7 @@ package struct JSONCanonicalizer {
           frames.removeLast()
           continue
         }
-        if !top.isEmpty { output.append(JSONByte.comma) }
-        frames[last].isEmpty = false
+        if top.next != top.start { output.append(JSONByte.comma) }
         if top.isObject {
           let key = order[top.next].payload
           frames[last].next = top.next + 1

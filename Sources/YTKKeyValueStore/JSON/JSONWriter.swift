@@ -284,40 +284,18 @@ struct ShortestDecimal {
   var exponent = 0
 
   init(_ value: Double) {
-    // `description` of a finite double is JSON number syntax: an optional sign, digits with
-    // an optional point, an optional exponent. Read the digits into `significand`, noting the
-    // power of ten they are scaled by.
-    var scale = 0
-    var explicitExponent = 0
-    var seenPoint = false
-    var inExponent = false
-    var isExponentNegative = false
-    for byte in value.description.utf8 {
-      switch byte {
-      case JSONByte.zero...JSONByte.nine:
-        let digit = Int(byte &- JSONByte.zero)
-        if inExponent {
-          explicitExponent = explicitExponent &* 10 &+ digit
-        } else if significand <= (UInt64.max - 9) / 10 {
-          significand = significand * 10 + UInt64(digit)
-          if seenPoint { scale -= 1 }
-        } else if !seenPoint {
-          // Beyond 19 digits only padding zeros can occur (the shortest form has at most
-          // 17 significant digits); they scale, and after the point they do not matter.
-          scale += 1
-        }
-      case JSONByte.dot:
-        seenPoint = true
-      case JSONByte.lowercaseE, JSONByte.uppercaseE:
-        inExponent = true
-      case JSONByte.minus:
-        if inExponent { isExponentNegative = true }
-      default:
-        break
-      }
-    }
-    guard significand != 0 else { return }
-    scale += isExponentNegative ? -explicitExponent : explicitExponent
+    // `description` of a finite double is JSON number syntax, read by the scanner: its
+    // digits as one integer, exact (at most 17 are significant), and the power of ten they
+    // are scaled by.
+    var description = value.description
+    guard
+      let number = description.withUTF8({ utf8 -> JSONScannedNumber? in
+        var scanner = JSONScanner(input: utf8)
+        return try? scanner.scanNumber()
+      }), number.significand != 0
+    else { return }
+    significand = number.significand
+    var scale = number.exponent
     while significand % 10 == 0 {
       significand /= 10
       scale += 1
