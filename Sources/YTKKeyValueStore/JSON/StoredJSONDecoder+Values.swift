@@ -43,48 +43,36 @@ extension StoredJSONDecoder.Document {
   func decode<T: Decodable>(
     _ type: T.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) throws -> T {
+    /// The value read directly as a `V`, if `T` is `V`.
+    @inline(__always)
+    func direct<V: TapeDecodable>(_: V.Type) throws -> T? {
+      guard T.self == V.self else { return nil }
+      return reinterpret(try read(V.self, at: index, path: path, key: key), as: T.self)
+    }
+    /// The value read directly as an array of `V`, if `T` is `[V]`.
+    @inline(__always)
+    func directArray<V: TapeDecodable>(of _: V.Type) throws -> T? {
+      guard T.self == [V].self else { return nil }
+      return reinterpret(try readArray(of: V.self, at: index, path: path, key: key), as: T.self)
+    }
     // Foundation's types are read as JSONDecoder reads them with the strategies, not by
     // their init(from:) (which for Data would expect an array of bytes, as
     // `.deferredToData` does).
-    if T.self == Date.self {
-      return reinterpret(try read(Date.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == URL.self {
-      return reinterpret(try read(URL.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == Data.self, strategies.data == .base64 {
-      return reinterpret(try read(Data.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == Decimal.self {
-      return reinterpret(try read(Decimal.self, at: index, path: path, key: key), as: T.self)
-    }
+    if let value = try direct(Date.self) { return value }
+    if let value = try direct(URL.self) { return value }
+    if strategies.data == .base64, let value = try direct(Data.self) { return value }
+    if let value = try direct(Decimal.self) { return value }
     // The commonest scalars are read directly too: the same as by their init(from:), which
     // asks a single-value container for the same thing, without the detour.
-    if T.self == String.self {
-      return reinterpret(try read(String.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == Int.self {
-      return reinterpret(try read(Int.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == Double.self {
-      return reinterpret(try read(Double.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == Bool.self {
-      return reinterpret(try read(Bool.self, at: index, path: path, key: key), as: T.self)
-    }
+    if let value = try direct(String.self) { return value }
+    if let value = try direct(Int.self) { return value }
+    if let value = try direct(Double.self) { return value }
+    if let value = try direct(Bool.self) { return value }
     // So are arrays of the commonest scalars: Array's init(from:) is generic code that looks
     // up type metadata at every step.
-    if T.self == [Int].self {
-      return reinterpret(try readArray(of: Int.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == [String].self {
-      return reinterpret(
-        try readArray(of: String.self, at: index, path: path, key: key), as: T.self)
-    }
-    if T.self == [Double].self {
-      return reinterpret(
-        try readArray(of: Double.self, at: index, path: path, key: key), as: T.self)
-    }
+    if let value = try directArray(of: Int.self) { return value }
+    if let value = try directArray(of: String.self) { return value }
+    if let value = try directArray(of: Double.self) { return value }
     // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
     if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
       return try dictionary.decodeMembers(of: index, in: self, path: path, key: key) as! T

@@ -52,7 +52,7 @@ package enum StoredJSONEncoder {
     _ value: T, strategies: CodingStrategies = CodingStrategies()
   ) throws -> [UInt8] {
     let encoding = Encoding(strategies: strategies)
-    let top = try encoding.encodeTopLevel(value)
+    let top = try encoding.encode(value, at: -1, isTopLevel: true)
     if let misuse = encoding.misuse {
       throw EncodingError.invalidValue(
         value,
@@ -246,47 +246,29 @@ extension StoredJSONEncoder {
 
     // MARK: Values
 
-    /// Encodes the top-level value into a fresh slot and returns what it encoded.
-    func encodeTopLevel<T: Encodable>(_ value: T) throws -> Value {
+    /// Encodes `value` at the path node `pathNode`, or with a `key` or an `index` (a nested
+    /// member's or element's) at a new node for it below that one: the text of a type
+    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes into a fresh slot.
+    /// Below the top a value that encodes nothing is `{}`, as `JSONEncoder` makes it; at the
+    /// top (`isTopLevel`) that is an error, which the caller reports.
+    func encode<T: Encodable>(
+      _ value: T, at pathNode: Int, key: (any CodingKey)? = nil, index: Int = -1,
+      isTopLevel: Bool = false
+    ) throws -> Value {
+      let isNested = key != nil || index >= 0
       do {
         if let special = try encodeSpecial(value) { return special }
       } catch {
-        throw invalidValue(error, at: [])
-      }
-      return try encodeInNewSlot(value, pathNode: -1)
-    }
-
-    /// Encodes a value nested in a container, at the path step `step` (a member's key, or
-    /// an element's index, below its container's path node): the text of a type
-    /// `JSONEncoder` treats specially, or whatever its `encode(to:)` writes, `{}` if nothing.
-    func encodeNested<T: Encodable>(_ value: T, at step: PathNode) throws -> Value {
-      do {
-        if let special = try encodeSpecial(value) { return special }
-      } catch {
-        throw invalidValue(
-          error, at: codingPath(at: step.parent) + [step.key ?? IndexKey(step.index)])
+        var keys = codingPath(at: pathNode)
+        if isNested { keys.append(key ?? IndexKey(index)) }
+        throw invalidValue(error, at: keys)
       }
       let mark = path.count
       defer { truncatePath(to: mark) }
-      path.append(step)
-      return try nonEmpty(encodeInNewSlot(value, pathNode: mark))
-    }
-
-    /// Encodes a value through a single-value container: at the same coding path.
-    func encodeSingle<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {
-      do {
-        if let special = try encodeSpecial(value) { return special }
-      } catch {
-        throw invalidValue(error, at: codingPath(at: pathNode))
-      }
-      let mark = path.count
-      defer { truncatePath(to: mark) }
-      return try nonEmpty(encodeInNewSlot(value, pathNode: pathNode))
-    }
-
-    /// `JSONEncoder` puts `{}` wherever a nested value encodes nothing.
-    private func nonEmpty(_ value: Value) -> Value {
-      value.kind == .none ? .container(newContainer(isObject: true, pathNode: -1)) : value
+      if isNested { path.append(PathNode(parent: pathNode, key: key, index: index)) }
+      let encoded = try encodeInNewSlot(value, pathNode: isNested ? mark : pathNode)
+      guard encoded.kind == .none, !isTopLevel else { return encoded }
+      return .container(newContainer(isObject: true, pathNode: -1))
     }
 
     private func encodeInNewSlot<T: Encodable>(_ value: T, pathNode: Int) throws -> Value {

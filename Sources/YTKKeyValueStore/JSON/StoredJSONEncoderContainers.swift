@@ -136,8 +136,7 @@ extension StoredJSONEncoder {
     mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
       let member = encoding.beginMember(name(key))
-      let encoded = try encoding.encodeNested(
-        value, at: PathNode(parent: pathNode, key: key, index: -1))
+      let encoded = try encoding.encode(value, at: pathNode, key: key)
       encoding.addMember(member, value: encoded, in: container)
     }
 
@@ -237,8 +236,7 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try add(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      let encoded = try encoding.encodeNested(
-        value, at: PathNode(parent: pathNode, key: nil, index: count))
+      let encoded = try encoding.encode(value, at: pathNode, index: count)
       encoding.addElement(encoded, in: container)
     }
 
@@ -309,7 +307,7 @@ extension StoredJSONEncoder {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try set(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      encoding.setSingle(try encoding.encodeSingle(value, pathNode: pathNode), in: slot)
+      encoding.setSingle(try encoding.encode(value, at: pathNode), in: slot)
     }
   }
 }
@@ -371,10 +369,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
     let object = encoding.newContainer(isObject: true, pathNode: pathNode)
     for (key, value) in self {
       let member = encoding.beginMember(key)
-      let encoded = try encoding.encodeNested(
-        value,
-        at: StoredJSONEncoder.PathNode(
-          parent: pathNode, key: StringKey(stringValue: key), index: -1))
+      let encoded = try encoding.encode(value, at: pathNode, key: StringKey(stringValue: key))
       encoding.addMember(member, value: encoded, in: object)
     }
     return .container(object)
