@@ -29,11 +29,6 @@ struct JSONScanner {
   var decodedLength = 0
   var unescaped: [UInt8] = []
 
-  init(input: UnsafeBufferPointer<UInt8>, position: Int = 0) {
-    self.input = input
-    self.position = position
-  }
-
   // MARK: Documents
 
   /// Reads the document from `position` to the end of the input.

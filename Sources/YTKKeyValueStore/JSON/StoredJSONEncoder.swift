@@ -139,11 +139,6 @@ extension StoredJSONEncoder {
     var last = -1
     /// Entries added, duplicates included; for an array, its element count.
     var count = 0
-
-    init(isObject: Bool, pathNode: Int) {
-      self.isObject = isObject
-      self.pathNode = pathNode
-    }
   }
 
   /// The key text of a member being written: `arena[textStart..<valueStart]` is `"key":`.
@@ -166,11 +161,6 @@ extension StoredJSONEncoder {
     /// Tells a slot from a later one at the same stack position, so that an encoder kept
     /// past its value's end is caught rather than writing into another value.
     var serial: Int
-
-    init(pathNode: Int, serial: Int) {
-      self.pathNode = pathNode
-      self.serial = serial
-    }
 
     var value: Value {
       if object >= 0 { return .container(object) }
