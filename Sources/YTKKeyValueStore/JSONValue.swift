@@ -51,7 +51,8 @@ extension JSONValue: CustomStringConvertible {
   /// Unlike the store, `description` never fails: a non-finite double, which JSON cannot
   /// represent, is shown as `nan`, `inf` or `-inf`.
   public var description: String {
-    String(decoding: JSONWriter.describingBytes(self), as: UTF8.self)
+    // In lenient mode nothing throws.
+    String(decoding: (try? JSONWriter.bytes(self, lenient: true)) ?? [], as: UTF8.self)
   }
 }
 

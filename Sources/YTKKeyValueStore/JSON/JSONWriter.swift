@@ -31,10 +31,14 @@
 ///
 /// Errors thrown by the writer have `offset` 0.
 package enum JSONWriter {
-  /// Returns the canonical compact JSON text of `value`.
-  package static func bytes(_ value: JSONValue) throws(JSONCodecError) -> [UInt8] {
+  /// Returns the canonical compact JSON text of `value`; with `lenient`, the text of
+  /// `JSONValue.description`, where non-finite doubles appear as `nan`, `inf` and `-inf` and
+  /// nesting is not limited (and nothing throws).
+  package static func bytes(_ value: JSONValue, lenient: Bool = false) throws(JSONCodecError)
+    -> [UInt8]
+  {
     try JSONOutput.withScratch { (output: inout JSONOutput) throws(JSONCodecError) in
-      try append(value, into: &output)
+      try append(value, lenient: lenient, into: &output)
       return output.bytes()
     }
   }
@@ -86,16 +90,6 @@ package enum JSONWriter {
     }
   }
 
-  /// The text for `JSONValue.description`: the canonical text, except that non-finite
-  /// doubles appear as `nan`, `inf` and `-inf` and nesting is not limited.
-  static func describingBytes(_ value: JSONValue) -> [UInt8] {
-    JSONOutput.withScratch { output in
-      // In lenient mode nothing throws.
-      try? append(value, lenient: true, into: &output)
-      return output.bytes()
-    }
-  }
-
   /// An array or object whose closing bracket has not been written yet.
   private struct OpenContainer {
     /// The array's elements; empty for an object.
@@ -111,7 +105,7 @@ package enum JSONWriter {
   }
 
   /// Appends the canonical compact JSON text of `value` to `output` (with `lenient`, the text
-  /// of `describingBytes`).
+  /// of `JSONValue.description`).
   ///
   /// Written with an explicit stack of open containers, not by recursion, so that no value
   /// can exhaust the thread's stack (debug builds have large frames). The work in progress

@@ -53,24 +53,13 @@ package enum StoredJSONEncoder {
   ) throws -> [UInt8] {
     let encoding = Encoding(strategies: strategies)
     let top = try encoding.encode(value, at: -1, isTopLevel: true)
-    if let misuse = encoding.misuse {
-      throw EncodingError.invalidValue(
-        value,
-        EncodingError.Context(codingPath: misuse.codingPath, debugDescription: misuse.message))
+    func invalid(_ message: String, at codingPath: [any CodingKey] = []) -> EncodingError {
+      .invalidValue(value, EncodingError.Context(codingPath: codingPath, debugDescription: message))
     }
-    guard top.kind != .none else {
-      throw EncodingError.invalidValue(
-        value,
-        EncodingError.Context(
-          codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
-    }
+    if let misuse = encoding.misuse { throw invalid(misuse.message, at: misuse.codingPath) }
+    guard top.kind != .none else { throw invalid("Top-level \(T.self) did not encode any values.") }
     guard let bytes = encoding.assemble(top) else {
-      throw EncodingError.invalidValue(
-        value,
-        EncodingError.Context(
-          codingPath: [],
-          debugDescription:
-            "JSON arrays and objects cannot nest deeper than \(maximumDepth) levels"))
+      throw invalid("JSON arrays and objects cannot nest deeper than \(maximumDepth) levels")
     }
     return bytes
   }
