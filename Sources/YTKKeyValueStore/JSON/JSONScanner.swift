@@ -322,10 +322,13 @@ struct JSONScanner {
         let scalar = try scanEscape()
         at = position
         if let target = output {
-          let length = scalar < 0x80 ? 1 : scalar < 0x800 ? 2 : scalar < 0x10000 ? 3 : 4
-          if room &- written >= length {
-            Self.encodeUTF8(scalar, length: length, into: target + written)
-            written &+= length
+          // `scanEscape` gives only scalar values (it pairs surrogates, refuses lone ones).
+          let utf8 = Unicode.Scalar(scalar)!.utf8
+          if room &- written >= utf8.count {
+            for byte in utf8 {
+              target.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
+              written &+= 1
+            }
           } else {
             output = nil
           }
@@ -473,31 +476,6 @@ struct JSONScanner {
       position += 1
     }
     return value
-  }
-
-  /// Writes `scalar`'s UTF-8, `length` bytes, at `target`.
-  private static func encodeUTF8(
-    _ scalar: UInt32, length: Int, into target: UnsafeMutableRawPointer
-  ) {
-    func put(_ offset: Int, _ value: UInt32) {
-      target.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
-    }
-    switch length {
-    case 1:
-      put(0, scalar)
-    case 2:
-      put(0, 0xC0 | scalar >> 6)
-      put(1, 0x80 | scalar & 0x3F)
-    case 3:
-      put(0, 0xE0 | scalar >> 12)
-      put(1, 0x80 | scalar >> 6 & 0x3F)
-      put(2, 0x80 | scalar & 0x3F)
-    default:
-      put(0, 0xF0 | scalar >> 18)
-      put(1, 0x80 | scalar >> 12 & 0x3F)
-      put(2, 0x80 | scalar >> 6 & 0x3F)
-      put(3, 0x80 | scalar & 0x3F)
-    }
   }
 
   /// The length of the well-formed UTF-8 sequence that starts with the byte of 0x80 or above
