@@ -322,13 +322,8 @@ struct JSONScanner {
         let scalar = try scanEscape()
         at = position
         if let target = output {
-          // `scanEscape` gives only scalar values (it pairs surrogates, refuses lone ones).
-          let utf8 = Unicode.Scalar(scalar)!.utf8
-          if room &- written >= utf8.count {
-            for byte in utf8 {
-              target.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
-              written &+= 1
-            }
+          if let length = Self.storeUTF8(of: scalar, at: target + written, room: room &- written) {
+            written &+= length
           } else {
             output = nil
           }
@@ -476,6 +471,22 @@ struct JSONScanner {
       position += 1
     }
     return value
+  }
+
+  /// Stores the UTF-8 of `scalar` at `target` and returns its length; nil, storing nothing,
+  /// when it is longer than `room`. Out of line: `\u` escapes are rare, and the string loop
+  /// that calls it is hot.
+  @inline(never)
+  private static func storeUTF8(
+    of scalar: UInt32, at target: UnsafeMutableRawPointer, room: Int
+  ) -> Int? {
+    // `scanEscape` gives only scalar values (it pairs surrogates, refuses lone ones).
+    let utf8 = Unicode.Scalar(scalar)!.utf8
+    guard utf8.count <= room else { return nil }
+    for (offset, byte) in utf8.enumerated() {
+      target.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+    }
+    return utf8.count
   }
 
   /// The length of the well-formed UTF-8 sequence that starts with the byte of 0x80 or above
