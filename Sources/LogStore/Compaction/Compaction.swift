@@ -86,18 +86,21 @@ final class Compactor: @unchecked Sendable {
   /// called now and then with the input bytes copied so far and the total. Returns whether an
   /// index file should follow: the outputs got no hint files (``Checkpointer/followsCompaction()``)
   /// and the compaction could not give the store the index file it gathered of them
-  /// (``CompactedIndex``); the caller writes it.
+  /// (``CompactedIndex``); the caller writes it. `skipsIndexFile` is asked, with the log's lock
+  /// held, before that file is written: the automatic compactor says yes when another compaction
+  /// is due already, whose outputs would replace these at once (the keys are then relocated, and
+  /// the caller decides, as after any compaction that gave the store no file).
   @discardableResult
-  func compact(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(LogStoreError)
-    -> Bool
-  {
+  func compact(
+    progress: ((_ done: Int, _ total: Int) -> Void)? = nil, skipsIndexFile: (() -> Bool)? = nil
+  ) throws(LogStoreError) -> Bool {
     guard !options.readOnly else { throw LogStoreError.readOnly(directory) }
     // A compaction that meets a damaged index file gives up and runs again on a directory
     // rebuilt from the log. That one is in memory and cannot be damaged, so it runs at most
     // twice.
     var waited = 0
     while true {
-      switch try compactOnce(progress: progress) {
+      switch try compactOnce(progress: progress, skipsIndexFile: skipsIndexFile) {
       case .compacted(let writesIndex): return writesIndex
       case .nothingToDo: return false
       case .indexFileDamaged: continue
@@ -131,7 +134,9 @@ final class Compactor: @unchecked Sendable {
     case otherProcessCompacting
   }
 
-  private func compactOnce(progress: ((Int, Int) -> Void)?) throws(LogStoreError) -> Attempt {
+  private func compactOnce(progress: ((Int, Int) -> Void)?, skipsIndexFile: (() -> Bool)?)
+    throws(LogStoreError) -> Attempt
+  {
     let plan: Plan
     switch try begin() {
     case .plan(let begun): plan = begun
@@ -165,7 +170,8 @@ final class Compactor: @unchecked Sendable {
       log.lock.withLock { repair.rebuild() }
       return .indexFileDamaged
     }
-    let written = writeIndexFile(copied.index, of: outputs, plan: plan)
+    let skips = skipsIndexFile.map { skips in log.lock.withLock { skips() } } ?? false
+    let written = skips ? nil : writeIndexFile(copied.index, of: outputs, plan: plan)
     let adopted = try swapIn(outputs: outputs, copied: copied, plan: plan, index: written)
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.

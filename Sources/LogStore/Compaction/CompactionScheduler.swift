@@ -75,7 +75,9 @@ final class CompactionScheduler: @unchecked Sendable {
         var succeeded = true
         var wantsIndex = false
         do {
-          wantsIndex = try compactor.compact()
+          // Writes made while it copies may have made the next compaction due already: its
+          // outputs would replace this one's at once, so this one writes no index file.
+          wantsIndex = try compactor.compact(skipsIndexFile: { [self] in isDue() })
         } catch {
           succeeded = false
           lock.withLock { automaticError = error }
