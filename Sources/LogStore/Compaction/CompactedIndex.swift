@@ -3,8 +3,9 @@
 ///
 /// Its position is the end of the last output: the outputs hold the store as it was when the
 /// compaction sealed the active segment, and everything written since is in the segments after
-/// them, which the store reads over the file as an open does (``Checkpointer/adopt(number:segments:sizes:)``).
-/// The file holds every record the compaction copied at its new place. A key that changed after
+/// them, which the store reads over the file as an open does
+/// (``Checkpointer/adopt(number:segments:sizes:)``). The file holds every record the compaction
+/// copied, at its new place. A key that changed after
 /// the seal and before its record was judged is not copied, so the file lacks it, and may lack a
 /// table made or dropped meanwhile: the records after the position put such a key or table back,
 /// or delete it again, which a directory that lacks it takes the same way.
