@@ -585,23 +585,16 @@ final class Compactor: @unchecked Sendable {
       // way to the outputs' file) before `isRunning` clears: a checkpoint waiting for this
       // compaction to end then writes its file after this one is gone, and no later step of
       // this compaction removes that one.
-      if let written, adopted, let last = written.segments.last {
-        let previous = repair.indexFile.replace(
-          with: written.number, segment: last.number, covered: last.coveredLength,
-          size: written.size, liveBytes: written.liveBytes)
-        if let previous {
-          do throws(LogStoreError) {
-            try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
-          } catch {
-            indexRemovalFailure = error
-          }
-        }
-      } else if manifestFailure == nil {
-        do throws(LogStoreError) {
+      do throws(LogStoreError) {
+        if let written, adopted, let last = written.segments.last {
+          try repair.indexFile.take(
+            written.number, segment: last.number, covered: last.coveredLength,
+            size: written.size, liveBytes: written.liveBytes)
+        } else if manifestFailure == nil {
           try repair.indexFile.remove()
-        } catch {
-          indexRemovalFailure = error
         }
+      } catch {
+        indexRemovalFailure = error
       }
       sharing?.shared.endCompaction()
       isRunning = false

@@ -170,14 +170,10 @@ final class Checkpointer: @unchecked Sendable {
       return
     }
     let last = copy.segments.last!
-    let previous = indexFile.replace(
-      with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
-      liveBytes: copy.liveBytes)
     adopt(number: copy.number, segments: copy.segments, sizes: log.segmentSizes)
-    if let previous {
-      // A reader that mapped it keeps its mapping; the next open would remove it anyway.
-      try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
-    }
+    try indexFile.take(
+      copy.number, segment: last.number, covered: last.coveredLength, size: size,
+      liveBytes: copy.liveBytes)
   }
 
   /// Replaces the key directory with one made of index file `number`, which covers `segments`,

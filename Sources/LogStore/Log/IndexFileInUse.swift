@@ -39,12 +39,26 @@ final class IndexFileInUse {
   var size: Int { current?.size ?? 0 }
 
   /// Makes the file a checkpoint wrote, covering up to `covered` bytes of `segment`, the one
-  /// in use; returns the number of the one it replaces, which the caller removes.
+  /// in use; returns the number of the one it replaces, which
+  /// ``take(_:segment:covered:size:liveBytes:)`` removes (a close leaves it to the next open).
   func replace(
     with number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int
   ) -> UInt32? {
     defer { current = (number, segment, covered, size, liveBytes) }
     return current?.number
+  }
+
+  /// Makes the file a checkpoint or a compaction wrote, covering up to `covered` bytes of
+  /// `segment`, the one in use, and removes the one it replaces (a reader that mapped that one
+  /// keeps its mapping; the next open would remove it anyway).
+  func take(
+    _ number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int
+  ) throws(LogStoreError) {
+    guard
+      let previous = replace(
+        with: number, segment: segment, covered: covered, size: size, liveBytes: liveBytes)
+    else { return }
+    try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
   }
 
   /// Removes the file: a compaction replaced segments it covers, or it was found damaged (the
