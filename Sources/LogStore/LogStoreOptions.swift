@@ -40,6 +40,10 @@ extension LogStore {
     /// (``ActiveLog/writeActiveHint(indexCovered:)``): scanning less takes about a
     /// millisecond. Tests lower it.
     package var activeHintMinimumBytes = 1 << 20
+    /// Records at least this long are written to the active segment with the file's `pwrite`,
+    /// shorter ones through its mapping (``SegmentWriter/append(count:fileWriteMinimum:_:)``):
+    /// a large value's fresh pages would each cost a page fault. Tests lower it.
+    package var fileWriteMinimumBytes = 64 << 10
     /// Stores with fewer live bytes than this get no index file from a compaction or a close
     /// (``LogStore/checkpoint()`` writes one anyway): reading their whole log takes
     /// milliseconds, and a compaction gives its outputs hint files instead. Tests lower it.

@@ -30,7 +30,9 @@ import LogStore
 /// N-th call, once or from then on.
 ///
 /// Writes through a mapping are calls too (they can be crash points and torn, but never fail:
-/// a real `memcpy` cannot). Thread-safe: one lock guards all state.
+/// a real `memcpy` cannot). A crash in the middle of a `pwrite` can tear it as well (a process
+/// killed while the kernel copies a long write keeps the part copied). Thread-safe: one lock
+/// guards all state.
 ///
 /// Syncs follow one of two ``Platform``s: on Linux every sync makes data durable (`msync`,
 /// `fdatasync`, `fsync`); on Darwin only a full sync does (`F_FULLFSYNC`, which the system
@@ -576,7 +578,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     if let crashAt = state.crashAt, number >= crashAt {
       var images: [[String: [UInt8]]] = []
       for cut in state.crashCuts {
-        // A crash in the middle of a write through a mapping keeps its first bytes.
+        // A crash in the middle of a write (through a mapping or `pwrite`) keeps its first
+        // bytes.
         if let (node, offset, bytes) = tornWrite, let tear = cut.tearing {
           node.pending.append(.write(offset: offset, bytes: Array(bytes.prefix(tear))))
           images.append(Self.buildImage(&state, mode: cut.mode, pageSize: pageSize))
@@ -902,6 +905,20 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
   }
 
+  /// `pwrite`: a crash point that can tear (a process killed in the middle of a long write
+  /// leaves the pages copied so far, as Linux's write loop stops at a fatal signal), and a call
+  /// that can fail.
+  fileprivate func fileWrite(
+    _ node: Node, path: String, bytes: UnsafeRawBufferPointer, offset: Int
+  ) throws(LogStoreError) {
+    let number = announce("pwrite", path, count: bytes.count)
+    try state.withLock { state throws(LogStoreError) in
+      try enter(
+        &state, number, "pwrite", path, tornWrite: (node, offset, Array(bytes)))
+      node.write(bytes, at: offset)
+    }
+  }
+
   /// A write through a mapping: a crash point that can tear, never a failure.
   fileprivate func mappedWrite(
     _ node: Node, path: String, offset: Int, count: Int,
@@ -996,9 +1013,7 @@ private final class SimulatedHandle: FileHandle, @unchecked Sendable {
   }
 
   func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(LogStoreError) {
-    try fileSystem.perform("pwrite", path) { () throws(LogStoreError) in
-      node.write(bytes, at: offset)
-    }
+    try fileSystem.fileWrite(node, path: path, bytes: bytes, offset: offset)
   }
 
   func truncate(to size: Int) throws(LogStoreError) {

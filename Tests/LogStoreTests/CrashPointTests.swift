@@ -49,6 +49,10 @@ enum CrashWorkload {
     return operations
   }()
 
+  /// Records at least this long go to the active segment with `pwrite` (the store's
+  /// default is 64 KiB, which no record here reaches).
+  static let fileWriteMinimumBytes = 256
+
   /// The options of the workload's store. With `compactionIndex`, the store counts as large
   /// enough for index files, so that each compaction writes one of its outputs (instead of
   /// giving them hint files) and the store takes it in (``CompactedIndex``).
@@ -64,6 +68,9 @@ enum CrashWorkload {
     // Every clean close writes the active segment's hint, so that crashes while it is written,
     // and opens that read it, are among the crash points.
     options.activeHintMinimumBytes = 0
+    // About half the records are written with `pwrite` and the others through the mapping, so
+    // that crashes in the middle of either are among the crash points.
+    options.fileWriteMinimumBytes = fileWriteMinimumBytes
     if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
     return options
   }
@@ -218,8 +225,14 @@ struct CrashPointTests {
     return edges.filter { $0 < count }
   }
 
+  /// Whether `call` is a `pwrite` to a segment (a record the writer appends, or the zeros an
+  /// open writes over a torn tail), which a killed process may leave torn.
+  static func isSegmentWrite(_ call: SimulatedFileSystem.Call) -> Bool {
+    call.operation == "pwrite" && call.path.hasSuffix(".log")
+  }
+
   /// Every call of the workload under a process crash and three different power losses, and
-  /// for writes through a mapping a process crash after every byte (at sample depth: the
+  /// for writes through a mapping or `pwrite` to a segment a process crash after every byte (at sample depth: the
   /// edges of ``tearEdges(ofWriteOf:)`` and every 13th byte). On `platform`'s sync rules: on
   /// Darwin only a full sync (`F_FULLFSYNC`) makes data survive a power loss.
   private func crashEverywhere(
@@ -235,6 +248,14 @@ struct CrashPointTests {
       let written = log.filter { $0.operation == "rename" && $0.path.hasSuffix(".index.tmp") }
       #expect(written.count == 2, "index files written: \(written.map(\.path))")
     }
+    // Both ways of appending a record are among the calls (each write through the mapping of a
+    // record or longer, and each `pwrite` to a segment, is one record, a sync mark or zeros).
+    let mappedRecords = log.filter {
+      $0.operation == "mapped write" && $0.count > RecordLayout.syncMarkLength
+        && $0.count != SegmentHeader.size
+    }
+    #expect(mappedRecords.count > 10 && log.filter(Self.isSegmentWrite).count > 10)
+    #expect(mappedRecords.allSatisfy { $0.count < CrashWorkload.fileWriteMinimumBytes })
     let finished = try LogStore(
       path: CrashWorkload.path,
       options: CrashWorkload.options(reference, sync: sync, compactionIndex: compactionIndex))
@@ -245,7 +266,7 @@ struct CrashPointTests {
     for (index, call) in log.enumerated() {
       var cuts: [SimulatedFileSystem.CrashCut] = [.init(mode: .process)]
       for seed: UInt64 in [1, 2, 3] { cuts.append(.init(mode: .power(seed: seed))) }
-      if call.operation == "mapped write" {
+      if call.operation == "mapped write" || Self.isSegmentWrite(call) {
         let edges = Self.tearEdges(ofWriteOf: call.count)
         for tear in 0..<call.count
         where TestDepth.runs(tear, every: 13, isEdge: edges.contains(tear)) {

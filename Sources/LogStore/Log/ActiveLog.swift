@@ -107,7 +107,9 @@ final class ActiveLog: @unchecked Sendable {
     let sequence = nextSequence
     let now = Timestamp.now()
     let salt = active.file.salt
-    let offset = try active.append(count: length) { buffer in
+    let offset = try active.append(
+      count: length, fileWriteMinimum: options.fileWriteMinimumBytes
+    ) { buffer in
       mutation.encode(into: buffer, sequence: sequence, now: now, salt: salt)
     }
     nextSequence += UInt64(mutation.sequenceCount)
