@@ -133,6 +133,17 @@ struct CRC32CTests {
     }
   }
 
+  @Test("a register shifted through zero bytes equals the register over those zeros")
+  func shiftThroughZeros() {
+    let bytes = (0..<37).map { UInt8(truncatingIfNeeded: $0 &* 71 &+ 5) }
+    let register = bytes.withUnsafeBytes { CRC32C.register(of: $0) }
+    for count in Array(0...600) + [4096, 65_537, 1 << 20] {
+      let padded = bytes + [UInt8](repeating: 0, count: count)
+      let expected = padded.withUnsafeBytes { CRC32C.register(of: $0) }
+      #expect(CRC32C.shift(register, throughZeroBytes: count) == expected, "\(count) zeros")
+    }
+  }
+
   @Test("masking is undone by unmasking and changes the value")
   func masking() {
     for value: UInt32 in [0, 1, 0xE306_9283, 0xFFFF_FFFF, 0x8000_0000] {

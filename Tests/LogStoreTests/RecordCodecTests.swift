@@ -104,6 +104,32 @@ struct RecordCodecTests {
     }
   }
 
+  @Test(
+    "a checksum changed for another salt and a cleared member flag equals the one computed over the bytes, at every length to 5000 and far past it"
+  )
+  func checksumChange() {
+    var generator = SeededGenerator(seed: 31)
+    let lengths = Array(0...5000) + [65_536, 1 << 20, (4 << 20) + 3]
+    for valueLength in lengths {
+      let value = (0..<valueLength).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+      let (old, new) = (UInt32(truncatingIfNeeded: generator.next()), UInt32(valueLength))
+      for member in [false, true] where valueLength % 7 == 0 || valueLength > 5000 || !member {
+        let encoded = encodeRecord(valueBytes: value, salt: old, member: member)
+        var expected = encoded
+        expected[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
+        expected.withUnsafeMutableBytes { RecordCodec.writeChecksum($0, salt: new) }
+        let change = RecordCodec.checksumChange(
+          length: encoded.count, salts: old ^ new, clearingMember: member)
+        let stored = CRC32C.unmask(encoded.withUnsafeBytes { $0.load(as: UInt32.self) })
+        let changed = CRC32C.mask(stored ^ change)
+        #expect(
+          changed == expected.withUnsafeBytes { $0.load(as: UInt32.self) },
+          "value of \(valueLength) bytes, member \(member)")
+        #expect((try? decodeRecord(expected, salt: new).get()) != nil)
+      }
+    }
+  }
+
   @Test("batch members and top-level records are never taken for each other")
   func memberFlag() {
     let member = encodeRecord(member: true)

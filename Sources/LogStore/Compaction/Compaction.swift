@@ -369,7 +369,7 @@ final class Compactor: @unchecked Sendable {
       let output = current!
       let encoded = UnsafeRawBufferPointer(
         rebasing: input.mapping.bytes[Int(old.offset)..<Int(old.offset) + record.length])
-      let (offset, length) = try output.append(record, encoded: encoded)
+      let (offset, length) = try output.append(record, encoded: encoded, inputSalt: input.salt)
       let new = RecordLocation(
         segment: output.number, offset: UInt32(offset), length: UInt32(length))
       moves.append(Move(old: old, new: new, source: item.source, table: item.table))

@@ -51,20 +51,37 @@ package enum CRC32C {
     let zero = withUnsafeBytes(of: UInt32(0)) { extend(checksum($0), bytes) }
     var columns = [UInt32](repeating: 0, count: 32)
     for bit in 0..<32 {
-      columns[bit] = withUnsafeBytes(of: (UInt32(1) << bit).littleEndian) { prefix in
-        ~update(0xFFFF_FFFF, prefix.baseAddress!, 4)
-      }
+      columns[bit] = withUnsafeBytes(of: (UInt32(1) << bit).littleEndian) { register(of: $0) }
     }
-    var remaining = UInt64(bytes.count)
+    for bit in 0..<32 { columns[bit] = shift(columns[bit], throughZeroBytes: bytes.count) }
+    return solve(columns, target ^ zero)
+  }
+
+  /// The register (a CRC before its final inversion) `register` after `count` zero bytes: by
+  /// the shifts through 2^k zero bytes for each bit k set in `count` (``zeroShifts``), some
+  /// hundreds of operations whatever the count.
+  ///
+  /// With it, the change of a CRC when some of its input's bytes change is found without the
+  /// other bytes: the register is linear over GF(2) in its input, so the CRCs of two inputs of
+  /// one length differ by the register of their XOR from zero, which is zero but for the bytes
+  /// that changed. ``RecordCodec/checksumChange(length:salts:clearingMember:)`` uses it.
+  package static func shift(_ register: UInt32, throughZeroBytes count: Int) -> UInt32 {
+    var shifted = register
+    var remaining = UInt64(count)
     var power = 0
     while remaining > 0 {
-      if remaining & 1 == 1 {
-        for bit in 0..<32 { columns[bit] = apply(zeroShifts[power], to: columns[bit]) }
-      }
+      if remaining & 1 == 1 { shifted = apply(zeroShifts[power], to: shifted) }
       remaining >>= 1
       power += 1
     }
-    return solve(columns, target ^ zero)
+    return shifted
+  }
+
+  /// The register after `bytes` from a register of zero: the part of a CRC's register that
+  /// `bytes` contribute (see ``shift(_:throughZeroBytes:)``).
+  package static func register(of bytes: UnsafeRawBufferPointer) -> UInt32 {
+    guard let base = bytes.baseAddress else { return 0 }
+    return ~update(0xFFFF_FFFF, base, bytes.count)
   }
 
   /// The register's shift through 2^k zero bytes, for k from 0 to 40 (lengths below 2^41), as

@@ -146,6 +146,24 @@ package enum RecordCodec {
     storeLittleEndian(CRC32C.mask(checksum), record.baseAddress!)
   }
 
+  /// How the unmasked checksum of a record of `length` bytes changes when it moves from a
+  /// segment to another whose salts XOR to `salts`, and, `clearingMember`, its member flag is
+  /// cleared (a batch member copied as a record of its own): the checksum runs over the salt
+  /// and the record's bytes, linearly (``CRC32C/shift(_:throughZeroBytes:)``), so the change
+  /// depends on the length alone, not on the bytes. A copy whose checksum is changed so keeps
+  /// the check of the bytes it was written over: bytes that changed before the copy, or while
+  /// it was made, fail the new checksum as they failed the old.
+  static func checksumChange(length: Int, salts: UInt32, clearingMember: Bool) -> UInt32 {
+    let saltRegister = withUnsafeBytes(of: salts.littleEndian) { CRC32C.register(of: $0) }
+    var change = CRC32C.shift(saltRegister, throughZeroBytes: length - 4)
+    if clearingMember {
+      let flagRegister = withUnsafeBytes(of: RecordLayout.memberFlag) { CRC32C.register(of: $0) }
+      change ^= CRC32C.shift(
+        flagRegister, throughZeroBytes: length - RecordLayout.kindOffset - 1)
+    }
+    return change
+  }
+
   @inline(__always)
   private static func append(_ part: UnsafeRawBufferPointer, at cursor: UnsafeMutableRawPointer)
     -> UnsafeMutableRawPointer
