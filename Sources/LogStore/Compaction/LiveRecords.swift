@@ -87,10 +87,13 @@ extension KeyDirectory {
   /// What compaction keeps is read from the directory once, and the inputs only where it
   /// points. Records in the inputs can only lose their keys while compaction runs (every write
   /// goes to a segment above the limit): each is checked again just before it is copied
-  /// (``stillPoints(at:record:in:)``), so that what was overwritten meanwhile is left behind.
+  /// (``judge(count:in:listed:judged:)``), so that what was overwritten meanwhile is left behind.
   func liveRecords(below limit: UInt32) -> LiveRecords? {
     var listed: [ListedTable] = []
     var records: [LiveRecord] = []
+    // Room for every key and creation at once, when the count is known: growing by doubling
+    // copied the list and touched fresh pages of twice its size.
+    records.reserveCapacity((isSettled ? itemCount : 0) + tables.count)
     for (name, table) in tables {
       let position = UInt32(listed.count)
       let creation = creations[name]
@@ -100,17 +103,16 @@ extension KeyDirectory {
             location: creation, table: position, rank: UInt32(records.count), source: .creation,
             keyHash: 0))
       }
-      func add(_ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, _ at: RecordLocation) {
-        guard at.segment < limit else { return }
-        records.append(
-          LiveRecord(
-            location: at, table: position, rank: UInt32(records.count), source: source,
-            keyHash: KeyHash.hash(key)))
-      }
       let changedStart = records.count
-      table.forEachChangedKey { add(.changed, $0, $1) }
+      table.forEachChangedKey { key, at in
+        records.appendListed(.changed, key, at: at, table: position, below: limit)
+      }
       let baseStart = records.count
-      guard table.forEachBaseKey({ add(.base, $0, $1) }) else { return nil }
+      guard
+        table.forEachBaseKey({ key, at in
+          records.appendListed(.base, key, at: at, table: position, below: limit)
+        })
+      else { return nil }
       listed.append(
         ListedTable(
           name: name, base: table.base, creation: creation, lifetime: table.lifetime,
@@ -121,17 +123,60 @@ extension KeyDirectory {
     return live
   }
 
-  /// Whether `record`, listed as `item` by ``liveRecords(below:)`` with `tables`, is still what
-  /// the directory points at; nil if the index file was found damaged. Call with the index
-  /// lock held.
-  func stillPoints(at item: LiveRecord, record: Record, in tables: [ListedTable]) -> Bool? {
-    // The listed table's fields are read in place: a copy of it would retain and release each
-    // of its references, once per record.
-    let listed = Int(item.table)
-    guard item.source != .creation else { return creations[tables[listed].name] == item.location }
-    guard let table = table(tables[listed].name) else { return false }
-    return table.stillPoints(
-      record.key, hash: item.keyHash, at: item.location,
-      listedFrom: item.source == .base ? tables[listed].base : nil)
+  /// Whether each of `count` records, listed by ``liveRecords(below:)`` with `tables`, is still
+  /// what the directory points at: `listed(i)` gives the i-th (its listing and key), `judged`
+  /// takes the answer. False if the index file was found damaged. Call with the index lock
+  /// held.
+  ///
+  /// Runs of records of one table look it up once, and nothing in the loop is retained and
+  /// released per record: each such atomic operation waits for the loads before it, so that
+  /// the lookups of successive keys (misses in a large table) could not overlap.
+  func judge(
+    count: Int, in tables: [ListedTable],
+    listed: (Int) -> (item: LiveRecord, key: UnsafeRawBufferPointer),
+    judged: (Int, Bool) -> Void
+  ) -> Bool {
+    var position = 0
+    while position < count {
+      // A run of records of one listed table. Its fields are read in place: a copy of it would
+      // retain and release each of its references.
+      let listedTable = listed(position).item.table
+      let at = Int(listedTable)
+      let table = self.table(tables[at].name)
+      let base = tables[at].base.map(ObjectIdentifier.init)
+      repeat {
+        let (item, key) = listed(position)
+        guard item.table == listedTable else { break }
+        if item.source == .creation {
+          judged(position, creations[tables[at].name] == item.location)
+        } else if let table {
+          guard
+            let points = table.stillPoints(
+              key, hash: item.keyHash, at: item.location,
+              listedFrom: item.source == .base ? base : nil)
+          else { return false }
+          judged(position, points)
+        } else {
+          judged(position, false)
+        }
+        position += 1
+      } while position < count
+    }
+    return true
+  }
+}
+
+extension [LiveRecord] {
+  /// Appends the listing of a key at `at` in the listed table `table`, ranked by its place,
+  /// unless it is in a segment from `limit` up.
+  fileprivate mutating func appendListed(
+    _ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, at: RecordLocation, table: UInt32,
+    below limit: UInt32
+  ) {
+    guard at.segment < limit else { return }
+    append(
+      LiveRecord(
+        location: at, table: table, rank: UInt32(count), source: source,
+        keyHash: KeyHash.hash(key)))
   }
 }

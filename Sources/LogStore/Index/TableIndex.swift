@@ -288,7 +288,7 @@ final class TableIndex {
   /// store do: then the base is asked.)
   func stillPoints(
     _ key: UnsafeRawBufferPointer, hash: UInt64, at location: RecordLocation,
-    listedFrom base: MappedTable?
+    listedFrom base: ObjectIdentifier?
   ) -> Bool? {
     let index = probe(key, Self.slotHash(hash))
     if index >= 0 {
@@ -298,12 +298,13 @@ final class TableIndex {
   }
 
   /// For a key with no entry here: whether the base has it at `location`, which it had in
-  /// `listed` when compaction listed it; nil if the base was found damaged. While `listed` is
-  /// still the base nothing is looked up: a base never changes.
+  /// the base `listed` names when compaction listed it; nil if the base was found damaged.
+  /// While `listed` is still the base nothing is looked up: a base never changes. (The base is
+  /// named by its identity, which the listing holds, so that no reference is counted per key.)
   private func basePoints(
-    _ key: UnsafeRawBufferPointer, at location: RecordLocation, listedFrom listed: MappedTable?
+    _ key: UnsafeRawBufferPointer, at location: RecordLocation, listedFrom listed: ObjectIdentifier?
   ) -> Bool? {
-    if let listed, listed === base { return true }
+    if let listed, let base, listed == ObjectIdentifier(base) { return true }
     switch base?.find(key) ?? .absent {
     case .found(let found): return found == location
     case .absent: return false
@@ -390,7 +391,8 @@ final class TableIndex {
     let index = probe(key, slotHash)
     if index < 0 {
       // Not changed since the index file: the base must point at `old`.
-      guard let points = basePoints(key, at: old, listedFrom: base) else {
+      guard let points = basePoints(key, at: old, listedFrom: base.map(ObjectIdentifier.init))
+      else {
         totals.baseDamaged = true
         return false
       }
