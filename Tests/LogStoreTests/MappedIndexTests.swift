@@ -209,7 +209,8 @@ struct MappedIndexTests {
       _ table: TableIndex, _ key: String, at location: RecordLocation, _ base: MappedTable?
     ) -> Bool? {
       Array(key.utf8).withUnsafeBytes {
-        table.stillPoints($0, hash: KeyHash.hash($0), at: location, listedFrom: base.map(ObjectIdentifier.init))
+        table.stillPoints(
+          $0, hash: KeyHash.hash($0), at: location, listedFrom: base.map(ObjectIdentifier.init))
       }
     }
     guard case .found(let location) = Array("key5".utf8).withUnsafeBytes({ listedFrom.find($0) })
