@@ -415,7 +415,7 @@ final class Compactor: @unchecked Sendable {
       let intact = pending.withUnsafeMutableBufferPointer { pending in
         index.lock.withReadLock {
           index.keys.judge(
-            count: pending.count, in: live.tables,
+            count: pending.count, in: live,
             listed: { (pending[$0].item, pending[$0].record.key) },
             judged: { pending[$0].isLive = $1 })
         }

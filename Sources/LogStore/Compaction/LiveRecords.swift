@@ -47,6 +47,9 @@ struct LiveRecords {
   var tables: [ListedTable]
   /// In the order of their segments and offsets.
   var records: [LiveRecord]
+  /// The directory listed, and how many changes it had applied then
+  /// (``KeyDirectory/changesApplied``).
+  var listedFrom: (directory: ObjectIdentifier, changes: UInt64)
 
   /// Sorts `records` by segment and offset, a byte of the two at a time from the lowest
   /// (a radix sort): the comparison sort of a million records took more than half of the
@@ -118,24 +121,34 @@ extension KeyDirectory {
           name: name, base: table.base, creation: creation, lifetime: table.lifetime,
           changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count))
     }
-    var live = LiveRecords(tables: listed, records: records)
+    var live = LiveRecords(
+      tables: listed, records: records,
+      listedFrom: (ObjectIdentifier(self), changesApplied))
     live.sortRecords()
     return live
   }
 
-  /// Whether each of `count` records, listed by ``liveRecords(below:)`` with `tables`, is still
+  /// Whether each of `count` records, listed by ``liveRecords(below:)`` as `live`, is still
   /// what the directory points at: `listed(i)` gives the i-th (its listing and key), `judged`
   /// takes the answer. False if the index file was found damaged. Call with the index lock
   /// held.
   ///
-  /// Runs of records of one table look it up once, and nothing in the loop is retained and
-  /// released per record: each such atomic operation waits for the loads before it, so that
-  /// the lookups of successive keys (misses in a large table) could not overlap.
+  /// When this directory has applied no change since it was listed, every record is: nothing
+  /// is looked up (a key's lookup in a large table is a miss in the cache, and a compaction
+  /// with no writes beside it made one for every record). Otherwise runs of records of one
+  /// table look it up once, and nothing in the loop is retained and released per record: each
+  /// such atomic operation waits for the loads before it, so that the lookups of successive
+  /// keys could not overlap.
   func judge(
-    count: Int, in tables: [ListedTable],
+    count: Int, in live: LiveRecords,
     listed: (Int) -> (item: LiveRecord, key: UnsafeRawBufferPointer),
     judged: (Int, Bool) -> Void
   ) -> Bool {
+    if live.listedFrom == (ObjectIdentifier(self), changesApplied) {
+      for position in 0..<count { judged(position, true) }
+      return true
+    }
+    let tables = live.tables
     var position = 0
     while position < count {
       // A run of records of one listed table. Its fields are read in place: a copy of it would
