@@ -33,6 +33,24 @@ enum LargeValues {
 
 private let largeValueEngines: [EngineKind] = [.logStore, .levelDB, .rocksDB, .lmdb]
 
+extension EngineKind {
+  /// Gets of large values are mostly the check of the value's checksum, which this store
+  /// makes on every read and LevelDB by default on none: these two compare the two stores
+  /// each way (RocksDB checks by default, with the processor's CRC-32C instruction).
+  static let logStoreUnchecked = EngineKind(
+    name: "logstore-unchecked",
+    summary: "this store, reads not checked (verifyChecksumsOnRead: false)",
+    make: {
+      try LogStoreEngine(
+        directory: $0, durable: $1, compaction: .automatic, verifyChecksumsOnRead: false)
+    })
+  static let levelDBChecked = EngineKind(
+    name: "leveldb-checked", summary: "LevelDB, every read checked (verify_checksums)",
+    make: {
+      try LevelDBEngine(directory: $0, durable: $1, compression: true, verifyChecksums: true)
+    })
+}
+
 let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workload] in
   let suffix = "\(size >> 20)m"
   let label = LargeValues.label(size)
@@ -59,7 +77,7 @@ let largeValueWorkloads: [Workload] = LargeValues.sizes.flatMap { size -> [Workl
     Workload(
       name: "large-get-\(suffix)",
       title: { "get of a \(label) value (\($0.largeValues) × 4, ms each)" },
-      unit: .milliseconds, engines: largeValueEngines,
+      unit: .milliseconds, engines: largeValueEngines + [.logStoreUnchecked, .levelDBChecked],
       prepare: { engine, configuration in
         try LargeValues.store(engine, size: size, count: configuration.largeValues)
       },

@@ -1,7 +1,8 @@
 import CLevelDB
 import Foundation
 
-/// LevelDB through its C API, default options (Snappy compression), or without compression.
+/// LevelDB through its C API, default options (Snappy compression), or without compression, or
+/// checking the checksum of every block a read reads (`verify_checksums`, off by default).
 final class LevelDBEngine: Engine, @unchecked Sendable {
   // LevelDB's handles are thread-safe for puts and gets.
   private let database: OpaquePointer
@@ -13,7 +14,7 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
     try self.init(directory: directory, durable: durable, compression: true)
   }
 
-  init(directory: String, durable: Bool, compression: Bool) throws {
+  init(directory: String, durable: Bool, compression: Bool, verifyChecksums: Bool = false) throws {
     options = leveldb_options_create()
     leveldb_options_set_create_if_missing(options, 1)
     if !compression { leveldb_options_set_compression(options, Int32(leveldb_no_compression)) }
@@ -24,6 +25,7 @@ final class LevelDBEngine: Engine, @unchecked Sendable {
     }
     self.database = database
     readOptions = leveldb_readoptions_create()
+    if verifyChecksums { leveldb_readoptions_set_verify_checksums(readOptions, 1) }
     writeOptions = leveldb_writeoptions_create()
     leveldb_writeoptions_set_sync(writeOptions, durable ? 1 : 0)
   }

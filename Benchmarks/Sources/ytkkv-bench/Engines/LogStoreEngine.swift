@@ -9,10 +9,15 @@ final class LogStoreEngine: Engine {
     try self.init(directory: directory, durable: durable, compaction: .automatic)
   }
 
-  init(directory: String, durable: Bool, compaction: CompactionPolicy) throws {
+  init(
+    directory: String, durable: Bool, compaction: CompactionPolicy,
+    verifyChecksumsOnRead: Bool = true
+  ) throws {
     store = try LogStore(
       path: directory,
-      options: LogStore.Options(sync: durable ? .always : .never, compaction: compaction))
+      options: LogStore.Options(
+        sync: durable ? .always : .never, compaction: compaction,
+        verifyChecksumsOnRead: verifyChecksumsOnRead))
     try store.createTable(Self.table)
   }
 
