@@ -386,6 +386,60 @@ struct IndexFileTests {
   }
 
   @Test(
+    "iteration that reaches a damaged record throws, naming its file and offset, whether it walks the index file or the keys copied after a change"
+  )
+  func iterationMeetsDamagedRecord() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try store.createTable("a")
+      for index in 0..<200 {
+        let value = index == 120 ? "the damaged one" : "value \(index)"
+        try store.put(Array(value.utf8), forKey: Array("key\(1000 + index)".utf8), in: "a")
+      }
+      try store.checkpoint()
+      try store.close()
+    }
+    let marker = Array("the damaged one".utf8)
+    var damaged: (file: String, offset: Int)?
+    for file in try segmentFiles(in: path) {
+      var bytes = try fileBytes(file)
+      guard
+        let at = (0...(bytes.count - marker.count)).first(where: {
+          Array(bytes[$0..<$0 + marker.count]) == marker
+        })
+      else { continue }
+      bytes[at + 4] ^= 0x20
+      try writeFile(file, bytes)
+      damaged = (file, at)
+    }
+    let (file, _) = try #require(damaged)
+    func expectDamage(_ store: LogStore, _ how: String) {
+      var seen = 0
+      do {
+        try store.forEachEntry(in: "a") { _, _, _ in
+          seen += 1
+          return true
+        }
+        Issue.record("\(how): the damaged record was read")
+      } catch {
+        #expect(error.code == .corrupted, "\(how)")
+        #expect(
+          error.message.contains(file) && error.message.contains("offset"), "\(how): \(error)")
+      }
+      #expect(seen == 120, "\(how): \(seen) items before the damage")
+    }
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    expectDamage(store, "walked in the index file")
+    try store.put([1], forKey: Array("key0".utf8), in: "a")
+    try store.delete(key: Array("key0".utf8), in: "a")
+    expectDamage(store, "copied after a change")
+    try store.close()
+  }
+
+  @Test(
     "an index file whose sampled entries have expiries is whole: verify finds nothing, and a compaction judges by it"
   )
   func sampledEntriesWithExpiries() throws {

@@ -145,7 +145,8 @@ let compactedScanWorkload = Workload(
   title: {
     "ordered scan of \(thousands($0.largeKeys)) items inserted shuffled, after a compaction"
   },
-  unit: .microsecondsPerItem, engines: [.logStore, .levelDB, .rocksDB, .lmdb],
+  unit: .microsecondsPerItem,
+  engines: [.logStore, .levelDB, .rocksDB, .lmdb, .logStoreUnchecked, .levelDBChecked],
   prepare: { engine, configuration in
     let scratch = Scratch("scan-compacted")
     let store = try engine.make(scratch.path, false)

@@ -89,10 +89,31 @@ final class IndexView: @unchecked Sendable {
     do {
       return try segment.record(at: Int(location.offset), verify: verifyChecksums)
     } catch {
-      throw LogStoreError(
-        .corrupted,
-        "the record at offset \(location.offset) of \(segment.path) is damaged: \(error.reason)")
+      throw damagedRecord(at: location, in: segment.path, error)
     }
+  }
+
+  /// ``record(at:in:)`` for a walk, through the segments' bytes (``SegmentLookup/mappedForWalk()``)
+  /// of `captured`, which holds them open.
+  @inline(__always)
+  private func record(
+    at location: RecordLocation, in mapped: Numbered<MappedSegment>, of captured: SegmentLookup
+  ) throws(LogStoreError) -> Record {
+    guard let segment = mapped[location.segment] else {
+      throw LogStoreError.segmentMissing(location.segment, in: directory)
+    }
+    do {
+      return try segment.record(at: Int(location.offset), verify: verifyChecksums)
+    } catch {
+      throw damagedRecord(at: location, in: captured[location.segment]?.path ?? "?", error)
+    }
+  }
+
+  private func damagedRecord(
+    at location: RecordLocation, in path: String, _ error: RecordDecodingError
+  ) -> LogStoreError {
+    LogStoreError(
+      .corrupted, "the record at offset \(location.offset) of \(path) is damaged: \(error.reason)")
   }
 
   /// The error for an index that points at a record of another key than it says.
@@ -164,12 +185,10 @@ final class IndexView: @unchecked Sendable {
   ) throws(LogStoreError) {
     var copied = copied
     copied.sort()
+    let mapped = captured.mappedForWalk()
     try copied.keys.withBytes { keys throws(LogStoreError) in
       for item in copied.items {
-        guard let segment = captured[item.location.segment] else {
-          throw LogStoreError.segmentMissing(item.location.segment, in: directory)
-        }
-        let record = try record(at: item.location, in: segment)
+        let record = try record(at: item.location, in: mapped, of: captured)
         let key = UnsafeRawBufferPointer(
           rebasing: keys[item.keyStart..<item.keyStart + item.keyLength])
         guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
@@ -203,13 +222,11 @@ final class IndexView: @unchecked Sendable {
       // The keys with the prefix are together, from the first key not below it.
       let start = prefix.isEmpty ? MappedTable.Place(rank: 0, offset: 0) : base.lowerBound(prefix)
     else { return false }
+    let mapped = captured.mappedForWalk()
     let whole = try base.forEachEntry(from: start, verify: false) {
       (entry) throws(LogStoreError) -> Bool in
       guard bytesHavePrefix(entry.key, prefix) else { return false }
-      guard let segment = captured[entry.location.segment] else {
-        throw LogStoreError.segmentMissing(entry.location.segment, in: directory)
-      }
-      let record = try record(at: entry.location, in: segment)
+      let record = try record(at: entry.location, in: mapped, of: captured)
       guard bytesEqual(record.key, entry.key) else { throw pointsElsewhere(table) }
       if let expiry = record.expiry, expiry <= now { return true }
       return body(

@@ -30,7 +30,14 @@ final class SegmentFile: Sendable {
   /// Decodes the record at `offset`; members of batches are accepted too, since the index
   /// points at them directly.
   func record(at offset: Int, verify: Bool) throws(RecordDecodingError) -> Record {
-    let bytes = mapping.bytes
+    try Self.record(at: offset, in: mapping.bytes, salt: salt, verify: verify)
+  }
+
+  /// The record at `offset` in a segment's `bytes`, salted `salt`; a batch's member too.
+  @inline(__always)
+  static func record(at offset: Int, in bytes: UnsafeRawBufferPointer, salt: UInt32, verify: Bool)
+    throws(RecordDecodingError) -> Record
+  {
     let member =
       offset + RecordLayout.kindOffset < bytes.count
       && bytes[offset + RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
