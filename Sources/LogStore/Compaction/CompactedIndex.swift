@@ -16,10 +16,14 @@ struct CompactedIndex {
   /// What one table's file entry gathers.
   private struct Table {
     var keys: [UInt8] = []
-    /// A place for each key listed, in the file's order: the keys that came from the index
-    /// file (in its key order), then the others. A place whose key was not copied keeps a
-    /// negative `keyLength`.
-    var items: [SortItem]
+    /// The keys copied, in the order they were copied, each with its place among the keys
+    /// listed in the file's order (the keys that came from the index file, in its key order,
+    /// then the others): put in their places at once when the file is made, since storing each
+    /// into its place as it is copied (anywhere in the list) missed the cache each time.
+    var copiedItems: [SortItem] = []
+    var places: [Int] = []
+    /// How many keys were listed.
+    var listedCount = 0
     /// The listing's ranks of the table's keys from the index file, and where its others start.
     var baseRanks: Range<Int> = 0..<0
     var changedStart = 0
@@ -34,13 +38,9 @@ struct CompactedIndex {
 
   init(listing live: LiveRecords) {
     listing = live.tables
-    var empty = SortItem(
-      key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
-      location: RecordLocation(segment: 0, offset: 0, length: 0))
-    empty.keyLength = -1
     tables = live.tables.map { listed in
       Table(
-        items: Array(repeating: empty, count: listed.baseRanks.count + listed.changedRanks.count),
+        listedCount: listed.baseRanks.count + listed.changedRanks.count,
         baseRanks: listed.baseRanks, changedStart: listed.changedRanks.lowerBound)
     }
   }
@@ -57,8 +57,9 @@ struct CompactedIndex {
     let base = tables[table].baseRanks
     let place =
       base.contains(rank) ? rank - base.lowerBound : base.count + rank - tables[table].changedStart
-    tables[table].items[place] = SortItem(
-      key: record.key, keyStart: tables[table].keys.count, location: location)
+    tables[table].copiedItems.append(
+      SortItem(key: record.key, keyStart: tables[table].keys.count, location: location))
+    tables[table].places.append(place)
     tables[table].copied += 1
     tables[table].keys.append(contentsOf: record.key)
     tables[table].liveBytes += Int(location.length)
@@ -84,26 +85,33 @@ struct CompactedIndex {
     result.reserveCapacity(listing.count)
     for position in tables.indices {
       let listed = listing[position]
-      var gathered = Table(items: [])
+      var gathered = Table()
       swap(&gathered, &tables[position])
       let existed = gathered.creation != nil || gathered.copied > 0 || listed.creation == nil
       guard existed else { continue }
+      var empty = SortItem(
+        key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
+        location: RecordLocation(segment: 0, offset: 0, length: 0))
+      empty.keyLength = -1
+      var items = [SortItem](repeating: empty, count: gathered.listedCount)
+      for (item, place) in zip(gathered.copiedItems, gathered.places) { items[place] = item }
+      gathered.copiedItems = []
       // The places of keys not copied go; the keys from the index file stay first, in its
       // order (key order), and the snapshot sorts the others and merges them in.
       var kept = 0
       var sortedCount = 0
-      for place in gathered.items.indices {
+      for place in items.indices {
         if place == listed.baseRanks.count { sortedCount = kept }
-        guard gathered.items[place].keyLength >= 0 else { continue }
-        gathered.items[kept] = gathered.items[place]
+        guard items[place].keyLength >= 0 else { continue }
+        items[kept] = items[place]
         kept += 1
       }
-      if gathered.items.count == listed.baseRanks.count { sortedCount = kept }
-      gathered.items.removeLast(gathered.items.count - kept)
+      if items.count == listed.baseRanks.count { sortedCount = kept }
+      items.removeLast(items.count - kept)
       result.append(
         IndexSnapshot.Table(
           name: Array(listed.name.utf8), creation: gathered.creation,
-          keys: TableKeys(keys: gathered.keys, items: gathered.items, sortedCount: sortedCount),
+          keys: TableKeys(keys: gathered.keys, items: items, sortedCount: sortedCount),
           liveBytes: gathered.liveBytes, expiries: gathered.expiries, lifetime: listed.lifetime))
     }
     var snapshot = IndexSnapshot(segments: segments, nextSequence: nextSequence, tables: result)
