@@ -5,6 +5,7 @@ import LogStoreTesting
 // check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
 //   ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
+//     [--file-writes]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
@@ -13,7 +14,9 @@ import LogStoreTesting
 // compaction (and segments are small, so there is always something to compact); with
 // --always, the store syncs every write; with --interval MS, a background thread syncs every
 // MS milliseconds. With --compaction-index, the small store counts as large enough for index
-// files, so that each compaction writes one of its outputs and the store takes it in.
+// files, so that each compaction writes one of its outputs and the store takes it in. With
+// --file-writes, records of 200 bytes and more (about half of them) are appended with `pwrite`
+// rather than through the mapping, as records of 64 KiB and more are in a store.
 //
 //   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
 //     [--must-keep]
@@ -31,6 +34,7 @@ import LogStoreTesting
 
 let usage = """
   usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
+           [--file-writes]
          ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
            [--must-keep]
 
@@ -41,12 +45,14 @@ func maxSegmentSize(compacting: Bool) -> Int { compacting ? 64 << 10 : 1 << 20 }
 
 /// The options of the writer, and of the check's writable open.
 func options(
-  sync: SyncPolicy = .never, readOnly: Bool = false, compacting: Bool, compactionIndex: Bool
+  sync: SyncPolicy = .never, readOnly: Bool = false, compacting: Bool, compactionIndex: Bool,
+  fileWrites: Bool = false
 ) -> LogStore.Options {
   var options = LogStore.Options(
     sync: sync, readOnly: readOnly, corruption: .salvage, compaction: .manual,
     maxSegmentSize: maxSegmentSize(compacting: compacting))
   if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
+  if fileWrites { options.fileWriteMinimumBytes = 200 }
   return options
 }
 
@@ -61,10 +67,12 @@ func syncPolicy(_ arguments: [String]) -> SyncPolicy? {
 }
 
 /// The writer: performs the workload's operations forever, acknowledging each.
-func write(path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, sync: SyncPolicy)
-  -> Never
-{
-  let options = options(sync: sync, compacting: compacting, compactionIndex: compactionIndex)
+func write(
+  path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, fileWrites: Bool,
+  sync: SyncPolicy
+) -> Never {
+  let options = options(
+    sync: sync, compacting: compacting, compactionIndex: compactionIndex, fileWrites: fileWrites)
   var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
   do {
     let store = try LogStore(path: path, options: options)
@@ -241,4 +249,5 @@ else {
 }
 write(
   path: arguments[1], seed: seed, compacting: arguments.contains("--compact"),
-  compactionIndex: arguments.contains("--compaction-index"), sync: sync)
+  compactionIndex: arguments.contains("--compaction-index"),
+  fileWrites: arguments.contains("--file-writes"), sync: sync)

@@ -3,6 +3,7 @@
 #
 #   run.sh RUNS never|always|interval [--interval-ms MS] [--compact [--compaction-index]] [--reorder]
 #          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
+#          [--file-writes]
 #
 # Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
 # waits 0.2-2 s and simulates a power failure:
@@ -31,11 +32,11 @@ REPO=$(cd "$HERE/../.." && pwd)
 # full path in the backing directory.
 WORK=${WORK:-/tmp/lz}
 
-usage() { sed -n '4,5p' "$0" | sed 's/^# *//' >&2; exit 64; }
+usage() { sed -n '4,6p' "$0" | sed 's/^# *//' >&2; exit 64; }
 [ $# -ge 2 ] || usage
 RUNS=$1; MODE=$2; shift 2
 INTERVAL_MS=50; COMPACT=0; COMPACTION_INDEX=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
-SEED_BASE=1000; DIRECT=0; KEEP=0
+SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0
 while [ $# -gt 0 ]; do
   case $1 in
     --interval-ms) INTERVAL_MS=$2; shift 2 ;;
@@ -48,6 +49,7 @@ while [ $# -gt 0 ]; do
     --seed) SEED_BASE=$2; shift 2 ;;
     --direct) DIRECT=1; shift ;;
     --keep) KEEP=1; shift ;;
+    --file-writes) FILE_WRITES=1; shift ;;
     *) usage ;;
   esac
 done
@@ -80,7 +82,9 @@ fi
 [ -x "$WRITER" ] || { echo "no writer at $WRITER" >&2; exit 1; }
 COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
 [ $COMPACTION_INDEX = 1 ] && COMPACT_FLAGS+=(--compaction-index)
-LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')"
+# Only the writer takes it: about half its records appended with pwrite.
+WRITE_FLAGS=(); [ $FILE_WRITES = 1 ] && WRITE_FLAGS=(--file-writes)
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')"
 
 # mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
 # (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
@@ -185,7 +189,7 @@ for run in $(seq 1 "$RUNS"); do
   rm -rf "$dir"; mkdir -p "$dir/root" "$dir/mnt"
   mount_lazyfs "$dir" first || exit 1
 
-  "$WRITER" "$dir/mnt/store" "$seed" "${COMPACT_FLAGS[@]}" "${SYNC_FLAGS[@]}" \
+  "$WRITER" "$dir/mnt/store" "$seed" "${COMPACT_FLAGS[@]}" "${SYNC_FLAGS[@]}" "${WRITE_FLAGS[@]}" \
     > "$dir/writer.out" 2> "$dir/writer.err" &
   writer=$!
   delay_ms=$((200 + RANDOM % 1801))
