@@ -65,7 +65,7 @@ final class SegmentBuilder {
     let offset = size
     let length = record.length
     let start = buffer.count
-    buffer.append(contentsOf: encoded)
+    buffer.append(contentsOf: encoded.assumingMemoryBound(to: UInt8.self))
     let member = encoded[RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
     let change = checksumChange(length: length, member: member, inputSalt: inputSalt)
     buffer.withUnsafeMutableBytes { bytes in
