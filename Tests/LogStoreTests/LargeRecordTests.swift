@@ -64,6 +64,37 @@ struct LargeRecordTests {
   }
 
   @Test(
+    "in .manyProcesses use, large records one open writes with pwrite are read by another through its own mapping, both ways, across a segment's rotation"
+  )
+  func largeRecordsBetweenOpens() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = LogStore.Options(compaction: .manual, maxSegmentSize: 1 << 20)
+    options.sharing = .manyProcesses
+    let first = try LogStore(path: path, options: options)
+    let second = try LogStore(path: path, options: options)
+    try first.createTable("blobs")
+    var expected: [[UInt8]: [UInt8]] = [:]
+    for index in 0..<12 {
+      let (writer, reader) = index % 2 == 0 ? (first, second) : (second, first)
+      let key = Array("blob_\(index % 5)".utf8)
+      let value = Self.value(index, size: [70_000, 300_000, 5_000][index % 3])
+      try writer.put(value, forKey: key, in: "blobs")
+      expected[key] = value
+      #expect(try reader.value(forKey: key, in: "blobs") == value, "put \(index)")
+    }
+    for (key, value) in expected {
+      #expect(try first.value(forKey: key, in: "blobs") == value)
+      #expect(try second.value(forKey: key, in: "blobs") == value)
+    }
+    try first.close()
+    try second.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    for (key, value) in expected { #expect(try reopened.value(forKey: key, in: "blobs") == value) }
+  }
+
+  @Test(
     "a record whose pwrite fails is written through the mapping instead: the put succeeds, and it is there after a sync, a crash and a reopen",
     arguments: [Int32(EIO), Int32(ENOSPC)])
   func failedWriteFallsBackToTheMapping(errorNumber: Int32) throws {
