@@ -11,9 +11,9 @@ final class KeyDirectory {
   // Changed only through `insertTable` and `removeTable`, which keep what is derived from it
   // (the short list, the tables by bytes, the cached table, the totals) in step.
   @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:]
-  /// The same tables by the UTF-8 bytes of their names, for writers, which have the bytes of
-  /// a record: finding a table this way makes no `String` and allocates nothing.
-  @exclusivity(unchecked) private var tablesByBytes: [TableName: TableIndex] = [:]
+  /// The same tables by the UTF-8 bytes of their names, for writers and the log's replay, which
+  /// have the bytes of a record.
+  private let tablesByBytes = TablesByName()
   /// The same tables as a list while there are at most `fewTablesLimit`, empty beyond: most
   /// stores have a few, and comparing names is cheaper than hashing one on every read. Kept
   /// only while short, so that creating a table costs the same whether it is the tenth or the
@@ -124,37 +124,45 @@ final class KeyDirectory {
   /// The table named by UTF-8 bytes, if it exists. Only writers may call it (it caches what
   /// it found).
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
+    unretainedTable(name)?.takeUnretainedValue()
+  }
+
+  /// ``table(_:)-(UnsafeRawBufferPointer)`` unretained, for the log's replay, which keeps
+  /// tables unretained (``applySoon(_:)``): the directory holds each while it is in use.
+  private func unretainedTable(_ name: UnsafeRawBufferPointer) -> Unmanaged<TableIndex>? {
     // Consecutive records mostly name the same table: comparing its bytes is cheaper than
     // hashing them.
     if let lastTable, lastTableNameLength == name.count,
       bytesEqual(UnsafeRawBufferPointer(rebasing: lastTableName[0..<name.count]), name)
     {
-      return lastTable.takeUnretainedValue()
+      return lastTable
     }
-    if let table = tablesByBytes[TableName(borrowing: name)] {
+    if let table = tablesByBytes.find(name) {
       if name.count <= lastTableName.count {
         lastTableName.copyMemory(from: name)
         lastTableNameLength = name.count
-        lastTable = Unmanaged.passUnretained(table)
+        lastTable = table
       }
       return table
     }
     // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
     // (no valid record has such a name): decoding repairs them as it did when the table was
     // created, so the same table is found.
-    return tables[String(decoding: name, as: UTF8.self)]
+    return tables[String(decoding: name, as: UTF8.self)].map(Unmanaged.passUnretained)
   }
 
   /// Adds `table` under `name`; a table it replaces leaves the totals.
   private func insertTable(_ table: TableIndex, named name: String) {
     tables.updateValue(table, forKey: name)?.detachFromTotals()
-    tablesByBytes[TableName(name)] = table
+    var name = name
+    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), table) }
     tablesChanged()
   }
 
   private func removeTable(named name: String) {
     tables.removeValue(forKey: name)?.detachFromTotals()
-    tablesByBytes[TableName(name)] = nil
+    var name = name
+    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), nil) }
     tablesChanged()
   }
 
@@ -276,15 +284,13 @@ final class KeyDirectory {
       applyNow(change)
       return
     }
-    let table = self.table(change.table) ?? createTable(change.table)
     // Unretained: every change that could drop or replace the table applies the pending puts
     // first, so the directory holds it until they are applied; and without a reference to
-    // release, emptying the list costs nothing per put.
+    // count, finding it and emptying the list cost nothing per put.
+    let table =
+      unretainedTable(change.table) ?? Unmanaged.passUnretained(createTable(change.table))
     pendingPuts.append(
-      (
-        Unmanaged.passUnretained(table), change.key, KeyHash.hash(change.key), change.location,
-        change.expiry
-      ))
+      (table, change.key, KeyHash.hash(change.key), change.location, change.expiry))
     if pendingPuts.count == Self.pendingLimit { applyPending() }
   }
 
@@ -362,46 +368,6 @@ final class KeyDirectory {
       table.forEachKey { key, location in body(name, key, location) }
     }
   }
-}
-
-/// A table's name as writers look tables up: its UTF-8 bytes, hashed and compared as bytes.
-///
-/// A stored name owns its bytes; a name made to look one up borrows the bytes of the record at
-/// hand, and lives no longer than the lookup. The bytes' ``KeyHash`` is kept beside them, so
-/// that the names a lookup passes over are told apart by it without reading their bytes.
-private struct TableName: Hashable {
-  enum Bytes {
-    case stored([UInt8])
-    case borrowed(UnsafeRawBufferPointer)
-  }
-  let bytes: Bytes
-  private let hash: UInt64
-
-  init(_ name: String) {
-    let bytes = Array(name.utf8)
-    self.bytes = .stored(bytes)
-    hash = bytes.withUnsafeBytes { KeyHash.hash($0) }
-  }
-
-  /// A name for a lookup only: `bytes` must stay valid while it is used.
-  init(borrowing bytes: UnsafeRawBufferPointer) {
-    self.bytes = .borrowed(bytes)
-    hash = KeyHash.hash(bytes)
-  }
-
-  private func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-    switch bytes {
-    case .stored(let array): return array.withUnsafeBytes(body)
-    case .borrowed(let buffer): return body(buffer)
-    }
-  }
-
-  static func == (a: TableName, b: TableName) -> Bool {
-    guard a.hash == b.hash else { return false }
-    return a.withBytes { a in b.withBytes { b in bytesEqual(a, b) } }
-  }
-
-  func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// What one change of the log says to the index: its kind, table, key and expiry, and where
