@@ -411,7 +411,7 @@ final class Compactor: @unchecked Sendable {
     /// Judges the pending records (which point into `input`) and copies those still live;
     /// false when the index file was found damaged.
     mutating func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) -> Bool {
-      let index = compactor.index
+      let (index, live) = (compactor.index, live)
       let intact = pending.withUnsafeMutableBufferPointer { pending in
         index.lock.withReadLock {
           index.keys.judge(

@@ -47,9 +47,11 @@ struct LiveRecords {
   var tables: [ListedTable]
   /// In the order of their segments and offsets.
   var records: [LiveRecord]
-  /// The directory listed, and how many changes it had applied then
-  /// (``KeyDirectory/changesApplied``).
-  var listedFrom: (directory: ObjectIdentifier, changes: UInt64)
+  /// The directory listed (weakly: a directory replaced meanwhile, by a rebuild or another
+  /// process's rotation, is not kept alive for this, and a new one never passes for it), and
+  /// how many changes it had applied then (``KeyDirectory/changesApplied``).
+  weak var listedDirectory: KeyDirectory?
+  var listedChanges: UInt64
 
   /// Sorts `records` by segment and offset, a byte of the two at a time from the lowest
   /// (a radix sort): the comparison sort of a million records took more than half of the
@@ -135,8 +137,7 @@ extension KeyDirectory {
           changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count))
     }
     var live = LiveRecords(
-      tables: listed, records: records,
-      listedFrom: (ObjectIdentifier(self), changesApplied))
+      tables: listed, records: records, listedDirectory: self, listedChanges: changesApplied)
     live.sortRecords()
     return live
   }
@@ -157,7 +158,7 @@ extension KeyDirectory {
     listed: (Int) -> (item: LiveRecord, key: UnsafeRawBufferPointer),
     judged: (Int, Bool) -> Void
   ) -> Bool {
-    if live.listedFrom == (ObjectIdentifier(self), changesApplied) {
+    if live.listedDirectory === self && live.listedChanges == changesApplied {
       for position in 0..<count { judged(position, true) }
       return true
     }
