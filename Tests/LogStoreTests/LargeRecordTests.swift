@@ -10,10 +10,12 @@ import Testing
 #endif
 
 /// Records of ``LogStore/Options/fileWriteMinimumBytes`` or more go to the active segment with
-/// `pwrite`, shorter ones through its mapping (``SegmentWriter/append(count:fileWriteMinimum:_:)``).
-/// The crash-point and I/O-fault suites run both paths on the simulated file system
-/// (``CrashWorkload/fileWriteMinimumBytes``); these tests add the real file system, where the
-/// records written one way are read through the mapping, and the fallback of a failed write.
+/// `pwrite`, shorter ones through its mapping
+/// (``SegmentWriter/append(count:fileWriteMinimum:_:)``). The crash-point and I/O-fault suites
+/// run both paths on the simulated file system (``CrashWorkload/fileWriteMinimumBytes``); these
+/// tests add the real file system, where the records written one way are read through the
+/// mapping, the sharing of such records between opens in `.manyProcesses` use, and the fallback
+/// of a failed write.
 @Suite("Large records")
 struct LargeRecordTests {
   /// Values on both sides of the threshold and far past it, each with different bytes.

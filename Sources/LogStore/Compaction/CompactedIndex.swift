@@ -83,16 +83,17 @@ struct CompactedIndex {
   {
     var result: [IndexSnapshot.Table] = []
     result.reserveCapacity(listing.count)
+    // A place whose key was not copied keeps a negative `keyLength`.
+    var empty = SortItem(
+      key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
+      location: RecordLocation(segment: 0, offset: 0, length: 0))
+    empty.keyLength = -1
     for position in tables.indices {
       let listed = listing[position]
       var gathered = Table()
       swap(&gathered, &tables[position])
       let existed = gathered.creation != nil || gathered.copied > 0 || listed.creation == nil
       guard existed else { continue }
-      var empty = SortItem(
-        key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
-        location: RecordLocation(segment: 0, offset: 0, length: 0))
-      empty.keyLength = -1
       var items = [SortItem](repeating: empty, count: gathered.listedCount)
       for (item, place) in zip(gathered.copiedItems, gathered.places) { items[place] = item }
       gathered.copiedItems = []

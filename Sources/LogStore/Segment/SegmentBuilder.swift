@@ -103,7 +103,8 @@ final class SegmentBuilder {
     return change
   }
 
-  /// Records shorter than this have their checksum changes kept (``checksumChange(length:member:inputSalt:)``).
+  /// Records shorter than this have their checksum changes kept
+  /// (``checksumChange(length:member:inputSalt:)``).
   private static let knownChangeLengths = 2048
   /// The kept changes, by length and member flag: the change in the low 32 bits, bit 32 set
   /// once computed.

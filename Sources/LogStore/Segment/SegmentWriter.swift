@@ -3,9 +3,9 @@
 ///
 /// Disk space is reserved ahead of the writes (`allocate`), so a full disk shows up as a
 /// ``LogStoreError/Code/diskFull`` error from ``append(count:fileWriteMinimum:_:)``, never as
-/// a `SIGBUS` from touching an unbacked page. The reservation starts small and doubles up to 1 MiB at a time,
-/// so that a small store does not keep a large reserve: files are never cut shorter (a reader
-/// may have them mapped), so what is reserved stays part of the file.
+/// a `SIGBUS` from touching an unbacked page. The reservation starts small and doubles up to
+/// 1 MiB at a time, so that a small store does not keep a large reserve: files are never cut
+/// shorter (a reader may have them mapped), so what is reserved stays part of the file.
 ///
 /// After each sync, the log appends a sync mark (``RecordKind/syncMark``) saying how far the
 /// data was synced (``ActiveLog/noteSynchronized(_:_:_:)``); room for two marks is kept past
