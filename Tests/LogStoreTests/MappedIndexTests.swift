@@ -111,6 +111,7 @@ struct MappedIndexTests {
       ("another group count", Self.setting(UInt32(7), at: table + 48, in: bytes)),
       ("a table without a name", Self.setting(UInt8(0), at: table + 80, in: bytes)),
       ("a table named twice", Self.setting(UInt8(UInt8(ascii: "b")), at: table + 81, in: bytes)),
+      ("a name that is not UTF-8", Self.setting(UInt8(0xFF), at: table + 81, in: bytes)),
       ("more expiring entries than entries", Self.setting(UInt64(1000), at: table + 64, in: bytes)),
       (
         "expiring entries the entries do not hold",
@@ -121,6 +122,38 @@ struct MappedIndexTests {
     for (what, damaged) in refused {
       if case .success = Self.open(damaged, number: number) {
         Issue.record("\(what): the file was used")
+      }
+    }
+  }
+
+  @Test("a directory of hundreds of tables is read whole, and refused when any two share a name")
+  func repeatedNamesAmongMany() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: .init(compaction: .manual))
+    let names = (0..<300).map { "t" + $0.zeroPadded(width: 3) }
+    for (index, name) in names.enumerated() {
+      try store.createTable(name)
+      try store.put([UInt8(truncatingIfNeeded: index)], forKey: Array(name.utf8), in: name)
+    }
+    try store.checkpoint()
+    try store.close()
+    let file = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: path).first { $0.hasSuffix(".index") })
+    let (bytes, number) = (try fileBytes(path + "/" + file), UInt32(file.dropLast(6))!)
+    guard case .success(let index) = Self.open(bytes, number: number) else {
+      Issue.record("a good file was refused")
+      return
+    }
+    #expect(index.tables.map(\.name).sorted() == names)
+    // One name made another's, for pairs at both ends of the directory and between: each
+    // differs in its last three bytes.
+    for (renamed, other) in [(0, 299), (299, 0), (150, 151), (7, 270)] {
+      var damaged = bytes
+      let record = Self.record(of: names[renamed], in: bytes)
+      damaged.replaceSubrange(record + 81..<record + 85, with: Array(names[other].utf8))
+      if case .success = Self.open(Self.resealed(damaged), number: number) {
+        Issue.record("\(names[renamed]) renamed \(names[other]): the file was used")
       }
     }
   }

@@ -32,7 +32,7 @@ struct TablesByNameTests {
       if step % 500 == 0 { check() }
     }
     check()
-    byName.reserveCapacity(5_000)
+    byName.reserveCapacity(5_000, nameBytes: 0)
     check()
     for name in names {
       Array(name.utf8).withUnsafeBytes { byName.set($0, nil) }

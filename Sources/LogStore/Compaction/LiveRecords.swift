@@ -114,7 +114,7 @@ extension KeyDirectory {
     records.reserveCapacity((isSettled ? itemCount : 0) + tables.count)
     for (name, table) in tables {
       let position = UInt32(listed.count)
-      let creation = creations[name]
+      let creation = table.creation
       if let creation, creation.segment < limit {
         records.append(
           LiveRecord(
@@ -175,7 +175,7 @@ extension KeyDirectory {
         let (item, key) = listed(position)
         guard item.table == listedTable else { break }
         if item.source == .creation {
-          judged(position, creations[tables[at].name] == item.location)
+          judged(position, table?.creation == item.location)
         } else if let table {
           guard
             let points = table.stillPoints(

@@ -22,9 +22,6 @@ final class KeyDirectory {
   private static let fewTablesLimit = 8
   /// The keys and live bytes of all tables together, which each table updates as it changes.
   private let totals = IndexTotals()
-  /// Where the record that created each existing table is: compaction keeps exactly these
-  /// creation records (a table created implicitly by salvage has none).
-  @exclusivity(unchecked) private(set) var creations: [String: RecordLocation] = [:]
   /// The table the previous record named, to skip hashing its name when consecutive records
   /// share a table (the common case). Only writers use it. The name is copied into memory of
   /// its own (a table's name is at most 255 bytes; a record's table field cannot be longer)
@@ -57,11 +54,12 @@ final class KeyDirectory {
     self.mapped = mapped
     // Room for every table at once: growing rehashes every name so far.
     tables.reserveCapacity(mapped.tables.count)
-    tablesByBytes.reserveCapacity(mapped.tables.count)
-    creations.reserveCapacity(mapped.tables.count)
+    tablesByBytes.reserveCapacity(
+      mapped.tables.count, nameBytes: mapped.tables.reduce(0) { $0 + $1.name.utf8.count })
     for entry in mapped.tables {
-      insertTable(TableIndex(totals: totals, base: entry.table), named: entry.name)
-      if let creation = entry.creation { creations[entry.name] = creation }
+      let table = TableIndex(totals: totals, base: entry.table)
+      table.creation = entry.creation
+      insertTable(table, named: entry.name)
     }
   }
 
@@ -75,7 +73,7 @@ final class KeyDirectory {
   /// Every table copied (``TableIndex/init(copying:)``) with its name and creation, for a
   /// checkpoint: taken with the log's lock held, read after it is released.
   func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)] {
-    tables.map { name, table in (name, TableIndex(copying: table), creations[name]) }
+    tables.map { name, table in (name, TableIndex(copying: table), table.creation) }
   }
 
   /// The number of keys in all tables. Exact only once settled (``settle()``).
@@ -219,21 +217,21 @@ final class KeyDirectory {
       if let table = self.table(change.table) {
         guard let lifetime = change.expiry else { return }
         table.lifetime = lifetime
-        creations[String(decoding: change.table, as: UTF8.self)] = change.location
+        table.creation = change.location
       } else {
-        createTable(change.table).lifetime = change.expiry ?? 0
-        creations[String(decoding: change.table, as: UTF8.self)] = change.location
+        let table = createTable(change.table)
+        table.lifetime = change.expiry ?? 0
+        table.creation = change.location
       }
     case .clearTable:
       if let old = self.table(change.table) {
         let cleared = TableIndex(totals: totals)
         cleared.lifetime = old.lifetime
+        cleared.creation = old.creation
         insertTable(cleared, named: String(decoding: change.table, as: UTF8.self))
       }
     case .dropTable:
-      let name = String(decoding: change.table, as: UTF8.self)
-      removeTable(named: name)
-      creations[name] = nil
+      removeTable(named: String(decoding: change.table, as: UTF8.self))
     case .batch, .syncMark:
       // The scanner reads sync marks itself; they change nothing.
       preconditionFailure("batches are applied member by member, sync marks not at all")
@@ -347,18 +345,22 @@ final class KeyDirectory {
     let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
-    for entry in mapped.tables where entry.table.count > 0 {
+    // Every table here is the file's: the log after it has not been read yet.
+    for table in tables.values {
+      guard let base = table.base, base.count > 0 else { continue }
       // In floating point: the products may not fit a 32-bit `Int`.
-      let share = (Double(records) * Double(entry.table.count) / Double(count)).rounded(.up)
-      let keyBytes = share * Double(entry.table.keyBytes) / Double(entry.table.count)
-      // Every table of the file is here: the log after it has not been read yet.
-      tables[entry.name]?.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
+      let share = (Double(records) * Double(base.count) / Double(count)).rounded(.up)
+      // A few keys find room as they come, at little cost: a store of thousands of small
+      // tables does not grow each one at open.
+      guard share >= Double(TableIndex.minimumCapacity) else { continue }
+      let keyBytes = share * Double(base.keyBytes) / Double(base.count)
+      table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
     }
   }
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
   func relocateCreation(of table: String, from old: RecordLocation, to new: RecordLocation) {
-    if creations[table] == old { creations[table] = new }
+    if let table = self.table(table), table.creation == old { table.creation = new }
   }
 
   /// Every location the index points at, grouped by nothing in particular; for compaction

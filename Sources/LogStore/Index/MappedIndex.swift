@@ -83,18 +83,24 @@ final class MappedIndex: @unchecked Sendable {
     }
     self.segments = segments
     var tables: [(name: String, table: MappedTable, creation: RecordLocation?)] = []
-    var names: Set<String> = []
+    tables.reserveCapacity(min(tableCount, directory.count / F.tableRecordSize))
+    var names: [(hash: UInt64, bytes: UnsafeRawBufferPointer)] = []
+    names.reserveCapacity(tables.capacity)
     for _ in 0..<tableCount {
       guard let record = reader.take(F.tableRecordSize),
         let nameBytes = reader.take(
           Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
       else { throw Rejection(reason: "its directory is cut short") }
       let nameLength = Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self))
-      let name = String(
-        decoding: UnsafeRawBufferPointer(start: nameBytes, count: nameLength), as: UTF8.self)
-      guard nameLength > 0, names.insert(name).inserted else {
-        throw Rejection(reason: "its directory names a table twice, or without a name")
+      let nameBuffer = UnsafeRawBufferPointer(start: nameBytes, count: nameLength)
+      var name = String(decoding: nameBuffer, as: UTF8.self)
+      // Names are written from strings: bytes that are not UTF-8 (which decoding would repair,
+      // so that two names could decode alike) are damage.
+      guard nameLength > 0, name.withUTF8({ bytesEqual(UnsafeRawBufferPointer($0), nameBuffer) })
+      else {
+        throw Rejection(reason: "its directory names a table without a name, or not in UTF-8")
       }
+      names.append((KeyHash.hash(nameBuffer), nameBuffer))
       let table = try MappedTable(record: record, file: bytes, seed: seed, owner: owner)
       let creationSegment = loadLittleEndian(UInt32.self, record + 52)
       let creation =
@@ -106,7 +112,33 @@ final class MappedIndex: @unchecked Sendable {
       tables.append((name, table, creation))
     }
     guard reader.isAtEnd else { throw Rejection(reason: "its directory has bytes left over") }
+    guard !Self.repeatsAName(names) else {
+      throw Rejection(reason: "its directory names a table twice")
+    }
     self.tables = tables
+  }
+
+  /// Whether two of `names` (each with its ``KeyHash``) are the same bytes: an open-addressing
+  /// set of their positions, whose bytes are compared only where hashes are equal, so that a
+  /// store of thousands of tables opens without a set of their names as strings.
+  private static func repeatsAName(_ names: [(hash: UInt64, bytes: UnsafeRawBufferPointer)])
+    -> Bool
+  {
+    var capacity = 16
+    while capacity < 2 * names.count { capacity *= 2 }
+    let mask = capacity - 1
+    // The position of a name in `names`, or -1 for an empty slot.
+    var slots = [Int](repeating: -1, count: capacity)
+    for (position, name) in names.enumerated() {
+      var slot = Int(truncatingIfNeeded: name.hash) & mask
+      while slots[slot] >= 0 {
+        let other = names[slots[slot]]
+        if other.hash == name.hash && bytesEqual(other.bytes, name.bytes) { return true }
+        slot = (slot + 1) & mask
+      }
+      slots[slot] = position
+    }
+    return false
   }
 
   /// Reads fixed-size records off the directory, refusing to run past its end.
@@ -213,12 +245,14 @@ final class MappedTable: @unchecked Sendable {
 
   /// Whether the last entries, walked from the last sample, end exactly where the entries do:
   /// a cheap check at open that `count` and the entries' length agree (at most 16 entries).
+  /// Their lengths are read without checking their checksums, which every use of an entry
+  /// checks: a store of many tables opens without reading each table's entries through.
   private func endsWhereItSays() -> Bool {
     guard count > 0 else { return entries.count == 0 }
     let lastSample = (count - 1) / F.sampleInterval
     guard var offset = sampleOffset(lastSample) else { return false }
     for _ in lastSample * F.sampleInterval..<count {
-      guard let entry = entry(at: offset) else { return false }
+      guard let entry = entry(at: offset, verify: false) else { return false }
       offset = entry.end
     }
     return offset == entries.count

@@ -64,6 +64,9 @@ final class TableIndex {
   /// The lifetime a put into this table gets when it names none, in microseconds; 0: none.
   /// Set by the table's creation record; the store, not the index, applies it to puts.
   @exclusivity(unchecked) var lifetime: Int64 = 0
+  /// Where the record that created the table is: compaction keeps exactly the creation records
+  /// of the tables that exist (a table created implicitly by salvage has none).
+  @exclusivity(unchecked) var creation: RecordLocation?
 
   /// The index file's table under this one, if the table was opened from one.
   @exclusivity(unchecked) private(set) var base: MappedTable?
@@ -83,16 +86,20 @@ final class TableIndex {
   private static let lookupGroup = 16
   /// Folds in slots loaded ahead of use, so that the loads are not optimized away.
   @exclusivity(unchecked) private var warmed: UInt32 = 0
-  private static let minimumCapacity = 16
+  static let minimumCapacity = 16
 
   /// A table whose changes are added to `totals`; by default, to totals of its own. With a
   /// `base`, it starts as that index file's table.
   init(totals: IndexTotals = IndexTotals(), base: MappedTable? = nil) {
     self.totals = totals
     self.base = base
-    slots = Self.allocateSlots(Self.minimumCapacity)
-    mask = Self.minimumCapacity - 1
-    arenaCapacity = 256
+    // A table over an index file holds only what changes after it, often nothing: it starts
+    // with the least room, so that opening a store of thousands of tables allocates and
+    // clears almost nothing for them. Its first insert grows it.
+    let capacity = base == nil ? Self.minimumCapacity : 1
+    slots = Self.allocateSlots(capacity)
+    mask = capacity - 1
+    arenaCapacity = base == nil ? 256 : 0
     arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
     if let base {
       adjust(count: base.count, liveBytes: base.liveBytes)
@@ -120,6 +127,7 @@ final class TableIndex {
     occupied = other.occupied
     expiring = other.expiring.map { ExpiringKeys(copying: $0) }
     lifetime = other.lifetime
+    creation = other.creation
     adjust(count: other.count, liveBytes: other.liveBytes)
     allocationChanged()
   }

@@ -78,9 +78,11 @@ final class TablesByName {
     count += 1
   }
 
-  /// Room for `tables` more tables without a rebuild.
-  func reserveCapacity(_ tables: Int) {
-    if (used + tables) * 4 > capacity * 3 { rebuild(room: count + tables) }
+  /// Room for `tables` more tables, whose names take `nameBytes` bytes, without a rebuild.
+  func reserveCapacity(_ tables: Int, nameBytes: Int) {
+    if (used + tables) * 4 > capacity * 3 || namesUsed + nameBytes > namesCapacity {
+      rebuild(room: count + tables, nameBytes: nameBytes)
+    }
   }
 
   /// The slot of the live table named `name`, if any.
