@@ -411,11 +411,10 @@ func keyDirectoryScenario(_ c: inout Checker) -> String {
     do throws(HintFile.Invalid) {
       let contents = try HintFile.decode(
         b, fileNumber: segmentNumber, salt: salt, segmentLength: segment.count)
-      var room: [String: KeyDirectory.Room] = [:]
+      let room = NameTable<KeyDirectory.Room>()
       for entry in contents.entries where entry.kind == .put {
-        let name = String(decoding: entry.table, as: UTF8.self)
-        let counted = room[name] ?? (0, 0)
-        room[name] = (counted.count + 1, counted.keyBytes + entry.key.count)
+        let counted = room.find(entry.table) ?? (0, 0)
+        room.set(entry.table, (counted.count + 1, counted.keyBytes + entry.key.count))
       }
       hinted.reserve(room)
       for entry in contents.entries {

@@ -13,7 +13,7 @@ final class KeyDirectory {
   @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:]
   /// The same tables by the UTF-8 bytes of their names, for writers and the log's replay, which
   /// have the bytes of a record.
-  private let tablesByBytes = TablesByName()
+  private let tablesByBytes = NameTable<Unmanaged<TableIndex>>()
   /// The same tables as a list while there are at most `fewTablesLimit`, empty beyond: most
   /// stores have a few, and comparing names is cheaper than hashing one on every read. Kept
   /// only while short, so that creating a table costs the same whether it is the tenth or the
@@ -30,8 +30,8 @@ final class KeyDirectory {
   private let lastTableName = UnsafeMutableRawBufferPointer.allocate(byteCount: 255, alignment: 1)
   @exclusivity(unchecked) private var lastTableNameLength = 0
   @exclusivity(unchecked) private var lastTable: Unmanaged<TableIndex>?
-  /// Room to make in tables about to be created (see `reserve(_:)`).
-  @exclusivity(unchecked) private var reservations: [String: Room] = [:]
+  /// Room to make in tables about to be created, by their names' bytes (see `reserve(_:)`).
+  private let reservations = NameTable<Room>()
 
   /// Room to make in one table: for `count` more keys, of `keyBytes` bytes in all.
   typealias Room = (count: Int, keyBytes: Int)
@@ -145,7 +145,9 @@ final class KeyDirectory {
     }
     // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
     // (no valid record has such a name): decoding repairs them as it did when the table was
-    // created, so the same table is found.
+    // created, so the same table is found. ASCII decodes to itself: a new table's first
+    // record, in a replay of thousands of tables, makes no `String` here.
+    guard name.contains(where: { $0 >= 0x80 }) else { return nil }
     return tables[String(decoding: name, as: UTF8.self)].map(Unmanaged.passUnretained)
   }
 
@@ -153,7 +155,7 @@ final class KeyDirectory {
   private func insertTable(_ table: TableIndex, named name: String) {
     tables.updateValue(table, forKey: name)?.detachFromTotals()
     var name = name
-    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), table) }
+    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), Unmanaged.passUnretained(table)) }
     tablesChanged()
   }
 
@@ -312,11 +314,11 @@ final class KeyDirectory {
 
   private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {
     let table = TableIndex(totals: totals)
-    let key = String(decoding: name, as: UTF8.self)
-    if let reservation = reservations.removeValue(forKey: key) {
+    if reservations.count > 0, let reservation = reservations.find(name) {
+      reservations.set(name, nil)
       table.reserve(additional: reservation.count, keyBytes: reservation.keyBytes)
     }
-    insertTable(table, named: key)
+    insertTable(table, named: String(decoding: name, as: UTF8.self))
     return table
   }
 
@@ -324,12 +326,14 @@ final class KeyDirectory {
   /// they are applied, so that loading a large store does not grow each table's index step by
   /// step. A table not created yet (its creation is among the records to come) gets its room
   /// when it is.
-  func reserve(_ room: [String: Room]) {
-    for (name, room) in room {
-      if let table = tables[name] {
-        table.reserve(additional: room.count, keyBytes: room.keyBytes)
+  func reserve(_ room: NameTable<Room>) {
+    room.forEachName { name, room in
+      if let table = unretainedTable(name) {
+        table._withUnsafeGuaranteedRef {
+          $0.reserve(additional: room.count, keyBytes: room.keyBytes)
+        }
       } else {
-        reservations[name] = room
+        reservations.set(name, room)
       }
     }
   }
