@@ -71,6 +71,41 @@ struct ExpiryTests {
     #expect(try visible(store).keys == ["never", "soon"])
   }
 
+  @Test(
+    "statistics leave out what expired in every table that has expiring keys, through clears, drops, checkpoints and reopens"
+  )
+  func statisticsAcrossTables() throws {
+    var store = try LogStore(path: path, options: .init(compaction: .manual))
+    defer { try? store.close() }
+    for table in ["a", "b", "c", "d"] { try store.createTable(table) }
+    let soon = expires(store, in: 10)
+    for key in ["1", "2", "3"] { try store.put([1], forKey: key.bytes, in: "a", expiresAt: soon) }
+    try store.put([1], forKey: "kept".bytes, in: "a")
+    for key in ["1", "2"] { try store.put([1], forKey: key.bytes, in: "b", expiresAt: soon) }
+    try store.put([1], forKey: "1".bytes, in: "c", expiresAt: soon)
+    try store.put([1], forKey: "plain".bytes, in: "d")
+    // b cleared and c dropped: their expiring keys leave with them; a's stay.
+    try store.clearTable("b")
+    try store.dropTable("c")
+    try store.put([1], forKey: "new".bytes, in: "b")
+    #expect(try store.statistics().liveItems == 6)
+    store.expiryClock.skip(microseconds: 11 * Self.second)
+    #expect(try store.statistics().liveItems == 3)
+    try store.checkpoint()
+    #expect(try store.statistics().liveItems == 3)
+    try store.close()
+    // Opened from the index file, a's expiring keys come from the file's entries.
+    store = try LogStore(path: path, options: .init(compaction: .manual))
+    #expect(store.openReport.indexFile != nil)
+    #expect(try store.statistics().liveItems == 6)
+    store.expiryClock.skip(microseconds: 11 * Self.second)
+    #expect(try store.statistics().liveItems == 3)
+    try store.put([1], forKey: "1".bytes, in: "d", expiresAt: expires(store, in: 10))
+    #expect(try store.statistics().liveItems == 4)
+    store.expiryClock.skip(microseconds: 11 * Self.second)
+    #expect(try store.statistics().liveItems == 3)
+  }
+
   /// Opens the store at `path` again and checks what table `t` shows, with the clock moved
   /// `skip` seconds on; returns the open's report.
   private func reopenAndCheck(

@@ -92,6 +92,7 @@ final class KeyDirectory {
   /// counted in ``itemCount`` and ``liveBytes`` until compaction drops them.
   func expired(at now: Int64) -> (count: Int, bytes: Int) {
     var total = (count: 0, bytes: 0)
+    guard totals.tablesWithExpiries > 0 else { return total }
     for table in tables.values {
       guard let expiring = table.expiring else { continue }
       let gone = expiring.advance(to: now)

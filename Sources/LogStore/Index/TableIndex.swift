@@ -15,6 +15,9 @@ final class IndexTotals {
   /// Keys whose counting waits for a lookup in their table's index file
   /// (``TableIndex/settle()``): while there are any, `count` and `liveBytes` are not exact.
   @exclusivity(unchecked) fileprivate(set) var unsettled = 0
+  /// Tables that have keys with an expiry (``TableIndex/expiring``): while there are none,
+  /// nothing has expired, and `statistics()` need not visit each table to know it.
+  @exclusivity(unchecked) fileprivate(set) var tablesWithExpiries = 0
 }
 
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
@@ -125,14 +128,15 @@ final class TableIndex {
     arenaUsed = other.arenaUsed
     arenaGarbage = other.arenaGarbage
     occupied = other.occupied
-    expiring = other.expiring.map { ExpiringKeys(copying: $0) }
     lifetime = other.lifetime
     creation = other.creation
     adjust(count: other.count, liveBytes: other.liveBytes)
     allocationChanged()
+    setExpiring(other.expiring.map { ExpiringKeys(copying: $0) })
   }
 
   deinit {
+    if expiring != nil { totals.tablesWithExpiries -= 1 }
     totals.heapBytes -= countedHeapBytes
     Self.deallocateSlots(slots, mask + 1)
     IndexMemory.deallocate(arena, byteCount: arenaCapacity)
@@ -185,11 +189,14 @@ final class TableIndex {
     totals.liveBytes -= liveBytes
     totals.heapBytes -= countedHeapBytes
     totals.unsettled -= unsettled.count
+    let withExpiries = expiring == nil ? 0 : 1
+    totals.tablesWithExpiries -= withExpiries
     totals = IndexTotals()
     totals.count = count
     totals.liveBytes = liveBytes
     totals.heapBytes = countedHeapBytes
     totals.unsettled = unsettled.count
+    totals.tablesWithExpiries = withExpiries
   }
 
   // MARK: Lookup
@@ -330,7 +337,7 @@ final class TableIndex {
     settleLater: Bool = false, expiry: Int64? = nil
   ) -> RecordLocation? {
     if let expiry {
-      if expiring == nil { expiring = ExpiringKeys() }
+      if expiring == nil { setExpiring(ExpiringKeys()) }
       expiring!.set(key, expiry: expiry, length: location.length)
     } else if let expiring {
       expiring.remove(key)
@@ -581,7 +588,7 @@ final class TableIndex {
     arenaUsed = 0
     arenaGarbage = 0
     base = nil
-    expiring = nil
+    setExpiring(nil)
     totals.unsettled -= unsettled.count
     unsettled = []
     allocationChanged()
@@ -711,6 +718,12 @@ final class TableIndex {
       }
       keys.set(entry.key, expiry: expiry, length: entry.location.length)
     }
+    setExpiring(keys)
+  }
+
+  /// Sets ``expiring``, counting in the totals the tables that have keys with an expiry.
+  private func setExpiring(_ keys: ExpiringKeys?) {
+    if (expiring == nil) != (keys == nil) { totals.tablesWithExpiries += keys == nil ? -1 : 1 }
     expiring = keys
   }
 
