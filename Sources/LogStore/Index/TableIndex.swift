@@ -839,8 +839,10 @@ final class TableIndex {
     if needed > arenaCapacity { resizeArena(needed) }
   }
 
+  /// Doubles the slots; a table over an index file, which starts with one, goes straight to
+  /// the room a new table starts with.
   private func grow() {
-    rehash(capacity: (mask + 1) * 2)
+    rehash(capacity: max((mask + 1) * 2, Self.minimumCapacity))
   }
 
   private func rehash(capacity: Int) {
@@ -862,7 +864,7 @@ final class TableIndex {
   private func appendKey(_ key: UnsafeRawBufferPointer, length: UInt32) -> UInt32 {
     let needed = Self.arenaEntryHeader + key.count
     if arenaUsed + needed > arenaCapacity {
-      resizeArena(max(arenaCapacity + arenaCapacity / 2, arenaUsed + needed))
+      resizeArena(max(arenaCapacity + arenaCapacity / 2, arenaUsed + needed, 256))
     }
     let reference = arenaUsed
     let entry = arena + reference
