@@ -104,6 +104,12 @@ struct ExpiryTests {
     #expect(try store.statistics().liveItems == 4)
     store.expiryClock.skip(microseconds: 11 * Self.second)
     #expect(try store.statistics().liveItems == 3)
+    // Every key of a deleted by the empty prefix, its expiring ones with them; d's stays.
+    try store.deletePrefix([], in: "a")
+    try store.put([1], forKey: "2".bytes, in: "d", expiresAt: expires(store, in: 10))
+    #expect(try store.statistics().liveItems == 3)
+    store.expiryClock.skip(microseconds: 11 * Self.second)
+    #expect(try store.statistics().liveItems == 2)
   }
 
   /// Opens the store at `path` again and checks what table `t` shows, with the clock moved
