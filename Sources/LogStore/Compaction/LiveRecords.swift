@@ -53,46 +53,9 @@ struct LiveRecords {
   weak var listedDirectory: KeyDirectory?
   var listedChanges: UInt64
 
-  /// Sorts `records` by segment and offset, a byte of the two at a time from the lowest
-  /// (a radix sort): the comparison sort of a million records took more than half of the
-  /// listing. The counts of every byte are taken in one pass; bytes that are the same in every
-  /// record (most of the segment number's) are skipped.
+  /// Sorts `records` by segment and offset (``radixSort(_:by:)``).
   fileprivate mutating func sortRecords() {
-    let count = records.count
-    guard count > 1 else { return }
-    var counts = [Int](repeating: 0, count: 8 * 256)
-    counts.withUnsafeMutableBufferPointer { counts in
-      for record in records {
-        let order = record.order
-        for byte in 0..<8 {
-          counts[byte &* 256 &+ Int(truncatingIfNeeded: order >> UInt64(byte &* 8)) & 255] += 1
-        }
-      }
-    }
-    var sorted = records
-    for byte in 0..<8 {
-      let digits = byte * 256..<(byte + 1) * 256
-      if counts[digits].contains(count) { continue }
-      var start = 0
-      for digit in digits {
-        let digitCount = counts[digit]
-        counts[digit] = start
-        start += digitCount
-      }
-      let shift = UInt64(byte * 8)
-      records.withUnsafeBufferPointer { from in
-        sorted.withUnsafeMutableBufferPointer { to in
-          counts.withUnsafeMutableBufferPointer { counts in
-            for record in from {
-              let digit = byte &* 256 &+ Int(truncatingIfNeeded: record.order >> shift) & 255
-              to[counts[digit]] = record
-              counts[digit] &+= 1
-            }
-          }
-        }
-      }
-      swap(&records, &sorted)
-    }
+    radixSort(&records) { $0.order }
   }
 }
 

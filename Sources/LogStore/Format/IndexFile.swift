@@ -217,12 +217,52 @@ struct IndexSnapshot {
     return bytes
   }
 
+  /// A key's slot to fill: the group its probe starts at, its tag, and its entry's offset + 1.
+  private struct SlotPlacement {
+    var group: UInt32
+    var tag: UInt32
+    var reference: UInt32
+  }
+
+  /// How many keys' slots are placed together (``SlotPlacement``): enough that each chunk
+  /// sweeps the groups in order, few enough that the list stays small (3 MiB, and as much again
+  /// while it is sorted).
+  private static let placementChunk = 1 << 18
+
+  /// Fills the slots of `placements`, in the order of their groups, in the `groupCount`
+  /// groups at `groups`, and empties the list.
+  private static func place(
+    _ placements: inout [SlotPlacement], in groups: UnsafeMutableRawPointer, groupCount: Int
+  ) {
+    typealias F = IndexFileFormat
+    radixSort(&placements) { UInt64($0.group) }
+    for placement in placements {
+      var group = Int(placement.group)
+      placing: while true {
+        let slots = groups + group * F.groupSize
+        for slot in 0..<F.slotsPerGroup where loadLittleEndian(UInt32.self, slots + slot * 8) == 0 {
+          storeLittleEndian(placement.tag, slots + slot * 8)
+          storeLittleEndian(placement.reference, slots + slot * 8 + 4)
+          break placing
+        }
+        group = group + 1 == groupCount ? 0 : group + 1
+      }
+    }
+    placements.removeAll(keepingCapacity: true)
+  }
+
   private static func writeTable(
     _ table: Table,
     at place: (groups: Int, ranks: Int, entries: Int, entriesLength: Int, groupCount: Int),
     seed: UInt64, into base: UnsafeMutableRawPointer
   ) {
     typealias F = IndexFileFormat
+    // Each key's slot, placed a chunk of keys at a time in the order of the groups their probes
+    // start at: placed in key order, each store landed in a random group of the file's
+    // (megabytes of them for a large table) and waited for memory.
+    var placements: [SlotPlacement] = []
+    placements.reserveCapacity(min(table.keys.items.count, Self.placementChunk))
+    let groups = base + place.groups
     table.keys.keys.withUnsafeBytes { keys in
       var entryOffset = 0
       for (rank, item) in table.keys.items.enumerated() {
@@ -252,21 +292,18 @@ struct IndexSnapshot {
           let group = base + place.ranks + (sample / F.samplesPerGroup) * F.groupSize
           storeLittleEndian(UInt32(entryOffset), group + (sample % F.samplesPerGroup) * 4)
         }
-        // Its slot.
+        // Its slot, placed with the rest of its chunk.
         let hash = KeyHash.hash(key, seed: seed)
-        var group = F.firstGroup(hash, of: place.groupCount)
-        placing: while true {
-          let slots = base + place.groups + group * F.groupSize
-          for slot in 0..<F.slotsPerGroup where loadLittleEndian(UInt32.self, slots + slot * 8) == 0
-          {
-            storeLittleEndian(F.tag(hash), slots + slot * 8)
-            storeLittleEndian(UInt32(entryOffset + 1), slots + slot * 8 + 4)
-            break placing
-          }
-          group = group + 1 == place.groupCount ? 0 : group + 1
+        placements.append(
+          SlotPlacement(
+            group: UInt32(F.firstGroup(hash, of: place.groupCount)), tag: F.tag(hash),
+            reference: UInt32(entryOffset + 1)))
+        if placements.count == Self.placementChunk {
+          Self.place(&placements, in: groups, groupCount: place.groupCount)
         }
         entryOffset += entryLength
       }
+      Self.place(&placements, in: groups, groupCount: place.groupCount)
       for group in 0..<place.groupCount {
         let start = base + place.groups + group * F.groupSize
         storeLittleEndian(F.groupChecksum(start), start + 60)
