@@ -155,9 +155,15 @@ final class Compactor: @unchecked Sendable {
     }
     var outputs: [SegmentBuilder] = []
     var copied: Copied?
+    var indexFile: IndexFileBytes?
+    // Its thread never outlives the compaction, whatever happens.
+    defer { _ = indexFile?.bytes() }
     do {
       copied = try copyLiveRecords(plan, into: &outputs, progress: progress)
-      if copied != nil { try commitOutputs(outputs) }
+      if copied != nil {
+        indexFile = startIndexFile(copied!.index.take(), of: outputs, plan: plan)
+        try commitOutputs(outputs)
+      }
     } catch {
       removeOutputs(outputs)
       throw error
@@ -171,12 +177,55 @@ final class Compactor: @unchecked Sendable {
       return .indexFileDamaged
     }
     let skips = skipsIndexFile.map { skips in log.lock.withLock { skips() } } ?? false
-    let written = skips ? nil : writeIndexFile(copied.index, of: outputs, plan: plan)
+    let written = skips ? nil : writeIndexFile(indexFile, of: outputs)
     let adopted = try swapIn(outputs: outputs, copied: copied, plan: plan, index: written)
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.
     log.lock.withLock { if index.keys.baseDamaged { repair.rebuild() } }
     return .compacted(writesIndex: plan.writesIndex && !adopted)
+  }
+
+  /// The bytes of a compaction's index file, made on a thread of their own while the outputs
+  /// are synced and renamed (``commitOutputs(_:)``): at a million records, making them took
+  /// about as long as those syncs, which leave the processor idle.
+  private final class IndexFileBytes: @unchecked Sendable {
+    let segments: [IndexFileFormat.CoveredSegment]
+    let number: UInt32
+    private let nextSequence: UInt64
+    // Taken, then `made` set, by the thread that makes the bytes (or by `init` when no thread
+    // can be started); read only after it is joined, in `bytes()`.
+    private var gathered: CompactedIndex?
+    private var made: (bytes: [UInt8]?, liveBytes: Int) = (nil, 0)
+    private var thread: BackgroundThread?
+
+    init(
+      _ gathered: CompactedIndex, segments: [IndexFileFormat.CoveredSegment],
+      nextSequence: UInt64, number: UInt32
+    ) {
+      self.segments = segments
+      self.number = number
+      self.nextSequence = nextSequence
+      self.gathered = gathered
+      let thread = BackgroundThread { [self] in make() }
+      if thread.tryStart() { self.thread = thread } else { make() }
+    }
+
+    private func make() {
+      guard let gathered = gathered.take() else { return }
+      let snapshot = gathered.snapshot(segments: segments, nextSequence: nextSequence)
+      made = (
+        snapshot.encoded(number: number, seed: UInt64.random(in: .min ... .max)),
+        snapshot.tables.reduce(0) { $0 + $1.liveBytes }
+      )
+    }
+
+    /// The file's bytes (nil if a table is too large for the format) and the live bytes its
+    /// tables hold, once made: waits for the thread.
+    func bytes() -> (bytes: [UInt8]?, liveBytes: Int) {
+      thread?.join()
+      thread = nil
+      return made
+    }
   }
 
   /// An index file of a compaction's outputs, written (``CompactedIndex``).
@@ -187,27 +236,43 @@ final class Compactor: @unchecked Sendable {
     var liveBytes: Int
   }
 
-  /// Writes the index file of the committed `outputs` that the copy gathered, if it did. Nil
-  /// when there is none: no outputs, damage met while copying (the swap then counts what was
-  /// lost by the keys left pointing into the inputs), a close under way, or a failure to
-  /// write it, which leaves the swap to relocate the keys and a checkpoint to follow. The
-  /// file is only an optimization: the compaction has happened either way.
-  private func writeIndexFile(
+  /// Starts making the bytes of the index file of `outputs` from what the copy gathered, if
+  /// it did, while the outputs are committed. Nil when there will be none: no outputs, or
+  /// damage met while copying (the swap then counts what was lost by the keys left pointing
+  /// into the inputs).
+  private func startIndexFile(
     _ gathered: CompactedIndex?, of outputs: [SegmentBuilder], plan: Plan
-  ) -> WrittenIndex? {
-    guard let gathered, let file = plan.indexFile, !outputs.isEmpty, plan.damageSeen == 0,
-      !stopRequested.isSet
-    else { return nil }
-    let segments = outputs.map {
-      IndexFileFormat.CoveredSegment(number: $0.number, salt: $0.salt, coveredLength: $0.size)
-    }
-    let snapshot = gathered.snapshot(segments: segments, nextSequence: file.nextSequence)
-    guard let size = try? checkpointer.write(snapshot, number: file.number), size > 0 else {
+  ) -> IndexFileBytes? {
+    guard let gathered, let file = plan.indexFile, !outputs.isEmpty, plan.damageSeen == 0 else {
       return nil
     }
+    // Each output as it will be once finished: its records, then the sync mark that ends it.
+    let segments = outputs.map {
+      IndexFileFormat.CoveredSegment(
+        number: $0.number, salt: $0.salt, coveredLength: $0.size + RecordLayout.syncMarkLength)
+    }
+    return IndexFileBytes(
+      gathered, segments: segments, nextSequence: file.nextSequence, number: file.number)
+  }
+
+  /// Writes the index file whose bytes `made` made, once the outputs are committed. Nil when
+  /// there is none (``startIndexFile(_:of:plan:)``), a close is under way, or it fails to be
+  /// written, which leaves the swap to relocate the keys and a checkpoint to follow. The file
+  /// is only an optimization: the compaction has happened either way.
+  private func writeIndexFile(_ made: IndexFileBytes?, of outputs: [SegmentBuilder])
+    -> WrittenIndex?
+  {
+    guard let made, !stopRequested.isSet else { return nil }
+    let (bytes, liveBytes) = made.bytes()
+    // The outputs' lengths were foreseen before they were finished: a file that foresaw them
+    // wrong would be refused at every open, so none is written.
+    let foreseen = made.segments.map(\.coveredLength) == outputs.map(\.size)
+    assert(foreseen, "an output finished at another length than its index file says")
+    guard foreseen, let bytes, let size = try? checkpointer.write(bytes, number: made.number),
+      size > 0
+    else { return nil }
     return WrittenIndex(
-      number: file.number, segments: segments, size: size,
-      liveBytes: snapshot.tables.reduce(0) { $0 + $1.liveBytes })
+      number: made.number, segments: made.segments, size: size, liveBytes: liveBytes)
   }
 
   /// Undoes a compaction before its swap. The inputs are all still there, so removing the

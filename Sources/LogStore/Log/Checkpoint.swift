@@ -140,6 +140,12 @@ final class Checkpointer: @unchecked Sendable {
       let bytes = snapshot.encoded(number: number, seed: UInt64.random(in: .min ... .max)),
       !giveUp()
     else { return 0 }
+    return try write(bytes, number: number)
+  }
+
+  /// Writes `bytes` (an encoded ``IndexSnapshot``) as index file `number`: under a temporary
+  /// name, synced, renamed, the directory synced. Returns its size.
+  func write(_ bytes: [UInt8], number: UInt32) throws(LogStoreError) -> Int {
     let path = directory + "/" + StoreFileName.index(number)
     let temporary = path + StoreFileName.temporarySuffix
     do {
