@@ -28,12 +28,25 @@ struct RadixSortTests {
     }
   }
 
-  @Test("an index file of more keys than a placement chunk finds every key through its slots")
+  /// Key `id` of ``manyChunks()``: of 16 bytes and fewer (written from its sort item's prefix),
+  /// exactly 16, and longer (read from the keys' bytes); key 0 is empty.
+  private static func key(_ id: Int) -> [UInt8] {
+    switch id % 3 {
+    case _ where id == 0: return []
+    case 0: return Array("key-\(id)".utf8)
+    case 1: return Array("k\(id.zeroPadded(width: 15))".utf8)
+    default: return Array("a key longer than sixteen bytes, \(id)".utf8)
+    }
+  }
+
+  @Test(
+    "an index file of more keys than a placement chunk, short and long, finds every key through its slots"
+  )
   func manyChunks() throws {
     let table = TableIndex()
     let count = 300_000
     for id in 0..<count {
-      let key = Array("key-\(id)".utf8)
+      let key = Self.key(id)
       key.withUnsafeBytes {
         _ = table.upsert(
           $0, hash: KeyHash.hash($0),
@@ -51,8 +64,8 @@ struct RadixSortTests {
     let mapped = try #require(index.tables.first?.table)
     #expect(mapped.count == count)
     #expect(mapped.verifyAll())
-    for id in stride(from: 0, to: count, by: 997) {
-      let found = Array("key-\(id)".utf8).withUnsafeBytes { mapped.find($0) }
+    for id in Array(stride(from: 0, to: count, by: 997)) + [1, 2, 3, 4] {
+      let found = Self.key(id).withUnsafeBytes { mapped.find($0) }
       #expect(
         found == .found(RecordLocation(segment: 1, offset: UInt32(id) * 64 + 64, length: 40)))
     }

@@ -265,9 +265,21 @@ struct IndexSnapshot {
     let groups = base + place.groups
     table.keys.keys.withUnsafeBytes { keys in
       var entryOffset = 0
+      // A key of at most 16 bytes is whole in its sort item's prefix, and is read from there:
+      // the keys' bytes lie in the order they were gathered, not in key order, and reading
+      // each from them missed the cache (most of the encoding of a million keys).
+      let short = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 8)
+      defer { short.deallocate() }
       for (rank, item) in table.keys.items.enumerated() {
-        let key = UnsafeRawBufferPointer(
-          start: keys.baseAddress.map { $0 + item.keyStart }, count: item.keyLength)
+        let key: UnsafeRawBufferPointer
+        if item.keyLength <= 16 {
+          short.storeBytes(of: item.prefix.high.bigEndian, as: UInt64.self)
+          short.storeBytes(of: item.prefix.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+          key = UnsafeRawBufferPointer(rebasing: short[0..<item.keyLength])
+        } else {
+          key = UnsafeRawBufferPointer(
+            start: keys.baseAddress.map { $0 + item.keyStart }, count: item.keyLength)
+        }
         // The entry.
         let entry = base + place.entries + entryOffset
         let expiry = table.expiries.isEmpty ? nil : table.expiries[Array(key)]
