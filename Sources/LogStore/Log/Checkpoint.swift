@@ -133,7 +133,7 @@ final class Checkpointer: @unchecked Sendable {
   /// Writes `snapshot` (sorted) as index file `number`: under a temporary name, synced, renamed,
   /// the directory synced. Returns its size; 0 when none was written (a table too large for the
   /// format, or `giveUp` said so, asked before and after the file's bytes are made).
-  func write(_ snapshot: IndexSnapshot, number: UInt32, giveUp: () -> Bool = { false })
+  func write(_ snapshot: IndexSnapshot, number: UInt32, giveUp: () -> Bool)
     throws(LogStoreError) -> Int
   {
     guard !giveUp(),
