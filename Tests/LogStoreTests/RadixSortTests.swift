@@ -7,6 +7,12 @@ import Testing
 /// index file of more keys than one placement chunk.
 @Suite("Radix sort")
 struct RadixSortTests {
+  private struct Item: RadixSorted {
+    var key: UInt64
+    var position: Int
+    var radixKey: UInt64 { key }
+  }
+
   @Test("sorts as a stable sort does, for keys of one byte to eight and of equal bytes")
   func againstStableSort() {
     var generator = SeededGenerator(seed: 5)
@@ -15,10 +21,10 @@ struct RadixSortTests {
         let mask = significantBits == 64 ? UInt64.max : (UInt64(1) << significantBits) - 1
         // A constant high part: its bytes, the same in every item, are skipped.
         let items = (0..<count).map { position in
-          (key: generator.next() & mask | 0x5A00_0000_0000_0000 & ~mask, position: position)
+          Item(key: generator.next() & mask | 0x5A00_0000_0000_0000 & ~mask, position: position)
         }
         var sorted = items
-        radixSort(&sorted) { $0.key }
+        radixSort(&sorted)
         // Stable: equal keys keep their order.
         let expected = items.sorted { ($0.key, $0.position) < ($1.key, $1.position) }
         #expect(

@@ -27,6 +27,10 @@ struct LiveRecord {
   var order: UInt64 { UInt64(location.segment) << 32 | UInt64(location.offset) }
 }
 
+extension LiveRecord: RadixSorted {
+  var radixKey: UInt64 { order }
+}
+
 /// A table as compaction listed it: its name, the index file's table under it then, and
 /// what the index file a compaction writes needs of it.
 struct ListedTable {
@@ -53,9 +57,9 @@ struct LiveRecords {
   weak var listedDirectory: KeyDirectory?
   var listedChanges: UInt64
 
-  /// Sorts `records` by segment and offset (``radixSort(_:by:)``).
+  /// Sorts `records` by segment and offset (``radixSort(_:)``).
   fileprivate mutating func sortRecords() {
-    radixSort(&records) { $0.order }
+    radixSort(&records)
   }
 }
 

@@ -218,10 +218,11 @@ struct IndexSnapshot {
   }
 
   /// A key's slot to fill: the group its probe starts at, its tag, and its entry's offset + 1.
-  private struct SlotPlacement {
+  private struct SlotPlacement: RadixSorted {
     var group: UInt32
     var tag: UInt32
     var reference: UInt32
+    var radixKey: UInt64 { UInt64(group) }
   }
 
   /// How many keys' slots are placed together (``SlotPlacement``): enough that each chunk
@@ -235,7 +236,7 @@ struct IndexSnapshot {
     _ placements: inout [SlotPlacement], in groups: UnsafeMutableRawPointer, groupCount: Int
   ) {
     typealias F = IndexFileFormat
-    radixSort(&placements) { UInt64($0.group) }
+    radixSort(&placements)
     for placement in placements {
       var group = Int(placement.group)
       placing: while true {

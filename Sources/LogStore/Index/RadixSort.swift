@@ -1,16 +1,22 @@
-/// Sorts `items` by `key`, a byte of it at a time from the lowest (a radix sort; stable, so
+/// What ``radixSort(_:)`` sorts by: a number, of which only the bytes that differ between
+/// items cost a pass.
+protocol RadixSorted {
+  var radixKey: UInt64 { get }
+}
+
+/// Sorts `items` by their ``RadixSorted/radixKey``, a byte of it at a time from the lowest (a radix sort; stable, so
 /// items of equal keys keep their order). The counts of every byte are taken in one pass, and
 /// the bytes that are the same in every item are skipped, so that keys of a few significant
 /// bytes cost a pass each of those. For compaction's listing (a million records by segment and
 /// offset, where a comparison sort took more than half the listing) and the placement of an
 /// index file's slots (its keys by the group each one's probe starts at).
-func radixSort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
+func radixSort<Item: RadixSorted>(_ items: inout [Item]) {
   let count = items.count
   guard count > 1 else { return }
   var counts = [Int](repeating: 0, count: 8 * 256)
   counts.withUnsafeMutableBufferPointer { counts in
     for item in items {
-      let value = key(item)
+      let value = item.radixKey
       for byte in 0..<8 {
         counts[byte &* 256 &+ Int(truncatingIfNeeded: value >> UInt64(byte &* 8)) & 255] += 1
       }
@@ -31,7 +37,7 @@ func radixSort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
       sorted.withUnsafeMutableBufferPointer { to in
         counts.withUnsafeMutableBufferPointer { counts in
           for item in from {
-            let digit = byte &* 256 &+ Int(truncatingIfNeeded: key(item) >> shift) & 255
+            let digit = byte &* 256 &+ Int(truncatingIfNeeded: item.radixKey >> shift) & 255
             to[counts[digit]] = item
             counts[digit] &+= 1
           }
