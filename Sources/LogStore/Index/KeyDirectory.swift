@@ -350,6 +350,9 @@ final class KeyDirectory {
     let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
+    // No table's share can reach the least room worth making (below): the tables are not
+    // visited, which in a store of thousands is a cache miss each.
+    guard records >= TableIndex.minimumCapacity else { return }
     // Every table here is the file's: the log after it has not been read yet.
     for table in tables.values {
       guard let base = table.base, base.count > 0 else { continue }
