@@ -1485,17 +1485,21 @@ struct IndexFileTests {
     }
     try writeFile(
       index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
-    // And a record the index file covered, which only the whole log's reading meets.
-    let value = Array("value 250".utf8)
+    // And a record the index file covered, which only the whole log's reading meets. Found by
+    // its key and value together, which a record holds one after the other: the value alone
+    // also matched key25's "value 25" when the next record's first byte was "0" (once in a few
+    // hundred runs, the checksums varying with the time), and that record was damaged instead.
+    let keyAndValue = Array("key250value 250".utf8)
     var damaged = false
     for segment in try segmentFiles(in: path) where !damaged {
       var bytes = try fileBytes(segment)
       guard
-        let at = (0...(bytes.count - value.count)).first(where: {
-          bytes[$0..<$0 + value.count].elementsEqual(value)
+        let at = (0...(bytes.count - keyAndValue.count)).first(where: {
+          bytes[$0..<$0 + keyAndValue.count].elementsEqual(keyAndValue)
         })
       else { continue }
-      bytes[at + 2] ^= 0x20
+      // A byte of the value.
+      bytes[at + "key250".utf8.count + 2] ^= 0x20
       try writeFile(segment, bytes)
       damaged = true
     }
