@@ -27,7 +27,10 @@ struct NameTableTests {
     for step in 0..<6_000 {
       let name = names[Int(generator.next() % UInt64(names.count))]
       let table: TableIndex? = generator.next() % 3 == 0 ? nil : TableIndex(totals: totals)
-      Array(name.utf8).withUnsafeBytes { byName.set($0, table.map(Unmanaged.passUnretained)) }
+      let previous = Array(name.utf8).withUnsafeBytes {
+        byName.set($0, table.map(Unmanaged.passUnretained))
+      }
+      #expect(previous?.takeUnretainedValue() === reference[name], "\(name)")
       reference[name] = table
       if step % 500 == 0 { check() }
     }

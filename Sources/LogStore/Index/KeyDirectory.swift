@@ -315,8 +315,7 @@ final class KeyDirectory {
 
   private func createTable(_ name: UnsafeRawBufferPointer) -> TableIndex {
     let table = TableIndex(totals: totals)
-    if reservations.count > 0, let reservation = reservations.find(name) {
-      reservations.set(name, nil)
+    if reservations.count > 0, let reservation = reservations.set(name, nil) {
       table.reserve(additional: reservation.count, keyBytes: reservation.keyBytes)
     }
     insertTable(table, named: String(decoding: name, as: UTF8.self))

@@ -84,8 +84,10 @@ final class MappedIndex: @unchecked Sendable {
     self.segments = segments
     var tables: [(name: String, table: MappedTable, creation: RecordLocation?)] = []
     tables.reserveCapacity(min(tableCount, directory.count / F.tableRecordSize))
-    var names: [(hash: UInt64, bytes: UnsafeRawBufferPointer)] = []
-    names.reserveCapacity(tables.capacity)
+    // The names so far, by their bytes: a store of thousands of tables opens without a set of
+    // their names as strings.
+    let names = NameTable<Bool>()
+    names.reserveCapacity(tables.capacity, nameBytes: directory.count)
     for _ in 0..<tableCount {
       guard let record = reader.take(F.tableRecordSize),
         let nameBytes = reader.take(
@@ -100,7 +102,9 @@ final class MappedIndex: @unchecked Sendable {
       else {
         throw Rejection(reason: "its directory names a table without a name, or not in UTF-8")
       }
-      names.append((KeyHash.hash(nameBuffer), nameBuffer))
+      guard names.set(nameBuffer, true) == nil else {
+        throw Rejection(reason: "its directory names a table twice")
+      }
       let table = try MappedTable(record: record, file: bytes, seed: seed, owner: owner)
       let creationSegment = loadLittleEndian(UInt32.self, record + 52)
       let creation =
@@ -112,33 +116,7 @@ final class MappedIndex: @unchecked Sendable {
       tables.append((name, table, creation))
     }
     guard reader.isAtEnd else { throw Rejection(reason: "its directory has bytes left over") }
-    guard !Self.repeatsAName(names) else {
-      throw Rejection(reason: "its directory names a table twice")
-    }
     self.tables = tables
-  }
-
-  /// Whether two of `names` (each with its ``KeyHash``) are the same bytes: an open-addressing
-  /// set of their positions, whose bytes are compared only where hashes are equal, so that a
-  /// store of thousands of tables opens without a set of their names as strings.
-  private static func repeatsAName(_ names: [(hash: UInt64, bytes: UnsafeRawBufferPointer)])
-    -> Bool
-  {
-    var capacity = 16
-    while capacity < 2 * names.count { capacity *= 2 }
-    let mask = capacity - 1
-    // The position of a name in `names`, or -1 for an empty slot.
-    var slots = [Int](repeating: -1, count: capacity)
-    for (position, name) in names.enumerated() {
-      var slot = Int(truncatingIfNeeded: name.hash) & mask
-      while slots[slot] >= 0 {
-        let other = names[slots[slot]]
-        if other.hash == name.hash && bytesEqual(other.bytes, name.bytes) { return true }
-        slot = (slot + 1) & mask
-      }
-      slots[slot] = position
-    }
-    return false
   }
 
   /// Reads fixed-size records off the directory, refusing to run past its end.

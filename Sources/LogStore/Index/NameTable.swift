@@ -1,6 +1,7 @@
 /// Values by the UTF-8 bytes of names, for code that has the bytes of a record or a hint
-/// file's entry: the directory's tables (``KeyDirectory``), and the room an open makes in each
-/// table before applying a hint file. Finding a name makes no `String`, allocates nothing and
+/// file's entry: the directory's tables (``KeyDirectory``), the room an open makes in each
+/// table before applying a hint file, and the names an index file's directory has listed
+/// (``MappedIndex``, which refuses a name listed twice). Finding a name makes no `String`, allocates nothing and
 /// counts no reference.
 ///
 /// An open-addressed table of the names' hashes (``KeyHash``): each slot holds a hash, the value
@@ -52,15 +53,17 @@ final class NameTable<Value> {
     return slots[index].value
   }
 
-  /// Gives `name` the value `value`, or none when nil.
-  func set(_ name: UnsafeRawBufferPointer, _ value: Value?) {
+  /// Gives `name` the value `value`, or none when nil; returns the value it had.
+  @discardableResult
+  func set(_ name: UnsafeRawBufferPointer, _ value: Value?) -> Value? {
     let hash = Self.hash(name)
     if let index = position(of: name, hash: hash) {
+      let previous = slots[index].value
       slots[index].value = value
       if value == nil { count -= 1 }
-      return
+      return previous
     }
-    guard let value else { return }
+    guard let value else { return nil }
     if (used + 1) * 4 > capacity * 3 { rebuild(room: count + 1) }
     if namesUsed + name.count > namesCapacity { rebuild(room: count + 1, nameBytes: name.count) }
     let mask = capacity - 1
@@ -73,6 +76,7 @@ final class NameTable<Value> {
     namesUsed += name.count
     used += 1
     count += 1
+    return nil
   }
 
   /// Room for `names` more names, of `nameBytes` bytes in all, without a rebuild.
