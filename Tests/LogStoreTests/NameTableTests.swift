@@ -38,7 +38,7 @@ struct NameTableTests {
     byName.reserveCapacity(5_000, nameBytes: 0)
     check()
     for name in names {
-      Array(name.utf8).withUnsafeBytes { byName.set($0, nil) }
+      Array(name.utf8).withUnsafeBytes { _ = byName.set($0, nil) }
       reference[name] = nil
     }
     check()

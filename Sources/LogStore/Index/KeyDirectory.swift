@@ -156,14 +156,14 @@ final class KeyDirectory {
   private func insertTable(_ table: TableIndex, named name: String) {
     tables.updateValue(table, forKey: name)?.detachFromTotals()
     var name = name
-    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), Unmanaged.passUnretained(table)) }
+    name.withUTF8 { _ = tablesByBytes.set(UnsafeRawBufferPointer($0), .passUnretained(table)) }
     tablesChanged()
   }
 
   private func removeTable(named name: String) {
     tables.removeValue(forKey: name)?.detachFromTotals()
     var name = name
-    name.withUTF8 { tablesByBytes.set(UnsafeRawBufferPointer($0), nil) }
+    name.withUTF8 { _ = tablesByBytes.set(UnsafeRawBufferPointer($0), nil) }
     tablesChanged()
   }
 
