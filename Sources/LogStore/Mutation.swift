@@ -8,9 +8,11 @@ enum Mutation {
   case single(
     kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
     value: UnsafeRawBufferPointer, timestamp: Timestamp?, expiry: Int64? = nil)
-  case batch(WriteBatch)
+  // The batches are boxed (`indirect`): a single change, the commonest, then copies as a few
+  // words, without the copy of a batch's fields that a copy of the enum otherwise calls out to.
+  indirect case batch(WriteBatch)
   /// Puts into one table, written as a batch record.
-  case puts(PackedPuts)
+  indirect case puts(PackedPuts)
 
   /// Bytes of the encoded record, checked against the limit of a batch: taken once a change's
   /// expiries are final (a table's default lifetime adds a field to each of its puts), just

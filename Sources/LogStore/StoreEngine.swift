@@ -274,10 +274,11 @@ final class StoreEngine: @unchecked Sendable {
       var tables: [String: Bool] = [:]
       for i in mutations.indices {
         do {
+          // Read out once: each read of the buffer copies the change.
+          let mutation = mutations[i]
           try log.checkWritable()
-          try index.checkTables(mutations[i], pending: &tables)
-          outcomes[i].appended = try log.append(
-            mutations[i], length: mutations[i].checkedLength())
+          try index.checkTables(mutation, pending: &tables)
+          outcomes[i].appended = try log.append(mutation, length: mutation.checkedLength())
         } catch {
           outcomes[i].error = error
         }
