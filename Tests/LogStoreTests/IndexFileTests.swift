@@ -598,6 +598,74 @@ struct IndexFileTests {
     #expect(try store.statistics().indexMappedBytes == 0)
   }
 
+  @Test(
+    "an ordered visit, which reads its records a batch at a time, stops where asked and leaves out expired items at every place of its batches, walking the index file or the keys copied from a changed table"
+  )
+  func orderedVisitsInBatches() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: Self.options)
+    try store.createTable("t")
+    var live: [String: String] = [:]
+    var generator = SplitMix64(seed: 31)
+    // Written in a shuffled order, so that key order is not the records' order; every seventh
+    // key expired already, so that some batches hold items the visit leaves out; every fifth
+    // written as a member of a batch record, which the index points into.
+    var batch = WriteBatch()
+    for index in (0..<150).shuffled(using: &generator) {
+      let key = "k\(index.zeroPadded(width: 3))"
+      if index % 7 == 3 {
+        try store.put(
+          Array("gone".utf8), forKey: Array(key.utf8), in: "t",
+          expiresAt: Timestamp(microsecondsSince1970: 1))
+      } else if index % 5 == 0 {
+        batch.put(Array("v\(index)".utf8), forKey: Array(key.utf8), in: "t")
+        live[key] = "v\(index)"
+      } else {
+        try store.put(Array("v\(index)".utf8), forKey: Array(key.utf8), in: "t")
+        live[key] = "v\(index)"
+      }
+      if batch.count == 4 {
+        try store.write(batch)
+        batch = WriteBatch()
+      }
+    }
+    try store.write(batch)
+    try store.checkpoint()
+    try store.close()
+
+    let reopened = try LogStore(path: path, options: Self.options)
+    #expect(reopened.openReport.indexFile != nil)
+    func visit(prefix: String, stoppingAfter stop: Int) throws -> [String] {
+      var visited: [String] = []
+      try reopened.forEachEntry(in: "t", withPrefix: Array(prefix.utf8)) { key, value, _ in
+        visited.append(
+          String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+        return visited.count < stop
+      }
+      return visited
+    }
+    func check(walkingTheFile: Bool) throws {
+      let unchanged = try reopened.engine.readIndex { $0.table("t")?.unchangedBase != nil }
+      #expect(unchanged == walkingTheFile)
+      for prefix in ["", "k0", "k12"] {
+        let expected = live.keys.filter { $0.hasPrefix(prefix) }.sorted().map {
+          "\($0)=\(live[$0]!)"
+        }
+        for stop in [1, 2, 15, 16, 17, 31, 32, 33, 100, expected.count, Int.max] {
+          let visited = try visit(prefix: prefix, stoppingAfter: stop)
+          #expect(visited == Array(expected.prefix(stop)), "prefix \(prefix), stop \(stop)")
+        }
+      }
+    }
+    try check(walkingTheFile: true)
+    // A change to the table: its keys are copied and sorted, then visited the same way.
+    try reopened.put(Array("v1000".utf8), forKey: Array("k1000".utf8), in: "t")
+    live["k1000"] = "v1000"
+    try check(walkingTheFile: false)
+    try reopened.close()
+  }
+
   @Test("a prefix visit of a table unchanged since its index file gives the prefix's keys only")
   func prefixVisitInTheFile() throws {
     let directory = TemporaryDirectory()

@@ -93,20 +93,58 @@ final class IndexView: @unchecked Sendable {
     }
   }
 
-  /// ``record(at:in:)`` for a walk, through the segments' bytes (``SegmentLookup/mappedForWalk()``)
-  /// of `captured`, which holds them open.
-  @inline(__always)
-  private func record(
-    at location: RecordLocation, in mapped: Numbered<MappedSegment>, of captured: SegmentLookup
-  ) throws(LogStoreError) -> Record {
-    guard let segment = mapped[location.segment] else {
-      throw LogStoreError.segmentMissing(location.segment, in: directory)
+  /// What a walk of a table's items in key order reads from: the segments' bytes `mapped`
+  /// (``SegmentLookup/mappedForWalk()``) of `captured`, which holds them open; items expired by
+  /// `now` are left out.
+  private struct Walk {
+    let mapped: Numbered<MappedSegment>
+    let captured: SegmentLookup
+    let table: String
+    let now: Int64
+  }
+
+  /// Reads the records of `batch` (a walk's next keys) and calls `body` with each item in
+  /// order, leaving out the expired ones, until it returns false (then returns false). Empties
+  /// `batch`.
+  ///
+  /// A walk in key order meets records that mostly lie far apart (their keys were written in
+  /// another order), each a cache miss and most a miss of the address translation cache too:
+  /// decoded one after the other, the walk would wait for each in turn. So the byte that
+  /// decoding reads first (whether the record is a batch's member) is read for every record of
+  /// the batch before any is decoded, and their misses overlap.
+  private func visit(_ batch: inout RecordBatch, _ walk: Walk, _ body: EntryVisitor)
+    throws(LogStoreError) -> Bool
+  {
+    defer { batch.removeAll() }
+    // A bit per record of the batch.
+    var members: UInt32 = 0
+    for index in 0..<batch.count {
+      let location = batch.locations[index]
+      if walk.mapped[location.segment]?.isMember(at: Int(location.offset)) == true {
+        members |= 1 << index
+      }
     }
-    do {
-      return try segment.record(at: Int(location.offset), verify: verifyChecksums)
-    } catch {
-      throw damagedRecord(at: location, in: captured[location.segment]?.path ?? "?", error)
+    for index in 0..<batch.count {
+      let (key, location) = (batch.keys[index], batch.locations[index])
+      guard let segment = walk.mapped[location.segment] else {
+        throw LogStoreError.segmentMissing(location.segment, in: directory)
+      }
+      let record: Record
+      do {
+        record = try segment.record(
+          at: Int(location.offset), member: members & 1 << index != 0, verify: verifyChecksums)
+      } catch {
+        throw damagedRecord(at: location, in: walk.captured[location.segment]?.path ?? "?", error)
+      }
+      guard bytesEqual(record.key, key) else { throw pointsElsewhere(walk.table) }
+      if let expiry = record.expiry, expiry <= walk.now { continue }
+      guard
+        body(
+          key, record.value, Timestamp(microsecondsSince1970: record.timestamp),
+          record.expiry.map(Timestamp.init(microsecondsSince1970:)))
+      else { return false }
     }
+    return true
   }
 
   private func damagedRecord(
@@ -185,20 +223,16 @@ final class IndexView: @unchecked Sendable {
   ) throws(LogStoreError) {
     var copied = copied
     copied.sort()
-    let mapped = captured.mappedForWalk()
+    let walk = Walk(mapped: captured.mappedForWalk(), captured: captured, table: table, now: now)
     try copied.keys.withBytes { keys throws(LogStoreError) in
+      var batch = RecordBatch()
       for item in copied.items {
-        let record = try record(at: item.location, in: mapped, of: captured)
-        let key = UnsafeRawBufferPointer(
-          rebasing: keys[item.keyStart..<item.keyStart + item.keyLength])
-        guard bytesEqual(record.key, key) else { throw pointsElsewhere(table) }
-        if let expiry = record.expiry, expiry <= now { continue }
-        guard
-          body(
-            key, record.value, Timestamp(microsecondsSince1970: record.timestamp),
-            record.expiry.map(Timestamp.init(microsecondsSince1970:)))
-        else { return }
+        batch.append(
+          UnsafeRawBufferPointer(rebasing: keys[item.keyStart..<item.keyStart + item.keyLength]),
+          item.location)
+        if batch.isFull, try !visit(&batch, walk, body) { return }
       }
+      _ = try visit(&batch, walk, body)
     }
   }
 
@@ -222,20 +256,22 @@ final class IndexView: @unchecked Sendable {
       // The keys with the prefix are together, from the first key not below it.
       let start = prefix.isEmpty ? MappedTable.Place(rank: 0, offset: 0) : base.lowerBound(prefix)
     else { return false }
-    let mapped = captured.mappedForWalk()
+    let walk = Walk(mapped: captured.mappedForWalk(), captured: captured, table: table, now: now)
+    var batch = RecordBatch()
+    var stopped = false
     let whole = try base.forEachEntry(from: start, verify: false) {
       (entry) throws(LogStoreError) -> Bool in
       guard bytesHavePrefix(entry.key, prefix) else { return false }
-      let record = try record(at: entry.location, in: mapped, of: captured)
-      guard bytesEqual(record.key, entry.key) else { throw pointsElsewhere(table) }
-      if let expiry = record.expiry, expiry <= now { return true }
-      return body(
-        entry.key, record.value, Timestamp(microsecondsSince1970: record.timestamp),
-        record.expiry.map(Timestamp.init(microsecondsSince1970:)))
+      batch.append(entry.key, entry.location)
+      if batch.isFull, try !visit(&batch, walk, body) {
+        stopped = true
+      }
+      return !stopped
     }
     guard whole else {
       throw LogStoreError(.corrupted, "the index file of \(directory) changed while it was read")
     }
+    if !stopped { _ = try visit(&batch, walk, body) }
     return true
   }
 
@@ -301,6 +337,34 @@ final class IndexView: @unchecked Sendable {
       }
     }
     pending = local
+  }
+}
+
+/// The next keys of a walk and where their records are, read together (``IndexView``'s
+/// `visit(_:_:_:)`).
+struct RecordBatch {
+  /// Enough for the misses of most of a batch to overlap (32 measured no faster); at most 32,
+  /// the bits of the word that marks the batch's members.
+  static let capacity = 16
+  private(set) var keys: [UnsafeRawBufferPointer] = []
+  private(set) var locations: [RecordLocation] = []
+
+  init() {
+    keys.reserveCapacity(Self.capacity)
+    locations.reserveCapacity(Self.capacity)
+  }
+
+  var count: Int { keys.count }
+  var isFull: Bool { keys.count == Self.capacity }
+
+  mutating func append(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
+    keys.append(key)
+    locations.append(location)
+  }
+
+  mutating func removeAll() {
+    keys.removeAll(keepingCapacity: true)
+    locations.removeAll(keepingCapacity: true)
   }
 }
 

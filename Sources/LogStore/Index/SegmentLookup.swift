@@ -38,6 +38,14 @@ struct MappedSegment {
   func record(at offset: Int, verify: Bool) throws(RecordDecodingError) -> Record {
     try SegmentFile.record(at: offset, in: bytes, salt: salt, verify: verify)
   }
+
+  /// The record at `offset`, which ``isMember(at:)`` said is a batch's member or not.
+  func record(at offset: Int, member: Bool, verify: Bool) throws(RecordDecodingError) -> Record {
+    try RecordCodec.decode(bytes, at: offset, salt: salt, member: member, verify: verify)
+  }
+
+  /// Whether the record at `offset` says it is a batch's member (``SegmentFile/isMember(at:in:)``).
+  func isMember(at offset: Int) -> Bool { SegmentFile.isMember(at: offset, in: bytes) }
 }
 
 /// Values by segment number, found in constant time.

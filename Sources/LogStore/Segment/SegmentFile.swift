@@ -38,10 +38,16 @@ final class SegmentFile: Sendable {
   static func record(at offset: Int, in bytes: UnsafeRawBufferPointer, salt: UInt32, verify: Bool)
     throws(RecordDecodingError) -> Record
   {
-    let member =
-      offset + RecordLayout.kindOffset < bytes.count
+    try RecordCodec.decode(
+      bytes, at: offset, salt: salt, member: isMember(at: offset, in: bytes), verify: verify)
+  }
+
+  /// Whether the record at `offset` in `bytes` says it is a batch's member: the first thing
+  /// decoding it reads (false past the end, where decoding fails anyway).
+  @inline(__always)
+  static func isMember(at offset: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+    offset + RecordLayout.kindOffset < bytes.count
       && bytes[offset + RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
-    return try RecordCodec.decode(bytes, at: offset, salt: salt, member: member, verify: verify)
   }
 
   /// Calls `body` with each member of `batch`, the batch record at `offset` in this file, and
