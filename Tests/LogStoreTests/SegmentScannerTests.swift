@@ -289,4 +289,33 @@ struct SegmentExtentTests {
     }
     #expect(seen.records == 4 && seen.damage == 0)
   }
+
+  @Test(
+    "zeros to the end of a segment are its clean end, and one byte that is not zero anywhere among them, of any length of reserve, is a torn tail (or, in a sealed segment, damage)"
+  )
+  func reserveOfZeros() {
+    // Records ending at different places relative to the words and 64-byte blocks the
+    // reserve is read in, then reserves of lengths around those sizes.
+    for values in [["a", "b", "c"], ["a", "bb", "cccc"], ["abcdefg"]] {
+      let (records, offsets) = Segments.segment(values: values)
+      let end = records.count
+      for reserve in [1, 7, 8, 9, 63, 64, 65, 130, 200] {
+        let bytes = records + [UInt8](repeating: 0, count: reserve)
+        let clean = Self.scan(bytes, .unsealedWithoutMarks)
+        #expect(clean.records == offsets && clean.end == end && !clean.torn && clean.damage.isEmpty)
+        for offset in 0..<reserve {
+          var damaged = bytes
+          damaged[end + offset] = 0x01
+          let torn = Self.scan(damaged, .unsealedWithoutMarks)
+          #expect(
+            torn.records == offsets && torn.end == end && torn.torn,
+            "end \(end), reserve \(reserve), byte \(offset)")
+          let sealed = Self.scan(damaged, .sealedWithoutMarks)
+          #expect(
+            sealed.records == offsets && sealed.damage == [end..<damaged.count],
+            "end \(end), reserve \(reserve), byte \(offset)")
+        }
+      }
+    }
+  }
 }
