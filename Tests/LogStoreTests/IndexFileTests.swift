@@ -199,6 +199,55 @@ struct IndexFileTests {
     #expect(statistics.indexMappedBytes == 0)
   }
 
+  @Test(
+    "an open from an index file makes room in its tables for the log after the file once that log holds a record: none when the file covers the whole log, which leaves only the segment's reserve of zeros"
+  )
+  func roomForTheLogAfterTheFile() throws {
+    let directory = TemporaryDirectory()
+    // One table in one segment: what the heap holds after an open is that table's room.
+    var options = LogStore.Options(compaction: .manual)
+    options.indexFileMinimumLiveBytes = 0
+    func fill(_ path: String) throws -> LogStore {
+      let store = try LogStore(path: path, options: options)
+      try store.createTable("t")
+      for index in 0..<5_000 {
+        try store.put(Array("value \(index)".utf8), forKey: Array("key\(index)".utf8), in: "t")
+      }
+      return store
+    }
+
+    // An index file of the whole log (as a close writes after enough changes), then a clean
+    // close: the open reads no record.
+    let path = directory.appending("clean")
+    let store = try fill(path)
+    let expected = try store.snapshot()
+    try store.checkpoint()
+    try store.close()
+    let clean = try LogStore(path: path, options: options)
+    #expect(clean.openReport.indexFile != nil && clean.openReport.scannedRecords == 0)
+    #expect(try clean.snapshot() == expected)
+    // Room made before a record is found would be room for as many keys as the segment's
+    // reserve after the log's end could hold: thousands, in every such open.
+    #expect(try clean.statistics().indexHeapBytes < 1_024)
+    try clean.close()
+
+    // Changes after an index file, in a copy of the directory taken while the store is open
+    // (as a process that died would leave it: no hint of the active segment, no new file).
+    let writer = try fill(directory.appending("writer"))
+    try writer.checkpoint()
+    for index in 0..<600 {
+      try writer.put(Array("after \(index)".utf8), forKey: Array("key\(index)".utf8), in: "t")
+    }
+    let died = directory.appending("died")
+    try copyDirectory(directory.appending("writer"), to: died)
+    let changed = try writer.snapshot()
+    try writer.close()
+    let reopened = try LogStore(path: died, options: options)
+    #expect(reopened.openReport.indexFile != nil && reopened.openReport.scannedRecords == 600)
+    #expect(try reopened.snapshot() == changed)
+    try reopened.close()
+  }
+
   @Test("changes after the index file are read from the log, over the file's keys")
   func changesAfterIndex() throws {
     let directory = TemporaryDirectory()

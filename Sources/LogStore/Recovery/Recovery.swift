@@ -105,8 +105,6 @@ struct Recovery {
       // What the log after the file changed is not looked up in the file now: the open would
       // wait for two cache misses per key. The first use that needs exact counts settles them.
       state.keys.settlesLater = true
-      let tail = live[(mapped.segments.count - 1)...].reduce(0) { $0 + $1.size }
-      state.keys.reserve(forLogAfterIndexFile: tail - mapped.segments.last!.coveredLength)
       state.report.indexFile = mapped.number
       maxSequence = mapped.nextSequence &- 1
       for candidate in live[0..<mapped.segments.count - 1] {
@@ -499,16 +497,27 @@ struct Recovery {
     }
     // A hint (the active segment's is written at a clean close) stands for the records it
     // covers past what the index file covers; what follows it is scanned.
+    var hinted = false
     if let header,
-      let hinted = try replayHint(
+      let coveredLength = try replayHint(
         of: candidate, header: header, after: covered, into: &state, maxSequence: &maxSequence)
     {
-      start = hinted
+      start = coveredLength
       baseSequence = maxSequence + 1
+      hinted = true
     }
+    // The log after an index file with no hint to count its keys makes room for as many as
+    // the bytes from its first record on may hold, so that the tables over the file do not
+    // grow step by step; not before a record is found, since most opens find none (the
+    // segment's reserve of zeros alone would make room for thousands of keys).
+    var roomToMake = !hinted
     func handle(_ event: SegmentScanner.Event, lastSequence: UInt64) throws(LogStoreError) {
       switch event {
       case .record(let record, let offset):
+        if roomToMake {
+          roomToMake = false
+          state.keys.reserve(forLogAfterIndexFile: candidate.size - offset)
+        }
         // A batch counts as its members, as `verify` counts it.
         state.report.scannedRecords += try state.keys.apply(record, at: offset, of: file)
         maxSequence = max(maxSequence, lastSequence)
@@ -578,8 +587,9 @@ struct Recovery {
   }
 
   /// Applies the hint file of `candidate` if it is valid and covers more than `indexCovered`
-  /// (the bytes of the segment the index file covers, whose entries are skipped); returns how
-  /// much of the segment it covered, or nil to scan the segment (from `indexCovered`) instead.
+  /// (the bytes of the segment the index file covers, whose entries are skipped), having made
+  /// room in the tables for its puts; returns how much of the segment it covered, or nil to
+  /// scan the segment (from `indexCovered`) instead.
   private func replayHint(
     of candidate: Candidate, header: SegmentHeader, after indexCovered: Int?,
     into state: inout RecoveredState, maxSequence: inout UInt64
@@ -601,8 +611,7 @@ struct Recovery {
           buffer, fileNumber: candidate.number, salt: header.salt, segmentLength: candidate.size),
         contents.coveredLength > indexCovered ?? 0
       else { return nil }
-      // After an index file, its open already made room for the log after it.
-      if indexCovered == nil, let room = Self.putsPerTable(contents.entries) {
+      if let room = Self.putsPerTable(contents.entries, from: indexCovered ?? 0) {
         state.keys.reserve(room)
       }
       let keys = state.keys
@@ -623,7 +632,9 @@ struct Recovery {
   /// How many puts, and how many bytes of keys, `entries` (a hint file's) hold for each table:
   /// the room to make in the index before applying them. Nil when the puts' tables change too
   /// often for that room to pay (see `shortestRunsForRoom`).
-  private static func putsPerTable(_ entries: [HintFile.Entry]) -> NameTable<KeyDirectory.Room>? {
+  private static func putsPerTable(_ entries: [HintFile.Entry], from offset: Int)
+    -> NameTable<KeyDirectory.Room>?
+  {
     let counts = NameTable<KeyDirectory.Room>()
     // Entries of one table come in runs: count a run, then add it up under the table's name,
     // so that a name is looked up once a run rather than once an entry.
@@ -634,7 +645,7 @@ struct Recovery {
       let total = counts.find(run.name) ?? (0, 0)
       counts.set(run.name, (total.count + run.count, total.keyBytes + run.keyBytes))
     }
-    for entry in entries where entry.kind == .put {
+    for entry in entries where entry.kind == .put && entry.offset >= offset {
       puts += 1
       if let current = run, bytesEqual(current.name, entry.table) {
         run!.count += 1
