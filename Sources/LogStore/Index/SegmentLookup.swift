@@ -34,12 +34,8 @@ struct MappedSegment {
   let bytes: UnsafeRawBufferPointer
   let salt: UInt32
 
-  /// The record at `offset` (``SegmentFile/record(at:verify:)``).
-  func record(at offset: Int, verify: Bool) throws(RecordDecodingError) -> Record {
-    try SegmentFile.record(at: offset, in: bytes, salt: salt, verify: verify)
-  }
-
-  /// The record at `offset`, which ``isMember(at:)`` said is a batch's member or not.
+  /// The record at `offset`, which ``isMember(at:)`` said is a batch's member or not
+  /// (``SegmentFile/record(at:verify:)`` finds that out itself).
   func record(at offset: Int, member: Bool, verify: Bool) throws(RecordDecodingError) -> Record {
     try RecordCodec.decode(bytes, at: offset, salt: salt, member: member, verify: verify)
   }
