@@ -51,10 +51,11 @@ struct LiveRecords {
   var tables: [ListedTable]
   /// In the order of their segments and offsets.
   var records: [LiveRecord]
-  /// The directory listed (weakly: a directory replaced meanwhile, by a rebuild or another
-  /// process's rotation, is not kept alive for this, and a new one never passes for it), and
-  /// how many changes it had applied then (``KeyDirectory/changesApplied``).
-  weak var listedDirectory: KeyDirectory?
+  /// The directory listed, by its ``KeyDirectory/identity`` (a directory replaced meanwhile,
+  /// by a rebuild or another process's rotation, is not kept alive for this, and a new one
+  /// never passes for it), and how many changes it had applied then
+  /// (``KeyDirectory/changesApplied``).
+  let listedDirectory: KeyDirectory.Identity
   var listedChanges: UInt64
 
   /// Sorts `records` by segment and offset (``radixSort(_:)``).
@@ -104,7 +105,7 @@ extension KeyDirectory {
           changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count))
     }
     var live = LiveRecords(
-      tables: listed, records: records, listedDirectory: self, listedChanges: changesApplied)
+      tables: listed, records: records, listedDirectory: identity, listedChanges: changesApplied)
     live.sortRecords()
     return live
   }
@@ -125,7 +126,7 @@ extension KeyDirectory {
     listed: (Int) -> (item: LiveRecord, key: UnsafeRawBufferPointer),
     judged: (Int, Bool) -> Void
   ) -> Bool {
-    if live.listedDirectory === self && live.listedChanges == changesApplied {
+    if live.listedDirectory === identity && live.listedChanges == changesApplied {
       for position in 0..<count { judged(position, true) }
       return true
     }

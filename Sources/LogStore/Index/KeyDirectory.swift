@@ -39,6 +39,15 @@ final class KeyDirectory {
   /// The index file the tables' bases are in, if the directory was opened from one.
   private(set) var mapped: MappedIndex?
 
+  /// Tells this directory from every other, for a compaction's listing of it
+  /// (``LiveRecords/listedDirectory``): the listing holds this, so it keeps no directory alive,
+  /// and, held, no other object can take its address. (A weak reference to the directory
+  /// would do the same but move the directory's reference counts to a side table for good,
+  /// making every retain and release of it, one or more in each read and write, the slow
+  /// kind.)
+  final class Identity: Sendable {}
+  let identity = Identity()
+
   /// Whether puts and deletes leave their lookup in the index file for later
   /// (``TableIndex/settle()``): set while the log written after the file is replayed (by an
   /// open, and by a checkpoint putting its new file under the tables), so that neither waits
