@@ -119,13 +119,13 @@ final class IndexView: @unchecked Sendable {
     // A bit per record of the batch.
     var members: UInt32 = 0
     for index in 0..<batch.count {
-      let location = batch.locations[index]
+      let location = batch.items[index].location
       if walk.mapped[location.segment]?.isMember(at: Int(location.offset)) == true {
         members |= 1 << index
       }
     }
     for index in 0..<batch.count {
-      let (key, location) = (batch.keys[index], batch.locations[index])
+      let (key, location) = batch.items[index]
       guard let segment = walk.mapped[location.segment] else {
         throw LogStoreError.segmentMissing(location.segment, in: directory)
       }
@@ -346,26 +346,18 @@ struct RecordBatch {
   /// Enough for the misses of most of a batch to overlap (32 measured no faster); at most 32,
   /// the bits of the word that marks the batch's members.
   static let capacity = 16
-  private(set) var keys: [UnsafeRawBufferPointer] = []
-  private(set) var locations: [RecordLocation] = []
+  private(set) var items: [(key: UnsafeRawBufferPointer, location: RecordLocation)] = []
 
-  init() {
-    keys.reserveCapacity(Self.capacity)
-    locations.reserveCapacity(Self.capacity)
-  }
+  init() { items.reserveCapacity(Self.capacity) }
 
-  var count: Int { keys.count }
-  var isFull: Bool { keys.count == Self.capacity }
+  var count: Int { items.count }
+  var isFull: Bool { items.count == Self.capacity }
 
   mutating func append(_ key: UnsafeRawBufferPointer, _ location: RecordLocation) {
-    keys.append(key)
-    locations.append(location)
+    items.append((key, location))
   }
 
-  mutating func removeAll() {
-    keys.removeAll(keepingCapacity: true)
-    locations.removeAll(keepingCapacity: true)
-  }
+  mutating func removeAll() { items.removeAll(keepingCapacity: true) }
 }
 
 /// What visits a table's items: the key, value and timestamp of each (borrowed for the call),

@@ -361,7 +361,8 @@ final class KeyDirectory {
     // No table's share can reach the least room worth making (below): the tables are not
     // visited, which in a store of thousands is a cache miss each.
     guard records >= TableIndex.minimumCapacity else { return }
-    // Every table here is the file's: the log after it has not been read yet.
+    // The file's tables (those the log after it has made since have no base, and grow as
+    // their keys come); the room is on top of what the log has put in them so far.
     for table in tables.values {
       guard let base = table.base, base.count > 0 else { continue }
       // In floating point: the products may not fit a 32-bit `Int`.
