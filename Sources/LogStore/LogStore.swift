@@ -110,7 +110,9 @@ public final class LogStore: Sendable {
   /// ``createTable(_:defaultLifetime:)``.
   public func lifetime(of table: String) throws(LogStoreError) -> Int64 {
     try engine.readIndex { keys throws(LogStoreError) in
-      guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
+      guard let index = keys.table(table) else {
+        throw engine.index.missingTable(table, in: keys)
+      }
       return index.lifetime
     }
   }
@@ -137,12 +139,12 @@ public final class LogStore: Sendable {
   /// - Throws: ``LogStoreError/Code/invalidTableName`` for a name no table can have.
   public func tableExists(_ name: String) throws(LogStoreError) -> Bool {
     try name.withUTF8Bytes { bytes throws(LogStoreError) in try Mutation.validateTableName(bytes) }
-    return try engine.readIndex { keys throws(LogStoreError) in keys.table(name) != nil }
+    return try engine.readIndex { keys throws(LogStoreError) in keys.contains(name) }
   }
 
   /// The names of all tables, sorted by their UTF-8 bytes.
   public func tableNames() throws(LogStoreError) -> [String] {
-    try engine.readIndex { keys throws(LogStoreError) in Array(keys.tables.keys) }
+    try engine.readIndex { keys throws(LogStoreError) in keys.tableNames() }
       .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
@@ -150,7 +152,9 @@ public final class LogStore: Sendable {
   public func count(in table: String) throws(LogStoreError) -> Int {
     let now = engine.index.clock.now()
     return try engine.readCounts { keys throws(LogStoreError) in
-      guard let index = keys.table(table) else { throw engine.index.tableNotFound(table) }
+      guard let index = keys.table(table) else {
+        throw engine.index.missingTable(table, in: keys)
+      }
       return index.liveCount(at: now).count
     }
   }

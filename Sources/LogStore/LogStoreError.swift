@@ -61,6 +61,11 @@ public struct LogStoreError: Error, CustomStringConvertible, Sendable, Equatable
   public var description: String { message }
 }
 
+extension LogStoreError.Code {
+  /// ``LogStoreError/tableNotMade(_:)``, internal to the store.
+  static let tableNotMade = LogStoreError.Code("tableNotMade")
+}
+
 // The errors raised in more than one place, made in one, so that every caller says the same.
 extension LogStoreError {
   /// A call that would write, on a store opened with `readOnly`.
@@ -71,6 +76,13 @@ extension LogStoreError {
   /// A call on a closed store.
   static func closed(_ directory: String) -> LogStoreError {
     LogStoreError(.closed, "the store at \(directory) is closed")
+  }
+
+  /// A read met a table of the index file that is not made yet (``KeyDirectory``): never
+  /// thrown to a caller of the store, which makes the table and reads again
+  /// (``StoreEngine``).
+  static func tableNotMade(_ table: String) -> LogStoreError {
+    LogStoreError(.tableNotMade, "table \"\(table)\" is not read from the index file yet")
   }
 
   /// The index points into segment `number`, which the store no longer has open: the index

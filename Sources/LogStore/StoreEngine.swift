@@ -113,7 +113,31 @@ final class StoreEngine: @unchecked Sendable {
   /// Runs `body` on the index under the shared lock, after checking the store is open.
   func readIndex<R>(_ body: (KeyDirectory) throws(LogStoreError) -> R) throws(LogStoreError) -> R {
     try sharing?.followOthers()
-    return try index.read(body)
+    return try makingTables { () throws(LogStoreError) -> R in try index.read(body) }
+  }
+
+  /// Runs `attempt`, a read of the index view, and runs it again each time it met a table of
+  /// the index file not made yet (``LogStoreError/tableNotMade(_:)``), after making the tables
+  /// readers met (``KeyDirectory/makeWantedTables()``): a reader holds the index lock shared,
+  /// and a table is made with it held exclusively, once.
+  private func makingTables<R>(_ attempt: () throws(LogStoreError) -> R) throws(LogStoreError)
+    -> R
+  {
+    // Each round makes the tables the last attempt met, or rebuilds the directory without an
+    // index file; only a directory replaced again and again meanwhile (by other processes'
+    // compactions) could take more than two.
+    for _ in 0..<100 {
+      do {
+        return try attempt()
+      } catch  where error.code == .tableNotMade {
+        log.lock.withLock {
+          guard !index.change({ index.keys.makeWantedTables() }) else { return }
+          compactor.waitUntilStopped()
+          if index.keys.mapped != nil { repair.rebuild() }
+        }
+      }
+    }
+    throw LogStoreError(.corrupted, "the index of \(directory) could not be read")
   }
 
   /// Runs `attempt`, a read of the index view, and runs it again after the key directory is
@@ -122,12 +146,12 @@ final class StoreEngine: @unchecked Sendable {
   private func readingAfterRepair<R>(_ attempt: () throws(LogStoreError) -> R?)
     throws(LogStoreError) -> R
   {
-    if let result = try attempt() { return result }
+    if let result = try makingTables(attempt) { return result }
     log.lock.withLock {
       compactor.waitUntilStopped()
       if index.keys.mapped != nil { repair.rebuild() }
     }
-    guard let result = try attempt() else {
+    guard let result = try makingTables(attempt) else {
       throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
     }
     return result
@@ -175,7 +199,11 @@ final class StoreEngine: @unchecked Sendable {
   ) throws(LogStoreError) {
     try sharing?.followOthers()
     let now = index.clock.now()
-    if try index.forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body) { return }
+    if try makingTables({ () throws(LogStoreError) -> Bool in
+      try index.forEachUnchangedEntry(in: table, withPrefix: prefix, now: now, body)
+    }) {
+      return
+    }
     let (captured, copied) = try readingAfterRepair {
       () throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
       try index.copyKeys(in: table, withPrefix: prefix)
@@ -189,13 +217,13 @@ final class StoreEngine: @unchecked Sendable {
     -> R
   {
     try sharing?.followOthers()
-    if let result = try index.read({ keys throws(LogStoreError) -> R? in
-      keys.isSettled ? try body(keys) : nil
+    if let result = try makingTables({ () throws(LogStoreError) -> R? in
+      try index.read { keys throws(LogStoreError) -> R? in keys.isSettled ? try body(keys) : nil }
     }) {
       return result
     }
     log.lock.withLock { repair.settleCounts() }
-    return try index.read(body)
+    return try makingTables { () throws(LogStoreError) -> R in try index.read(body) }
   }
 
   // MARK: Writing
@@ -339,9 +367,9 @@ final class StoreEngine: @unchecked Sendable {
   /// between appending its changes and applying them. Call with the log's lock held.
   private func changesNothing(_ mutation: Mutation) -> Bool {
     guard case .single(.createTable, let table, _, _, _, let lifetime) = mutation,
-      groupCommit.isIdle, let existing = index.keys.table(table)
+      groupCommit.isIdle, let existing = index.keys.lifetime(ofTable: table)
     else { return false }
-    return lifetime == nil || existing.lifetime == lifetime
+    return lifetime == nil || existing == lifetime
   }
 
   /// `mutation` with its puts' expiry made final: a put that names none gets its table's
@@ -350,7 +378,7 @@ final class StoreEngine: @unchecked Sendable {
   private func withExpiryResolved(_ mutation: Mutation) -> Mutation {
     func resolved(_ expiry: Int64?, table: UnsafeRawBufferPointer) -> Int64? {
       if expiry == Timestamp.never.microsecondsSince1970 { return nil }
-      guard expiry == nil, let lifetime = index.keys.table(table)?.lifetime, lifetime > 0 else {
+      guard expiry == nil, let lifetime = index.keys.lifetime(ofTable: table), lifetime > 0 else {
         return expiry
       }
       let (sum, overflow) = index.clock.now().addingReportingOverflow(lifetime)
@@ -421,7 +449,7 @@ final class StoreEngine: @unchecked Sendable {
         // drop their records.
         let expired = keys.expired(at: now)
         var statistics = StoreStatistics(
-          tables: keys.tables.count, liveItems: keys.itemCount - expired.count,
+          tables: keys.tableCount, liveItems: keys.itemCount - expired.count,
           liveBytes: keys.liveBytes - expired.bytes,
           diskBytes: disk + repair.indexFile.size, segments: index.segments.count,
           damagedRecords: index.damagedRecords)

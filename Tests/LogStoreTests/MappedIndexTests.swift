@@ -77,6 +77,11 @@ struct MappedIndexTests {
     }
   }
 
+  /// The names of `index`'s tables, sorted.
+  static func tableNames(_ index: MappedIndex) -> [String] {
+    (0..<index.tableCount).map { index.name(ofTable: $0) }.sorted()
+  }
+
   @Test("an open refuses every header and directory that does not describe a whole file")
   func refusals() throws {
     let (bytes, number) = try Self.indexFile()
@@ -84,8 +89,12 @@ struct MappedIndexTests {
       Issue.record("a good file was refused")
       return
     }
-    #expect(index.tables.map(\.name).sorted() == ["a", "b"])
+    #expect(Self.tableNames(index) == ["a", "b"])
     let table = Self.record(of: "a", in: bytes)
+    let other = Self.record(of: "b", in: bytes)
+    let entriesLength = bytes[table + 24..<table + 32].enumerated().reduce(UInt64(0)) {
+      $0 | UInt64($1.element) << (8 * $1.offset)
+    }
     let refused: [(String, [UInt8])] = [
       ("shorter than a header", Array(bytes[0..<40])),
       ("another magic", Self.resealed([0x58] + bytes[1...])),
@@ -118,9 +127,24 @@ struct MappedIndexTests {
         Self.setting(UInt64(1), at: table + 64, in: bytes)
       ),
       ("version 1", Self.setting(UInt16(1), at: 8, in: bytes)),
+      (
+        "live bytes that add up past Int.max",
+        Self.setting(
+          UInt64(Int.max), at: other + 8,
+          in: Self.setting(UInt64(Int.max), at: table + 8, in: bytes))
+      ),
+      // Found when the table is first read: its last entries end before its entries do.
+      (
+        "entries longer than their keys",
+        Self.setting(entriesLength + 64, at: table + 24, in: bytes)
+      ),
     ]
     for (what, damaged) in refused {
-      if case .success = Self.open(damaged, number: number) {
+      // Refused at open, or (what only a table's own part of the file can say) when the
+      // table is first read.
+      if case .success(let index) = Self.open(damaged, number: number),
+        (0..<index.tableCount).allSatisfy({ (try? index.table(at: $0)) != nil })
+      {
         Issue.record("\(what): the file was used")
       }
     }
@@ -145,7 +169,7 @@ struct MappedIndexTests {
       Issue.record("a good file was refused")
       return
     }
-    #expect(index.tables.map(\.name).sorted() == names)
+    #expect(Self.tableNames(index) == names)
     // One name made another's, for pairs at both ends of the directory and between: each
     // differs in its last three bytes.
     for (renamed, other) in [(0, 299), (299, 0), (150, 151), (7, 270)] {
@@ -162,7 +186,7 @@ struct MappedIndexTests {
   func damagedParts() throws {
     let (bytes, number) = try Self.indexFile()
     guard case .success(let good) = Self.open(bytes, number: number),
-      let table = good.tables.first(where: { $0.name == "a" })?.table
+      let table = (try? good.table(named: "a"))?.table
     else {
       Issue.record("a good file was refused")
       return
@@ -196,7 +220,7 @@ struct MappedIndexTests {
       var damaged = bytes
       damaged[offset] ^= 0x40
       guard case .success(let index) = Self.open(damaged, number: number),
-        let damagedTable = index.tables.first(where: { $0.name == "a" })?.table
+        let damagedTable = (try? index.table(named: "a"))?.table
       else {
         Issue.record("\(what): refused at open, but only the directory is checked there")
         continue
@@ -232,8 +256,8 @@ struct MappedIndexTests {
     let (bytes, number) = try Self.indexFile()
     guard case .success(let listedIndex) = Self.open(bytes, number: number),
       case .success(let rereadIndex) = Self.open(bytes, number: number),
-      let listedFrom = listedIndex.tables.first(where: { $0.name == "a" })?.table,
-      let reread = rereadIndex.tables.first(where: { $0.name == "a" })?.table
+      let listedFrom = (try? listedIndex.table(named: "a"))?.table,
+      let reread = (try? rereadIndex.table(named: "a"))?.table
     else {
       Issue.record("a good file was refused")
       return
@@ -284,7 +308,7 @@ struct MappedIndexTests {
       damaged[offset] ^= 0x40
     }
     guard case .success(let damagedIndex) = Self.open(damaged, number: number),
-      let damagedTable = damagedIndex.tables.first(where: { $0.name == "a" })?.table
+      let damagedTable = (try? damagedIndex.table(named: "a"))?.table
     else {
       Issue.record("refused at open, but only the directory is checked there")
       return
@@ -300,7 +324,7 @@ struct MappedIndexTests {
   func slotTags() throws {
     let (bytes, number) = try Self.indexFile()
     guard case .success(let good) = Self.open(bytes, number: number),
-      let goodTable = good.tables.first(where: { $0.name == "a" })?.table
+      let goodTable = (try? good.table(named: "a"))?.table
     else {
       Issue.record("a good file was refused")
       return
@@ -335,7 +359,7 @@ struct MappedIndexTests {
       ("a tag collision", collided, location), ("a slot pointing out", pointingOut, .damaged),
     ] {
       guard case .success(let index) = Self.open(damaged.bytes, number: number),
-        let table = index.tables.first(where: { $0.name == "a" })?.table
+        let table = (try? index.table(named: "a"))?.table
       else {
         Issue.record("\(what): refused at open")
         continue

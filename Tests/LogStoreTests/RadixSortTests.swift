@@ -67,7 +67,7 @@ struct RadixSortTests {
     let bytes = try #require(snapshot.encoded(number: 2, seed: 0x1234))
     let held = MappedIndexTests.Held(bytes)
     let index = try MappedIndex(number: 2, path: "index", bytes: held.view, owner: held)
-    let mapped = try #require(index.tables.first?.table)
+    let mapped = try index.table(at: 0).table
     #expect(mapped.count == count)
     #expect(mapped.verifyAll())
     for id in Array(stride(from: 0, to: count, by: 997)) + [1, 2, 3, 4] {

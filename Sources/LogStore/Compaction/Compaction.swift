@@ -345,6 +345,10 @@ final class Compactor: @unchecked Sendable {
       // records checks as it reads them (``KeyDirectory/liveRecords(below:)``): one found
       // damaged undoes the compaction, and it runs again on a directory rebuilt from the log.
       repair.settleCounts()
+      // The tables of the index file not made yet are made now, so that the moves find the
+      // tables they were listed from (a listing reads one made for it otherwise, and each move
+      // then looks its key up in the file again).
+      index.change { index.keys.makeAllTables() }
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
       let recordBytes = inputBytes - sizes.count * SegmentHeader.size
@@ -646,7 +650,7 @@ final class Compactor: @unchecked Sendable {
         // (An index file of the outputs lacks them already.)
         for (table, key, location) in plan.expired where !adopted {
           key.withUnsafeBytes { bytes in
-            guard let index = keys.table(table),
+            guard let index = keys.madeTable(table),
               index.find(bytes, hash: KeyHash.hash(bytes)) == location
             else { return }
             index.remove(bytes, hash: KeyHash.hash(bytes))
@@ -660,7 +664,7 @@ final class Compactor: @unchecked Sendable {
         }
         for (table, key) in lost {
           key.withUnsafeBytes { bytes in
-            _ = keys.table(table)?.remove(bytes, hash: KeyHash.hash(bytes))
+            _ = keys.madeTable(table)?.remove(bytes, hash: KeyHash.hash(bytes))
           }
         }
         index.addDamagedRecords(lost.count)

@@ -79,8 +79,9 @@ extension KeyDirectory {
     var records: [LiveRecord] = []
     // Room for every key and creation at once, when the count is known: growing by doubling
     // copied the list and touched fresh pages of twice its size.
-    records.reserveCapacity((isSettled ? itemCount : 0) + tables.count)
-    for (name, table) in tables {
+    guard let all = tablesForReading() else { return nil }
+    records.reserveCapacity((isSettled ? itemCount : 0) + all.count)
+    for (name, table) in all {
       let position = UInt32(listed.count)
       let creation = table.creation
       if let creation, creation.segment < limit {
@@ -137,7 +138,7 @@ extension KeyDirectory {
       // retain and release each of its references.
       let listedTable = listed(position).item.table
       let at = Int(listedTable)
-      let table = self.table(tables[at].name)
+      let table = tableForReading(tables[at].name)
       let base = tables[at].base.map(ObjectIdentifier.init)
       repeat {
         let (item, key) = listed(position)

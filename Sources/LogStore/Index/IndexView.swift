@@ -65,7 +65,7 @@ final class IndexView: @unchecked Sendable {
     _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>?? {
     if isClosed { throw LogStoreError.closed(directory) }
-    guard let index = keys.table(table) else { throw tableNotFound(table) }
+    guard let index = keys.table(table) else { throw missingTable(table, in: keys) }
     let location: RecordLocation
     switch index.lookup(key, hash: hash) {
     case .found(let found): location = found
@@ -172,6 +172,13 @@ final class IndexView: @unchecked Sendable {
     return LogStoreError(.tableNotFound, "there is no table named \"\(table)\" in \(directory)")
   }
 
+  /// The error of a read that did not find `table` in `keys`: ``LogStoreError/tableNotMade``,
+  /// which ``StoreEngine`` answers by making the table and reading again, if it is a table of
+  /// the index file not made yet; otherwise ``tableNotFound(_:)-(String)``.
+  func missingTable(_ table: String, in keys: KeyDirectory) -> LogStoreError {
+    keys.wants(table) ? .tableNotMade(table) : tableNotFound(table)
+  }
+
   func tableNotFound(_ table: UnsafeRawBufferPointer) -> LogStoreError {
     tableNotFound(String(decoding: table, as: UTF8.self))
   }
@@ -187,7 +194,7 @@ final class IndexView: @unchecked Sendable {
     _ body: (UnsafeRawBufferPointer, RecordLocation) -> Void
   ) throws(LogStoreError) -> SegmentLookup? {
     try read { keys throws(LogStoreError) -> SegmentLookup? in
-      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      guard let index = keys.table(table) else { throw missingTable(table, in: keys) }
       start(index.count)
       // Expired keys are left out, by their expiries alone (no record is read).
       guard let expiring = index.expiring else {
@@ -209,7 +216,7 @@ final class IndexView: @unchecked Sendable {
     throws(LogStoreError) -> (SegmentLookup, TableKeys)?
   {
     try read { keys throws(LogStoreError) -> (SegmentLookup, TableKeys)? in
-      guard let index = keys.table(table) else { throw tableNotFound(table) }
+      guard let index = keys.table(table) else { throw missingTable(table, in: keys) }
       return TableKeys(of: index, prefix: prefix).map { (segments, $0) }
     }
   }
@@ -249,7 +256,7 @@ final class IndexView: @unchecked Sendable {
     guard
       let (captured, base) = try read({
         keys throws(LogStoreError) -> (SegmentLookup, MappedTable)? in
-        guard let index = keys.table(table) else { throw tableNotFound(table) }
+        guard let index = keys.table(table) else { throw missingTable(table, in: keys) }
         return index.unchangedBase.map { (segments, $0) }
       }),
       base.forEachEntry({ _ in true }),
@@ -331,7 +338,7 @@ final class IndexView: @unchecked Sendable {
       case .createTable:
         local[name ?? String(decoding: table, as: UTF8.self)] = true
       default:
-        let exists = name.flatMap { local[$0] } ?? (keys.table(table) != nil)
+        let exists = name.flatMap { local[$0] } ?? (keys.lifetime(ofTable: table) != nil)
         guard exists else { throw tableNotFound(table) }
         if kind == .dropTable { local[String(decoding: table, as: UTF8.self)] = false }
       }

@@ -39,6 +39,22 @@ final class KeyDirectory {
   /// The index file the tables' bases are in, if the directory was opened from one.
   private(set) var mapped: MappedIndex?
 
+  /// The index file's tables not made yet, by their places in the file: a table of the file is
+  /// made (a ``TableIndex`` over its ``MappedTable``, in `tables`) when first used, so that
+  /// opening a store of thousands of tables makes none of them. True at a place while its table
+  /// waits; false once it is made (a change that drops or clears it makes it first).
+  @exclusivity(unchecked) private var waiting: [Bool] = []
+  @exclusivity(unchecked) private var waitingCount = 0
+  /// Places of waiting tables that readers met. A reader holds the index lock shared and cannot
+  /// make a table; the store makes these with the lock held exclusively and reads again
+  /// (``makeWantedTables()``, ``StoreEngine``).
+  private let wantedLock = ConditionLock()
+  @exclusivity(unchecked) private var wanted: [Int] = []
+  /// Room each table made from the file gets for the log after the file, per key the file
+  /// holds for it (``reserve(forLogAfterIndexFile:)``): the tables made while the open replays
+  /// that log (``settlesLater``) get it as they are made.
+  @exclusivity(unchecked) private var roomPerFileKey = 0.0
+
   /// Tells this directory from every other, for a compaction's listing of it
   /// (``LiveRecords/listedDirectory``): the listing holds this, so it keeps no directory alive,
   /// and, held, no other object can take its address. (A weak reference to the directory
@@ -59,17 +75,159 @@ final class KeyDirectory {
   deinit { lastTableName.deallocate() }
 
   /// The directory an index file describes: each table's keys are the file's, used in place.
+  /// Its tables are made when first used; those with keys that expire are made now, so that
+  /// expiries are counted from the open on.
   init(mapped: MappedIndex) {
     self.mapped = mapped
-    // Room for every table at once: growing rehashes every name so far.
-    tables.reserveCapacity(mapped.tables.count)
-    tablesByBytes.reserveCapacity(
-      mapped.tables.count, nameBytes: mapped.tables.reduce(0) { $0 + $1.name.utf8.count })
-    for entry in mapped.tables {
-      let table = TableIndex(totals: totals, base: entry.table)
-      table.creation = entry.creation
-      insertTable(table, named: entry.name)
+    waiting = [Bool](repeating: true, count: mapped.tableCount)
+    waitingCount = mapped.tableCount
+    totals.addUnmade(count: mapped.keyCount, liveBytes: mapped.liveBytes)
+    for place in mapped.placesWithExpiries { make(place) }
+  }
+
+  /// The number of tables, those not made yet included.
+  var tableCount: Int { tables.count + waitingCount }
+
+  /// The number of the index file's tables not made yet.
+  var unmadeTableCount: Int { waitingCount }
+
+  /// The names of all tables, those not made yet included, in no particular order.
+  func tableNames() -> [String] {
+    var names = Array(tables.keys)
+    if waitingCount > 0, let mapped {
+      names.reserveCapacity(names.count + waitingCount)
+      for place in waiting.indices where waiting[place] {
+        names.append(mapped.name(ofTable: place))
+      }
     }
+    return names
+  }
+
+  /// The place in the index file of the waiting table named `name`, if there is one.
+  private func waitingPlace(_ name: UnsafeRawBufferPointer) -> Int? {
+    guard waitingCount > 0, let place = mapped?.place(ofTable: name), waiting[place] else {
+      return nil
+    }
+    return place
+  }
+
+  private func waitingPlace(_ name: String) -> Int? {
+    guard waitingCount > 0, let place = mapped?.place(ofTable: name), waiting[place] else {
+      return nil
+    }
+    return place
+  }
+
+  /// Whether a table named `name` exists, made or not.
+  func contains(_ name: String) -> Bool {
+    table(name) != nil || waitingPlace(name) != nil
+  }
+
+  /// The default lifetime of the table named `name` (µs; 0: none), made or not; nil if there
+  /// is no such table. For writers, which read the directory without changing it.
+  func lifetime(ofTable name: UnsafeRawBufferPointer) -> Int64? {
+    if let table = unretainedMadeTable(name) { return table.takeUnretainedValue().lifetime }
+    return waitingPlace(name).map { mapped!.lifetime(ofTable: $0) }
+  }
+
+  /// Whether `name` is a table of the index file not made yet; if so, it is noted for
+  /// ``makeWantedTables()``. For readers, under the shared lock.
+  func wants(_ name: String) -> Bool {
+    guard let place = waitingPlace(name) else { return false }
+    wantedLock.withLock { wanted.append(place) }
+    return true
+  }
+
+  /// Makes the tables readers wanted (``wants(_:)``); false, making none, if one's part of the
+  /// file is damaged: the store then rebuilds the directory from the log, and no reader ever
+  /// meets a table that stands in for a damaged one. Call with the log's lock held and the
+  /// index lock held exclusively.
+  func makeWantedTables() -> Bool {
+    let places = wantedLock.withLock {
+      defer { wanted.removeAll() }
+      return wanted
+    }
+    var files: [(place: Int, file: MappedIndex.FileTable)] = []
+    for place in places where waiting[place] && !files.contains(where: { $0.place == place }) {
+      guard let file = try? mapped!.table(at: place) else { return false }
+      files.append((place, file))
+    }
+    for (place, file) in files { insert(file, at: place) }
+    return true
+  }
+
+  /// Makes every table not made yet, for what visits them all (``forEachLocation(_:)``). Call
+  /// with the index lock held exclusively, or where no reader can be.
+  func makeAllTables() {
+    guard waitingCount > 0 else { return }
+    for place in waiting.indices where waiting[place] { make(place) }
+  }
+
+  /// Makes the waiting table at `place` and returns it. A table whose part of the file
+  /// contradicts its record is damage found after the open (``baseDamaged``, after which the
+  /// store rebuilds the directory from the log): until then a stand-in answers every lookup
+  /// that it is damaged (``MappedIndex/damagedTable(at:)``).
+  @discardableResult
+  private func make(_ place: Int) -> TableIndex {
+    let mapped = mapped!
+    do throws(MappedIndex.Rejection) {
+      return insert(try mapped.table(at: place), at: place)
+    } catch {
+      totals.noteBaseDamaged()
+      return insert(
+        MappedIndex.FileTable(
+          name: mapped.name(ofTable: place), table: mapped.damagedTable(at: place),
+          creation: nil),
+        at: place)
+    }
+  }
+
+  /// Puts the table of the file at `place`, read as `file`, in the directory.
+  @discardableResult
+  private func insert(_ file: MappedIndex.FileTable, at place: Int) -> TableIndex {
+    waiting[place] = false
+    waitingCount -= 1
+    let table = TableIndex(totals: totals, base: file.table, baseCounted: true)
+    table.creation = file.creation
+    // Room for the log after the file, while an open replays it (a table made later, by a
+    // reader, gets none).
+    let share = settlesLater ? (roomPerFileKey * Double(file.table.count)).rounded(.up) : 0
+    if share >= Double(TableIndex.minimumCapacity) {
+      let keyBytes = share * Double(file.table.keyBytes) / Double(file.table.count)
+      table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
+    }
+    insertTable(table, named: file.name)
+    return table
+  }
+
+  /// Every table with its name, for a visit of them all under the shared lock: a table of the
+  /// index file not made yet is read from the file for the caller alone (it is unchanged since
+  /// the file). Nil if such a table's part of the file is damaged.
+  func tablesForReading() -> [(name: String, table: TableIndex)]? {
+    var all = tables.map { ($0.key, $0.value) }
+    if waitingCount > 0, let mapped {
+      for place in waiting.indices where waiting[place] {
+        guard let file = try? mapped.table(at: place) else { return nil }
+        let table = TableIndex(base: file.table)
+        table.creation = file.creation
+        all.append((file.name, table))
+      }
+    }
+    return all
+  }
+
+  /// The table to look `name` up in for compaction, which reads under the shared lock: the
+  /// made one, or for a table of the index file not made yet, one made of the file for the
+  /// caller alone (it is unchanged since the file). Nil if there is no such table, or if its
+  /// part of the file is damaged.
+  func tableForReading(_ name: String) -> TableIndex? {
+    if let table = table(name) { return table }
+    guard let place = waitingPlace(name), let file = try? mapped!.table(at: place) else {
+      return nil
+    }
+    let table = TableIndex(base: file.table)
+    table.creation = file.creation
+    return table
   }
 
   /// A writer found the index file damaged while changing a table: the counts may be off, and
@@ -81,8 +239,21 @@ final class KeyDirectory {
 
   /// Every table copied (``TableIndex/init(copying:)``) with its name and creation, for a
   /// checkpoint: taken with the log's lock held, read after it is released.
-  func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)] {
-    tables.map { name, table in (name, TableIndex(copying: table), table.creation) }
+  /// A table of the index file not made yet is read from the file for the copy alone (nil in
+  /// its place if its part of the file is damaged, which the checkpoint then gives up on).
+  func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)?] {
+    var copies: [(name: String, table: TableIndex, creation: RecordLocation?)?] = tables.map {
+      name, table in (name, TableIndex(copying: table), table.creation)
+    }
+    if waitingCount > 0, let mapped {
+      for place in waiting.indices where waiting[place] {
+        copies.append(
+          (try? mapped.table(at: place)).map { file in
+            (file.name, TableIndex(base: file.table), file.creation)
+          })
+      }
+    }
+    return copies
   }
 
   /// The number of keys in all tables. Exact only once settled (``settle()``).
@@ -129,15 +300,29 @@ final class KeyDirectory {
     return tables[name]
   }
 
-  /// The table named by UTF-8 bytes, if it exists. Only writers may call it (it caches what
-  /// it found).
+  /// The table named by UTF-8 bytes, if it exists, made now if it is a table of the index
+  /// file not made yet. Call with the index lock held exclusively, or where no reader can be
+  /// (an open's replay); it caches what it found.
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
     unretainedTable(name)?.takeUnretainedValue()
+  }
+
+  /// The table named `name`, made now if it is a table of the index file not made yet. Call
+  /// as ``table(_:)-(UnsafeRawBufferPointer)``.
+  func madeTable(_ name: String) -> TableIndex? {
+    if let table = table(name) { return table }
+    return waitingPlace(name).map(make)
   }
 
   /// ``table(_:)-(UnsafeRawBufferPointer)`` unretained, for the log's replay, which keeps
   /// tables unretained (``applySoon(_:)``): the directory holds each while it is in use.
   private func unretainedTable(_ name: UnsafeRawBufferPointer) -> Unmanaged<TableIndex>? {
+    if let table = unretainedMadeTable(name) { return table }
+    return waitingPlace(name).map { Unmanaged.passUnretained(make($0)) }
+  }
+
+  /// The made table named by UTF-8 bytes, unretained, if there is one.
+  private func unretainedMadeTable(_ name: UnsafeRawBufferPointer) -> Unmanaged<TableIndex>? {
     // Consecutive records mostly name the same table: comparing its bytes is cheaper than
     // hashing them.
     if let lastTable, lastTableNameLength == name.count,
@@ -243,6 +428,8 @@ final class KeyDirectory {
         insertTable(cleared, named: String(decoding: change.table, as: UTF8.self))
       }
     case .dropTable:
+      // A table of the index file not made yet is made first, so that it leaves the totals.
+      _ = unretainedTable(change.table)
       removeTable(named: String(decoding: change.table, as: UTF8.self))
     case .batch, .syncMark:
       // The scanner reads sync marks itself; they change nothing.
@@ -354,15 +541,17 @@ final class KeyDirectory {
   /// makes every first write to a page flush both cores' address caches).
   func reserve(forLogAfterIndexFile bytes: Int) {
     guard let mapped, bytes > 0 else { return }
-    let count = mapped.tables.reduce(0) { $0 + $1.table.count }
-    let liveBytes = mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
+    let count = mapped.keyCount
+    let liveBytes = mapped.liveBytes
     guard count > 0, liveBytes >= count else { return }
     let records = min(bytes / (liveBytes / count), count)
     // No table's share can reach the least room worth making (below): the tables are not
     // visited, which in a store of thousands is a cache miss each.
     guard records >= TableIndex.minimumCapacity else { return }
-    // The file's tables (those the log after it has made since have no base, and grow as
-    // their keys come); the room is on top of what the log has put in them so far.
+    // The tables of the file not made yet get their share when they are (``make(_:)``).
+    roomPerFileKey = Double(records) / Double(count)
+    // The file's tables made so far (those the log after it has made since have no base, and
+    // grow as their keys come); the room is on top of what the log has put in them so far.
     for table in tables.values {
       guard let base = table.base, base.count > 0 else { continue }
       // In floating point: the products may not fit a 32-bit `Int`.
@@ -377,12 +566,14 @@ final class KeyDirectory {
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
   func relocateCreation(of table: String, from old: RecordLocation, to new: RecordLocation) {
-    if let table = self.table(table), table.creation == old { table.creation = new }
+    if let table = madeTable(table), table.creation == old { table.creation = new }
   }
 
   /// Every location the index points at, grouped by nothing in particular; for compaction
   /// and verification.
+  /// Call with the index lock held exclusively: the tables not made yet are made first.
   func forEachLocation(_ body: (String, UnsafeRawBufferPointer, RecordLocation) -> Void) {
+    makeAllTables()
     for (name, table) in tables {
       table.forEachKey { key, location in body(name, key, location) }
     }

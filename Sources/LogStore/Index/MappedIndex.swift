@@ -14,11 +14,31 @@ final class MappedIndex: @unchecked Sendable {
   let seed: UInt64
   /// The position covered: these segments, in order, each up to its covered length.
   let segments: [F.CoveredSegment]
-  /// The tables by name, with where each one's creation record is.
-  let tables: [(name: String, table: MappedTable, creation: RecordLocation?)]
   let fileLength: Int
+  /// The whole file's bytes.
+  private let file: UnsafeRawBufferPointer
+  /// The keys and live bytes of all the tables together.
+  let keyCount: Int
+  let liveBytes: Int
+  /// Where each table's record is in the directory, in the directory's order: a table is read
+  /// from it when first used (``table(at:)``), so that a store of thousands of tables opens
+  /// without visiting each one's part of the file.
+  private let tableRecords: [UnsafeRawPointer]
+  /// The tables' places in `tableRecords` by the bytes of their names.
+  private let places: NameTable<Int>
+  /// The places of the tables that have keys with an expiry.
+  let placesWithExpiries: [Int]
   /// Keeps the bytes mapped.
   private let owner: AnyObject
+
+  var tableCount: Int { tableRecords.count }
+
+  /// One table of the file, read from its place.
+  struct FileTable {
+    var name: String
+    var table: MappedTable
+    var creation: RecordLocation?
+  }
 
   /// Why an index file is not used: the store is opened from its log instead.
   struct Rejection: Error {
@@ -27,6 +47,13 @@ final class MappedIndex: @unchecked Sendable {
 
   /// Checks the header and directory of the index file `number` whose bytes are `bytes`
   /// (at least a header's worth), kept readable by `owner` (its mapping).
+  ///
+  /// Every table record is checked here as far as the directory alone can say (its name, and
+  /// that its parts lie within the file where the format puts them), so that a file refused
+  /// for its directory is refused at open; what only a table's own part of the file can say
+  /// (that its last entries end where the record says) is checked when the table is first
+  /// read, and found wrong then, it is damage found after the open (the store rebuilds from
+  /// its log).
   init(number: UInt32, path: String, bytes: UnsafeRawBufferPointer, owner: AnyObject)
     throws(Rejection)
   {
@@ -54,6 +81,7 @@ final class MappedIndex: @unchecked Sendable {
       throw Rejection(reason: "it is \(size) bytes long, not as long as its header says")
     }
     fileLength = size
+    file = bytes
     let segmentCount = Int(loadLittleEndian(UInt32.self, base + 40))
     let tableCount = Int(loadLittleEndian(UInt32.self, base + 44))
     let directoryLength = loadLittleEndian(UInt64.self, base + 48)
@@ -82,41 +110,109 @@ final class MappedIndex: @unchecked Sendable {
           coveredLength: Int(covered)))
     }
     self.segments = segments
-    var tables: [(name: String, table: MappedTable, creation: RecordLocation?)] = []
-    tables.reserveCapacity(min(tableCount, directory.count / F.tableRecordSize))
-    // The names so far, by their bytes: a store of thousands of tables opens without a set of
-    // their names as strings.
-    let names = NameTable<Bool>()
-    names.reserveCapacity(tables.capacity, nameBytes: directory.count)
-    for _ in 0..<tableCount {
+    var records: [UnsafeRawPointer] = []
+    records.reserveCapacity(min(tableCount, directory.count / F.tableRecordSize))
+    let places = NameTable<Int>()
+    places.reserveCapacity(records.capacity, nameBytes: directory.count)
+    var withExpiries: [Int] = []
+    var keyCount = 0
+    var liveBytes = 0
+    for place in 0..<tableCount {
       guard let record = reader.take(F.tableRecordSize),
         let nameBytes = reader.take(
           Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
       else { throw Rejection(reason: "its directory is cut short") }
-      let nameLength = Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self))
-      let nameBuffer = UnsafeRawBufferPointer(start: nameBytes, count: nameLength)
-      var name = String(decoding: nameBuffer, as: UTF8.self)
+      let name = UnsafeRawBufferPointer(
+        start: nameBytes,
+        count: Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
       // Names are written from strings: bytes that are not UTF-8 (which decoding would repair,
       // so that two names could decode alike) are damage.
-      guard nameLength > 0, name.withUTF8({ bytesEqual(UnsafeRawBufferPointer($0), nameBuffer) })
-      else {
+      guard !name.isEmpty, Self.isUTF8(name) else {
         throw Rejection(reason: "its directory names a table without a name, or not in UTF-8")
       }
-      guard names.set(nameBuffer, true) == nil else {
+      guard places.set(name, place) == nil else {
         throw Rejection(reason: "its directory names a table twice")
       }
-      let table = try MappedTable(record: record, file: bytes, seed: seed, owner: owner)
-      let creationSegment = loadLittleEndian(UInt32.self, record + 52)
-      let creation =
-        creationSegment == 0
-        ? nil
-        : RecordLocation(
-          segment: creationSegment, offset: loadLittleEndian(UInt32.self, record + 56),
-          length: loadLittleEndian(UInt32.self, record + 60))
-      tables.append((name, table, creation))
+      let layout = try MappedTable.Layout(record: record, fileSize: size)
+      // Each count is bounded by the file, each live byte count by `Int.max`: their sums
+      // are checked.
+      let keys = keyCount.addingReportingOverflow(layout.count)
+      let bytes = liveBytes.addingReportingOverflow(layout.liveBytes)
+      guard !keys.overflow, !bytes.overflow else {
+        throw Rejection(reason: "a table's layout in its directory is impossible")
+      }
+      keyCount = keys.partialValue
+      liveBytes = bytes.partialValue
+      if layout.expiringCount > 0 { withExpiries.append(place) }
+      records.append(record)
     }
     guard reader.isAtEnd else { throw Rejection(reason: "its directory has bytes left over") }
-    self.tables = tables
+    tableRecords = records
+    self.places = places
+    placesWithExpiries = withExpiries
+    self.keyCount = keyCount
+    self.liveBytes = liveBytes
+  }
+
+  /// Whether `name` is UTF-8 as a `String` would keep it: ASCII is, anything else is decoded.
+  private static func isUTF8(_ name: UnsafeRawBufferPointer) -> Bool {
+    var bits: UInt8 = 0
+    for byte in name { bits |= byte }
+    guard bits >= 0x80 else { return true }
+    var decoded = String(decoding: name, as: UTF8.self)
+    return decoded.withUTF8 { bytesEqual(UnsafeRawBufferPointer($0), name) }
+  }
+
+  /// The place of the table named `name` (by its UTF-8 bytes), if the file has one.
+  func place(ofTable name: UnsafeRawBufferPointer) -> Int? {
+    places.find(name)
+  }
+
+  /// The place of the table named `name`, if the file has one.
+  func place(ofTable name: String) -> Int? {
+    var name = name
+    return name.withUTF8 { places.find(UnsafeRawBufferPointer($0)) }
+  }
+
+  /// The name of the table at `place`.
+  func name(ofTable place: Int) -> String {
+    let record = tableRecords[place]
+    let length = Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self))
+    return String(
+      decoding: UnsafeRawBufferPointer(start: record + F.tableRecordSize, count: length),
+      as: UTF8.self)
+  }
+
+  /// The default lifetime of the table at `place` (µs; 0: none), from its record.
+  func lifetime(ofTable place: Int) -> Int64 {
+    Int64(bitPattern: loadLittleEndian(UInt64.self, tableRecords[place] + 72))
+  }
+
+  /// The table at `place`, read from the file: a new ``MappedTable`` each time. Throws when its
+  /// part of the file contradicts its record (damage found after the open).
+  func table(at place: Int) throws(Rejection) -> FileTable {
+    let record = tableRecords[place]
+    let table = try MappedTable(record: record, file: file, seed: seed, owner: owner)
+    let creationSegment = loadLittleEndian(UInt32.self, record + 52)
+    let creation =
+      creationSegment == 0
+      ? nil
+      : RecordLocation(
+        segment: creationSegment, offset: loadLittleEndian(UInt32.self, record + 56),
+        length: loadLittleEndian(UInt32.self, record + 60))
+    return FileTable(name: name(ofTable: place), table: table, creation: creation)
+  }
+
+  /// A stand-in for the table at `place`, whose part of the file ``table(at:)`` found damaged
+  /// (``MappedTable/init(damaged:file:seed:owner:)``).
+  func damagedTable(at place: Int) -> MappedTable {
+    MappedTable(damaged: tableRecords[place], file: file, seed: seed, owner: owner)
+  }
+
+  /// The table named `name`, if the file has one; throws as ``table(at:)``.
+  func table(named name: String) throws(Rejection) -> FileTable? {
+    guard let place = place(ofTable: name) else { return nil }
+    return try table(at: place)
   }
 
   /// Reads fixed-size records off the directory, refusing to run past its end.
@@ -165,50 +261,87 @@ final class MappedTable: @unchecked Sendable {
   private let entries: UnsafeRawBufferPointer
   /// Keeps the bytes above mapped.
   private let owner: AnyObject
+  /// A stand-in for a table found damaged (``init(damaged:file:seed:owner:)``).
+  private let isDamaged: Bool
 
   /// The bytes of all the table's keys (its entries less their fixed-size headers).
   var keyBytes: Int {
-    entries.count - count * F.entryHeaderSize - expiringEntries.count * RecordLayout.expirySize
+    // (None for a stand-in, which has no entries.)
+    max(
+      entries.count - count * F.entryHeaderSize - expiringEntries.count * RecordLayout.expirySize, 0
+    )
   }
 
+  /// A table record's fields, checked against the file's size and the format's rules: where
+  /// its parts lie and how large they are, as far as the record alone can say.
+  struct Layout {
+    var count: Int
+    var liveBytes: Int
+    var entriesOffset: Int
+    var entriesLength: Int
+    var groupsOffset: Int
+    var groupCount: Int
+    var samplesOffset: Int
+    var expiringCount: Int
+
+    init(record: UnsafeRawPointer, fileSize: Int) throws(MappedIndex.Rejection) {
+      func field(_ offset: Int) -> UInt64 { loadLittleEndian(UInt64.self, record + offset) }
+      let size = UInt64(fileSize)
+      let count = field(0)
+      let liveBytes = field(8)
+      let entriesOffset = field(16)
+      let entriesLength = field(24)
+      let groupsOffset = field(32)
+      let ranksOffset = field(40)
+      let groupCount = UInt64(loadLittleEndian(UInt32.self, record + 48))
+      let expiringCount = field(64)
+      // Every key's entry takes at least its header, so the count is bounded by the file.
+      guard count <= size / UInt64(F.entryHeaderSize), liveBytes <= UInt64(Int.max),
+        entriesLength <= UInt64(UInt32.max - 1),
+        entriesOffset <= size, entriesLength <= size - entriesOffset,
+        entriesLength >= count * UInt64(F.entryHeaderSize),
+        groupCount == UInt64(F.groupCount(for: Int(count))),
+        groupsOffset % UInt64(F.groupSize) == 0, groupsOffset <= size,
+        groupCount * UInt64(F.groupSize) <= size - groupsOffset,
+        ranksOffset % UInt64(F.groupSize) == 0, ranksOffset <= size,
+        UInt64(F.sampleGroupCount(for: Int(count))) * UInt64(F.groupSize) <= size - ranksOffset,
+        expiringCount <= count
+      else {
+        throw MappedIndex.Rejection(reason: "a table's layout in its directory is impossible")
+      }
+      self.count = Int(count)
+      self.liveBytes = Int(liveBytes)
+      self.entriesOffset = Int(entriesOffset)
+      self.entriesLength = Int(entriesLength)
+      self.groupsOffset = Int(groupsOffset)
+      self.groupCount = Int(groupCount)
+      samplesOffset = Int(ranksOffset)
+      self.expiringCount = Int(expiringCount)
+    }
+  }
+
+  /// The table `record` describes, in `file`: its layout checked (``Layout``), then that its
+  /// last entries end where its entries do and, if it has keys with an expiry, where those are.
   init(record: UnsafeRawPointer, file: UnsafeRawBufferPointer, seed: UInt64, owner: AnyObject)
     throws(MappedIndex.Rejection)
   {
-    func field(_ offset: Int) -> UInt64 { loadLittleEndian(UInt64.self, record + offset) }
-    let size = UInt64(file.count)
-    let count = field(0)
-    let liveBytes = field(8)
-    let entriesOffset = field(16)
-    let entriesLength = field(24)
-    let groupsOffset = field(32)
-    let ranksOffset = field(40)
-    let groupCount = UInt64(loadLittleEndian(UInt32.self, record + 48))
-    let expiringCount = field(64)
-    let reject = MappedIndex.Rejection(reason: "a table's layout in its directory is impossible")
-    // Every key's entry takes at least its header, so the count is bounded by the file.
-    guard count <= size / UInt64(F.entryHeaderSize), liveBytes <= UInt64(Int.max),
-      entriesLength <= UInt64(UInt32.max - 1),
-      entriesOffset <= size, entriesLength <= size - entriesOffset,
-      entriesLength >= count * UInt64(F.entryHeaderSize),
-      groupCount == UInt64(F.groupCount(for: Int(count))),
-      groupsOffset % UInt64(F.groupSize) == 0, groupsOffset <= size,
-      groupCount * UInt64(F.groupSize) <= size - groupsOffset,
-      ranksOffset % UInt64(F.groupSize) == 0, ranksOffset <= size,
-      UInt64(F.sampleGroupCount(for: Int(count))) * UInt64(F.groupSize) <= size - ranksOffset,
-      expiringCount <= count
-    else { throw reject }
-    lifetime = Int64(bitPattern: field(72))
+    let layout = try Layout(record: record, fileSize: file.count)
+    let reject = MappedIndex.Rejection(
+      reason: "a table's entries do not end where its directory says")
+    lifetime = Int64(bitPattern: loadLittleEndian(UInt64.self, record + 72))
     let base = file.baseAddress!
-    self.count = Int(count)
-    self.liveBytes = Int(liveBytes)
+    count = layout.count
+    liveBytes = layout.liveBytes
     self.seed = seed
-    groups = base + Int(groupsOffset)
-    self.groupCount = Int(groupCount)
-    samples = base + Int(ranksOffset)
-    entries = UnsafeRawBufferPointer(start: base + Int(entriesOffset), count: Int(entriesLength))
+    groups = base + layout.groupsOffset
+    groupCount = layout.groupCount
+    samples = base + layout.samplesOffset
+    entries = UnsafeRawBufferPointer(
+      start: base + layout.entriesOffset, count: layout.entriesLength)
     self.owner = owner
+    isDamaged = false
     guard endsWhereItSays() else { throw reject }
-    if expiringCount > 0 {
+    if layout.expiringCount > 0 {
       var found: [Int] = []
       var offset = 0
       while offset < entries.count {
@@ -216,9 +349,29 @@ final class MappedTable: @unchecked Sendable {
         if entry.expiry != nil { found.append(offset) }
         offset = entry.end
       }
-      guard found.count == Int(expiringCount) else { throw reject }
+      guard found.count == layout.expiringCount else { throw reject }
       expiringEntries = found
     }
+  }
+
+  /// A stand-in for the table `record` describes, whose part of `file` was found damaged when
+  /// it was first read (``KeyDirectory``): its counts are the record's, and every lookup and
+  /// walk answers that it is damaged, until the store has rebuilt its directory from the log.
+  init(
+    damaged record: UnsafeRawPointer, file: UnsafeRawBufferPointer, seed: UInt64, owner: AnyObject
+  ) {
+    // The record passed these checks when the file was opened.
+    let layout = try? Layout(record: record, fileSize: file.count)
+    lifetime = Int64(bitPattern: loadLittleEndian(UInt64.self, record + 72))
+    count = layout?.count ?? 0
+    liveBytes = layout?.liveBytes ?? 0
+    self.seed = seed
+    groups = file.baseAddress!
+    groupCount = 0
+    samples = file.baseAddress!
+    entries = UnsafeRawBufferPointer(start: file.baseAddress!, count: 0)
+    self.owner = owner
+    isDamaged = true
   }
 
   /// Whether the last entries, walked from the last sample, end exactly where the entries do:
@@ -279,6 +432,7 @@ final class MappedTable: @unchecked Sendable {
 
   /// The location of `key`'s record; `hash` is ``KeyHash`` of the key with this table's seed.
   func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> MappedLookup {
+    guard !isDamaged else { return .damaged }
     guard groupCount > 0 else { return .absent }
     let tag = F.tag(hash)
     var group = F.firstGroup(hash, of: groupCount)
@@ -350,6 +504,7 @@ final class MappedTable: @unchecked Sendable {
   /// nil if a part read on the way is damaged. Binary search over the samples, then a walk of
   /// at most 16 entries.
   func lowerBound(_ key: UnsafeRawBufferPointer) -> Place? {
+    guard !isDamaged else { return nil }
     var low = 0
     var high = F.sampleCount(for: count)
     // The first sample whose key is not below `key`.
@@ -378,6 +533,7 @@ final class MappedTable: @unchecked Sendable {
     from place: Place = Place(rank: 0, offset: 0), verify: Bool = true,
     _ body: (Entry) throws(E) -> Bool
   ) throws(E) -> Bool {
+    guard !isDamaged else { return false }
     var offset = place.offset
     for _ in place.rank..<max(place.rank, count) {
       guard let entry = entry(at: offset, verify: verify) else { return false }
@@ -390,6 +546,7 @@ final class MappedTable: @unchecked Sendable {
   /// Checks every part of the table; false if one is damaged (or the parts disagree: a key
   /// out of order, a slot that does not lead to its key).
   func verifyAll() -> Bool {
+    guard !isDamaged else { return false }
     for group in 0..<groupCount {
       let slots = groups + group * F.groupSize
       guard F.groupChecksum(slots) == loadLittleEndian(UInt32.self, slots + 60) else {

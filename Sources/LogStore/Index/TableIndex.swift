@@ -18,6 +18,16 @@ final class IndexTotals {
   /// Tables that have keys with an expiry (``TableIndex/expiring``): while there are none,
   /// nothing has expired, and `statistics()` need not visit each table to know it.
   @exclusivity(unchecked) fileprivate(set) var tablesWithExpiries = 0
+
+  /// Counts the keys and live bytes of tables not made yet (an index file's, counted from its
+  /// directory at open; ``TableIndex/init(totals:base:baseCounted:)`` makes them later).
+  func addUnmade(count: Int, liveBytes: Int) {
+    self.count += count
+    self.liveBytes += liveBytes
+  }
+
+  /// A table's part of the index file was found damaged when it was made.
+  func noteBaseDamaged() { baseDamaged = true }
 }
 
 /// The in-memory index of one table: a hash table from key bytes to ``RecordLocation``.
@@ -93,7 +103,11 @@ final class TableIndex {
 
   /// A table whose changes are added to `totals`; by default, to totals of its own. With a
   /// `base`, it starts as that index file's table.
-  init(totals: IndexTotals = IndexTotals(), base: MappedTable? = nil) {
+  ///
+  /// `baseCounted` says the totals count the base's keys and live bytes already: a table of an
+  /// index file made after the open (``KeyDirectory``), whose keys the open counted from the
+  /// file's directory.
+  init(totals: IndexTotals = IndexTotals(), base: MappedTable? = nil, baseCounted: Bool = false) {
     self.totals = totals
     self.base = base
     // A table over an index file holds only what changes after it, often nothing: it starts
@@ -105,7 +119,12 @@ final class TableIndex {
     arenaCapacity = base == nil ? 256 : 0
     arena = IndexMemory.allocateZeroed(byteCount: arenaCapacity)
     if let base {
-      adjust(count: base.count, liveBytes: base.liveBytes)
+      if baseCounted {
+        count = base.count
+        liveBytes = base.liveBytes
+      } else {
+        adjust(count: base.count, liveBytes: base.liveBytes)
+      }
       lifetime = base.lifetime
       loadBaseExpiries()
     }

@@ -22,8 +22,7 @@ final class IndexFileInUse {
     current = nil
     if let mapped, let last = mapped.segments.last {
       current = (
-        mapped.number, last.number, last.coveredLength, mapped.fileLength,
-        mapped.tables.reduce(0) { $0 + $1.table.liveBytes }
+        mapped.number, last.number, last.coveredLength, mapped.fileLength, mapped.liveBytes
       )
     }
   }

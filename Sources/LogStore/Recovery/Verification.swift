@@ -269,7 +269,18 @@ struct Verifier {
         handle, try handle.map(length: max(size, 1), writable: false), covered.coveredLength
       )
     }
-    for entry in mapped.tables {
+    for place in 0..<mapped.tableCount {
+      let entry: MappedIndex.FileTable
+      do {
+        entry = try mapped.table(at: place)
+      } catch {
+        report.problems.append(
+          VerificationFinding(
+            file: name,
+            message:
+              "table \"\(mapped.name(ofTable: place))\": \(error.reason); the log is read instead"))
+        continue
+      }
       guard entry.table.verifyAll() else {
         report.problems.append(
           VerificationFinding(
