@@ -164,25 +164,40 @@ func indexFileScenario(_ c: inout Checker) -> String {
     }
   }
 
-  // Hostile directories: offsets and lengths at 2^31 and 2^32, checksums made to match.
+  // Hostile table records and directories: offsets and lengths at 2^31 and 2^32, checksums
+  // made to match. A table record is refused when its table is made; the directory's totals
+  // and the end of a name, at open.
   var hostile = 0
-  let tableRecord = IndexFileFormat.headerSize + IndexFileFormat.segmentRecordSize
-  for (field, value) in [
-    (0, UInt64(1) << 31), (0, UInt64(1) << 32), (16, UInt64(1) << 32 - 8), (16, UInt64(1) << 31),
-    (24, UInt64(1) << 31), (24, UInt64.max), (32, UInt64(1) << 32), (40, UInt64(1) << 31 + 64),
+  let directoryLength = Int(encoded[48]) | Int(encoded[49]) << 8 | Int(encoded[50]) << 16
+  let tableRecord = IndexFileFormat.headerSize + directoryLength
+  let totals = IndexFileFormat.headerSize + IndexFileFormat.segmentRecordSize
+  for (at, value) in [
+    (tableRecord, UInt64(1) << 31), (tableRecord, UInt64(1) << 32),
+    (tableRecord + 16, UInt64(1) << 32 - 8), (tableRecord + 16, UInt64(1) << 31),
+    (tableRecord + 24, UInt64(1) << 31), (tableRecord + 24, UInt64.max),
+    (tableRecord + 32, UInt64(1) << 32), (tableRecord + 40, UInt64(1) << 31 + 64),
+    (totals, UInt64(1) << 31), (totals + 8, UInt64.max),
+    (totals + IndexFileFormat.totalsSize, UInt64(1) << 32 - 8),
+    (totals + IndexFileFormat.totalsSize, UInt64(1) << 31),
   ] {
     var bytes = encoded
-    store(value, into: &bytes, at: tableRecord + field)
-    let directoryLength = Int(bytes[48]) | Int(bytes[49]) << 8 | Int(bytes[50]) << 16
+    store(value, into: &bytes, at: at)
+    let record = Array(bytes[tableRecord..<tableRecord + IndexFileFormat.recordChecksumOffset])
+    store(
+      CRC32C.mask(CRC32C.checksum(record)), into: &bytes,
+      at: tableRecord + IndexFileFormat.recordChecksumOffset)
     let directory = Array(bytes[64..<64 + directoryLength])
     store(CRC32C.mask(CRC32C.checksum(directory)), into: &bytes, at: 56)
     store(CRC32C.mask(CRC32C.checksum(Array(bytes[0..<60]))), into: &bytes, at: 60)
     let copy = HeldBytes(bytes)
-    if (try? MappedIndex(number: 7, path: "index", bytes: copy.view, owner: copy)) == nil {
+    guard let opened = try? MappedIndex(number: 7, path: "index", bytes: copy.view, owner: copy)
+    else {
       hostile += 1
+      continue
     }
+    if (try? opened.table(at: 0)) == nil { hostile += 1 }
   }
-  c.expect(hostile == 8, "\(hostile) of 8 hostile directories refused")
+  c.expect(hostile == 12, "\(hostile) of 12 hostile records and directories refused")
   return
     "\(model.present) keys over a file of \(encoded.count) bytes; damage: \(refused) refused, "
     + "\(found) found when read"

@@ -63,8 +63,8 @@ struct IndexFileTests {
   }
 
   /// `bytes` of an index file with every `stride`-th byte of every table's slot groups flipped:
-  /// the open accepts the file (it checks the directory and the ends of the entries), and
-  /// lookups find the damage.
+  /// the open accepts the file (it checks the directory; making a table checks the ends of its
+  /// entries), and lookups find the damage.
   private func damagingSlotGroups(
     _ bytes: [UInt8], every stride: Int, entries: Bool = false, firstHalf: Bool = false
   )
@@ -72,18 +72,24 @@ struct IndexFileTests {
   {
     var damaged = bytes
     func field(_ offset: Int, _ size: Int) -> Int { Self.field(of: bytes, at: offset, size) }
-    var position = 64 + 16 * field(40, 4)
-    for _ in 0..<field(44, 4) {
+    for table in 0..<field(44, 4) {
+      let position = Self.tableRecord(table, in: bytes)
       let start = field(position + (entries ? 16 : 32), 8)
       var length = entries ? field(position + 24, 8) : field(position + 48, 4) * 64
-      // (Only in tables of more than 32 keys: the open reads a table's last 16 entries.)
+      // (Only in tables of more than 32 keys: making a table reads its last 16 entries.)
       if firstHalf { length = field(position, 8) > 32 ? length / 2 : 0 }
       for offset in Swift.stride(from: start, to: start + length, by: stride) {
         damaged[offset] ^= 0x10
       }
-      position += 81 + Int(bytes[position + 80])
     }
     return damaged
+  }
+
+  /// Where the record of the table at `place` starts in an index file's `bytes`: the records
+  /// follow the directory, 84 bytes each.
+  private static func tableRecord(_ place: Int, in bytes: [UInt8]) -> Int {
+    IndexFileFormat.headerSize + field(of: bytes, at: 48, 8)
+      + place * IndexFileFormat.tableRecordSize
   }
 
   /// The little-endian integer of `size` bytes at `offset` of an index file's `bytes`.
@@ -97,9 +103,12 @@ struct IndexFileTests {
   /// groups, samples and entries, as the directory gives them (the edges a sample damages).
   private static func partEdges(of bytes: [UInt8]) -> Set<Int> {
     func field(_ offset: Int, _ size: Int) -> Int { Self.field(of: bytes, at: offset, size) }
-    var edges: Set<Int> = []
-    var position = IndexFileFormat.headerSize + 16 * field(40, 4)
-    for _ in 0..<field(44, 4) {
+    // The directory's end, the table records' ends.
+    let records = IndexFileFormat.headerSize + field(48, 8)
+    var edges: Set<Int> = [records - 1, records]
+    for table in 0..<field(44, 4) {
+      let position = Self.tableRecord(table, in: bytes)
+      edges.formUnion([position, position + IndexFileFormat.recordChecksumOffset])
       let entriesStart = field(position + 16, 8)
       let groupsStart = field(position + 32, 8)
       let samplesStart = field(position + 40, 8)
@@ -107,7 +116,6 @@ struct IndexFileTests {
         groupsStart, samplesStart - 1, samplesStart, entriesStart - 1, entriesStart,
         entriesStart + field(position + 24, 8) - 1,
       ])
-      position += IndexFileFormat.tableRecordSize + Int(bytes[position + 80])
     }
     return edges
   }
@@ -390,11 +398,7 @@ struct IndexFileTests {
         $0 | Int($1.element) << (8 * $1.offset)
       }
     }
-    // Table "a"'s record in the directory (each: 80 bytes, the name's length, the name).
-    var record = 64 + 16 * field(40, 4)
-    while Array(bytes[record + 81..<record + 81 + Int(bytes[record + 80])]) != Array("a".utf8) {
-      record += 81 + Int(bytes[record + 80])
-    }
+    let record = try #require(IndexFileBytes(bytes).tableRecord("a"))
     let first = field(record + 16, 8)
     let second = first + 18 + field(first + 16, 2)
     let firstLocation = Array(bytes[first + 4..<first + 16])
@@ -1366,6 +1370,32 @@ struct IndexFileTests {
     let expected = try store.snapshot()
     try store.close()
     return (path, expected, try indexFiles(in: path)[0])
+  }
+
+  @Test(
+    "an index file of an older version (2: tables in the directory) is not used: the open reads the log, and the next checkpoint writes the current version"
+  )
+  func olderVersion() throws {
+    let directory = TemporaryDirectory()
+    let (path, expected, index) = try checkpointedStore(directory)
+    var file = IndexFileBytes(try fileBytes(index))
+    file.store(UInt16(2), at: 8)
+    storeChecksum(&file.bytes, at: 60, of: 0..<60)
+    try writeFile(index, file.bytes)
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile == nil)
+    #expect(
+      Array(store.openReport.rejectedIndexFiles.values) == [
+        "it is in version 2; this library reads 3"
+      ])
+    #expect(try store.snapshot() == expected)
+    try store.checkpoint()
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(reopened.openReport.indexFile != nil)
+    let written = IndexFileBytes(try fileBytes(try indexFiles(in: path)[0]))
+    #expect(written.field(8, 2) == Int(IndexFileFormat.version))
+    #expect(try reopened.snapshot() == expected)
   }
 
   @Test("a flipped byte anywhere in the index file never changes what the store returns")

@@ -45,36 +45,54 @@ struct MappedIndexTests {
     }
   }
 
-  /// `bytes` with the directory's and the header's checksums made to match again.
-  private static func resealed(_ bytes: [UInt8]) -> [UInt8] {
-    var bytes = bytes
-    let directoryLength = Int(
-      bytes[48..<56].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) })
-    if 64 + directoryLength <= bytes.count {
-      storeChecksum(&bytes, at: 56, of: 64..<64 + directoryLength)
+  /// `bytes` with every table record's, the directory's and the header's checksums made to
+  /// match again (only the directory's and the header's with `records` false).
+  private static func resealed(_ bytes: [UInt8], records: Bool = true) -> [UInt8] {
+    var file = IndexFileBytes(bytes)
+    let directoryLength = file.field(48, 8)
+    if records {
+      let tableCount = min(file.field(44, 4), 1_000)
+      for place in 0..<tableCount {
+        let record = 64 + directoryLength + place * IndexFileFormat.tableRecordSize
+        if record + IndexFileFormat.tableRecordSize <= bytes.count { file.resealRecord(record) }
+      }
     }
-    storeChecksum(&bytes, at: 60, of: 0..<60)
-    return bytes
+    if 64 + directoryLength <= bytes.count {
+      storeChecksum(&file.bytes, at: 56, of: 64..<64 + directoryLength)
+    }
+    storeChecksum(&file.bytes, at: 60, of: 0..<60)
+    return file.bytes
   }
 
-  private static func setting<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: [UInt8])
-    -> [UInt8]
-  {
+  private static func setting<T: FixedWidthInteger>(
+    _ value: T, at offset: Int, in bytes: [UInt8], resealingRecords: Bool = true
+  ) -> [UInt8] {
     var bytes = bytes
     bytes.replaceSubrange(offset..<offset + MemoryLayout<T>.size, with: littleEndianBytes(value))
-    return resealed(bytes)
+    return resealed(bytes, records: resealingRecords)
   }
 
-  /// Where table `name`'s record is in the directory of `bytes`.
+  /// Where table `name`'s record is in `bytes`.
   static func record(of name: String, in bytes: [UInt8]) -> Int {
-    var position = 64 + 16 * Int(bytes[40])
-    while true {
-      let length = Int(bytes[position + 80])
-      if Array(bytes[position + 81..<position + 81 + length]) == Array(name.utf8) {
-        return position
+    IndexFileBytes(bytes).tableRecord(name)!
+  }
+
+  /// Where table `name`'s reference is in the directory of `bytes`, and where its name is.
+  static func reference(of name: String, in bytes: [UInt8]) -> (at: Int, name: Range<Int>) {
+    let file = IndexFileBytes(bytes)
+    let tableCount = file.field(44, 4)
+    let references = 64 + 16 * file.field(40, 4) + IndexFileFormat.totalsSize
+    let names = references + tableCount * IndexFileFormat.tableReferenceSize
+    var start = 0
+    for place in 0..<tableCount {
+      let at = references + place * IndexFileFormat.tableReferenceSize
+      let end = file.field(at, 4)
+      if bytes[names + start..<names + end].elementsEqual(name.utf8) {
+        return (at, names + start..<names + end)
       }
-      position += 81 + length
+      start = end
     }
+    preconditionFailure("no table \(name)")
   }
 
   /// The names of `index`'s tables, sorted.
@@ -91,53 +109,76 @@ struct MappedIndexTests {
     }
     #expect(Self.tableNames(index) == ["a", "b"])
     let table = Self.record(of: "a", in: bytes)
-    let other = Self.record(of: "b", in: bytes)
-    let entriesLength = bytes[table + 24..<table + 32].enumerated().reduce(UInt64(0)) {
-      $0 | UInt64($1.element) << (8 * $1.offset)
-    }
+    let (referenceA, nameA) = Self.reference(of: "a", in: bytes)
+    let (referenceB, nameB) = Self.reference(of: "b", in: bytes)
+    let totals = 64 + 16 * Int(bytes[40])
+    let entriesLength = IndexFileBytes(bytes).unsignedField(table + 24, 8)
     let refused: [(String, [UInt8])] = [
       ("shorter than a header", Array(bytes[0..<40])),
       ("another magic", Self.resealed([0x58] + bytes[1...])),
-      ("a newer version", Self.setting(UInt16(3), at: 8, in: bytes)),
+      ("a newer version", Self.setting(UInt16(4), at: 8, in: bytes)),
+      ("version 2", Self.setting(UInt16(2), at: 8, in: bytes)),
+      ("version 1", Self.setting(UInt16(1), at: 8, in: bytes)),
       ("another file number", Self.setting(number + 1, at: 12, in: bytes)),
       ("another length", Self.setting(UInt64(bytes.count + 64), at: 32, in: bytes)),
       ("a directory past the end", Self.setting(UInt64(bytes.count), at: 48, in: bytes)),
-      ("a directory cut short", Self.setting(UInt64(table + 30 - 64), at: 48, in: bytes)),
+      ("a directory without its totals", Self.setting(UInt64(totals - 64), at: 48, in: bytes)),
+      ("a directory cut short", Self.setting(UInt64(nameB.upperBound - 65), at: 48, in: bytes)),
       (
         "a directory with bytes left over",
-        Self.setting(UInt64(bytes.count - 64), at: 48, in: bytes)
+        Self.setting(UInt64(nameB.upperBound - 64 + 1), at: 48, in: bytes)
       ),
       ("more segments than the directory holds", Self.setting(UInt32(1000), at: 40, in: bytes)),
       ("more tables than the directory holds", Self.setting(UInt32(3), at: 44, in: bytes)),
+      (
+        "table records past the end",
+        Self.setting(
+          UInt64(0), at: totals,
+          in: Self.setting(UInt64(table + 84), at: 32, in: Array(bytes[0..<table + 84])))
+      ),
       ("a segment covered past 4 GiB", Self.setting(UInt64(1) << 33, at: 64 + 8, in: bytes)),
+      ("a key count the file cannot hold", Self.setting(UInt64(1) << 40, at: totals, in: bytes)),
+      ("live bytes past Int.max", Self.setting(UInt64.max, at: totals + 8, in: bytes)),
+      (
+        "a table without a name",
+        Self.setting(UInt32(nameA.upperBound - nameA.lowerBound), at: referenceB, in: bytes)
+      ),
+      ("a table named twice", Self.setting(UInt8(ascii: "a"), at: nameB.lowerBound, in: bytes)),
+      ("names out of order", Self.setting(UInt8(ascii: "c"), at: nameA.lowerBound, in: bytes)),
+      ("a name that is not UTF-8", Self.setting(UInt8(0xFF), at: nameB.lowerBound, in: bytes)),
+      ("a name past the names", Self.setting(UInt32(1000), at: referenceB, in: bytes)),
+      // Found when the table is first read.
+      (
+        "a table record that fails its checksum",
+        Self.setting(UInt64(3), at: table, in: bytes, resealingRecords: false)
+      ),
       ("a count the file cannot hold", Self.setting(UInt64(1) << 40, at: table, in: bytes)),
       ("a count the groups do not fit", Self.setting(UInt64(401), at: table, in: bytes)),
       ("entries past the end", Self.setting(UInt64(bytes.count), at: table + 16, in: bytes)),
       ("entries too short for the count", Self.setting(UInt64(100), at: table + 24, in: bytes)),
-      ("groups off their alignment", Self.setting(UInt64(65), at: table + 32, in: bytes)),
-      ("groups past the end", Self.setting(UInt64(bytes.count - 64), at: table + 32, in: bytes)),
-      ("samples off their alignment", Self.setting(UInt64(65), at: table + 40, in: bytes)),
-      ("another group count", Self.setting(UInt32(7), at: table + 48, in: bytes)),
-      ("a table without a name", Self.setting(UInt8(0), at: table + 80, in: bytes)),
-      ("a table named twice", Self.setting(UInt8(UInt8(ascii: "b")), at: table + 81, in: bytes)),
-      ("a name that is not UTF-8", Self.setting(UInt8(0xFF), at: table + 81, in: bytes)),
-      ("more expiring entries than entries", Self.setting(UInt64(1000), at: table + 64, in: bytes)),
-      (
-        "expiring entries the entries do not hold",
-        Self.setting(UInt64(1), at: table + 64, in: bytes)
-      ),
-      ("version 1", Self.setting(UInt16(1), at: 8, in: bytes)),
-      (
-        "live bytes that add up past Int.max",
-        Self.setting(
-          UInt64(Int.max), at: other + 8,
-          in: Self.setting(UInt64(Int.max), at: table + 8, in: bytes))
-      ),
-      // Found when the table is first read: its last entries end before its entries do.
       (
         "entries longer than their keys",
         Self.setting(entriesLength + 64, at: table + 24, in: bytes)
       ),
+      ("groups off their alignment", Self.setting(UInt64(65), at: table + 32, in: bytes)),
+      ("groups past the end", Self.setting(UInt64(bytes.count - 64), at: table + 32, in: bytes)),
+      ("samples off their alignment", Self.setting(UInt64(65), at: table + 40, in: bytes)),
+      ("another group count", Self.setting(UInt32(7), at: table + 48, in: bytes)),
+      (
+        "more expiring entries than entries",
+        Self.setting(
+          UInt32(1), at: referenceA + 4, in: Self.setting(UInt64(1000), at: table + 64, in: bytes))
+      ),
+      (
+        "expiring entries the directory does not know of",
+        Self.setting(UInt64(1), at: table + 64, in: bytes)
+      ),
+      (
+        "expiring entries the entries do not hold",
+        Self.setting(
+          UInt32(1), at: referenceA + 4, in: Self.setting(UInt64(1), at: table + 64, in: bytes))
+      ),
+      ("a lifetime the directory does not say", Self.setting(Int64(5), at: table + 72, in: bytes)),
     ]
     for (what, damaged) in refused {
       // Refused at open, or (what only a table's own part of the file can say) when the
@@ -150,7 +191,9 @@ struct MappedIndexTests {
     }
   }
 
-  @Test("a directory of hundreds of tables is read whole, and refused when any two share a name")
+  @Test(
+    "a directory of hundreds of tables is read whole, and refused when any two share a name (or any is out of order)"
+  )
   func repeatedNamesAmongMany() throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
@@ -174,8 +217,8 @@ struct MappedIndexTests {
     // differs in its last three bytes.
     for (renamed, other) in [(0, 299), (299, 0), (150, 151), (7, 270)] {
       var damaged = bytes
-      let record = Self.record(of: names[renamed], in: bytes)
-      damaged.replaceSubrange(record + 81..<record + 85, with: Array(names[other].utf8))
+      let name = Self.reference(of: names[renamed], in: bytes).name
+      damaged.replaceSubrange(name, with: Array(names[other].utf8))
       if case .success = Self.open(Self.resealed(damaged), number: number) {
         Issue.record("\(names[renamed]) renamed \(names[other]): the file was used")
       }

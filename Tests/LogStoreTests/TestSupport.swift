@@ -94,17 +94,26 @@ struct IndexFileBytes {
     }
   }
 
-  /// Where the directory record of table `name` starts (after the segment records, each table's
-  /// record: 80 bytes, the name's length, the name).
+  /// Where the record of table `name` starts: the directory's references give each name's end
+  /// in its names, in the records' order; the records follow the directory.
   func tableRecord(_ name: String) -> Int? {
-    var record = F.headerSize + F.segmentRecordSize * field(40, 4)
-    for _ in 0..<field(44, 4) {
-      let length = Int(bytes[record + F.nameLengthOffset])
-      let start = record + F.tableRecordSize
-      if bytes[start..<start + length].elementsEqual(name.utf8) { return record }
-      record += F.tableRecordSize + length
+    let tableCount = field(44, 4)
+    let references = F.headerSize + F.segmentRecordSize * field(40, 4) + F.totalsSize
+    let names = references + tableCount * F.tableReferenceSize
+    var start = 0
+    for place in 0..<tableCount {
+      let end = field(references + place * F.tableReferenceSize, 4)
+      if bytes[names + start..<names + end].elementsEqual(name.utf8) {
+        return F.headerSize + field(48, 8) + place * F.tableRecordSize
+      }
+      start = end
     }
     return nil
+  }
+
+  /// Makes the checksum of the table record at `record` match its fields again.
+  mutating func resealRecord(_ record: Int) {
+    store(bytes.withUnsafeBytes { F.recordChecksum($0.baseAddress! + record) }, at: record + 80)
   }
 
   /// Where the entry of rank `rank` of the table whose record is at `record` starts.

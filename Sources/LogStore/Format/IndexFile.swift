@@ -5,7 +5,8 @@
 /// ```
 /// header (64 bytes)
 ///  0  8  magic            "YTKKVIDX"
-///  8  2  version          2 (version 1, without expiries, is not used: the log is read)
+///  8  2  version          3 (versions 1 and 2 are not used: the log is read, and the next
+///                         checkpoint writes version 3)
 /// 10  2  reserved         0
 /// 12  4  fileNumber       the number in the file's name
 /// 16  8  nextSequence     the sequence number after the last record covered
@@ -16,13 +17,19 @@
 /// 48  8  directoryLength  bytes of directory after the header
 /// 56  4  directoryCRC     masked CRC-32C of the directory
 /// 60  4  headerCRC        masked CRC-32C of bytes 0..<60
-/// directory
+/// directory (checked when the file is opened)
 ///   segmentCount × 16: number u32, salt u32, coveredLength u64 (the position: every segment
 ///     listed, in order, up to its covered length)
-///   tableCount × (81 + name): count u64, liveBytes u64, entriesOffset u64, entriesLength u64,
-///     groupsOffset u64, ranksOffset u64, groupCount u32, creation segment u32 (0: none),
-///     creation offset u32, creation length u32, expiringCount u64 (entries with an expiry),
-///     lifetime i64 (the table's default, µs; 0: none), nameLength u8, name
+///   totals: keyCount u64, liveBytes u64 (of all tables)
+///   tableCount × 16, in the byte order of the tables' names: nameEnd u32 (where the name
+///     ends in `names`), flags u32 (bit 0: the table has keys with an expiry), lifetime i64
+///     (the table's default, µs; 0: none)
+///   names: the tables' names (UTF-8), one after another
+/// table records, right after the directory (each checked when its table is first used)
+///   tableCount × 84, in the same order: count u64, liveBytes u64, entriesOffset u64,
+///     entriesLength u64, groupsOffset u64, ranksOffset u64, groupCount u32, creation segment
+///     u32 (0: none), creation offset u32, creation length u32, expiringCount u64 (entries with
+///     an expiry), lifetime i64 (as in the directory), CRC u32 of bytes 0..<80
 /// per table, at the offsets the directory gives (groups and ranks 64-byte aligned):
 ///   groups   groupCount × 64: 7 slots of (tag u32, entry u32), 0 u32, CRC u32 of bytes 0..<60
 ///   samples  ⌈⌈count / 16⌉ / 15⌉ × 64: the offsets (u32) of entries 0, 16, 32, … 15 to a
@@ -35,15 +42,22 @@
 /// `entries` plus one; a key's probe starts at group ⌊(low 32 bits of the hash) × groupCount /
 /// 2^32⌋ and goes on group by group, from the last to the first. Every CRC is masked
 /// (``CRC32C/mask(_:)``). The header and directory are checked when the file is opened; a
-/// group, a rank group and an entry each time they are read.
+/// table record when its table is first used; a group, a rank group and an entry each time
+/// they are read.
 package enum IndexFileFormat {
   static let magic: [UInt8] = Array("YTKKVIDX".utf8)
-  static let version: UInt16 = 2
+  static let version: UInt16 = 3
   static let headerSize = 64
   static let segmentRecordSize = 16
-  static let tableRecordSize = 81
-  /// Where a table record's name length is; the name follows it.
-  static let nameLengthOffset = 80
+  /// The directory's totals: the keys and the live bytes of all tables.
+  static let totalsSize = 16
+  /// A table's reference in the directory: where its name ends, its flags, its lifetime.
+  static let tableReferenceSize = 16
+  /// Set in a table reference's flags when the table has keys with an expiry.
+  static let hasExpiriesFlag: UInt32 = 1
+  static let tableRecordSize = 84
+  /// Where a table record's checksum is: after its 80 bytes of fields, which it covers.
+  static let recordChecksumOffset = 80
   /// Set in an entry's segment number (segment numbers are below 2^31) when the key's expiry
   /// follows its key.
   static let expiryBit: UInt32 = 1 << 31
@@ -100,6 +114,11 @@ package enum IndexFileFormat {
   static func groupChecksum(_ group: UnsafeRawPointer) -> UInt32 {
     CRC32C.mask(CRC32C.update(0, group, groupSize - 4))
   }
+
+  /// The masked CRC-32C of the table record at `record`'s fields.
+  static func recordChecksum(_ record: UnsafeRawPointer) -> UInt32 {
+    CRC32C.mask(CRC32C.update(0, record, recordChecksumOffset))
+  }
 }
 
 /// What a checkpoint writes: the key directory copied at one position of the log.
@@ -148,10 +167,20 @@ struct IndexSnapshot {
   /// `seed`; nil when a table is too large for the format's 32-bit entry offsets.
   func encoded(number: UInt32, seed: UInt64) -> [UInt8]? {
     typealias F = IndexFileFormat
-    var directoryLength = segments.count * F.segmentRecordSize
-    for table in tables { directoryLength += F.tableRecordSize + table.name.count }
-    var offset = F.roundUp(F.headerSize + directoryLength, to: F.groupSize)
+    // The tables in the byte order of their names: an open finds a table by a binary search of
+    // the names.
+    let tables = tables.sorted { a, b in
+      a.name.withUnsafeBytes { a in b.name.withUnsafeBytes { b in bytesPrecede(a, b) } }
+    }
+    let nameBytes = tables.reduce(0) { $0 + $1.name.count }
+    let directoryLength =
+      segments.count * F.segmentRecordSize + F.totalsSize + tables.count * F.tableReferenceSize
+      + nameBytes
+    let records = F.headerSize + directoryLength
+    var offset = F.roundUp(records + tables.count * F.tableRecordSize, to: F.groupSize)
     var layout: [(groups: Int, ranks: Int, entries: Int, entriesLength: Int, groupCount: Int)] = []
+    var keyCount = 0
+    var liveBytes = 0
     for table in tables {
       let groupCount = F.groupCount(for: table.keys.items.count)
       let groups = offset
@@ -165,12 +194,14 @@ struct IndexSnapshot {
       guard UInt64(entriesLength) < UInt64(UInt32.max) else { return nil }
       layout.append((groups, ranks, entries, entriesLength, groupCount))
       offset = F.roundUp(entries + entriesLength, to: F.groupSize)
+      keyCount += table.keys.items.count
+      liveBytes += table.liveBytes
     }
     let fileLength = offset
     var bytes = [UInt8](repeating: 0, count: fileLength)
     bytes.withUnsafeMutableBytes { buffer in
       let base = buffer.baseAddress!
-      // Directory.
+      // Directory: the position, the totals, a reference to each table, the names.
       var cursor = base + F.headerSize
       for segment in segments {
         storeLittleEndian(segment.number, cursor)
@@ -178,6 +209,24 @@ struct IndexSnapshot {
         storeLittleEndian(UInt64(segment.coveredLength), cursor + 8)
         cursor += F.segmentRecordSize
       }
+      storeLittleEndian(UInt64(keyCount), cursor)
+      storeLittleEndian(UInt64(liveBytes), cursor + 8)
+      cursor += F.totalsSize
+      var names = cursor + tables.count * F.tableReferenceSize
+      var nameEnd = 0
+      for table in tables {
+        table.name.withUnsafeBytes { name in
+          names.copyMemory(from: name.baseAddress!, byteCount: name.count)
+        }
+        names += table.name.count
+        nameEnd += table.name.count
+        storeLittleEndian(UInt32(nameEnd), cursor)
+        storeLittleEndian(UInt32(table.expiries.isEmpty ? 0 : 1), cursor + 4)
+        storeLittleEndian(UInt64(bitPattern: table.lifetime), cursor + 8)
+        cursor += F.tableReferenceSize
+      }
+      // The tables' records, in the same order, each with its checksum.
+      cursor = base + records
       for (table, place) in zip(tables, layout) {
         storeLittleEndian(UInt64(table.keys.items.count), cursor)
         storeLittleEndian(UInt64(table.liveBytes), cursor + 8)
@@ -191,14 +240,8 @@ struct IndexSnapshot {
         storeLittleEndian(table.creation?.length ?? 0, cursor + 60)
         storeLittleEndian(UInt64(table.expiries.count), cursor + 64)
         storeLittleEndian(UInt64(bitPattern: table.lifetime), cursor + 72)
-        cursor.storeBytes(
-          of: UInt8(table.name.count), toByteOffset: F.nameLengthOffset, as: UInt8.self)
-        table.name.withUnsafeBytes { name in
-          if name.count > 0 {
-            (cursor + F.tableRecordSize).copyMemory(from: name.baseAddress!, byteCount: name.count)
-          }
-        }
-        cursor += F.tableRecordSize + table.name.count
+        storeLittleEndian(F.recordChecksum(cursor), cursor + F.recordChecksumOffset)
+        cursor += F.tableRecordSize
         Self.writeTable(table, at: place, seed: seed, into: base)
       }
       // Header.

@@ -20,18 +20,18 @@ final class MappedIndex: @unchecked Sendable {
   /// The keys and live bytes of all the tables together.
   let keyCount: Int
   let liveBytes: Int
-  /// Where each table's record is in the directory, in the directory's order: a table is read
-  /// from it when first used (``table(at:)``), so that a store of thousands of tables opens
-  /// without visiting each one's part of the file.
-  private let tableRecords: [UnsafeRawPointer]
-  /// The tables' places in `tableRecords` by the bytes of their names.
-  private let places: NameTable<Int>
+  let tableCount: Int
+  /// The directory's table references (in the byte order of the tables' names), and the names
+  /// they end in (checked at open, with the directory).
+  private let references: UnsafeRawPointer
+  private let names: UnsafeRawPointer
+  /// The tables' records, in the same order, each checked when its table is first read
+  /// (``table(at:)``), so that a store of thousands of tables opens without visiting each.
+  private let records: UnsafeRawPointer
   /// The places of the tables that have keys with an expiry.
   let placesWithExpiries: [Int]
   /// Keeps the bytes mapped.
   private let owner: AnyObject
-
-  var tableCount: Int { tableRecords.count }
 
   /// One table of the file, read from its place.
   struct FileTable {
@@ -48,12 +48,11 @@ final class MappedIndex: @unchecked Sendable {
   /// Checks the header and directory of the index file `number` whose bytes are `bytes`
   /// (at least a header's worth), kept readable by `owner` (its mapping).
   ///
-  /// Every table record is checked here as far as the directory alone can say (its name, and
-  /// that its parts lie within the file where the format puts them), so that a file refused
-  /// for its directory is refused at open; what only a table's own part of the file can say
-  /// (that its last entries end where the record says) is checked when the table is first
-  /// read, and found wrong then, it is damage found after the open (the store rebuilds from
-  /// its log).
+  /// Only the header and the directory are read: the position, the totals, and each table's
+  /// name, in order. A table's record and parts are checked when the table is first read
+  /// (``table(at:)``), and one found wrong then is damage found after the open (the store
+  /// rebuilds its directory from the log): an open of a store of thousands of tables visits
+  /// none of them.
   init(number: UInt32, path: String, bytes: UnsafeRawBufferPointer, owner: AnyObject)
     throws(Rejection)
   {
@@ -82,8 +81,10 @@ final class MappedIndex: @unchecked Sendable {
     }
     fileLength = size
     file = bytes
-    let segmentCount = Int(loadLittleEndian(UInt32.self, base + 40))
-    let tableCount = Int(loadLittleEndian(UInt32.self, base + 44))
+    // (Counts past a 32-bit `Int` cannot fit any directory.)
+    guard let segmentCount = Int(exactly: loadLittleEndian(UInt32.self, base + 40)),
+      let tableCount = Int(exactly: loadLittleEndian(UInt32.self, base + 44))
+    else { throw Rejection(reason: "its directory is cut short") }
     let directoryLength = loadLittleEndian(UInt64.self, base + 48)
     guard directoryLength <= UInt64(size - F.headerSize) else {
       throw Rejection(reason: "its directory runs past its end")
@@ -110,88 +111,131 @@ final class MappedIndex: @unchecked Sendable {
           coveredLength: Int(covered)))
     }
     self.segments = segments
-    var records: [UnsafeRawPointer] = []
-    records.reserveCapacity(min(tableCount, directory.count / F.tableRecordSize))
-    let places = NameTable<Int>()
-    places.reserveCapacity(records.capacity, nameBytes: directory.count)
+    guard let totals = reader.take(F.totalsSize) else {
+      throw Rejection(reason: "its directory is cut short")
+    }
+    let keyCount = loadLittleEndian(UInt64.self, totals)
+    let liveBytes = loadLittleEndian(UInt64.self, totals + 8)
+    // Every key's entry takes at least its header, so the count is bounded by the file.
+    guard keyCount <= UInt64(size / F.entryHeaderSize), liveBytes <= UInt64(Int.max) else {
+      throw Rejection(reason: "its directory's totals are impossible")
+    }
+    self.keyCount = Int(keyCount)
+    self.liveBytes = Int(liveBytes)
+    // Compared before multiplying, so that no product overflows a 32-bit `Int`.
+    guard tableCount <= directory.count / F.tableReferenceSize,
+      let references = reader.take(tableCount * F.tableReferenceSize)
+    else { throw Rejection(reason: "its directory is cut short") }
+    let names = reader.rest
+    let recordsStart = F.headerSize + directory.count
+    guard tableCount <= (size - recordsStart) / F.tableRecordSize else {
+      throw Rejection(reason: "its table records run past its end")
+    }
+    self.tableCount = tableCount
+    self.references = references
+    self.names = names.baseAddress!
+    records = base + recordsStart
+    // Each name after the one before in byte order: none is empty or repeated, and a binary
+    // search finds each.
     var withExpiries: [Int] = []
-    var keyCount = 0
-    var liveBytes = 0
+    var previous = UnsafeRawBufferPointer(start: names.baseAddress, count: 0)
+    var start = 0
     for place in 0..<tableCount {
-      guard let record = reader.take(F.tableRecordSize),
-        let nameBytes = reader.take(
-          Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
-      else { throw Rejection(reason: "its directory is cut short") }
-      let name = UnsafeRawBufferPointer(
-        start: nameBytes,
-        count: Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self)))
+      let reference = references + place * F.tableReferenceSize
+      // Compared before it is made an `Int`, which may be 32 bits.
+      let rawEnd = loadLittleEndian(UInt32.self, reference)
+      guard UInt64(rawEnd) <= UInt64(names.count), Int(rawEnd) > start, Int(rawEnd) - start <= 255
+      else {
+        throw Rejection(reason: "its directory names a table without a name, or past its end")
+      }
+      let end = Int(rawEnd)
+      let name = UnsafeRawBufferPointer(rebasing: names[start..<end])
+      guard place == 0 || bytesPrecede(previous, name) else {
+        throw Rejection(reason: "its directory names a table twice, or out of order")
+      }
       // Names are written from strings: bytes that are not UTF-8 (which decoding would repair,
       // so that two names could decode alike) are damage.
-      guard !name.isEmpty, Self.isUTF8(name) else {
-        throw Rejection(reason: "its directory names a table without a name, or not in UTF-8")
+      guard Self.isUTF8(name) else {
+        throw Rejection(reason: "its directory names a table not in UTF-8")
       }
-      guard places.set(name, place) == nil else {
-        throw Rejection(reason: "its directory names a table twice")
+      if loadLittleEndian(UInt32.self, reference + 4) & F.hasExpiriesFlag != 0 {
+        withExpiries.append(place)
       }
-      let layout = try MappedTable.Layout(record: record, fileSize: size)
-      // Each count is bounded by the file, each live byte count by `Int.max`: their sums
-      // are checked.
-      let keys = keyCount.addingReportingOverflow(layout.count)
-      let bytes = liveBytes.addingReportingOverflow(layout.liveBytes)
-      guard !keys.overflow, !bytes.overflow else {
-        throw Rejection(reason: "a table's layout in its directory is impossible")
-      }
-      keyCount = keys.partialValue
-      liveBytes = bytes.partialValue
-      if layout.expiringCount > 0 { withExpiries.append(place) }
-      records.append(record)
+      previous = name
+      start = end
     }
-    guard reader.isAtEnd else { throw Rejection(reason: "its directory has bytes left over") }
-    tableRecords = records
-    self.places = places
+    guard start == names.count else {
+      throw Rejection(reason: "its directory has bytes left over")
+    }
     placesWithExpiries = withExpiries
-    self.keyCount = keyCount
-    self.liveBytes = liveBytes
   }
 
   /// Whether `name` is UTF-8 as a `String` would keep it: ASCII is, anything else is decoded.
   private static func isUTF8(_ name: UnsafeRawBufferPointer) -> Bool {
-    var bits: UInt8 = 0
-    for byte in name { bits |= byte }
-    guard bits >= 0x80 else { return true }
+    // ASCII, eight bytes at a time (the last eight overlapping the ones before).
+    var high: UInt64 = 0
+    if name.count >= 8 {
+      for index in stride(from: 0, to: name.count - 8, by: 8) {
+        high |= name.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      }
+      high |= name.loadUnaligned(fromByteOffset: name.count - 8, as: UInt64.self)
+    } else {
+      for byte in name { high |= UInt64(byte) }
+    }
+    guard high & 0x8080_8080_8080_8080 != 0 else { return true }
     var decoded = String(decoding: name, as: UTF8.self)
     return decoded.withUTF8 { bytesEqual(UnsafeRawBufferPointer($0), name) }
   }
 
-  /// The place of the table named `name` (by its UTF-8 bytes), if the file has one.
+  /// The place of the table named `name` (by its UTF-8 bytes), if the file has one: a binary
+  /// search of the names.
   func place(ofTable name: UnsafeRawBufferPointer) -> Int? {
-    places.find(name)
+    var low = 0
+    var high = tableCount
+    while low < high {
+      let middle = low + (high - low) / 2
+      if bytesPrecede(nameBytes(ofTable: middle), name) { low = middle + 1 } else { high = middle }
+    }
+    return low < tableCount && bytesEqual(nameBytes(ofTable: low), name) ? low : nil
   }
 
   /// The place of the table named `name`, if the file has one.
   func place(ofTable name: String) -> Int? {
     var name = name
-    return name.withUTF8 { places.find(UnsafeRawBufferPointer($0)) }
+    return name.withUTF8 { place(ofTable: UnsafeRawBufferPointer($0)) }
+  }
+
+  /// The bytes of the name of the table at `place`.
+  private func nameBytes(ofTable place: Int) -> UnsafeRawBufferPointer {
+    let start =
+      place == 0
+      ? 0 : Int(loadLittleEndian(UInt32.self, references + (place - 1) * F.tableReferenceSize))
+    let end = Int(loadLittleEndian(UInt32.self, references + place * F.tableReferenceSize))
+    return UnsafeRawBufferPointer(start: names + start, count: end - start)
   }
 
   /// The name of the table at `place`.
   func name(ofTable place: Int) -> String {
-    let record = tableRecords[place]
-    let length = Int(record.load(fromByteOffset: F.nameLengthOffset, as: UInt8.self))
-    return String(
-      decoding: UnsafeRawBufferPointer(start: record + F.tableRecordSize, count: length),
-      as: UTF8.self)
+    String(decoding: nameBytes(ofTable: place), as: UTF8.self)
   }
 
-  /// The default lifetime of the table at `place` (µs; 0: none), from its record.
+  /// The default lifetime of the table at `place` (µs; 0: none), from the directory.
   func lifetime(ofTable place: Int) -> Int64 {
-    Int64(bitPattern: loadLittleEndian(UInt64.self, tableRecords[place] + 72))
+    Int64(bitPattern: loadLittleEndian(UInt64.self, references + place * F.tableReferenceSize + 8))
   }
 
   /// The table at `place`, read from the file: a new ``MappedTable`` each time. Throws when its
   /// part of the file contradicts its record (damage found after the open).
   func table(at place: Int) throws(Rejection) -> FileTable {
-    let record = tableRecords[place]
+    let record = records + place * F.tableRecordSize
+    guard F.recordChecksum(record) == loadLittleEndian(UInt32.self, record + F.recordChecksumOffset)
+    else { throw Rejection(reason: "a table's record is damaged") }
+    // The directory says the same of it: the open made the tables it says have expiring keys.
+    let expiring = loadLittleEndian(UInt64.self, record + 64) > 0
+    let reference = references + place * F.tableReferenceSize
+    guard Int64(bitPattern: loadLittleEndian(UInt64.self, record + 72)) == lifetime(ofTable: place),
+      expiring == (loadLittleEndian(UInt32.self, reference + 4) & F.hasExpiriesFlag != 0)
+    else { throw Rejection(reason: "a table's record and its directory disagree") }
     let table = try MappedTable(record: record, file: file, seed: seed, owner: owner)
     let creationSegment = loadLittleEndian(UInt32.self, record + 52)
     let creation =
@@ -206,7 +250,8 @@ final class MappedIndex: @unchecked Sendable {
   /// A stand-in for the table at `place`, whose part of the file ``table(at:)`` found damaged
   /// (``MappedTable/init(damaged:file:seed:owner:)``).
   func damagedTable(at place: Int) -> MappedTable {
-    MappedTable(damaged: tableRecords[place], file: file, seed: seed, owner: owner)
+    MappedTable(
+      damaged: records + place * F.tableRecordSize, file: file, seed: seed, owner: owner)
   }
 
   /// The table named `name`, if the file has one; throws as ``table(at:)``.
@@ -220,6 +265,9 @@ final class MappedIndex: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
     var position = 0
     var isAtEnd: Bool { position == bytes.count }
+
+    /// The bytes not taken yet.
+    var rest: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[position...]) }
 
     /// The next `count` bytes, or nil if the directory ends first. The directory is a part of
     /// a mapping, so its address is never nil, even when it is empty.

@@ -1,7 +1,6 @@
 /// Values by the UTF-8 bytes of names, for code that has the bytes of a record or a hint
-/// file's entry: the directory's tables (``KeyDirectory``), the room an open makes in each
-/// table before applying a hint file, and the names an index file's directory has listed
-/// (``MappedIndex``, which refuses a name listed twice). Finding a name makes no `String`, allocates nothing and
+/// file's entry: the directory's tables (``KeyDirectory``), and the room an open makes in each
+/// table before applying a hint file. Finding a name makes no `String`, allocates nothing and
 /// counts no reference.
 ///
 /// An open-addressed table of the names' hashes (``KeyHash``): each slot holds a hash, the value
