@@ -3,6 +3,14 @@ import Testing
 
 @testable import LogStore
 
+extension MappedIndex {
+  /// The table named `name`, if the file has one; throws as ``table(at:)``.
+  fileprivate func table(named name: String) throws(Rejection) -> FileTable? {
+    guard let place = place(ofTable: name) else { return nil }
+    return try table(at: place)
+  }
+}
+
 /// An index file read in place (`MappedIndex`, `MappedTable`): what its open refuses, and what
 /// a read does with each part that fails its check.
 @Suite("Mapped index files")
@@ -223,6 +231,25 @@ struct MappedIndexTests {
         Issue.record("\(names[renamed]) renamed \(names[other]): the file was used")
       }
     }
+  }
+
+  @Test(
+    "a stand-in for a table found damaged when first made answers every read that it is damaged, with its record's counts"
+  )
+  func standIn() throws {
+    let (bytes, number) = try Self.indexFile()
+    guard case .success(let index) = Self.open(bytes, number: number),
+      let place = index.place(ofTable: "a")
+    else {
+      Issue.record("a good file was refused")
+      return
+    }
+    let standIn = index.damagedTable(at: place)
+    #expect(standIn.count == 400 && standIn.keyBytes == 0)
+    #expect(Array("key1".utf8).withUnsafeBytes { standIn.find($0) } == .damaged)
+    #expect(Array("key1".utf8).withUnsafeBytes { standIn.lowerBound($0) } == nil)
+    #expect(!standIn.forEachEntry { _ in true })
+    #expect(!standIn.verifyAll())
   }
 
   @Test("each part of a table that fails its check is reported, never used")

@@ -13,7 +13,10 @@ struct TablesOnFirstUseTests {
   private static let options = LogStore.Options(compaction: .manual, maxSegmentSize: 64 << 10)
   private static let tableCount = 40
 
-  private static func name(_ table: Int) -> String { "t" + table.zeroPadded(width: 3) }
+  /// The tables' names; the last is not ASCII.
+  private static func name(_ table: Int) -> String {
+    "t" + table.zeroPadded(width: 3) + (table == tableCount - 1 ? "-ü" : "")
+  }
 
   /// A store of ``tableCount`` tables of up to 60 keys each (t007 with a default lifetime, so
   /// that its keys expire in an hour; t009 with keys that expire in a day; t010 empty), written in turn, checkpointed and
@@ -44,7 +47,34 @@ struct TablesOnFirstUseTests {
     return expected
   }
 
-  private func unmade(_ store: LogStore) -> Int { store.engine.index.keys.unmadeTableCount }
+  /// What `directory` judges of each record `live` lists (``KeyDirectory/judge(count:in:listed:judged:)``),
+  /// the records' keys read from `segments`; and whether it judged them all.
+  private func judge(_ live: LiveRecords, by directory: KeyDirectory, segments: SegmentLookup)
+    throws -> (whole: Bool, verdicts: [Bool])
+  {
+    var verdicts: [Bool] = []
+    // Each listed record's key, one after another.
+    var keyBytes: [UInt8] = []
+    var keyRanges: [Range<Int>] = []
+    for item in live.records {
+      let record = try #require(
+        try segments[item.location.segment]?.record(at: Int(item.location.offset), verify: true))
+      keyRanges.append(keyBytes.count..<keyBytes.count + record.key.count)
+      keyBytes += record.key
+    }
+    let whole = keyBytes.withUnsafeBytes { all in
+      directory.judge(
+        count: live.records.count, in: live,
+        listed: { (live.records[$0], UnsafeRawBufferPointer(rebasing: all[keyRanges[$0]])) },
+        judged: { _, holds in verdicts.append(holds) })
+    }
+    return (whole, verdicts)
+  }
+
+  /// The tables of `keys`'s index file not made yet.
+  private func unmade(_ keys: KeyDirectory) -> Int { keys.tableCount - keys.tables.count }
+
+  private func unmade(_ store: LogStore) -> Int { unmade(store.engine.index.keys) }
 
   @Test(
     "an open makes only the tables with expiring keys; every call that names a table makes it once, and reads it as written"
@@ -216,6 +246,29 @@ struct TablesOnFirstUseTests {
     var damaged = original
     damaged.bytes[lastGroup + 1] ^= 0x10
     try writeFile(path + "/" + indexName, damaged.bytes)
+    // `verify` reads every table of the file, and reports that one.
+    let report = try LogStore.verify(path: path)
+    #expect(
+      report.problems.map(\.message).contains {
+        $0.hasPrefix("table \"t020\": a table's entries do not end where its directory says")
+      }, "\(report.problems)")
+    do {
+      // A compaction's listing meets the damage (the table is read from the file for it), as
+      // does a judgment of a listing by another directory of the same file.
+      let store = try LogStore(path: path, options: .init(readOnly: true))
+      let keys = store.engine.index.keys
+      #expect(keys.liveRecords(below: .max) == nil)
+      try store.close()
+      let clean = directory.appending("clean")
+      try copyDirectory(path, to: clean)
+      try writeFile(clean + "/" + indexName, original.bytes)
+      let good = try LogStore(path: clean, options: .init(readOnly: true))
+      let live = try #require(good.engine.index.keys.liveRecords(below: .max))
+      let other = KeyDirectory(mapped: try #require(keys.mapped))
+      let whole = try judge(live, by: other, segments: good.engine.index.segments).whole
+      #expect(!whole, "a listing judged by a directory whose table is damaged")
+      try good.close()
+    }
     for way in ["read", "write", "count"] {
       let copy = directory.appending("copy-\(way)")
       try copyDirectory(path, to: copy)
@@ -257,26 +310,10 @@ struct TablesOnFirstUseTests {
     // A directory read anew from the same file (as another process's rotation makes one):
     // each record is looked up, in tables read from the file for the purpose.
     let other = KeyDirectory(mapped: try #require(keys.mapped))
-    let segments = store.engine.index.segments
-    var verdicts: [Bool] = []
-    // Each listed record's key, one after another.
-    var keyBytes: [UInt8] = []
-    var keyRanges: [Range<Int>] = []
-    for item in live.records {
-      let record = try #require(
-        try segments[item.location.segment]?.record(at: Int(item.location.offset), verify: true))
-      keyRanges.append(keyBytes.count..<keyBytes.count + record.key.count)
-      keyBytes += record.key
-    }
-    keyBytes.withUnsafeBytes { all in
-      let whole = other.judge(
-        count: live.records.count, in: live,
-        listed: { (live.records[$0], UnsafeRawBufferPointer(rebasing: all[keyRanges[$0]])) },
-        judged: { _, holds in verdicts.append(holds) })
-      #expect(whole)
-    }
+    let (whole, verdicts) = try judge(live, by: other, segments: store.engine.index.segments)
+    #expect(whole)
     #expect(verdicts.count == live.records.count && verdicts.allSatisfy { $0 })
-    #expect(other.unmadeTableCount == Self.tableCount - 2)
+    #expect(unmade(other) == Self.tableCount - 2)
     try store.close()
   }
 

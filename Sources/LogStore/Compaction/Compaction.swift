@@ -620,8 +620,10 @@ final class Compactor: @unchecked Sendable {
         index.change {
           let keys = index.keys
           // In `.manyProcesses` use a catch-up may have read the view anew since (another
-          // process started a segment while this one copied), leaving counts to settle.
+          // process started a segment while this one copied), leaving counts to settle and
+          // tables of its index file to make.
           if !keys.isSettled { keys.settle() }
+          keys.makeAllTables()
           for move in moves[start..<end] {
             guard let file = index.segments[move.new.segment],
               let record = try? file.record(at: Int(move.new.offset), verify: false)
@@ -646,11 +648,12 @@ final class Compactor: @unchecked Sendable {
         // A key still pointing into an input is one whose record sat in damage met while
         // copying: its value is lost; count it and forget the key.
         let keys = index.keys
+        keys.makeAllTables()
         // Keys whose records had expired and were not copied are gone, unless written since.
         // (An index file of the outputs lacks them already.)
         for (table, key, location) in plan.expired where !adopted {
           key.withUnsafeBytes { bytes in
-            guard let index = keys.madeTable(table),
+            guard let index = keys.table(table),
               index.find(bytes, hash: KeyHash.hash(bytes)) == location
             else { return }
             index.remove(bytes, hash: KeyHash.hash(bytes))
@@ -664,7 +667,7 @@ final class Compactor: @unchecked Sendable {
         }
         for (table, key) in lost {
           key.withUnsafeBytes { bytes in
-            _ = keys.madeTable(table)?.remove(bytes, hash: KeyHash.hash(bytes))
+            _ = keys.table(table)?.remove(bytes, hash: KeyHash.hash(bytes))
           }
         }
         index.addDamagedRecords(lost.count)

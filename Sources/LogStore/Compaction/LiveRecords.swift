@@ -79,7 +79,7 @@ extension KeyDirectory {
     var records: [LiveRecord] = []
     // Room for every key and creation at once, when the count is known: growing by doubling
     // copied the list and touched fresh pages of twice its size.
-    guard let all = tablesForReading() else { return nil }
+    let all = tablesForReading()
     records.reserveCapacity((isSettled ? itemCount : 0) + all.count)
     for (name, table) in all {
       let position = UInt32(listed.count)

@@ -137,14 +137,13 @@ struct IndexSnapshot {
   var tables: [Table]
 
   /// The keys and locations of tables copied by ``KeyDirectory/copyTables()``, base first;
-  /// nil if a base was found damaged on the way (or a table could not be copied, nil).
-  static func tables(of copies: [(name: String, table: TableIndex, creation: RecordLocation?)?])
+  /// nil if a base was found damaged on the way.
+  static func tables(of copies: [(name: String, table: TableIndex, creation: RecordLocation?)])
     -> [Table]?
   {
     var result: [Table] = []
     result.reserveCapacity(copies.count)
-    for copy in copies {
-      guard let (name, table, creation) = copy else { return nil }
+    for (name, table, creation) in copies {
       guard let keys = TableKeys(of: table) else { return nil }
       var expiries: [[UInt8]: Int64] = [:]
       table.expiring?.forEachKey { key, expiry in expiries[Array(key)] = expiry }

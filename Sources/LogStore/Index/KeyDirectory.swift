@@ -88,9 +88,6 @@ final class KeyDirectory {
   /// The number of tables, those not made yet included.
   var tableCount: Int { tables.count + waitingCount }
 
-  /// The number of the index file's tables not made yet.
-  var unmadeTableCount: Int { waitingCount }
-
   /// The names of all tables, those not made yet included, in no particular order.
   func tableNames() -> [String] {
     var names = Array(tables.keys)
@@ -202,32 +199,34 @@ final class KeyDirectory {
 
   /// Every table with its name, for a visit of them all under the shared lock: a table of the
   /// index file not made yet is read from the file for the caller alone (it is unchanged since
-  /// the file). Nil if such a table's part of the file is damaged.
-  func tablesForReading() -> [(name: String, table: TableIndex)]? {
+  /// the file).
+  func tablesForReading() -> [(name: String, table: TableIndex)] {
     var all = tables.map { ($0.key, $0.value) }
-    if waitingCount > 0, let mapped {
-      for place in waiting.indices where waiting[place] {
-        guard let file = try? mapped.table(at: place) else { return nil }
-        let table = TableIndex(base: file.table)
-        table.creation = file.creation
-        all.append((file.name, table))
-      }
+    for place in waiting.indices where waiting[place] {
+      all.append((mapped!.name(ofTable: place), fileTableForReading(at: place)))
     }
     return all
   }
 
-  /// The table to look `name` up in for compaction, which reads under the shared lock: the
-  /// made one, or for a table of the index file not made yet, one made of the file for the
-  /// caller alone (it is unchanged since the file). Nil if there is no such table, or if its
-  /// part of the file is damaged.
-  func tableForReading(_ name: String) -> TableIndex? {
-    if let table = table(name) { return table }
-    guard let place = waitingPlace(name), let file = try? mapped!.table(at: place) else {
-      return nil
+  /// The table of the index file at `place`, made for a reader alone, not put in the
+  /// directory. One whose part of the file is damaged stands in as ``make(_:)`` has it: every
+  /// lookup and walk of it reports the damage, which the reader's caller answers.
+  private func fileTableForReading(at place: Int) -> TableIndex {
+    guard let file = try? mapped!.table(at: place) else {
+      return TableIndex(base: mapped!.damagedTable(at: place))
     }
     let table = TableIndex(base: file.table)
     table.creation = file.creation
     return table
+  }
+
+  /// The table to look `name` up in for compaction, which reads under the shared lock: the
+  /// made one, or for a table of the index file not made yet, one made of the file for the
+  /// caller alone (it is unchanged since the file; ``fileTableForReading(at:)``). Nil if there
+  /// is no such table.
+  func tableForReading(_ name: String) -> TableIndex? {
+    if let table = table(name) { return table }
+    return waitingPlace(name).map(fileTableForReading)
   }
 
   /// A writer found the index file damaged while changing a table: the counts may be off, and
@@ -238,22 +237,10 @@ final class KeyDirectory {
   var heapBytes: Int { totals.heapBytes }
 
   /// Every table copied (``TableIndex/init(copying:)``) with its name and creation, for a
-  /// checkpoint: taken with the log's lock held, read after it is released.
-  /// A table of the index file not made yet is read from the file for the copy alone (nil in
-  /// its place if its part of the file is damaged, which the checkpoint then gives up on).
-  func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)?] {
-    var copies: [(name: String, table: TableIndex, creation: RecordLocation?)?] = tables.map {
-      name, table in (name, TableIndex(copying: table), table.creation)
-    }
-    if waitingCount > 0, let mapped {
-      for place in waiting.indices where waiting[place] {
-        copies.append(
-          (try? mapped.table(at: place)).map { file in
-            (file.name, TableIndex(base: file.table), file.creation)
-          })
-      }
-    }
-    return copies
+  /// checkpoint: taken with the log's lock held, read after it is released. A table of the
+  /// index file not made yet is read from the file for the copy (``tablesForReading()``).
+  func copyTables() -> [(name: String, table: TableIndex, creation: RecordLocation?)] {
+    tablesForReading().map { name, table in (name, TableIndex(copying: table), table.creation) }
   }
 
   /// The number of keys in all tables. Exact only once settled (``settle()``).
@@ -305,13 +292,6 @@ final class KeyDirectory {
   /// (an open's replay); it caches what it found.
   func table(_ name: UnsafeRawBufferPointer) -> TableIndex? {
     unretainedTable(name)?.takeUnretainedValue()
-  }
-
-  /// The table named `name`, made now if it is a table of the index file not made yet. Call
-  /// as ``table(_:)-(UnsafeRawBufferPointer)``.
-  func madeTable(_ name: String) -> TableIndex? {
-    if let table = table(name) { return table }
-    return waitingPlace(name).map(make)
   }
 
   /// ``table(_:)-(UnsafeRawBufferPointer)`` unretained, for the log's replay, which keeps
@@ -566,7 +546,7 @@ final class KeyDirectory {
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
   func relocateCreation(of table: String, from old: RecordLocation, to new: RecordLocation) {
-    if let table = madeTable(table), table.creation == old { table.creation = new }
+    if let table = self.table(table), table.creation == old { table.creation = new }
   }
 
   /// Every location the index points at, grouped by nothing in particular; for compaction

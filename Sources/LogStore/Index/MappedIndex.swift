@@ -81,10 +81,10 @@ final class MappedIndex: @unchecked Sendable {
     }
     fileLength = size
     file = bytes
-    // (Counts past a 32-bit `Int` cannot fit any directory.)
-    guard let segmentCount = Int(exactly: loadLittleEndian(UInt32.self, base + 40)),
-      let tableCount = Int(exactly: loadLittleEndian(UInt32.self, base + 44))
-    else { throw Rejection(reason: "its directory is cut short") }
+    // (Clamped where `Int` is 32 bits: no directory holds that many records, which the reads
+    // below find.)
+    let segmentCount = Int(clamping: loadLittleEndian(UInt32.self, base + 40))
+    let tableCount = Int(clamping: loadLittleEndian(UInt32.self, base + 44))
     let directoryLength = loadLittleEndian(UInt64.self, base + 48)
     guard directoryLength <= UInt64(size - F.headerSize) else {
       throw Rejection(reason: "its directory runs past its end")
@@ -254,18 +254,10 @@ final class MappedIndex: @unchecked Sendable {
       damaged: records + place * F.tableRecordSize, file: file, seed: seed, owner: owner)
   }
 
-  /// The table named `name`, if the file has one; throws as ``table(at:)``.
-  func table(named name: String) throws(Rejection) -> FileTable? {
-    guard let place = place(ofTable: name) else { return nil }
-    return try table(at: place)
-  }
-
   /// Reads fixed-size records off the directory, refusing to run past its end.
   private struct DirectoryReader {
     let bytes: UnsafeRawBufferPointer
     var position = 0
-    var isAtEnd: Bool { position == bytes.count }
-
     /// The bytes not taken yet.
     var rest: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[position...]) }
 

@@ -86,8 +86,7 @@ final class Checkpointer: @unchecked Sendable {
   struct Copy {
     var segments: [IndexFileFormat.CoveredSegment]
     var nextSequence: UInt64
-    /// Nil in the place of a table whose part of the index file was found damaged.
-    var tables: [(name: String, table: TableIndex, creation: RecordLocation?)?]
+    var tables: [(name: String, table: TableIndex, creation: RecordLocation?)]
     var number: UInt32
     /// The live bytes of all tables.
     var liveBytes: Int
