@@ -35,8 +35,6 @@ struct NameTableTests {
       if step % 500 == 0 { check() }
     }
     check()
-    byName.reserveCapacity(5_000, nameBytes: 0)
-    check()
     for name in names {
       Array(name.utf8).withUnsafeBytes { _ = byName.set($0, nil) }
       reference[name] = nil

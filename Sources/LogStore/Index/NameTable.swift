@@ -78,13 +78,6 @@ final class NameTable<Value> {
     return nil
   }
 
-  /// Room for `names` more names, of `nameBytes` bytes in all, without a rebuild.
-  func reserveCapacity(_ names: Int, nameBytes: Int) {
-    if (used + names) * 4 > capacity * 3 || namesUsed + nameBytes > namesCapacity {
-      rebuild(room: count + names, nameBytes: nameBytes)
-    }
-  }
-
   /// Calls `body` with every name that has a value, and the value, in no particular order.
   func forEachName(_ body: (UnsafeRawBufferPointer, Value) -> Void) {
     for index in 0..<capacity {
