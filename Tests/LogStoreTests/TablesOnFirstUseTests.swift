@@ -250,7 +250,7 @@ struct TablesOnFirstUseTests {
     let report = try LogStore.verify(path: path)
     #expect(
       report.problems.map(\.message).contains {
-        $0.hasPrefix("table \"t020\": a table's entries do not end where its directory says")
+        $0.hasPrefix("table \"t020\": a table's entries do not end where its record says")
       }, "\(report.problems)")
     do {
       // A compaction's listing meets the damage (the table is read from the file for it), as

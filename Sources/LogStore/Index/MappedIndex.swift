@@ -347,7 +347,7 @@ final class MappedTable: @unchecked Sendable {
         UInt64(F.sampleGroupCount(for: Int(count))) * UInt64(F.groupSize) <= size - ranksOffset,
         expiringCount <= count
       else {
-        throw MappedIndex.Rejection(reason: "a table's layout in its directory is impossible")
+        throw MappedIndex.Rejection(reason: "a table's layout in its record is impossible")
       }
       self.count = Int(count)
       self.liveBytes = Int(liveBytes)
@@ -367,7 +367,7 @@ final class MappedTable: @unchecked Sendable {
   {
     let layout = try Layout(record: record, fileSize: file.count)
     let reject = MappedIndex.Rejection(
-      reason: "a table's entries do not end where its directory says")
+      reason: "a table's entries do not end where its record says")
     lifetime = Int64(bitPattern: loadLittleEndian(UInt64.self, record + 72))
     let base = file.baseAddress!
     count = layout.count
