@@ -6,7 +6,10 @@ import Testing
 extension MappedIndex {
   /// The table named `name`, if the file has one; throws as ``table(at:)``.
   fileprivate func table(named name: String) throws(Rejection) -> FileTable? {
-    guard let place = place(ofTable: name) else { return nil }
+    var name = name
+    guard let place = name.withUTF8({ place(ofTable: UnsafeRawBufferPointer($0)) }) else {
+      return nil
+    }
     return try table(at: place)
   }
 }
@@ -238,13 +241,22 @@ struct MappedIndexTests {
   )
   func standIn() throws {
     let (bytes, number) = try Self.indexFile()
-    guard case .success(let index) = Self.open(bytes, number: number),
-      let place = index.place(ofTable: "a")
+    // Table a's entries said 64 bytes longer than they are: the directory is intact, and the
+    // table is found damaged when it is made.
+    let record = Self.record(of: "a", in: bytes)
+    let entriesLength = IndexFileBytes(bytes).unsignedField(record + 24, 8)
+    let damaged = Self.setting(entriesLength + 64, at: record + 24, in: bytes)
+    guard case .success(let index) = Self.open(damaged, number: number),
+      let a = Array("a".utf8).withUnsafeBytes({ index.place(ofTable: $0) }),
+      let b = Array("b".utf8).withUnsafeBytes({ index.place(ofTable: $0) })
     else {
-      Issue.record("a good file was refused")
+      Issue.record("a file with a good directory was refused")
       return
     }
-    let standIn = index.damagedTable(at: place)
+    #expect(!index.tableOrStandIn(at: b).damaged)
+    let (file, wasDamaged) = index.tableOrStandIn(at: a)
+    #expect(wasDamaged && file.name == "a" && file.creation == nil)
+    let standIn = file.table
     #expect(standIn.count == 400 && standIn.keyBytes == 0)
     #expect(Array("key1".utf8).withUnsafeBytes { standIn.find($0) } == .damaged)
     #expect(Array("key1".utf8).withUnsafeBytes { standIn.lowerBound($0) } == nil)

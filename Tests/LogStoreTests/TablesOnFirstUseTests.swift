@@ -228,7 +228,7 @@ struct TablesOnFirstUseTests {
   }
 
   @Test(
-    "a table whose part of the index file is damaged is found out when first used, by a read or a write, and the store reads its log instead"
+    "a table whose part of the index file is damaged is found out when first used, by a read, a write or a drop, and the store reads its log instead"
   )
   func damageFoundOnFirstUse() throws {
     let directory = TemporaryDirectory()
@@ -269,7 +269,7 @@ struct TablesOnFirstUseTests {
       #expect(!whole, "a listing judged by a directory whose table is damaged")
       try good.close()
     }
-    for way in ["read", "write", "count"] {
+    for way in ["read", "write", "drop", "count"] {
       let copy = directory.appending("copy-\(way)")
       try copyDirectory(path, to: copy)
       let store = try LogStore(path: copy, options: Self.options)
@@ -282,6 +282,11 @@ struct TablesOnFirstUseTests {
       case "write":
         try store.put(Array("w".utf8), forKey: Array("k4".utf8), in: Self.name(20))
         now[Self.name(20)]!["k4"] = "w"
+      case "drop":
+        // Dropped without a lookup in it: the damage is found when the table is made.
+        try store.dropTable(Self.name(20))
+        now[Self.name(20)] = nil
+        #expect(try store.statistics().liveItems == now.values.reduce(0) { $0 + $1.count })
       default:
         #expect(try store.count(in: Self.name(20)) == expected[Self.name(20)]!.count)
       }

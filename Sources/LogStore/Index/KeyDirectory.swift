@@ -109,10 +109,8 @@ final class KeyDirectory {
   }
 
   private func waitingPlace(_ name: String) -> Int? {
-    guard waitingCount > 0, let place = mapped?.place(ofTable: name), waiting[place] else {
-      return nil
-    }
-    return place
+    var name = name
+    return name.withUTF8 { waitingPlace(UnsafeRawBufferPointer($0)) }
   }
 
   /// Whether a table named `name` exists, made or not.
@@ -163,20 +161,12 @@ final class KeyDirectory {
   /// Makes the waiting table at `place` and returns it. A table whose part of the file
   /// contradicts its record is damage found after the open (``baseDamaged``, after which the
   /// store rebuilds the directory from the log): until then a stand-in answers every lookup
-  /// that it is damaged (``MappedIndex/damagedTable(at:)``).
+  /// that it is damaged (``MappedIndex/tableOrStandIn(at:)``).
   @discardableResult
   private func make(_ place: Int) -> TableIndex {
-    let mapped = mapped!
-    do throws(MappedIndex.Rejection) {
-      return insert(try mapped.table(at: place), at: place)
-    } catch {
-      totals.noteBaseDamaged()
-      return insert(
-        MappedIndex.FileTable(
-          name: mapped.name(ofTable: place), table: mapped.damagedTable(at: place),
-          creation: nil),
-        at: place)
-    }
+    let (file, damaged) = mapped!.tableOrStandIn(at: place)
+    if damaged { totals.noteBaseDamaged() }
+    return insert(file, at: place)
   }
 
   /// Puts the table of the file at `place`, read as `file`, in the directory.
@@ -188,11 +178,7 @@ final class KeyDirectory {
     table.creation = file.creation
     // Room for the log after the file, while an open replays it (a table made later, by a
     // reader, gets none).
-    let share = settlesLater ? (roomPerFileKey * Double(file.table.count)).rounded(.up) : 0
-    if share >= Double(TableIndex.minimumCapacity) {
-      let keyBytes = share * Double(file.table.keyBytes) / Double(file.table.count)
-      table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
-    }
+    if settlesLater { makeRoomForLogAfterFile(in: table) }
     insertTable(table, named: file.name)
     return table
   }
@@ -212,9 +198,7 @@ final class KeyDirectory {
   /// directory. One whose part of the file is damaged stands in as ``make(_:)`` has it: every
   /// lookup and walk of it reports the damage, which the reader's caller answers.
   private func fileTableForReading(at place: Int) -> TableIndex {
-    guard let file = try? mapped!.table(at: place) else {
-      return TableIndex(base: mapped!.damagedTable(at: place))
-    }
+    let file = mapped!.tableOrStandIn(at: place).file
     let table = TableIndex(base: file.table)
     table.creation = file.creation
     return table
@@ -532,16 +516,20 @@ final class KeyDirectory {
     roomPerFileKey = Double(records) / Double(count)
     // The file's tables made so far (those the log after it has made since have no base, and
     // grow as their keys come); the room is on top of what the log has put in them so far.
-    for table in tables.values {
-      guard let base = table.base, base.count > 0 else { continue }
-      // In floating point: the products may not fit a 32-bit `Int`.
-      let share = (Double(records) * Double(base.count) / Double(count)).rounded(.up)
-      // A few keys find room as they come, at little cost: a store of thousands of small
-      // tables does not grow each one at open.
-      guard share >= Double(TableIndex.minimumCapacity) else { continue }
-      let keyBytes = share * Double(base.keyBytes) / Double(base.count)
-      table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
-    }
+    for table in tables.values { makeRoomForLogAfterFile(in: table) }
+  }
+
+  /// Makes room in `table`, if it is one of the index file's, for its share of the log after
+  /// the file: ``roomPerFileKey`` for each key of its base.
+  private func makeRoomForLogAfterFile(in table: TableIndex) {
+    guard let base = table.base, base.count > 0 else { return }
+    // In floating point: the products may not fit a 32-bit `Int`.
+    let share = (roomPerFileKey * Double(base.count)).rounded(.up)
+    // A few keys find room as they come, at little cost: a store of thousands of small tables
+    // does not grow each one at open.
+    guard share >= Double(TableIndex.minimumCapacity) else { return }
+    let keyBytes = share * Double(base.keyBytes) / Double(base.count)
+    table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
   }
 
   /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.

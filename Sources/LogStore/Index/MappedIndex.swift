@@ -199,12 +199,6 @@ final class MappedIndex: @unchecked Sendable {
     return low < tableCount && bytesEqual(nameBytes(ofTable: low), name) ? low : nil
   }
 
-  /// The place of the table named `name`, if the file has one.
-  func place(ofTable name: String) -> Int? {
-    var name = name
-    return name.withUTF8 { place(ofTable: UnsafeRawBufferPointer($0)) }
-  }
-
   /// The bytes of the name of the table at `place`.
   private func nameBytes(ofTable place: Int) -> UnsafeRawBufferPointer {
     let start =
@@ -225,7 +219,8 @@ final class MappedIndex: @unchecked Sendable {
   }
 
   /// The table at `place`, read from the file: a new ``MappedTable`` each time. Throws when its
-  /// part of the file contradicts its record (damage found after the open).
+  /// record fails its checksum or disagrees with the directory, or its part of the file
+  /// contradicts its record (damage found after the open).
   func table(at place: Int) throws(Rejection) -> FileTable {
     let record = records + place * F.tableRecordSize
     guard F.recordChecksum(record) == loadLittleEndian(UInt32.self, record + F.recordChecksumOffset)
@@ -247,11 +242,17 @@ final class MappedIndex: @unchecked Sendable {
     return FileTable(name: name(ofTable: place), table: table, creation: creation)
   }
 
-  /// A stand-in for the table at `place`, whose part of the file ``table(at:)`` found damaged
-  /// (``MappedTable/init(damaged:file:seed:owner:)``).
-  func damagedTable(at place: Int) -> MappedTable {
-    MappedTable(
-      damaged: records + place * F.tableRecordSize, file: file, seed: seed, owner: owner)
+  /// The table at `place` as ``table(at:)`` reads it; if that finds it damaged, a stand-in for
+  /// it (``MappedTable/init(damaged:file:seed:owner:)``, with no creation record) and `damaged`
+  /// true.
+  func tableOrStandIn(at place: Int) -> (file: FileTable, damaged: Bool) {
+    do throws(Rejection) {
+      return (try table(at: place), false)
+    } catch {
+      let standIn = MappedTable(
+        damaged: records + place * F.tableRecordSize, file: file, seed: seed, owner: owner)
+      return (FileTable(name: name(ofTable: place), table: standIn, creation: nil), true)
+    }
   }
 
   /// Reads fixed-size records off the directory, refusing to run past its end.
@@ -400,7 +401,7 @@ final class MappedTable: @unchecked Sendable {
   init(
     damaged record: UnsafeRawPointer, file: UnsafeRawBufferPointer, seed: UInt64, owner: AnyObject
   ) {
-    // The record passed these checks when the file was opened.
+    // The record may be the damage itself: its counts are then taken as none.
     let layout = try? Layout(record: record, fileSize: file.count)
     lifetime = Int64(bitPattern: loadLittleEndian(UInt64.self, record + 72))
     count = layout?.count ?? 0
