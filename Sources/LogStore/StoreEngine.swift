@@ -132,8 +132,7 @@ final class StoreEngine: @unchecked Sendable {
       } catch  where error.code == .tableNotMade {
         log.lock.withLock {
           guard !index.change({ index.keys.makeWantedTables() }) else { return }
-          compactor.waitUntilStopped()
-          if index.keys.mapped != nil { repair.rebuild() }
+          rebuildWithoutIndexFile()
         }
       }
     }
@@ -147,14 +146,19 @@ final class StoreEngine: @unchecked Sendable {
     throws(LogStoreError) -> R
   {
     if let result = try makingTables(attempt) { return result }
-    log.lock.withLock {
-      compactor.waitUntilStopped()
-      if index.keys.mapped != nil { repair.rebuild() }
-    }
+    log.lock.withLock { rebuildWithoutIndexFile() }
     guard let result = try makingTables(attempt) else {
       throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
     }
     return result
+  }
+
+  /// Rebuilds the key directory from the log, after a reader found its index file damaged,
+  /// unless another thread has done so meanwhile (the rebuilt directory has no index file).
+  /// Call with the log's lock held.
+  private func rebuildWithoutIndexFile() {
+    compactor.waitUntilStopped()
+    if index.keys.mapped != nil { repair.rebuild() }
   }
 
   /// Looks `key` up in `table` and calls `body` with its record, under the index's shared lock;
