@@ -88,6 +88,38 @@ struct CRC32CTests {
     }
   }
 
+  @Test(
+    "four chains extended together give each input's checksum, whatever their lengths, starts and seeds"
+  )
+  func fourChains() {
+    let bytes = Self.randomBytes(4096)
+    defer { bytes.deallocate() }
+    var generator = SplitMix64(seed: 5)
+    // Lengths below a step, equal, and far apart, so that the steps taken together end at
+    // every chain's end and before it.
+    let lengthSets = [[0, 0, 0, 0], [1, 15, 16, 17], [150, 150, 150, 150], [3, 400, 40, 1000]]
+    for round in 0..<200 {
+      let lengths =
+        round < lengthSets.count
+        ? lengthSets[round] : (0..<4).map { _ in Int(generator.next() % 700) }
+      var chains: [CRC32C.Chain] = []
+      var expected: [UInt32] = []
+      for lane in 0..<4 {
+        let start = Int(generator.next() % 3000)
+        let length = min(lengths[lane], 4096 - start)
+        let seed = UInt32(truncatingIfNeeded: generator.next())
+        let input = UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])
+        chains.append(
+          CRC32C.Chain(
+            crc: seed, next: UnsafeRawPointer(bytes.baseAddress! + start), remaining: length))
+        expected.append(CRC32C.extend(seed, input))
+      }
+      chains.withUnsafeMutableBufferPointer { CRC32C.extend(four: $0.baseAddress!) }
+      #expect(chains.map(\.crc) == expected, "round \(round), lengths \(lengths)")
+      #expect(chains.allSatisfy { $0.remaining == 0 })
+    }
+  }
+
   @Test("matches a reference for inputs of a mebibyte and odd lengths past it")
   func longInputs() {
     let mebibyte = 1 << 20

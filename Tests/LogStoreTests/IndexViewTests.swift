@@ -88,6 +88,91 @@ struct IndexViewTests {
     }
   }
 
+  @Test(
+    "an ordered visit meets a record damaged after open at its place in key order: the items before it, then the damage; at every place of its batches, walking the index file or copied keys, checked or not"
+  )
+  func orderedVisitMeetsDamage() throws {
+    // Keys written in a shuffled order with values of different lengths, so that a batch's
+    // records lie apart and their checksums end at different steps.
+    var generator = SplitMix64(seed: 23)
+    let numbers = Array(100..<200).shuffled(using: &generator)
+    func value(_ number: Int) -> [UInt8] {
+      "value of \(number) ".bytes + [UInt8](repeating: 0x2E, count: number * 7 % 150)
+    }
+    let writer = SimulatedFileSystem()
+    let store = try LogStore(path: Self.path, options: options(writer))
+    try store.createTable("t")
+    for number in numbers { try store.put(value(number), forKey: "k\(number)".bytes, in: "t") }
+    try store.checkpoint()
+    try store.close()
+    let expected = (100..<200).map { "k\($0)=" + String(decoding: value($0), as: UTF8.self) }
+    // Damaged keys at places 0, 3, 4, 15, 16, 17, 50 and 99 of the walk (a batch is 16).
+    for damaged in [100, 103, 104, 115, 116, 117, 150, 199] {
+      for (header, verify, walkingTheFile) in [
+        (false, true, true), (false, true, false), (false, false, true), (true, false, false),
+        (true, true, true),
+      ] {
+        let label = "k\(damaged), header \(header), verify \(verify), file \(walkingTheFile)"
+        let fileSystem = SimulatedFileSystem(files: writer.files)
+        let reopened = try LogStore(path: Self.path, options: options(fileSystem, verify: verify))
+        if !walkingTheFile {
+          // A change to the table: its keys are copied and sorted, then visited.
+          try reopened.put(value(200), forKey: "k200".bytes, in: "t")
+        }
+        // (A table of the index file is made on its first use.)
+        #expect(try reopened.count(in: "t") == (walkingTheFile ? 100 : 101))
+        #expect(
+          try reopened.engine.readIndex { $0.table("t")?.unchangedBase != nil } == walkingTheFile,
+          "\(label)")
+        // After the open: the damage is the visit's to find. The header's kind made invalid, or
+        // the value's last byte changed (which only the checksum sees).
+        let (path, keyOffset) = try locate("k\(damaged)", in: fileSystem)
+        let offset =
+          header
+          ? keyOffset - 1 - RecordLayout.headerSize + RecordLayout.kindOffset
+          : keyOffset + 4 + value(damaged).count - 1
+        let handle = try fileSystem.openFile(path, mode: .init(writable: true, create: false))
+        try [UInt8(header ? 0x7F : 0x21)].withUnsafeBytes { try handle.write($0, at: offset) }
+        handle.close()
+        var visited: [String] = []
+        let result = Result { () throws(LogStoreError) in
+          try reopened.forEachEntry(in: "t") { key, value, _ in
+            visited.append(
+              String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+            return true
+          }
+        }
+        let place = damaged - 100
+        if header || verify {
+          #expect(throws: LogStoreError.self, "\(label)") { try result.get() }
+          #expect((try? result.get()) == nil && visited == Array(expected[..<place]), "\(label)")
+          if case .failure(let error) = result { #expect(error.code == .corrupted, "\(label)") }
+        } else {
+          // Unchecked, the damaged value is read as it is.
+          var damagedExpected =
+            expected
+            + (walkingTheFile ? [] : ["k200=" + String(decoding: value(200), as: UTF8.self)])
+          damagedExpected[place] = String(damagedExpected[place].dropLast()) + "!"
+          #expect(visited == damagedExpected, "\(label)")
+        }
+        try reopened.close()
+      }
+    }
+  }
+
+  /// The segment file that holds the key `key`, and the key's offset in it.
+  private func locate(_ key: String, in fileSystem: SimulatedFileSystem) throws -> (String, Int) {
+    let needle = key.bytes
+    for (path, bytes) in fileSystem.files where path.hasSuffix(".log") {
+      if let offset = (0...max(bytes.count - needle.count, 0)).first(where: {
+        bytes[$0..<$0 + needle.count].elementsEqual(needle)
+      }) {
+        return (path, offset)
+      }
+    }
+    throw LogStoreError(.corrupted, "no record of \(key)")
+  }
+
   @Test("compaction drops a key whose record was damaged after open, and counts it")
   func compactionMeetsDamage() throws {
     let fileSystem = SimulatedFileSystem()

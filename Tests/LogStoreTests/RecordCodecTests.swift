@@ -49,6 +49,60 @@ func decodeRecord(_ bytes: [UInt8], salt: UInt32 = 0x1234_5678, member: Bool = f
 
 @Suite("Record codec")
 struct RecordCodecTests {
+  @Test(
+    "the records found intact four at a time are exactly those that decode with their checksum checked"
+  )
+  func intactRecords() {
+    var generator = SplitMix64(seed: 17)
+    for round in 0..<300 {
+      // Up to 32 records in two segments' worth of bytes with their own salts; some damaged
+      // (a flipped bit anywhere: the checksum, the header or the value), some past the end.
+      let salts: [UInt32] = [0x1234_5678, 0x9ABC_DEF0]
+      var segments: [[UInt8]] = [[], []]
+      var places: [(segment: Int, offset: Int, member: Bool)] = []
+      let count = round < 33 ? round : Int(generator.next() % 33)
+      for index in 0..<count {
+        let segment = Int(generator.next() % 2)
+        let member = generator.next() % 5 == 0
+        let valueLength = Int(generator.next() % (generator.next() % 4 == 0 ? 400 : 40))
+        var record = encodeRecord(
+          sequence: UInt64(index + 1), key: "k\(index)",
+          value: String(repeating: "v", count: valueLength), salt: salts[segment], member: member,
+          expiry: generator.next() % 3 == 0 ? 99 : nil)
+        if generator.next() % 4 == 0 {
+          let bit = Int(generator.next() % UInt64(record.count * 8))
+          record[bit / 8] ^= 1 << (bit % 8)
+        }
+        places.append((segment, segments[segment].count, member))
+        segments[segment] += record
+      }
+      // A record cut short by its segment's end, and one placed past it.
+      if count > 0, generator.next() % 2 == 0 { segments[places.last!.segment].removeLast() }
+      if count > 1, generator.next() % 2 == 0 {
+        places[0].offset = segments[places[0].segment].count + 1
+      }
+      segments[0].withUnsafeBytes { first in
+        segments[1].withUnsafeBytes { second in
+          let buffers = [first, second]
+          let located = places.map {
+            RecordCodec.Located(
+              bytes: buffers[$0.segment], offset: $0.offset, salt: salts[$0.segment],
+              member: $0.member)
+          }
+          let intact = located.withUnsafeBufferPointer { RecordCodec.intactRecords($0) }
+          for (index, record) in located.enumerated() {
+            let decodes =
+              (try? RecordCodec.decode(
+                record.bytes, at: record.offset, salt: record.salt, member: record.member,
+                verify: true)) != nil
+            #expect((intact & 1 << index != 0) == decodes, "round \(round), record \(index)")
+          }
+          #expect(count == 32 || intact >> count == 0, "round \(round)")
+        }
+      }
+    }
+  }
+
   @Test("a record decodes to the fields it was encoded from")
   func roundTrip() throws {
     let bytes = encodeRecord()

@@ -55,10 +55,22 @@ package func fuzzRecordDecoding(_ data: UnsafeRawBufferPointer) {
       }
     }
   }
-  // Every offset, as a record and as a batch member.
-  for offset in 0..<min(body.count, 64) {
-    _ = try? RecordCodec.decode(body, at: offset, salt: salt)
-    _ = try? RecordCodec.decode(body, at: offset, salt: salt, member: true)
+  // Every offset, as a record and as a batch member; the records found intact together (as
+  // an ordered walk checks them) are exactly those that decode with their checksum checked.
+  for first in stride(from: 0, to: min(body.count, 64), by: 16) {
+    let located = (first..<min(first + 16, body.count)).flatMap { offset in
+      [false, true].map {
+        RecordCodec.Located(bytes: body, offset: offset, salt: salt, member: $0)
+      }
+    }
+    let intact = located.withUnsafeBufferPointer { RecordCodec.intactRecords($0) }
+    for (index, record) in located.enumerated() {
+      let decodes =
+        (try? RecordCodec.decode(body, at: record.offset, salt: salt, member: index % 2 == 1))
+        != nil
+      precondition(
+        (intact & 1 << index != 0) == decodes, "a record found intact must decode, and only then")
+    }
   }
   // As a hint file of a segment as long as the input.
   _ = try? HintFile.decode(body, fileNumber: 1, salt: salt, segmentLength: body.count)

@@ -218,6 +218,44 @@ package enum CRC32C {
     return ~c
   }
 
+  /// A CRC-32C being computed: the CRC of the bytes so far, and the bytes still to come.
+  struct Chain {
+    var crc: UInt32
+    var next: UnsafeRawPointer
+    var remaining: Int
+  }
+
+  /// Extends the four chains at `chains` over their bytes: step by step together while each
+  /// has a step's bytes left, then each alone. The steps of one chain wait for each other and
+  /// those of four do not, so the processor runs four at once; and when the inputs lie far
+  /// apart in memory (records read in key order), the cache misses of four overlap where one
+  /// input's would come one after another. (Four measured faster than all of a walk's batch
+  /// in turn, whose registers are kept in memory between steps.)
+  static func extend(four chains: UnsafeMutablePointer<Chain>) {
+    let t = tables
+    let (a, b, c, d) = (chains[0], chains[1], chains[2], chains[3])
+    let together = min(a.remaining, b.remaining, c.remaining, d.remaining) & ~15
+    var (ra, rb, rc, rd) = (~a.crc, ~b.crc, ~c.crc, ~d.crc)
+    var done = 0
+    while done < together {
+      ra = step(ra, a.next + done, t)
+      rb = step(rb, b.next + done, t)
+      rc = step(rc, c.next + done, t)
+      rd = step(rd, d.next + done, t)
+      done &+= 16
+    }
+    func finish(_ index: Int, _ register: UInt32) {
+      let chain = chains[index]
+      chains[index] = Chain(
+        crc: update(~register, chain.next + done, chain.remaining - done),
+        next: chain.next + chain.remaining, remaining: 0)
+    }
+    finish(0, ra)
+    finish(1, rb)
+    finish(2, rc)
+    finish(3, rd)
+  }
+
   /// The length of each of a round's three stretches in ``update(_:_:_:)``, so that inputs of
   /// 768 bytes and more are read as three chains: a multiple of 16 (a step) and a power of two
   /// (its shift is one of ``zeroShifts``). Measured against one chain, three were 8% faster at

@@ -178,9 +178,77 @@ package enum RecordCodec {
   /// checksum field.
   @inline(__always)
   static func checksum(of record: UnsafeRawBufferPointer, salt: UInt32) -> UInt32 {
-    var saltBytes = salt.littleEndian
-    let seeded = withUnsafeBytes(of: &saltBytes) { CRC32C.checksum($0) }
-    return CRC32C.extend(seeded, UnsafeRawBufferPointer(rebasing: record[4...]))
+    CRC32C.extend(seed(salt), UnsafeRawBufferPointer(rebasing: record[4...]))
+  }
+
+  /// The CRC-32C of a salt's bytes, where every record's checksum starts.
+  @inline(__always)
+  private static func seed(_ salt: UInt32) -> UInt32 {
+    withUnsafeBytes(of: salt.littleEndian) { CRC32C.checksum($0) }
+  }
+
+  /// A record to check (``intactRecords(_:)``): the one at `offset` in `bytes`, a segment's
+  /// bytes salted `salt`, a batch's member or not.
+  package struct Located {
+    package var bytes: UnsafeRawBufferPointer
+    package var offset: Int
+    package var salt: UInt32
+    package var member: Bool
+
+    package init(bytes: UnsafeRawBufferPointer, offset: Int, salt: UInt32, member: Bool) {
+      self.bytes = bytes
+      self.offset = offset
+      self.salt = salt
+      self.member = member
+    }
+  }
+
+  /// Bit `i` set for each of `records` (at most 32) whose checksum matches: exactly the
+  /// check `decode(_:at:salt:member:verify:)` makes, which a record with its bit set can then
+  /// skip. A record whose header is damaged, or that runs past its bytes, has no bit (its
+  /// decoding says why).
+  ///
+  /// For a walk in key order, whose records mostly lie far apart: the checksums are computed
+  /// four at a time (``CRC32C/extend(four:)``), so that their cache misses overlap, where one
+  /// record's checksum after another's would wait for each in turn.
+  package static func intactRecords(_ records: UnsafeBufferPointer<Located>) -> UInt32 {
+    precondition(records.count <= 32, "at most 32 records are checked at once")
+    return withUnsafeTemporaryAllocation(of: CRC32C.Chain.self, capacity: records.count) {
+      chains in
+      withUnsafeTemporaryAllocation(of: Int.self, capacity: records.count) { owners in
+        var count = 0
+        for (index, record) in records.enumerated() {
+          let offset = record.offset
+          guard offset >= 0, offset <= record.bytes.count,
+            record.bytes.count - offset >= RecordLayout.headerSize,
+            let base = record.bytes.baseAddress.map({ $0 + offset }),
+            let header = try? decodeHeader(base, member: record.member),
+            header.length <= record.bytes.count - offset
+          else { continue }
+          chains[count] = CRC32C.Chain(
+            crc: seed(record.salt), next: base + 4, remaining: header.length - 4)
+          owners[count] = index
+          count += 1
+        }
+        var start = 0
+        while count - start >= 4 {
+          CRC32C.extend(four: chains.baseAddress! + start)
+          start += 4
+        }
+        var intact: UInt32 = 0
+        for index in 0..<count {
+          if index >= start {
+            let chain = chains[index]
+            chains[index].crc = CRC32C.update(chain.crc, chain.next, chain.remaining)
+          }
+          let record = records[owners[index]]
+          let stored = CRC32C.unmask(
+            loadLittleEndian(UInt32.self, record.bytes.baseAddress! + record.offset))
+          if stored == chains[index].crc { intact |= 1 << owners[index] }
+        }
+        return intact
+      }
+    }
   }
 
   /// Decodes the record that starts at `offset` in `buffer`.

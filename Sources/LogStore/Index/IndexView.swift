@@ -111,7 +111,9 @@ final class IndexView: @unchecked Sendable {
   /// another order), each a cache miss and most a miss of the address translation cache too:
   /// decoded one after the other, the walk would wait for each in turn. So the byte that
   /// decoding reads first (whether the record is a batch's member) is read for every record of
-  /// the batch before any is decoded, and their misses overlap.
+  /// the batch before any is decoded, and their misses overlap; then their checksums are
+  /// checked four records at a time (``RecordCodec/intactRecords(_:)``), for the misses of the
+  /// rest of each record to overlap too.
   private func visit(_ batch: inout RecordBatch, _ walk: Walk, _ body: EntryVisitor)
     throws(LogStoreError) -> Bool
   {
@@ -124,6 +126,26 @@ final class IndexView: @unchecked Sendable {
         members |= 1 << index
       }
     }
+    // The records whose checksums are checked here; the others are checked as they are
+    // decoded (and, if damaged, found so there, in the walk's order).
+    var intact: UInt32 = 0
+    if verifyChecksums {
+      intact = withUnsafeTemporaryAllocation(
+        of: RecordCodec.Located.self, capacity: batch.count
+      ) { records in
+        var count = 0
+        for index in 0..<batch.count {
+          let location = batch.items[index].location
+          // A missing segment is reported below.
+          guard let segment = walk.mapped[location.segment] else { break }
+          records[index] = RecordCodec.Located(
+            bytes: segment.bytes, offset: Int(location.offset), salt: segment.salt,
+            member: members & 1 << index != 0)
+          count += 1
+        }
+        return RecordCodec.intactRecords(UnsafeBufferPointer(rebasing: records[..<count]))
+      }
+    }
     for index in 0..<batch.count {
       let (key, location) = batch.items[index]
       guard let segment = walk.mapped[location.segment] else {
@@ -132,7 +154,8 @@ final class IndexView: @unchecked Sendable {
       let record: Record
       do {
         record = try segment.record(
-          at: Int(location.offset), member: members & 1 << index != 0, verify: verifyChecksums)
+          at: Int(location.offset), member: members & 1 << index != 0,
+          verify: verifyChecksums && intact & 1 << index == 0)
       } catch {
         throw damagedRecord(at: location, in: walk.captured[location.segment]?.path ?? "?", error)
       }
