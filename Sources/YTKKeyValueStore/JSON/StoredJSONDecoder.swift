@@ -177,6 +177,17 @@ extension StoredJSONDecoder {
       return entry.isContainer ? entry.second : index + 1
     }
 
+    /// The tape indices of the keys of the object at `object`, in document order (the value
+    /// of each is the entry after it).
+    func keyIndices(of object: Int) -> UnfoldSequence<Int, Int> {
+      let end = tape[object].second
+      return sequence(state: object + 1) { key in
+        guard key < end else { return nil }
+        defer { key = self.entry(after: key + 1) }
+        return key
+      }
+    }
+
     /// The value's kind as `JSONDecoder`'s messages name it.
     func kindDescription(at index: Int) -> String {
       switch tape[index].kind {
@@ -189,22 +200,22 @@ extension StoredJSONDecoder {
       }
     }
 
-    /// The text of the string entry at `index` (a value or a key).
-    func stringText(at index: Int) -> UnsafeBufferPointer<UInt8> {
+    /// The text of the string or number entry at `index` (a string's without its quotes).
+    func text(at index: Int) -> UnsafeBufferPointer<UInt8> {
       UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second])
     }
 
     /// The same text, as the engine's byte comparisons (`bytesEqual`, `bytesPrecede`) take it.
     @inline(__always)
     func stringBytes(at index: Int) -> UnsafeRawBufferPointer {
-      UnsafeRawBufferPointer(stringText(at: index))
+      UnsafeRawBufferPointer(text(at: index))
     }
 
     /// The string entry at `index` (a value or a key), decoded.
     func decodedString(at index: Int) -> String {
       let entry = tape[index]
       if entry.flags & JSONTapeEntry.Flags.hasEscapes == 0 {
-        return String(decoding: stringText(at: index), as: UTF8.self)
+        return String(decoding: text(at: index), as: UTF8.self)
       }
       var scanner = JSONScanner(input: input, position: entry.first - 1)
       return String(unsafeUninitializedCapacity: entry.second - entry.first) { buffer in
@@ -245,10 +256,8 @@ extension StoredJSONDecoder {
       }
       var simple = true
       var previous = -1
-      var key = object + 1
-      let end = tape[object].second
       let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
-      while key < end {
+      for key in keyIndices(of: object) {
         if tape[key].flags & notSimple != 0
           || (previous >= 0 && !bytesPrecede(stringBytes(at: previous), stringBytes(at: key)))
         {
@@ -256,7 +265,6 @@ extension StoredJSONDecoder {
           break
         }
         previous = key
-        key = entry(after: key + 1)
       }
       tape[object].flags |=
         JSONTapeEntry.Flags.keysChecked | (simple ? JSONTapeEntry.Flags.keysAreSimple : 0)
@@ -292,16 +300,17 @@ extension StoredJSONDecoder {
       if let table = memberTables[object] { return table }
       var table: [String: Int] = [:]
       table.reserveCapacity(tape[object].first)
-      var key = object + 1
-      let end = tape[object].second
-      while key < end {
-        var name = decodedString(at: key)
-        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
+      for key in keyIndices(of: object) {
+        let name = self.name(at: key)
         if table[name] == nil { table[name] = key + 1 }
-        key = entry(after: key + 1)
       }
       memberTables[object] = table
       return table
+    }
+
+    /// The key at `index` as members are looked up: decoded, and with `.snakeCase` converted.
+    private func name(at index: Int) -> String {
+      convertsKeys ? SnakeCaseKeys.camelCased(decodedString(at: index)) : decodedString(at: index)
     }
 
     /// The distinct keys of the object at `object` in document order (a repeated key, or one
@@ -312,15 +321,9 @@ extension StoredJSONDecoder {
       keys.reserveCapacity(tape[object].first)
       let simple = !convertsKeys && checkKeys(of: object)
       var seen = Set<String>()
-      var key = object + 1
-      let end = tape[object].second
-      while key < end {
-        var name = decodedString(at: key)
-        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
-        if simple || seen.insert(name).inserted {
-          keys.append(name)
-        }
-        key = entry(after: key + 1)
+      for key in keyIndices(of: object) {
+        let name = self.name(at: key)
+        if simple || seen.insert(name).inserted { keys.append(name) }
       }
       return keys
     }
