@@ -204,11 +204,8 @@ extension StoredJSONDecoder.Document {
   @inline(__always)
   func integer<T: FixedWidthInteger>(_: T.Type, magnitude: UInt64, isNegative: Bool) -> T? {
     if !isNegative { return T(exactly: magnitude) }
-    if magnitude == 0 { return 0 }
-    guard T.isSigned else { return nil }
-    if T.bitWidth > 64 { return 0 - T(magnitude) }
-    guard magnitude <= UInt64(T.max) + 1 else { return nil }
-    return T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude))
+    if magnitude <= 1 << 63 { return T(exactly: Int64(bitPattern: 0 &- magnitude)) }
+    return T.isSigned && T.bitWidth > 64 ? 0 - T(magnitude) : nil
   }
 
   /// JSONDecoder's conversion of a `Decimal` to an integer: the significand (which must fit

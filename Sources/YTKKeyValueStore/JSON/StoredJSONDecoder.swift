@@ -207,9 +207,7 @@ extension StoredJSONDecoder {
 
     /// The same text, as the engine's byte comparisons (`bytesEqual`, `bytesPrecede`) take it.
     @inline(__always)
-    func stringBytes(at index: Int) -> UnsafeRawBufferPointer {
-      UnsafeRawBufferPointer(text(at: index))
-    }
+    func bytes(at index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(text(at: index)) }
 
     /// The string entry at `index` (a value or a key), decoded.
     func decodedString(at index: Int) -> String {
@@ -240,7 +238,7 @@ extension StoredJSONDecoder {
       if !convertsKeys, tape[object].first <= Self.linearSearchLimit, checkKeys(of: object) {
         var nameIsASCII = false
         let found = name.withUTF8Bytes { utf8 in
-          nameIsASCII = isASCII(utf8)
+          nameIsASCII = utf8.allSatisfy { $0 < 0x80 }
           return nameIsASCII ? simpleMember(utf8, in: object) : nil
         }
         if nameIsASCII { return found }
@@ -259,7 +257,7 @@ extension StoredJSONDecoder {
       let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
       for key in keyIndices(of: object) {
         if tape[key].flags & notSimple != 0
-          || (previous >= 0 && !bytesPrecede(stringBytes(at: previous), stringBytes(at: key)))
+          || (previous >= 0 && !bytesPrecede(bytes(at: previous), bytes(at: key)))
         {
           simple = false
           break
@@ -281,7 +279,7 @@ extension StoredJSONDecoder {
       // One pass over the keys at most, wrapping around from the end to the first key.
       for _ in 0..<count {
         if key == end { key = first }
-        if bytesEqual(stringBytes(at: key), name) {
+        if bytesEqual(bytes(at: key), name) {
           lastObject = object
           keyAfterLast = entry(after: key + 1)
           return key + 1
@@ -328,14 +326,4 @@ extension StoredJSONDecoder {
       return keys
     }
   }
-}
-
-// MARK: - Bytes
-
-/// Whether every byte of `bytes` is below 0x80.
-@inline(__always)
-func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-  var union: UInt8 = 0
-  for byte in bytes { union |= byte }
-  return union < 0x80
 }
