@@ -259,7 +259,7 @@ extension StoredJSONDecoder {
         throw DecodingError.valueNotFound(
           type,
           DecodingError.Context(
-            codingPath: document.codingPath(path, appending: currentKey),
+            codingPath: document.codingPath(document.path(path, appending: currentKey)),
             debugDescription: "Unkeyed container is at end."))
       }
       return next

@@ -94,8 +94,8 @@ extension StoredJSONDecoder {
     var lastObject = -1
     var keyAfterLast = 0
     /// The first value of each distinct key of large objects and of those whose keys are not
-    /// simple, made when one is first searched; with `.snakeCase`, of every object, by
-    /// converted keys.
+    /// simple, made when one is first searched (or its keys listed); with `.snakeCase`, of
+    /// every object, by converted keys.
     var memberTables: [Int: [String: Int]] = [:]
     /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
     /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
@@ -144,13 +144,6 @@ extension StoredJSONDecoder {
       if Key.self == NoKey.self { return path }
       paths.append((key, path.entry))
       return CodingPath(entry: paths.count - 1)
-    }
-
-    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
-    func codingPath<Key: CodingKey>(_ path: CodingPath, appending key: Key) -> [any CodingKey] {
-      var keys = codingPath(path)
-      if Key.self != NoKey.self { keys.append(key) }
-      return keys
     }
 
     /// The keys of `path`, outermost first.
@@ -299,31 +292,19 @@ extension StoredJSONDecoder {
       var table: [String: Int] = [:]
       table.reserveCapacity(tape[object].first)
       for key in keyIndices(of: object) {
-        let name = self.name(at: key)
+        var name = decodedString(at: key)
+        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
         if table[name] == nil { table[name] = key + 1 }
       }
       memberTables[object] = table
       return table
     }
 
-    /// The key at `index` as members are looked up: decoded, and with `.snakeCase` converted.
-    private func name(at index: Int) -> String {
-      convertsKeys ? SnakeCaseKeys.camelCased(decodedString(at: index)) : decodedString(at: index)
-    }
-
     /// The distinct keys of the object at `object` in document order (a repeated key, or one
     /// equal to an earlier key as a Swift string, only the first time); with `.snakeCase`,
-    /// converted.
+    /// converted: the keys of its member table, in the order of their values.
     func keys(of object: Int) -> [String] {
-      var keys: [String] = []
-      keys.reserveCapacity(tape[object].first)
-      let simple = !convertsKeys && checkKeys(of: object)
-      var seen = Set<String>()
-      for key in keyIndices(of: object) {
-        let name = self.name(at: key)
-        if simple || seen.insert(name).inserted { keys.append(name) }
-      }
-      return keys
+      memberTable(of: object).sorted { $0.value < $1.value }.map(\.key)
     }
   }
 }
