@@ -76,12 +76,12 @@ extension StoredJSONDecoder.Document {
     if let value = directArray(of: Int.self) { return value }
     if let value = directArray(of: String.self) { return value }
     if let value = directArray(of: Double.self) { return value }
-    // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
-    if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
-      return try dictionary.decodeMembers(of: index, in: self, path: path, key: key) as! T
-    }
     let decoder = StoredJSONDecoder.ValueDecoder(
       document: self, value: index, path: self.path(path, appending: key))
+    // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
+    if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
+      return try dictionary.decodeMembers(of: decoder) as! T
+    }
     return try T(from: decoder)
   }
 
@@ -240,17 +240,12 @@ extension StoredJSONDecoder.Document {
       default: return nil
       }
     }
-    var index = number.start
-    while number.end - index >= 4 {
-      for offset in 0..<4 {
-        if let verdict = verdict(input[index + offset]) { return verdict }
-      }
-      index += 4
+    let split = number.start + (number.end - number.start) / 4 * 4
+    for index in number.start..<split {
+      if let verdict = verdict(input[index]) { return verdict }
     }
-    var last = number.end
-    while last > index {
-      last -= 1
-      if let verdict = verdict(input[last]) { return verdict }
+    for index in (split..<number.end).reversed() {
+      if let verdict = verdict(input[index]) { return verdict }
     }
     return true
   }
@@ -260,29 +255,21 @@ extension StoredJSONDecoder.Document {
 /// it decodes the dictionary itself rather than through the dictionary's `init(from:)`, which
 /// would look the keys up in a keyed container.
 protocol StringKeyedDictionaryDecodable {
-  /// Decodes the object at `index`, whose coding path is `path` and then `key`: every
-  /// member's value, in document order (so that the first one that fails is reported), the
-  /// first of a repeated key kept.
-  static func decodeMembers(
-    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
-    key: some CodingKey
-  ) throws -> Self
+  /// Decodes the object that `decoder` reads: every member's value, in document order (so
+  /// that the first one that fails is reported), the first of a repeated key kept.
+  static func decodeMembers(of decoder: StoredJSONDecoder.ValueDecoder) throws -> Self
 }
 
 extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value: Decodable {
-  static func decodeMembers(
-    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
-    key: some CodingKey
-  ) throws -> [String: Value] {
-    let objectPath = document.path(path, appending: key)
-    try StoredJSONDecoder.ValueDecoder(document: document, value: index, path: objectPath)
-      .expectContainer(.object)
+  static func decodeMembers(of decoder: StoredJSONDecoder.ValueDecoder) throws -> [String: Value] {
+    try decoder.expectContainer(.object)
+    let document = decoder.document
     var members: [String: Value] = [:]
-    members.reserveCapacity(document.tape[index].first)
-    for member in document.keyIndices(of: index) {
+    members.reserveCapacity(document.tape[decoder.value].first)
+    for member in document.keyIndices(of: decoder.value) {
       let name = document.decodedString(at: member)
       let value = try document.decode(
-        Value.self, at: member + 1, path: objectPath, key: StringKey(stringValue: name))
+        Value.self, at: member + 1, path: decoder.path, key: StringKey(stringValue: name))
       if members[name] == nil { members[name] = value }
     }
     return members
@@ -295,11 +282,6 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
 private func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
   withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
 }
-
-/// 10^0 through 10^10: the powers of ten that a Float holds exactly.
-private let exactFloatPowersOfTen: [Float] = [
-  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-]
 
 // MARK: - The types read from tape entries
 
@@ -338,25 +320,9 @@ extension Double: TapeDecodable {
 extension Float: TapeDecodable {
   static func read(at index: Int, in document: Document) throws(Failure) -> Float {
     let number = try document.number(at: index, expected: Float.self)
-    let value: Float
-    // Clinger's fast path, for floats: a significand up to 2^24 and a power of ten up to
-    // 10^10 are exact, so one multiply or divide rounds correctly.
-    if number.digitCount <= 19, number.significand <= 1 << 24, number.exponent >= -10,
-      number.exponent <= 10
-    {
-      let significand = Float(number.significand)
-      let magnitude =
-        number.exponent < 0
-        ? significand / exactFloatPowersOfTen[0 - number.exponent]
-        : significand * exactFloatPowersOfTen[number.exponent]
-      value = number.isNegative ? -magnitude : magnitude
-    } else {
-      guard let parsed = Float(number.text(in: document.input)), parsed.isFinite else {
-        throw .notRepresentable
-      }
-      value = parsed
-    }
-    if value == 0, !document.isZero(number) { throw .notRepresentable }
+    guard let value = Float(number.text(in: document.input)), value.isFinite,
+      value != 0 || document.isZero(number)
+    else { throw .notRepresentable }
     return value
   }
 }
