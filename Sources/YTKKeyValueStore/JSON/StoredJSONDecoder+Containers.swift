@@ -57,10 +57,8 @@ extension StoredJSONDecoder {
         let container = kind == .object ? "keyed" : "unkeyed"
         throw DecodingError.valueNotFound(
           type,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription:
-              "Cannot get \(container) decoding container -- found null value instead"))
+          document.errorContext(
+            at: path, "Cannot get \(container) decoding container -- found null value instead"))
       }
       throw document.decodingError(
         .mismatch(expected: type), decoding: type, at: value, path: path, key: NoKey())
@@ -127,9 +125,8 @@ extension StoredJSONDecoder {
       guard let value = member(key) else {
         throw DecodingError.keyNotFound(
           key,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+          document.errorContext(
+            at: path, "No value associated with key \(key) (\"\(key.stringValue)\")."))
       }
       return value
     }
@@ -256,11 +253,9 @@ extension StoredJSONDecoder {
     @inline(__always)
     private func element(for type: Any.Type) throws -> Int {
       guard !isAtEnd else {
+        let elementPath = document.path(path, appending: currentKey)
         throw DecodingError.valueNotFound(
-          type,
-          DecodingError.Context(
-            codingPath: document.codingPath(document.path(path, appending: currentKey)),
-            debugDescription: "Unkeyed container is at end."))
+          type, document.errorContext(at: elementPath, "Unkeyed container is at end."))
       }
       return next
     }

@@ -117,33 +117,25 @@ extension StoredJSONDecoder.Document {
     _ failure: Failure, decoding type: Any.Type, at index: Int,
     path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) -> DecodingError {
-    let codingPath = codingPath(self.path(path, appending: key))
+    let valuePath = self.path(path, appending: key)
     switch failure {
     case .mismatch(let expected):
+      let found = kindDescription(at: index)
       return .typeMismatch(
         expected,
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription:
-            "Expected to decode \(expected) but found \(kindDescription(at: index)) instead."))
+        errorContext(at: valuePath, "Expected to decode \(expected) but found \(found) instead."))
     case .null:
       return .valueNotFound(
         type,
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+        errorContext(at: valuePath, "Cannot get value of type \(type) -- found null value instead"))
     case .notRepresentable:
       let text = String(decoding: text(at: index), as: UTF8.self)
       return .dataCorrupted(
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription: "The number \(text) is not representable as \(type)."))
+        errorContext(at: valuePath, "The number \(text) is not representable as \(type)."))
     case .invalid(let message):
-      return .dataCorrupted(
-        DecodingError.Context(codingPath: codingPath, debugDescription: message))
+      return .dataCorrupted(errorContext(at: valuePath, message))
     case .invalidDate(let message):
-      return .dataCorrupted(
-        DecodingError.Context(codingPath: self.codingPath(path), debugDescription: message))
+      return .dataCorrupted(errorContext(at: path, message))
     }
   }
 

@@ -158,6 +158,11 @@ extension StoredJSONDecoder {
       return keys
     }
 
+    /// The context of an error at `path`, which `message` describes.
+    func errorContext(at path: CodingPath, _ message: String) -> DecodingError.Context {
+      DecodingError.Context(codingPath: codingPath(path), debugDescription: message)
+    }
+
     // MARK: Walking the tape
 
     /// The index of a `null` entry that stands for a value that is not in the document.
