@@ -333,7 +333,6 @@ extension Decimal: TapeDecodable {
 /// 2001 (what `Date(from:)` reads).
 extension Date: TapeDecodable {
   static func read(at index: Int, in document: Document) throws(Failure) -> Date {
-    guard document.tape[index].kind != .null else { throw .null }
     switch document.strategies.dates {
     case .deferredToDate:
       return Date(timeIntervalSinceReferenceDate: try Double.read(at: index, in: document))
