@@ -119,5 +119,4 @@ struct JSONTapeBuilder: JSONScanSink {
     entries[mark].first = count
     entries[mark].second = entries.count
   }
-
 }

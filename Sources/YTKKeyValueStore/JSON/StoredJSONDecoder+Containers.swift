@@ -18,14 +18,8 @@ extension StoredJSONDecoder {
     var intValue: Int? { nil }
 
     init() {}
-
-    init?(stringValue: String) {
-      return nil
-    }
-
-    init?(intValue: Int) {
-      return nil
-    }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
   }
 
   // MARK: - Decoder
@@ -41,73 +35,62 @@ extension StoredJSONDecoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-      try expectContainer(.object, [String: Any].self, "keyed")
+      try expectContainer(.object)
       return KeyedDecodingContainer(
         KeyedContainer<Key>(document: document, object: value, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-      try expectContainer(.array, [Any].self, "unkeyed")
+      try expectContainer(.array)
       return UnkeyedContainer(document: document, array: value, path: path)
     }
 
-    /// Throws `JSONDecoder`'s error unless the value is of `kind` (an object or an array),
-    /// which a container of `type` (its `kindName`, in messages) reads.
-    private func expectContainer(
-      _ kind: JSONTapeEntry.Kind, _ type: Any.Type, _ kindName: String
-    ) throws {
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    /// Throws the error `JSONDecoder` throws when asked for a container of `kind` (an object
+    /// or an array) for a value that is not one.
+    func expectContainer(_ kind: JSONTapeEntry.Kind) throws {
       let found = document.tape[value].kind
       guard found != kind else { return }
-      if found == .null {
+      let type: Any.Type = kind == .object ? [String: Any].self : [Any].self
+      guard found != .null else {
+        let container = kind == .object ? "keyed" : "unkeyed"
         throw DecodingError.valueNotFound(
           type,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription:
-              "Cannot get \(kindName) decoding container -- found null value instead"))
+          document.errorContext(
+            at: path, "Cannot get \(container) decoding container -- found null value instead"))
       }
-      throw DecodingError.typeMismatch(
-        type,
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription:
-            "Expected to decode \(type) but found \(document.kindDescription(at: value)) instead."
-        ))
-    }
-
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-      self
+      throw document.decodingError(
+        .mismatch(expected: type), decoding: type, at: value, path: path, key: NoKey())
     }
 
     // MARK: Single value
 
-    func decodeNil() -> Bool {
-      document.tape[value].kind == .null
-    }
+    func decodeNil() -> Bool { document.tape[value].kind == .null }
 
     @inline(__always)
-    private func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
+    private func read<T: TapeDecodable>() throws -> T {
       try document.read(T.self, at: value, path: path, key: NoKey())
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
-    func decode(_ type: String.Type) throws -> String { try read(type) }
-    func decode(_ type: Double.Type) throws -> Double { try read(type) }
-    func decode(_ type: Float.Type) throws -> Float { try read(type) }
-    func decode(_ type: Int.Type) throws -> Int { try read(type) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try read(type) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try read(type) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try read(type) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try read(type) }
-    func decode(_ type: UInt.Type) throws -> UInt { try read(type) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try read(type) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try read(type) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try read(type) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try read(type) }
+    func decode(_ type: Bool.Type) throws -> Bool { try read() }
+    func decode(_ type: String.Type) throws -> String { try read() }
+    func decode(_ type: Double.Type) throws -> Double { try read() }
+    func decode(_ type: Float.Type) throws -> Float { try read() }
+    func decode(_ type: Int.Type) throws -> Int { try read() }
+    func decode(_ type: Int8.Type) throws -> Int8 { try read() }
+    func decode(_ type: Int16.Type) throws -> Int16 { try read() }
+    func decode(_ type: Int32.Type) throws -> Int32 { try read() }
+    func decode(_ type: Int64.Type) throws -> Int64 { try read() }
+    func decode(_ type: UInt.Type) throws -> UInt { try read() }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try read() }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try read() }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try read() }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    func decode(_ type: Int128.Type) throws -> Int128 { try read(type) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try read() }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
       try document.decode(T.self, at: value, path: path, key: NoKey())
@@ -126,23 +109,24 @@ extension StoredJSONDecoder {
     var codingPath: [any CodingKey] { document.codingPath(path) }
 
     /// The object's distinct keys that make a `Key`, in document order.
-    var allKeys: [Key] {
-      document.keys(of: object).compactMap { Key(stringValue: $0) }
-    }
+    var allKeys: [Key] { document.keys(of: object).compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool {
-      document.member(named: key.stringValue, in: object) != nil
+    func contains(_ key: Key) -> Bool { member(key) != nil }
+
+    /// The tape index of the value of the member `key`, nil if there is none.
+    @inline(__always)
+    private func member(_ key: some CodingKey) -> Int? {
+      document.member(named: key.stringValue, in: object)
     }
 
     /// The tape index of the value for `key`.
     @inline(__always)
-    private func value(for key: some CodingKey) throws -> Int {
-      guard let value = document.member(named: key.stringValue, in: object) else {
+    private func value(for key: Key) throws -> Int {
+      guard let value = member(key) else {
         throw DecodingError.keyNotFound(
           key,
-          DecodingError.Context(
-            codingPath: codingPath,
-            debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+          document.errorContext(
+            at: path, "No value associated with key \(key) (\"\(key.stringValue)\")."))
       }
       return value
     }
@@ -150,19 +134,17 @@ extension StoredJSONDecoder {
     /// The tape index of the value for `key`, nil when it is missing or `null`.
     @inline(__always)
     private func valueIfPresent(for key: Key) -> Int? {
-      guard let value = document.member(named: key.stringValue, in: object),
-        document.tape[value].kind != .null
-      else { return nil }
+      guard let value = member(key), document.tape[value].kind != .null else { return nil }
       return value
     }
 
     @inline(__always)
-    private func read<T: TapeDecodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    private func read<T: TapeDecodable>(_ key: Key) throws -> T {
       try document.read(T.self, at: try value(for: key), path: path, key: key)
     }
 
     @inline(__always)
-    private func readIfPresent<T: TapeDecodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+    private func readIfPresent<T: TapeDecodable>(_ key: Key) throws -> T? {
       guard let value = valueIfPresent(for: key) else { return nil }
       return try document.read(T.self, at: value, path: path, key: key)
     }
@@ -171,56 +153,24 @@ extension StoredJSONDecoder {
       document.tape[try value(for: key)].kind == .null
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-      try read(type, forKey: key)
-    }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-      try read(type, forKey: key)
-    }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 {
-      try read(type, forKey: key)
-    }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try read(key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
-      try read(type, forKey: key)
-    }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try read(key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
       try document.decode(T.self, at: try value(for: key), path: path, key: key)
@@ -229,19 +179,19 @@ extension StoredJSONDecoder {
     // The optional forms of the commonest scalars (as the encoder's), one lookup each; the
     // others take the protocol's default (`contains`, `decodeNil`, `decode`).
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-      try readIfPresent(type, forKey: key)
+      try readIfPresent(key)
     }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-      try readIfPresent(type, forKey: key)
+      try readIfPresent(key)
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-      try readIfPresent(type, forKey: key)
+      try readIfPresent(key)
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-      try readIfPresent(type, forKey: key)
+      try readIfPresent(key)
     }
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-      try readIfPresent(type, forKey: key)
+      try readIfPresent(key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
@@ -259,16 +209,12 @@ extension StoredJSONDecoder {
       try decoder(for: try value(for: key), key: key).unkeyedContainer()
     }
 
-    /// A decoder of the member "super", or of `null` if there is none, as JSONDecoder gives.
+    // As JSONDecoder's, the super decoders decode the member, or `null` if there is none.
     func superDecoder() throws -> any Decoder {
-      let key = StringKey.super
-      return decoder(for: document.member(named: key.stringValue, in: object), key: key)
+      decoder(for: member(StringKey.super), key: StringKey.super)
     }
 
-    /// A decoder of the member `key`, or of `null` if there is none, as JSONDecoder gives.
-    func superDecoder(forKey key: Key) throws -> any Decoder {
-      decoder(for: document.member(named: key.stringValue, in: object), key: key)
-    }
+    func superDecoder(forKey key: Key) throws -> any Decoder { decoder(for: member(key), key: key) }
 
     private func decoder(for value: Int?, key: some CodingKey) -> ValueDecoder {
       ValueDecoder(
@@ -299,143 +245,113 @@ extension StoredJSONDecoder {
 
     var isAtEnd: Bool { currentIndex >= count! }
 
-    /// Moves to the next element. Past the end only `currentIndex` moves, as in
-    /// JSONDecoder, whose `decodeIfPresent` at the end returns nil and counts on.
-    @inline(__always)
-    private mutating func advance() {
-      if currentIndex < count! { next = document.entry(after: next) }
-      currentIndex += 1
-    }
+    /// The current element's key.
+    private var currentKey: IndexKey { IndexKey(currentIndex) }
 
     /// The tape index of the current element; at the end, the error JSONDecoder throws
     /// there for a value of `type`.
     @inline(__always)
     private func element(for type: Any.Type) throws -> Int {
       guard !isAtEnd else {
+        let elementPath = document.path(path, appending: currentKey)
         throw DecodingError.valueNotFound(
-          type,
-          DecodingError.Context(
-            codingPath: document.codingPath(path, appending: IndexKey(currentIndex)),
-            debugDescription: "Unkeyed container is at end."))
+          type, document.errorContext(at: elementPath, "Unkeyed container is at end."))
       }
       return next
     }
 
+    /// `value`, read from the current element, after moving to the next element. Past the
+    /// end only `currentIndex` moves, as in JSONDecoder, whose `decodeIfPresent` at the end
+    /// returns nil and counts on.
     @inline(__always)
-    private mutating func read<T: TapeDecodable>(_ type: T.Type) throws -> T {
-      let value = try document.read(
-        T.self, at: try element(for: T.self), path: path, key: IndexKey(currentIndex))
-      advance()
+    private mutating func advancing<T>(_ value: T) -> T {
+      if currentIndex < count! { next = document.entry(after: next) }
+      currentIndex += 1
       return value
     }
 
+    /// Whether the current element is `null` or past the end, which `decodeIfPresent`
+    /// reads as nil.
+    private var isAbsent: Bool { isAtEnd || document.tape[next].kind == .null }
+
     @inline(__always)
-    private mutating func readIfPresent<T: TapeDecodable>(_ type: T.Type) throws -> T? {
-      guard !isAtEnd, document.tape[next].kind != .null else {
-        advance()
-        return nil
-      }
-      let value = try document.read(
-        T.self, at: next, path: path, key: IndexKey(currentIndex))
-      advance()
-      return value
+    private mutating func read<T: TapeDecodable>() throws -> T {
+      advancing(
+        try document.read(T.self, at: try element(for: T.self), path: path, key: currentKey))
+    }
+
+    @inline(__always)
+    private mutating func readIfPresent<T: TapeDecodable>() throws -> T? {
+      try isAbsent ? advancing(nil) : read()
     }
 
     mutating func decodeNil() throws -> Bool {
       guard document.tape[try element(for: Never.self)].kind == .null else { return false }
-      advance()
-      return true
+      return advancing(true)
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try read(type) }
-    mutating func decode(_ type: String.Type) throws -> String { try read(type) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try read(type) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try read(type) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try read(type) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try read(type) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try read(type) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try read(type) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try read(type) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try read(type) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try read(type) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try read(type) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try read(type) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try read(type) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try read() }
+    mutating func decode(_ type: String.Type) throws -> String { try read() }
+    mutating func decode(_ type: Double.Type) throws -> Double { try read() }
+    mutating func decode(_ type: Float.Type) throws -> Float { try read() }
+    mutating func decode(_ type: Int.Type) throws -> Int { try read() }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try read() }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try read() }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try read() }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try read() }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try read() }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try read() }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try read() }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try read() }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func decode(_ type: Int128.Type) throws -> Int128 { try read(type) }
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try read(type) }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try read() }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-      let value = try document.decode(
-        T.self, at: try element(for: T.self), path: path, key: IndexKey(currentIndex))
-      advance()
-      return value
+      advancing(
+        try document.decode(T.self, at: try element(for: T.self), path: path, key: currentKey))
     }
 
-    mutating func decodeIfPresent(_ type: Bool.Type) throws -> Bool? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
-      try readIfPresent(type)
-    }
-    mutating func decodeIfPresent(_ type: Double.Type) throws -> Double? {
-      try readIfPresent(type)
-    }
-    mutating func decodeIfPresent(_ type: Float.Type) throws -> Float? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: Int.Type) throws -> Int? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: Int8.Type) throws -> Int8? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: Int16.Type) throws -> Int16? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: Int32.Type) throws -> Int32? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: Int64.Type) throws -> Int64? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: UInt.Type) throws -> UInt? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: UInt8.Type) throws -> UInt8? { try readIfPresent(type) }
-    mutating func decodeIfPresent(_ type: UInt16.Type) throws -> UInt16? {
-      try readIfPresent(type)
-    }
-    mutating func decodeIfPresent(_ type: UInt32.Type) throws -> UInt32? {
-      try readIfPresent(type)
-    }
-    mutating func decodeIfPresent(_ type: UInt64.Type) throws -> UInt64? {
-      try readIfPresent(type)
-    }
+    mutating func decodeIfPresent(_ type: Bool.Type) throws -> Bool? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: String.Type) throws -> String? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Double.Type) throws -> Double? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Float.Type) throws -> Float? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Int.Type) throws -> Int? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Int8.Type) throws -> Int8? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Int16.Type) throws -> Int16? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Int32.Type) throws -> Int32? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: Int64.Type) throws -> Int64? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: UInt.Type) throws -> UInt? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: UInt8.Type) throws -> UInt8? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: UInt16.Type) throws -> UInt16? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: UInt32.Type) throws -> UInt32? { try readIfPresent() }
+    mutating func decodeIfPresent(_ type: UInt64.Type) throws -> UInt64? { try readIfPresent() }
 
     mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
-      guard !isAtEnd, document.tape[next].kind != .null else {
-        advance()
-        return nil
-      }
-      let value = try document.decode(
-        T.self, at: next, path: path, key: IndexKey(currentIndex))
-      advance()
-      return value
+      try isAbsent ? advancing(nil) : decode(type)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
       keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-      let container = try elementDecoder(
-        for: KeyedDecodingContainer<NestedKey>.self
-      ).container(keyedBy: type)
-      advance()
-      return container
+      advancing(try decoder(for: KeyedDecodingContainer<NestedKey>.self).container(keyedBy: type))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-      let container = try elementDecoder(for: (any UnkeyedDecodingContainer).self)
-        .unkeyedContainer()
-      advance()
-      return container
+      advancing(try decoder(for: (any UnkeyedDecodingContainer).self).unkeyedContainer())
     }
 
     mutating func superDecoder() throws -> any Decoder {
-      let decoder = try elementDecoder(for: (any Decoder).self)
-      advance()
-      return decoder
+      advancing(try decoder(for: (any Decoder).self))
     }
 
-    private func elementDecoder(for type: Any.Type) throws -> ValueDecoder {
+    /// A decoder of the current element, or the error at the end for a value of `type`.
+    private func decoder(for type: Any.Type) throws -> ValueDecoder {
       ValueDecoder(
         document: document, value: try element(for: type),
-        path: document.path(path, appending: IndexKey(currentIndex)))
+        path: document.path(path, appending: currentKey))
     }
   }
 }

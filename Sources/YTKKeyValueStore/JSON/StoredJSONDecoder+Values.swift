@@ -30,8 +30,10 @@ extension StoredJSONDecoder {
 
 /// A type the decoder reads straight from a tape entry, without its `init(from:)`.
 protocol TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Self
+  typealias Document = StoredJSONDecoder.Document
+  typealias Failure = StoredJSONDecoder.Failure
+
+  static func read(at index: Int, in document: Document) throws(Failure) -> Self
 }
 
 extension StoredJSONDecoder.Document {
@@ -49,11 +51,12 @@ extension StoredJSONDecoder.Document {
       guard T.self == V.self else { return nil }
       return reinterpret(try read(V.self, at: index, path: path, key: key), as: T.self)
     }
-    /// The value read directly as an array of `V`, if `T` is `[V]`.
+    /// The value read directly as an array of `V`, if `T` is `[V]` and the value is one.
+    /// (Otherwise Array's init(from:), below, throws JSONDecoder's error.)
     @inline(__always)
-    func directArray<V: TapeDecodable>(of _: V.Type) throws -> T? {
-      guard T.self == [V].self else { return nil }
-      return reinterpret(try readArray(of: V.self, at: index, path: path, key: key), as: T.self)
+    func directArray<V: TapeDecodable>(of _: V.Type) -> T? {
+      guard T.self == [V].self, let elements = elements(of: V.self, at: index) else { return nil }
+      return reinterpret(elements, as: T.self)
     }
     // Foundation's types are read as JSONDecoder reads them with the strategies, not by
     // their init(from:) (which for Data would expect an array of bytes, as
@@ -70,15 +73,15 @@ extension StoredJSONDecoder.Document {
     if let value = try direct(Bool.self) { return value }
     // So are arrays of the commonest scalars: Array's init(from:) is generic code that looks
     // up type metadata at every step.
-    if let value = try directArray(of: Int.self) { return value }
-    if let value = try directArray(of: String.self) { return value }
-    if let value = try directArray(of: Double.self) { return value }
-    // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
-    if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
-      return try dictionary.decodeMembers(of: index, in: self, path: path, key: key) as! T
-    }
+    if let value = directArray(of: Int.self) { return value }
+    if let value = directArray(of: String.self) { return value }
+    if let value = directArray(of: Double.self) { return value }
     let decoder = StoredJSONDecoder.ValueDecoder(
       document: self, value: index, path: self.path(path, appending: key))
+    // As with `JSONDecoder`, a key strategy leaves the keys of a `[String: Value]` alone.
+    if convertsKeys, let dictionary = T.self as? any StringKeyedDictionaryDecodable.Type {
+      return try dictionary.decodeMembers(of: decoder) as! T
+    }
     return try T(from: decoder)
   }
 
@@ -94,54 +97,16 @@ extension StoredJSONDecoder.Document {
     }
   }
 
-  /// Reads the array of `Element` at `index`: what Array's init(from:) reads, with the same
-  /// errors.
-  @inline(__always)
-  private func readArray<Element: TapeDecodable>(
-    of _: Element.Type, at index: Int, path: StoredJSONDecoder.CodingPath, key: some CodingKey
-  ) throws -> [Element] {
-    do {
-      return try elements(of: Element.self, at: index)
-    } catch {
-      let arrayPath = self.path(path, appending: key)
-      guard let position = error.position else {
-        // The error of the unkeyed container Array's init(from:) asks for.
-        _ = try StoredJSONDecoder.ValueDecoder(document: self, value: index, path: arrayPath)
-          .unkeyedContainer()
-        preconditionFailure("an unkeyed container of a value that is not an array")
-      }
-      throw decodingError(
-        error.failure, decoding: Element.self, at: error.element, path: arrayPath,
-        key: IndexKey(position))
-    }
-  }
-
-  /// Why ``elements(of:at:)`` failed: the value is not an array (no `position`), or the
-  /// element at `position`, whose tape index is `element`, is not an `Element`.
-  struct ElementsFailure: Error {
-    var failure: Failure
-    var position: Int?
-    var element: Int
-  }
-
-  /// The array of `Element` at `index`. (Apart from the coding path of its errors, so that it
-  /// is compiled once for each `Element`, not again for every type of key.)
-  private func elements<Element: TapeDecodable>(
-    of _: Element.Type, at index: Int
-  ) throws(ElementsFailure) -> [Element] {
+  /// The array of `Element` at `index`, nil if it is not one.
+  private func elements<Element: TapeDecodable>(of _: Element.Type, at index: Int) -> [Element]? {
     let array = tape[index]
-    guard array.kind == .array else {
-      throw ElementsFailure(failure: .mismatch(expected: [Any].self), position: nil, element: index)
-    }
+    guard array.kind == .array else { return nil }
     var elements: [Element] = []
     elements.reserveCapacity(array.first)
     var element = index + 1
-    for position in 0..<array.first {
-      do {
-        elements.append(try Element.read(at: element, in: self))
-      } catch {
-        throw ElementsFailure(failure: error, position: position, element: element)
-      }
+    for _ in 0..<array.first {
+      guard let value = try? Element.read(at: element, in: self) else { return nil }
+      elements.append(value)
       element = entry(after: element)
     }
     return elements
@@ -152,45 +117,29 @@ extension StoredJSONDecoder.Document {
     _ failure: Failure, decoding type: Any.Type, at index: Int,
     path: StoredJSONDecoder.CodingPath, key: some CodingKey
   ) -> DecodingError {
-    let codingPath = codingPath(path, appending: key)
+    let valuePath = self.path(path, appending: key)
     switch failure {
     case .mismatch(let expected):
+      let found = kindDescription(at: index)
       return .typeMismatch(
         expected,
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription:
-            "Expected to decode \(expected) but found \(kindDescription(at: index)) instead."))
+        errorContext(at: valuePath, "Expected to decode \(expected) but found \(found) instead."))
     case .null:
       return .valueNotFound(
         type,
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+        errorContext(at: valuePath, "Cannot get value of type \(type) -- found null value instead"))
     case .notRepresentable:
-      let text = String(
-        decoding: UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second]),
-        as: UTF8.self)
+      let text = String(decoding: text(at: index), as: UTF8.self)
       return .dataCorrupted(
-        DecodingError.Context(
-          codingPath: codingPath,
-          debugDescription: "The number \(text) is not representable as \(type)."))
+        errorContext(at: valuePath, "The number \(text) is not representable as \(type)."))
     case .invalid(let message):
-      return .dataCorrupted(
-        DecodingError.Context(codingPath: codingPath, debugDescription: message))
+      return .dataCorrupted(errorContext(at: valuePath, message))
     case .invalidDate(let message):
-      return .dataCorrupted(
-        DecodingError.Context(codingPath: self.codingPath(path), debugDescription: message))
+      return .dataCorrupted(errorContext(at: path, message))
     }
   }
 
   // MARK: Scalars
-
-  func string(at index: Int) throws(Failure) -> String {
-    let kind = tape[index].kind
-    guard kind == .string else { throw kind == .null ? .null : .mismatch(expected: String.self) }
-    return decodedString(at: index)
-  }
 
   /// The number at `index`, re-read from its text; `expected` names the type in a mismatch.
   func number(at index: Int, expected: Any.Type) throws(Failure) -> JSONScannedNumber {
@@ -199,11 +148,7 @@ extension StoredJSONDecoder.Document {
       throw entry.kind == .null ? .null : .mismatch(expected: expected)
     }
     var scanner = JSONScanner(input: input, position: entry.first)
-    do {
-      return try scanner.scanNumber()
-    } catch {
-      preconditionFailure("a number that was read once reads again: \(error)")
-    }
+    return try! scanner.scanNumber()  // It was read once already.
   }
 
   /// An integer of type `T`, as JSONDecoder reads one: integer text that fits; other number
@@ -247,11 +192,8 @@ extension StoredJSONDecoder.Document {
   @inline(__always)
   func integer<T: FixedWidthInteger>(_: T.Type, magnitude: UInt64, isNegative: Bool) -> T? {
     if !isNegative { return T(exactly: magnitude) }
-    if magnitude == 0 { return 0 }
-    guard T.isSigned else { return nil }
-    if T.bitWidth > 64 { return 0 - T(magnitude) }
-    guard magnitude <= UInt64(T.max) + 1 else { return nil }
-    return T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude))
+    if magnitude <= 1 << 63 { return T(exactly: Int64(bitPattern: 0 &- magnitude)) }
+    return T.isSigned && T.bitWidth > 64 ? 0 - T(magnitude) : nil
   }
 
   /// JSONDecoder's conversion of a `Decimal` to an integer: the significand (which must fit
@@ -275,41 +217,6 @@ extension StoredJSONDecoder.Document {
     return isNegative ? 0 - value : value
   }
 
-  /// A double, the nearest to the text. JSONDecoder refuses a nonzero number that rounds
-  /// to zero (`1e-400`), as it refuses one too large (which the reader has refused already).
-  func double(at index: Int) throws(Failure) -> Double {
-    let number = try number(at: index, expected: Double.self)
-    let value = number.doubleValue(in: input)
-    if value == 0, !isZero(number) { throw .notRepresentable }
-    return value
-  }
-
-  /// A float, the nearest to the text itself: rounding through a double first would round
-  /// twice and could land on the other neighbour.
-  func float(at index: Int) throws(Failure) -> Float {
-    let number = try number(at: index, expected: Float.self)
-    let value: Float
-    // Clinger's fast path, for floats: a significand up to 2^24 and a power of ten up to
-    // 10^10 are exact, so one multiply or divide rounds correctly.
-    if number.digitCount <= 19, number.significand <= 1 << 24, number.exponent >= -10,
-      number.exponent <= 10
-    {
-      let significand = Float(number.significand)
-      let magnitude =
-        number.exponent < 0
-        ? significand / exactFloatPowersOfTen[0 - number.exponent]
-        : significand * exactFloatPowersOfTen[number.exponent]
-      value = number.isNegative ? -magnitude : magnitude
-    } else {
-      guard let parsed = Float(number.text(in: input)), parsed.isFinite else {
-        throw .notRepresentable
-      }
-      value = parsed
-    }
-    if value == 0, !isZero(number) { throw .notRepresentable }
-    return value
-  }
-
   /// Whether a number that converted to zero is zero, as JSONDecoder tells: a nonzero digit
   /// before the exponent says no. JSONDecoder reads the text four bytes at a time from the
   /// front, and the last one to three bytes from the back, so an exponent digit among those
@@ -325,17 +232,12 @@ extension StoredJSONDecoder.Document {
       default: return nil
       }
     }
-    var index = number.start
-    while number.end - index >= 4 {
-      for offset in 0..<4 {
-        if let verdict = verdict(input[index + offset]) { return verdict }
-      }
-      index += 4
+    let split = number.start + (number.end - number.start) / 4 * 4
+    for index in number.start..<split {
+      if let verdict = verdict(input[index]) { return verdict }
     }
-    var last = number.end
-    while last > index {
-      last -= 1
-      if let verdict = verdict(input[last]) { return verdict }
+    for index in (split..<number.end).reversed() {
+      if let verdict = verdict(input[index]) { return verdict }
     }
     return true
   }
@@ -345,37 +247,22 @@ extension StoredJSONDecoder.Document {
 /// it decodes the dictionary itself rather than through the dictionary's `init(from:)`, which
 /// would look the keys up in a keyed container.
 protocol StringKeyedDictionaryDecodable {
-  /// Decodes the object at `index`, whose coding path is `path` and then `key`: every
-  /// member's value, in document order (so that the first one that fails is reported), the
-  /// first of a repeated key kept.
-  static func decodeMembers(
-    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
-    key: some CodingKey
-  ) throws -> Self
+  /// Decodes the object that `decoder` reads: every member's value, in document order (so
+  /// that the first one that fails is reported), the first of a repeated key kept.
+  static func decodeMembers(of decoder: StoredJSONDecoder.ValueDecoder) throws -> Self
 }
 
 extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value: Decodable {
-  static func decodeMembers(
-    of index: Int, in document: StoredJSONDecoder.Document, path: StoredJSONDecoder.CodingPath,
-    key: some CodingKey
-  ) throws -> [String: Value] {
-    let objectPath = document.path(path, appending: key)
-    guard document.tape[index].kind == .object else {
-      // The error of asking a value that is not an object for a keyed container.
-      _ = try StoredJSONDecoder.ValueDecoder(document: document, value: index, path: objectPath)
-        .container(keyedBy: StringKey.self)
-      preconditionFailure("a keyed container of a value that is not an object")
-    }
+  static func decodeMembers(of decoder: StoredJSONDecoder.ValueDecoder) throws -> [String: Value] {
+    try decoder.expectContainer(.object)
+    let document = decoder.document
     var members: [String: Value] = [:]
-    members.reserveCapacity(document.tape[index].first)
-    var member = index + 1
-    let end = document.tape[index].second
-    while member < end {
+    members.reserveCapacity(document.tape[decoder.value].first)
+    for member in document.keyIndices(of: decoder.value) {
       let name = document.decodedString(at: member)
       let value = try document.decode(
-        Value.self, at: member + 1, path: objectPath, key: StringKey(stringValue: name))
+        Value.self, at: member + 1, path: decoder.path, key: StringKey(stringValue: name))
       if members[name] == nil { members[name] = value }
-      member = document.entry(after: member + 1)
     }
     return members
   }
@@ -388,17 +275,10 @@ private func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
   withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
 }
 
-/// 10^0 through 10^10: the powers of ten that a Float holds exactly.
-private let exactFloatPowersOfTen: [Float] = [
-  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-]
-
 // MARK: - The types read from tape entries
 
 extension Bool: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Bool
-  {
+  static func read(at index: Int, in document: Document) throws(Failure) -> Bool {
     switch document.tape[index].kind {
     case .true: return true
     case .false: return false
@@ -409,27 +289,38 @@ extension Bool: TapeDecodable {
 }
 
 extension String: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> String
-  { try document.string(at: index) }
+  static func read(at index: Int, in document: Document) throws(Failure) -> String {
+    let kind = document.tape[index].kind
+    guard kind == .string else { throw kind == .null ? .null : .mismatch(expected: String.self) }
+    return document.decodedString(at: index)
+  }
 }
 
+/// A double, the nearest to the text. JSONDecoder refuses a nonzero number that rounds to
+/// zero (`1e-400`), as it refuses one too large (which the reader has refused already).
 extension Double: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Double
-  { try document.double(at: index) }
+  static func read(at index: Int, in document: Document) throws(Failure) -> Double {
+    let number = try document.number(at: index, expected: Double.self)
+    let value = number.doubleValue(in: document.input)
+    if value == 0, !document.isZero(number) { throw .notRepresentable }
+    return value
+  }
 }
 
+/// A float, the nearest to the text itself: rounding through a double first would round
+/// twice and could land on the other neighbour. Zero and overflow as for a double.
 extension Float: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Float
-  { try document.float(at: index) }
+  static func read(at index: Int, in document: Document) throws(Failure) -> Float {
+    let number = try document.number(at: index, expected: Float.self)
+    guard let value = Float(number.text(in: document.input)), value.isFinite,
+      value != 0 || document.isZero(number)
+    else { throw .notRepresentable }
+    return value
+  }
 }
 
 extension Decimal: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Decimal
-  {
+  static func read(at index: Int, in document: Document) throws(Failure) -> Decimal {
     let number = try document.number(at: index, expected: Decimal.self)
     guard let decimal = Decimal(string: number.text(in: document.input)) else {
       throw .notRepresentable
@@ -441,19 +332,16 @@ extension Decimal: TapeDecodable {
 /// A date by the date strategy: by default `.deferredToDate`, the number of seconds since
 /// 2001 (what `Date(from:)` reads).
 extension Date: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Date
-  {
-    guard document.tape[index].kind != .null else { throw .null }
+  static func read(at index: Int, in document: Document) throws(Failure) -> Date {
     switch document.strategies.dates {
     case .deferredToDate:
-      return Date(timeIntervalSinceReferenceDate: try document.double(at: index))
+      return Date(timeIntervalSinceReferenceDate: try Double.read(at: index, in: document))
     case .secondsSince1970:
-      return Date(timeIntervalSince1970: try document.double(at: index))
+      return Date(timeIntervalSince1970: try Double.read(at: index, in: document))
     case .millisecondsSince1970:
-      return Date(timeIntervalSince1970: try document.double(at: index) / 1000)
+      return Date(timeIntervalSince1970: try Double.read(at: index, in: document) / 1000)
     case .iso8601:
-      guard let date = ISO8601DateText.date(from: try document.string(at: index)) else {
+      guard let date = ISO8601DateText.date(from: try String.read(at: index, in: document)) else {
         throw .invalidDate("Expected date string to be ISO8601-formatted.")
       }
       return date
@@ -462,10 +350,8 @@ extension Date: TapeDecodable {
 }
 
 extension URL: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> URL
-  {
-    guard let url = URL(string: try document.string(at: index)) else {
+  static func read(at index: Int, in document: Document) throws(Failure) -> URL {
+    guard let url = URL(string: try String.read(at: index, in: document)) else {
       throw .invalid("Invalid URL string.")
     }
     return url
@@ -474,36 +360,31 @@ extension URL: TapeDecodable {
 
 /// `.base64`, as strict as `Data(base64Encoded:)`: padding required, no whitespace.
 extension Data: TapeDecodable {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Data
-  {
-    guard let data = Data(base64Encoded: try document.string(at: index)) else {
+  static func read(at index: Int, in document: Document) throws(Failure) -> Data {
+    guard let data = Data(base64Encoded: try String.read(at: index, in: document)) else {
       throw .invalid("Encountered Data is not valid Base64.")
     }
     return data
   }
 }
 
-/// The integer types read from the tape share one implementation.
-protocol TapeDecodableInteger: FixedWidthInteger, TapeDecodable {}
-
-extension TapeDecodableInteger {
-  static func read(at index: Int, in document: StoredJSONDecoder.Document)
-    throws(StoredJSONDecoder.Failure) -> Self
-  { try document.integer(Self.self, at: index) }
+extension TapeDecodable where Self: FixedWidthInteger {
+  static func read(at index: Int, in document: Document) throws(Failure) -> Self {
+    try document.integer(Self.self, at: index)
+  }
 }
 
-extension Int: TapeDecodableInteger {}
-extension Int8: TapeDecodableInteger {}
-extension Int16: TapeDecodableInteger {}
-extension Int32: TapeDecodableInteger {}
-extension Int64: TapeDecodableInteger {}
-extension UInt: TapeDecodableInteger {}
-extension UInt8: TapeDecodableInteger {}
-extension UInt16: TapeDecodableInteger {}
-extension UInt32: TapeDecodableInteger {}
-extension UInt64: TapeDecodableInteger {}
+extension Int: TapeDecodable {}
+extension Int8: TapeDecodable {}
+extension Int16: TapeDecodable {}
+extension Int32: TapeDecodable {}
+extension Int64: TapeDecodable {}
+extension UInt: TapeDecodable {}
+extension UInt8: TapeDecodable {}
+extension UInt16: TapeDecodable {}
+extension UInt32: TapeDecodable {}
+extension UInt64: TapeDecodable {}
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-extension Int128: TapeDecodableInteger {}
+extension Int128: TapeDecodable {}
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-extension UInt128: TapeDecodableInteger {}
+extension UInt128: TapeDecodable {}

@@ -94,8 +94,8 @@ extension StoredJSONDecoder {
     var lastObject = -1
     var keyAfterLast = 0
     /// The first value of each distinct key of large objects and of those whose keys are not
-    /// simple, made when one is first searched; with `.snakeCase`, of every object, by
-    /// converted keys.
+    /// simple, made when one is first searched (or its keys listed); with `.snakeCase`, of
+    /// every object, by converted keys.
     var memberTables: [Int: [String: Int]] = [:]
     /// The coding paths of the nested values decoded so far, as a tree: each entry is a key
     /// and the entry of the path it extends (-1: the top). A nested value's decoder names its
@@ -146,13 +146,6 @@ extension StoredJSONDecoder {
       return CodingPath(entry: paths.count - 1)
     }
 
-    /// The keys of `path`, outermost first, then `key` (nothing for ``NoKey``).
-    func codingPath<Key: CodingKey>(_ path: CodingPath, appending key: Key) -> [any CodingKey] {
-      var keys = codingPath(path)
-      if Key.self != NoKey.self { keys.append(key) }
-      return keys
-    }
-
     /// The keys of `path`, outermost first.
     func codingPath(_ path: CodingPath) -> [any CodingKey] {
       var keys: [any CodingKey] = []
@@ -163,6 +156,11 @@ extension StoredJSONDecoder {
       }
       keys.reverse()
       return keys
+    }
+
+    /// The context of an error at `path`, which `message` describes.
+    func errorContext(at path: CodingPath, _ message: String) -> DecodingError.Context {
+      DecodingError.Context(codingPath: codingPath(path), debugDescription: message)
     }
 
     // MARK: Walking the tape
@@ -177,6 +175,17 @@ extension StoredJSONDecoder {
       return entry.isContainer ? entry.second : index + 1
     }
 
+    /// The tape indices of the keys of the object at `object`, in document order (the value
+    /// of each is the entry after it).
+    func keyIndices(of object: Int) -> UnfoldSequence<Int, Int> {
+      let end = tape[object].second
+      return sequence(state: object + 1) { key in
+        guard key < end else { return nil }
+        defer { key = self.entry(after: key + 1) }
+        return key
+      }
+    }
+
     /// The value's kind as `JSONDecoder`'s messages name it.
     func kindDescription(at index: Int) -> String {
       switch tape[index].kind {
@@ -189,22 +198,20 @@ extension StoredJSONDecoder {
       }
     }
 
-    /// The text of the string entry at `index` (a value or a key).
-    func stringText(at index: Int) -> UnsafeBufferPointer<UInt8> {
+    /// The text of the string or number entry at `index` (a string's without its quotes).
+    func text(at index: Int) -> UnsafeBufferPointer<UInt8> {
       UnsafeBufferPointer(rebasing: input[tape[index].first..<tape[index].second])
     }
 
     /// The same text, as the engine's byte comparisons (`bytesEqual`, `bytesPrecede`) take it.
     @inline(__always)
-    func stringBytes(at index: Int) -> UnsafeRawBufferPointer {
-      UnsafeRawBufferPointer(stringText(at: index))
-    }
+    func bytes(at index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(text(at: index)) }
 
     /// The string entry at `index` (a value or a key), decoded.
     func decodedString(at index: Int) -> String {
       let entry = tape[index]
       if entry.flags & JSONTapeEntry.Flags.hasEscapes == 0 {
-        return String(decoding: stringText(at: index), as: UTF8.self)
+        return String(decoding: text(at: index), as: UTF8.self)
       }
       var scanner = JSONScanner(input: input, position: entry.first - 1)
       return String(unsafeUninitializedCapacity: entry.second - entry.first) { buffer in
@@ -229,7 +236,7 @@ extension StoredJSONDecoder {
       if !convertsKeys, tape[object].first <= Self.linearSearchLimit, checkKeys(of: object) {
         var nameIsASCII = false
         let found = name.withUTF8Bytes { utf8 in
-          nameIsASCII = isASCII(utf8)
+          nameIsASCII = utf8.allSatisfy { $0 < 0x80 }
           return nameIsASCII ? simpleMember(utf8, in: object) : nil
         }
         if nameIsASCII { return found }
@@ -245,18 +252,15 @@ extension StoredJSONDecoder {
       }
       var simple = true
       var previous = -1
-      var key = object + 1
-      let end = tape[object].second
       let notSimple = JSONTapeEntry.Flags.hasEscapes | JSONTapeEntry.Flags.hasNonASCII
-      while key < end {
+      for key in keyIndices(of: object) {
         if tape[key].flags & notSimple != 0
-          || (previous >= 0 && !bytesPrecede(stringBytes(at: previous), stringBytes(at: key)))
+          || (previous >= 0 && !bytesPrecede(bytes(at: previous), bytes(at: key)))
         {
           simple = false
           break
         }
         previous = key
-        key = entry(after: key + 1)
       }
       tape[object].flags |=
         JSONTapeEntry.Flags.keysChecked | (simple ? JSONTapeEntry.Flags.keysAreSimple : 0)
@@ -273,7 +277,7 @@ extension StoredJSONDecoder {
       // One pass over the keys at most, wrapping around from the end to the first key.
       for _ in 0..<count {
         if key == end { key = first }
-        if bytesEqual(stringBytes(at: key), name) {
+        if bytesEqual(bytes(at: key), name) {
           lastObject = object
           keyAfterLast = entry(after: key + 1)
           return key + 1
@@ -292,13 +296,10 @@ extension StoredJSONDecoder {
       if let table = memberTables[object] { return table }
       var table: [String: Int] = [:]
       table.reserveCapacity(tape[object].first)
-      var key = object + 1
-      let end = tape[object].second
-      while key < end {
+      for key in keyIndices(of: object) {
         var name = decodedString(at: key)
         if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
         if table[name] == nil { table[name] = key + 1 }
-        key = entry(after: key + 1)
       }
       memberTables[object] = table
       return table
@@ -306,33 +307,9 @@ extension StoredJSONDecoder {
 
     /// The distinct keys of the object at `object` in document order (a repeated key, or one
     /// equal to an earlier key as a Swift string, only the first time); with `.snakeCase`,
-    /// converted.
+    /// converted: the keys of its member table, in the order of their values.
     func keys(of object: Int) -> [String] {
-      var keys: [String] = []
-      keys.reserveCapacity(tape[object].first)
-      let simple = !convertsKeys && checkKeys(of: object)
-      var seen = Set<String>()
-      var key = object + 1
-      let end = tape[object].second
-      while key < end {
-        var name = decodedString(at: key)
-        if convertsKeys { name = SnakeCaseKeys.camelCased(name) }
-        if simple || seen.insert(name).inserted {
-          keys.append(name)
-        }
-        key = entry(after: key + 1)
-      }
-      return keys
+      memberTable(of: object).sorted { $0.value < $1.value }.map(\.key)
     }
   }
-}
-
-// MARK: - Bytes
-
-/// Whether every byte of `bytes` is below 0x80.
-@inline(__always)
-func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-  var union: UInt8 = 0
-  for byte in bytes { union |= byte }
-  return union < 0x80
 }
