@@ -312,12 +312,30 @@ extension Double: TapeDecodable {
 extension Float: TapeDecodable {
   static func read(at index: Int, in document: Document) throws(Failure) -> Float {
     let number = try document.number(at: index, expected: Float.self)
-    guard let value = Float(number.text(in: document.input)), value.isFinite,
-      value != 0 || document.isZero(number)
-    else { throw .notRepresentable }
+    var value: Float
+    // Clinger's fast path, for floats: a significand up to 2^24 and a power of ten up to
+    // 10^10 are exact, so one multiply or divide rounds correctly (a `Float(String)` each
+    // would be several times the cost of the rest of the read).
+    if number.digitCount <= 19, number.significand <= 1 << 24, abs(number.exponent) <= 10 {
+      let significand = Float(number.significand)
+      let power = exactFloatPowersOfTen[abs(number.exponent)]
+      value = number.exponent < 0 ? significand / power : significand * power
+      if number.isNegative { value = -value }
+    } else {
+      guard let parsed = Float(number.text(in: document.input)), parsed.isFinite else {
+        throw .notRepresentable
+      }
+      value = parsed
+    }
+    if value == 0, !document.isZero(number) { throw .notRepresentable }
     return value
   }
 }
+
+/// 10^0 through 10^10: the powers of ten that a Float holds exactly.
+private let exactFloatPowersOfTen: [Float] = [
+  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+]
 
 extension Decimal: TapeDecodable {
   static func read(at index: Int, in document: Document) throws(Failure) -> Decimal {
