@@ -1,11 +1,6 @@
 // The slots the values being encoded go to, and their coding paths.
 
 extension StoredJSONEncoder.Encoding {
-  typealias Slot = StoredJSONEncoder.Slot
-  typealias SlotReference = StoredJSONEncoder.SlotReference
-  typealias PathNode = StoredJSONEncoder.PathNode
-  typealias Misuse = StoredJSONEncoder.Misuse
-
   func slot(_ reference: SlotReference) -> Slot? {
     if reference.index < 0 { return detached[-1 - reference.index] }
     guard reference.index < slots.count, slots[reference.index].serial == reference.serial
@@ -31,12 +26,14 @@ extension StoredJSONEncoder.Encoding {
     let (mine, other) = isObject ? (slot.object, slot.array) : (slot.array, slot.object)
     if mine >= 0 { return mine }
     let container: Int
-    if other < 0, slot.single.kind == .none {
+    if other < 0, case .nothing = slot.single {
       container = newContainer(isObject: isObject, pathNode: slot.pathNode)
-    } else if other < 0, isContainer(slot.single, isObject: isObject) {
+    } else if other < 0, case .container(let single) = slot.single,
+      containers[single].isObject == isObject
+    {
       // A value of this kind encoded through the single-value container: go on with it.
-      container = slot.single.start
-      slot.single = .none
+      container = single
+      slot.single = .nothing
       containers[container].pathNode = slot.pathNode
     } else {
       return misused(
@@ -54,7 +51,7 @@ extension StoredJSONEncoder.Encoding {
       _ = misused("an Encoder was used after the value it encodes was finished", at: -1)
       return
     }
-    guard slot.single.kind == .none else {
+    guard case .nothing = slot.single else {
       _ = misused(
         "a single-value container was asked to encode a second value", at: slot.pathNode)
       return
@@ -63,20 +60,20 @@ extension StoredJSONEncoder.Encoding {
     setSlot(reference, slot)
   }
 
-  func pathNode(of reference: SlotReference) -> Int {
-    slot(reference)?.pathNode ?? -1
+  func newDetachedSlot(pathNode: Int) -> SlotReference {
+    detached.append(Slot(pathNode: pathNode, serial: 0))
+    return SlotReference(index: -detached.count, serial: 0)
   }
 
-  /// Whether `value` is an object (`isObject`) or an array.
-  func isContainer(_ value: Value, isObject: Bool) -> Bool {
-    value.kind == .container && containers[value.start].isObject == isObject
+  func pathNode(of reference: SlotReference) -> Int {
+    slot(reference)?.pathNode ?? -1
   }
 
   /// Notes a misuse (the first one is thrown when the encoding ends) and returns a
   /// container that nothing refers to, for the caller to write into harmlessly.
   func misused(_ message: String, at pathNode: Int, isObject: Bool = true) -> Int {
     if misuse == nil {
-      misuse = Misuse(message: message, codingPath: codingPath(at: pathNode))
+      misuse = StoredJSONEncoder.Misuse(message: message, codingPath: codingPath(at: pathNode))
     }
     return newContainer(isObject: isObject, pathNode: pathNode)
   }
@@ -99,7 +96,7 @@ extension StoredJSONEncoder.Encoding {
   /// Adds a path step for a nested container or super encoder; it lasts as long as the
   /// value being encoded.
   func pushPath(parent: Int, key: some CodingKey) -> Int {
-    path.append(PathNode(parent: parent, key: key, index: -1))
+    path.append(StoredJSONEncoder.PathNode(parent: parent, key: key, index: -1))
     return path.count - 1
   }
 }

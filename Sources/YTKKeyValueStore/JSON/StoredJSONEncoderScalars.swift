@@ -139,20 +139,15 @@ extension StoredJSONEncoder.Encoding {
       }
     }
     let container = newContainer(isObject: false, pathNode: -1)
-    let start = arena.count
-    for index in elements.indices {
-      if index > 0 { arena.append(JSONByte.comma) }
-      elements[index].appendStored(to: &arena)
+    let run = text { arena in
+      for index in elements.indices {
+        if index > 0 { arena.append(JSONByte.comma) }
+        elements[index].appendStored(to: &arena)
+      }
     }
-    if !elements.isEmpty {
-      addElement(
-        Value(kind: .text, start: start, end: arena.count), in: container,
-        elementCount: elements.count)
-    }
+    if !elements.isEmpty { addElement(run, in: container, elementCount: elements.count) }
     return .container(container)
   }
-
-  typealias InvalidValue = StoredJSONEncoder.InvalidValue
 
   /// Writes the types `JSONEncoder` encodes its own way rather than through their
   /// `encode(to:)` (and the arrays of the commonest scalars, `[String]`, `[Int]` and
@@ -190,7 +185,7 @@ extension StoredJSONEncoder.Encoding {
     } else {
       return nil
     }
-    return Value(kind: .text, start: start, end: arena.count)
+    return .text(start: start, end: arena.count)
   }
 
   /// Appends `date` in the form of the date strategy.
