@@ -342,13 +342,13 @@ extension StoredJSONEncoder {
       case .nothing:
         break
       }
-      insert(member, after: containers[container].last, in: container)
+      link(member, after: containers[container].last, in: container)
     }
 
     /// Adds `value` as the last element of the array `container`, or as its last
     /// `elementCount` elements for a run of scalars.
     func addElement(_ value: Value, in container: Int, elementCount: Int = 1) {
-      insert(
+      link(
         element(value, elementCount: elementCount), after: containers[container].last,
         in: container)
     }
@@ -365,7 +365,9 @@ extension StoredJSONEncoder {
         previous = next
         next = entries[next].next
       }
-      insert(element(value), after: previous, in: container)
+      var element = element(value)
+      element.next = next
+      link(element, after: previous, in: container)
     }
 
     private func element(_ value: Value, elementCount: Int = 1) -> Entry {
@@ -381,20 +383,18 @@ extension StoredJSONEncoder {
       return element
     }
 
-    /// Links `entry` into `container` after the entry `previous`, or first if it is -1.
-    private func insert(_ entry: Entry, after previous: Int, in container: Int) {
-      var entry = entry
+    /// Links `entry` into `container` after the entry `previous`, or first if that is -1.
+    /// The entry's `next` must be the entry that follows it there (-1 at the end).
+    private func link(_ entry: Entry, after previous: Int, in container: Int) {
       let index = entries.count
+      entries.append(entry)
       if previous >= 0 {
-        entry.next = entries[previous].next
         entries[previous].next = index
       } else {
-        entry.next = containers[container].first
         containers[container].first = index
       }
       if entry.next < 0 { containers[container].last = index }
       containers[container].count += entry.elementCount
-      entries.append(entry)
     }
 
     /// The last member of `container` whose key equals `key` as a Swift string.

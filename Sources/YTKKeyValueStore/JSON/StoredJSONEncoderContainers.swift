@@ -237,24 +237,30 @@ extension StoredJSONEncoder {
   }
 }
 
+// Always inlined, so that the encoders' witnesses read `encoding` and `slot` directly rather
+// than through the protocol.
 extension StoredJSONEncoder.SlotEncoder {
+  @inline(__always)
   var codingPath: [any CodingKey] {
     encoding.codingPath(at: encoding.pathNode(of: slot))
   }
 
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+  @inline(__always)
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     KeyedEncodingContainer(
       StoredJSONEncoder.KeyedContainer<Key>(
         encoding: encoding, container: encoding.container(isObject: true, in: slot)))
   }
 
+  @inline(__always)
   func unkeyedContainer() -> any UnkeyedEncodingContainer {
     StoredJSONEncoder.UnkeyedContainer(
       encoding: encoding, container: encoding.container(isObject: false, in: slot))
   }
 
+  @inline(__always)
   func singleValueContainer() -> any SingleValueEncodingContainer {
     StoredJSONEncoder.SingleValueContainer(encoding: encoding, slot: slot)
   }
