@@ -428,17 +428,9 @@ extension StoredJSONEncoder {
 struct IndexKey: CodingKey {
   var index: Int
 
-  init(_ index: Int) {
-    self.index = index
-  }
-
-  init?(stringValue: String) {
-    return nil
-  }
-
-  init?(intValue: Int) {
-    self.index = intValue
-  }
+  init(_ index: Int) { self.index = index }
+  init?(stringValue: String) { nil }
+  init?(intValue: Int) { self.index = intValue }
 
   var stringValue: String { "Index \(index)" }
   var intValue: Int? { index }
@@ -448,13 +440,8 @@ struct IndexKey: CodingKey {
 struct StringKey: CodingKey {
   var stringValue: String
 
-  init(stringValue: String) {
-    self.stringValue = stringValue
-  }
-
-  init?(intValue: Int) {
-    return nil
-  }
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue: Int) { nil }
 
   var intValue: Int? { nil }
 

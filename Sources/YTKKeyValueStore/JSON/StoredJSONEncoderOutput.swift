@@ -7,21 +7,18 @@ extension StoredJSONEncoder.Encoding {
   func assemble(_ top: Value) -> [UInt8]? {
     entries.withUnsafeBufferPointer { entries in
       containers.withUnsafeBufferPointer { containers in
-        ScratchStack<StoredJSONEncoder.OpenContainer>.withScratch { open in
-          ScratchStack<StoredJSONEncoder.OrderedMember>.withScratch { members in
-            // Every entry's text is copied at most once, every container written at most
-            // once (two brackets), with at most one comma per entry.
-            var assembler = StoredJSONEncoder.Assembler(
-              arena: arena.contents, entries: entries, containers: containers,
-              members: members, open: open,
-              output: JSONOutput(capacity: arena.count + 2 * containers.count + entries.count))
-            // The stacks are those given, moved on the heap if they grew: they release that.
-            defer {
-              (members, open) = (assembler.members, assembler.open)
-              assembler.output.release()
-            }
-            return assembler.write(top) ? assembler.output.bytes() : nil
+        ScratchStack<StoredJSONEncoder.OrderedMember>.withScratch { members in
+          // Every entry's text is copied at most once, every container written at most once
+          // (two brackets), with at most one comma per entry.
+          var assembler = StoredJSONEncoder.Assembler(
+            arena: arena.contents, entries: entries, containers: containers, members: members,
+            output: JSONOutput(capacity: arena.count + 2 * containers.count + entries.count))
+          // The stack is the one given, moved on the heap if it grew: that releases it.
+          defer {
+            members = assembler.members
+            assembler.output.release()
           }
+          return assembler.write(top) ? assembler.output.bytes() : nil
         }
       }
     }
@@ -40,25 +37,14 @@ extension StoredJSONEncoder {
   /// A member with its key's prefix, in ``KeyOrder``'s terms.
   typealias OrderedMember = OrderedKey<Member>
 
-  /// An array or object whose closing bracket has not been written yet, with its members or
-  /// elements at `start..<end` in `members`.
-  struct OpenContainer {
-    var isObject: Bool
-    var start: Int
-    /// The position in `members` of the next one to write.
-    var next: Int
-    var end: Int
-  }
-
-  /// Copies the entries' text into `output` with an explicit stack of open containers, not
-  /// by recursion, like JSONWriter.
+  /// Copies the entries' text into `output`, containers' in their order, objects' members
+  /// sorted.
   struct Assembler {
     let arena: UnsafeBufferPointer<UInt8>
     let entries: UnsafeBufferPointer<Entry>
     let containers: UnsafeBufferPointer<Container>
-    /// The members and elements of the open containers, innermost last, each object's sorted.
+    /// The members and elements of the containers being written, innermost last.
     var members: ScratchStack<OrderedMember>
-    var open: ScratchStack<OpenContainer>
     var output: JSONOutput
 
     /// Writes `top`; false if it nests too deep.
@@ -70,37 +56,15 @@ extension StoredJSONEncoder {
       case .nothing:
         return true
       case .container(let index):
-        guard openContainer(index) else { return false }
+        return write(container: index, depth: 1)
       }
-      while open.count > 0 {
-        let innermost = open.count - 1
-        let current = open[innermost]
-        guard current.next < current.end else {
-          output.append(current.isObject ? JSONByte.closeBrace : JSONByte.closeBracket)
-          members.forgetElements(from: current.start)
-          open.removeLast()
-          continue
-        }
-        open[innermost].next = current.next + 1
-        if current.next > current.start { output.append(JSONByte.comma) }
-        let member = members[current.next].payload
-        let value = entries[member.value]
-        if member.key == member.value {
-          copy(value.textStart, value.textEnd)
-        } else {
-          let key = entries[member.key]
-          copy(key.textStart, key.valueStart)
-          copy(value.valueStart, value.textEnd)
-        }
-        if value.container >= 0, !openContainer(value.container) { return false }
-      }
-      return true
     }
 
-    /// Writes the opening bracket of `index` and pushes it; false if it is one level too
-    /// many.
-    private mutating func openContainer(_ index: Int) -> Bool {
-      guard open.count < StoredJSONEncoder.maximumDepth else { return false }
+    /// Writes the array or object `index`, at nesting level `depth`, and what it holds;
+    /// false if that nests too deep. (The recursion goes no deeper than the `encode(to:)`
+    /// calls that made the containers.)
+    private mutating func write(container index: Int, depth: Int) -> Bool {
+      guard depth <= StoredJSONEncoder.maximumDepth else { return false }
       let container = containers[index]
       output.append(container.isObject ? JSONByte.openBrace : JSONByte.openBracket)
       let start = members.count
@@ -114,8 +78,23 @@ extension StoredJSONEncoder {
       if container.isObject {
         sortMembers(from: start, mergingEquivalentKeys: container.hasNonASCIIKey)
       }
-      open.append(
-        OpenContainer(isObject: container.isObject, start: start, next: start, end: members.count))
+      for position in start..<members.count {
+        if position > start { output.append(JSONByte.comma) }
+        let member = members[position].payload
+        let value = entries[member.value]
+        if member.key == member.value {
+          copy(value.textStart, value.textEnd)
+        } else {
+          let key = entries[member.key]
+          copy(key.textStart, key.valueStart)
+          copy(value.valueStart, value.textEnd)
+        }
+        if value.container >= 0, !write(container: value.container, depth: depth + 1) {
+          return false
+        }
+      }
+      members.forgetElements(from: start)
+      output.append(container.isObject ? JSONByte.closeBrace : JSONByte.closeBracket)
       return true
     }
 
