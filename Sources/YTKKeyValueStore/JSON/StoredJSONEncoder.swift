@@ -400,22 +400,12 @@ extension StoredJSONEncoder {
     /// The last member of `container` whose key equals `key` as a Swift string.
     func lastMember(of container: Int, key: String) -> Entry? {
       var found: Entry?
-      key.withUTF8Bytes { utf8 in
-        let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
-        let arena = self.arena.contents
-        var index = containers[container].first
-        while index >= 0 {
-          let entry = entries[index]
-          let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
-          if bytesEqual(UnsafeRawBufferPointer(candidate), utf8) {
-            found = entry
-          } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
-            String(decoding: candidate, as: UTF8.self) == key
-          {
-            found = entry
-          }
-          index = entry.next
-        }
+      var index = containers[container].first
+      while index >= 0 {
+        let entry = entries[index]
+        let candidate = UnsafeBufferPointer(rebasing: arena.contents[entry.keyStart..<entry.keyEnd])
+        if String(decoding: candidate, as: UTF8.self) == key { found = entry }
+        index = entry.next
       }
       return found
     }

@@ -124,20 +124,20 @@ extension StoredJSONEncoder.Encoding {
   /// container, written without a call per element.
   func encodeScalars<Element: StoredJSONScalar>(
     _ elements: [Element]
-  ) throws(StoredJSONEncoder.InvalidValue) -> Value {
+  ) throws(InvalidValue) -> Value {
+    let container = newContainer(isObject: false, pathNode: -1)
+    let start = arena.count
     for index in elements.indices {
       if let message = elements[index].unstorableMessage {
-        throw StoredJSONEncoder.InvalidValue(value: elements[index], message: message, index: index)
+        // What was written of the array is never referred to.
+        throw InvalidValue(value: elements[index], message: message, index: index)
       }
+      if index > 0 { arena.append(JSONByte.comma) }
+      elements[index].appendStored(to: &arena)
     }
-    let container = newContainer(isObject: false, pathNode: -1)
-    let run = text { arena in
-      for index in elements.indices {
-        if index > 0 { arena.append(JSONByte.comma) }
-        elements[index].appendStored(to: &arena)
-      }
+    if !elements.isEmpty {
+      addElement(.text(start: start, end: arena.count), in: container, elementCount: elements.count)
     }
-    if !elements.isEmpty { addElement(run, in: container, elementCount: elements.count) }
     return .container(container)
   }
 
