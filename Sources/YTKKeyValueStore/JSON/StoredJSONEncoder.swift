@@ -57,7 +57,7 @@ package enum StoredJSONEncoder {
       .invalidValue(value, EncodingError.Context(codingPath: codingPath, debugDescription: message))
     }
     if let misuse = encoding.misuse { throw invalid(misuse.message, at: misuse.codingPath) }
-    guard top.kind != .none else { throw invalid("Top-level \(T.self) did not encode any values.") }
+    if case .nothing = top { throw invalid("Top-level \(T.self) did not encode any values.") }
     guard let bytes = encoding.assemble(top) else {
       throw invalid("JSON arrays and objects cannot nest deeper than \(maximumDepth) levels")
     }
@@ -70,26 +70,14 @@ package enum StoredJSONEncoder {
 }
 
 extension StoredJSONEncoder {
-  /// An encoded value: nothing yet, a span of finished text in the arena, or a container.
-  struct Value {
-    enum Kind: UInt8 {
-      /// Nothing was encoded.
-      case none
-      /// Complete JSON text (a scalar) in `arena[start..<end]`.
-      case text
-      /// The array or object `containers[start]`.
-      case container
-    }
-
-    var kind: Kind
-    var start: Int
-    var end: Int
-
-    static let none = Value(kind: .none, start: 0, end: 0)
-
-    static func container(_ index: Int) -> Value {
-      Value(kind: .container, start: index, end: 0)
-    }
+  /// An encoded value.
+  enum Value {
+    /// Nothing was encoded.
+    case nothing
+    /// Complete JSON text (a scalar) in `arena[start..<end]`.
+    case text(start: Int, end: Int)
+    /// The array or object `containers[index]`.
+    case container(Int)
   }
 
   /// A member of an object or an element of an array, linked to the next one of the same
@@ -102,16 +90,16 @@ extension StoredJSONEncoder {
   struct Entry {
     /// The key's raw UTF-8, `arena[keyStart..<keyEnd]`, which orders the members (inside
     /// the quotes of the text when the key needs no escapes).
-    var keyStart: Int
-    var keyEnd: Int
+    var keyStart = 0
+    var keyEnd = 0
     var textStart: Int
     /// Where the value's text starts: after `"key":`, or at `textStart` for an element.
     var valueStart: Int
     var textEnd: Int
     /// The array or object after the text, or -1.
-    var container: Int
+    var container = -1
     /// For an array, how many elements the entry is (more than one for a run of scalars).
-    var elementCount: Int
+    var elementCount = 1
     /// The next entry of the same container, in the order they were added; -1 at the end.
     var next = -1
   }
@@ -130,22 +118,13 @@ extension StoredJSONEncoder {
     var count = 0
   }
 
-  /// The key text of a member being written: `arena[textStart..<valueStart]` is `"key":`.
-  struct MemberKey {
-    var keyStart: Int
-    var keyEnd: Int
-    var textStart: Int
-    var valueStart: Int
-    var isASCII: Bool
-  }
-
   /// Where one encoder's value goes, with the same three parts `JSONEncoder`'s encoders
   /// have: a keyed container, an unkeyed container or a single value. A finished value is
   /// the keyed container if there is one, else the unkeyed one, else the single value.
   struct Slot {
     var object = -1
     var array = -1
-    var single = Value.none
+    var single = Value.nothing
     var pathNode: Int
     /// Tells a slot from a later one at the same stack position, so that an encoder kept
     /// past its value's end is caught rather than writing into another value.
@@ -196,6 +175,12 @@ extension StoredJSONEncoder {
   /// no method here calls out to user code (`encode(to:)`, a key's `stringValue`) while it
   /// holds an `inout` access or a buffer pointer, and one encoding runs on one thread.
   final class Encoding {
+    typealias Value = StoredJSONEncoder.Value
+    typealias Entry = StoredJSONEncoder.Entry
+    typealias Slot = StoredJSONEncoder.Slot
+    typealias SlotReference = StoredJSONEncoder.SlotReference
+    typealias InvalidValue = StoredJSONEncoder.InvalidValue
+
     /// The members' and elements' text, in the order it was encoded, and keys' raw bytes.
     @exclusivity(unchecked) var arena = JSONOutput(capacity: 256)
     @exclusivity(unchecked) var entries: [Entry] = []
@@ -238,15 +223,21 @@ extension StoredJSONEncoder {
       do {
         if let special = try encodeSpecial(value) { return special }
       } catch {
-        var keys = codingPath(at: pathNode)
-        if isNested { keys.append(key ?? IndexKey(index)) }
-        throw invalidValue(error, at: keys)
+        var path = codingPath(at: pathNode)
+        if isNested { path.append(key ?? IndexKey(index)) }
+        if let index = error.index { path.append(IndexKey(index)) }
+        throw EncodingError.invalidValue(
+          error.value, EncodingError.Context(codingPath: path, debugDescription: error.message))
       }
       let mark = path.count
-      defer { truncatePath(to: mark) }
+      // One step at a time: usually there is one, and `removeLast(_:)` costs more than a
+      // loop for a few.
+      defer {
+        while path.count > mark { path.removeLast() }
+      }
       if isNested { path.append(PathNode(parent: pathNode, key: key, index: index)) }
       let encoded = try encodeInNewSlot(value, pathNode: isNested ? mark : pathNode)
-      guard encoded.kind == .none, !isTopLevel else { return encoded }
+      guard case .nothing = encoded, !isTopLevel else { return encoded }
       return .container(newContainer(isObject: true, pathNode: -1))
     }
 
@@ -269,17 +260,11 @@ extension StoredJSONEncoder {
       return slots[index].value
     }
 
-    /// Drops the path steps from `count` on (those of a value that is done). One at a time:
-    /// usually there is one, and `removeLast(_:)` costs more than a loop for a few.
-    private func truncatePath(to count: Int) {
-      while path.count > count { path.removeLast() }
-    }
-
-    private func invalidValue(_ invalid: InvalidValue, at path: [any CodingKey]) -> EncodingError {
-      var path = path
-      if let index = invalid.index { path.append(IndexKey(index)) }
-      return EncodingError.invalidValue(
-        invalid.value, EncodingError.Context(codingPath: path, debugDescription: invalid.message))
+    /// The text `write` appends to the arena, as a value.
+    func text(_ write: (inout JSONOutput) -> Void) -> Value {
+      let start = arena.count
+      write(&arena)
+      return .text(start: start, end: arena.count)
     }
 
     // MARK: Containers
@@ -289,17 +274,20 @@ extension StoredJSONEncoder {
       return containers.count - 1
     }
 
-    /// Writes the text `"key":` of a member about to be written, after the key's raw bytes
-    /// if escaping changes them (the raw bytes order the members).
-    func beginMember(_ key: String) -> MemberKey {
-      if let member = key.utf8.withContiguousStorageIfAvailable({ beginMember(utf8: $0) }) {
+    /// Writes the text `"key":` of a member of the object `container` about to be written,
+    /// after the key's raw bytes if escaping changes them (the raw bytes order the members).
+    /// Returns the member's entry so far, for `addMember`.
+    func beginMember(_ key: String, in container: Int) -> Entry {
+      if let member = key.utf8.withContiguousStorageIfAvailable({
+        beginMember(utf8: $0, in: container)
+      }) {
         return member
       }
       var key = key
-      return key.withUTF8 { beginMember(utf8: $0) }
+      return key.withUTF8 { beginMember(utf8: $0, in: container) }
     }
 
-    private func beginMember(utf8: UnsafeBufferPointer<UInt8>) -> MemberKey {
+    private func beginMember(utf8: UnsafeBufferPointer<UInt8>, in container: Int) -> Entry {
       // One pass for both questions: is it ASCII, does it need escapes?
       var bits: UInt8 = 0
       var needsEscapes = false
@@ -307,16 +295,17 @@ extension StoredJSONEncoder {
         bits |= byte
         if JSONWriter.mustEscape(byte) { needsEscapes = true }
       }
-      var member: MemberKey
+      if bits >= 0x80 { containers[container].hasNonASCIIKey = true }
+      var member: Entry
       if !needsEscapes {
         // `"key":`, the raw key inside the quotes.
         let textStart = arena.count
         arena.reserve(utf8.count &+ 3)
         arena.append(JSONByte.quote)
         arena.append(contentsOf: utf8)
-        member = MemberKey(
+        member = Entry(
           keyStart: textStart &+ 1, keyEnd: arena.count, textStart: textStart, valueStart: 0,
-          isASCII: bits < 0x80)
+          textEnd: 0)
       } else {
         // The raw key, then `"escaped":`.
         let keyStart = arena.count
@@ -324,79 +313,50 @@ extension StoredJSONEncoder {
         let textStart = arena.count
         arena.append(JSONByte.quote)
         arena.appendEscaped(utf8)
-        member = MemberKey(
-          keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0,
-          isASCII: bits < 0x80)
+        member = Entry(
+          keyStart: keyStart, keyEnd: textStart, textStart: textStart, valueStart: 0, textEnd: 0)
       }
       arena.append(JSONByte.quote)
       arena.append(JSONByte.colon)
       member.valueStart = arena.count
+      member.textEnd = arena.count
       return member
     }
 
-    /// Adds to the object `container` the member whose key text `beginMember` wrote, with
-    /// `value`, encoded since.
-    func addMember(_ key: MemberKey, value: Value, in container: Int) {
-      var entry = Entry(
-        keyStart: key.keyStart, keyEnd: key.keyEnd, textStart: key.textStart,
-        valueStart: key.valueStart, textEnd: key.valueStart, container: -1, elementCount: 1)
-      switch value.kind {
-      case .container:
-        entry.container = value.start
-      case .text where value.start == key.valueStart:
-        entry.textEnd = value.end
-      case .text:
+    /// Adds to the object `container` the member `beginMember` began, with `value`, encoded
+    /// since.
+    func addMember(_ key: Entry, value: Value, in container: Int) {
+      var member = key
+      switch value {
+      case .container(let index):
+        member.container = index
+      case .text(let start, let end) where start == member.valueStart:
+        member.textEnd = end
+      case .text(let start, let end):
         // Something else was written between the key and the value: copy both to the end.
-        entry.textStart = arena.count
+        member.textStart = arena.count
         arena.appendCopy(from: key.textStart, to: key.valueStart)
-        entry.valueStart = arena.count
-        arena.appendCopy(from: value.start, to: value.end)
-        entry.textEnd = arena.count
-      case .none:
+        member.valueStart = arena.count
+        arena.appendCopy(from: start, to: end)
+        member.textEnd = arena.count
+      case .nothing:
         break
       }
-      link(entry, to: container, isASCII: key.isASCII)
+      link(member, after: containers[container].last, in: container)
     }
 
     /// Adds `value` as the last element of the array `container`, or as its last
     /// `elementCount` elements for a run of scalars.
     func addElement(_ value: Value, in container: Int, elementCount: Int = 1) {
-      link(element(value, elementCount: elementCount), to: container, isASCII: true)
-    }
-
-    private func element(_ value: Value, elementCount: Int = 1) -> Entry {
-      switch value.kind {
-      case .container:
-        return Entry(
-          keyStart: 0, keyEnd: 0, textStart: 0, valueStart: 0, textEnd: 0, container: value.start,
-          elementCount: elementCount)
-      case .text, .none:
-        return Entry(
-          keyStart: 0, keyEnd: 0, textStart: value.start, valueStart: value.start,
-          textEnd: value.end, container: -1, elementCount: elementCount)
-      }
-    }
-
-    private func link(_ entry: Entry, to container: Int, isASCII: Bool) {
-      let index = entries.count
-      entries.append(entry)
-      let last = containers[container].last
-      if last >= 0 {
-        entries[last].next = index
-      } else {
-        containers[container].first = index
-      }
-      containers[container].last = index
-      containers[container].count += entry.elementCount
-      if !isASCII { containers[container].hasNonASCIIKey = true }
+      link(
+        element(value, elementCount: elementCount), after: containers[container].last,
+        in: container)
     }
 
     /// Inserts `value` as element `position` of the array `container`, as a super encoder
     /// for an unkeyed container does when it is released. `position` is a count the
     /// container once had, so it falls between entries, never inside a run.
     func insertElement(_ value: Value, at position: Int, in container: Int) {
-      var entry = element(value)
-      let index = entries.count
       var previous = -1
       var next = containers[container].first
       var before = 0
@@ -405,40 +365,49 @@ extension StoredJSONEncoder {
         previous = next
         next = entries[next].next
       }
-      entry.next = next
+      var element = element(value)
+      element.next = next
+      link(element, after: previous, in: container)
+    }
+
+    private func element(_ value: Value, elementCount: Int = 1) -> Entry {
+      var element = Entry(textStart: 0, valueStart: 0, textEnd: 0, elementCount: elementCount)
+      switch value {
+      case .container(let index):
+        element.container = index
+      case .text(let start, let end):
+        (element.textStart, element.valueStart, element.textEnd) = (start, start, end)
+      case .nothing:
+        break
+      }
+      return element
+    }
+
+    /// Links `entry` into `container` after the entry `previous`, or first if that is -1.
+    /// The entry's `next` must be the entry that follows it there (-1 at the end).
+    private func link(_ entry: Entry, after previous: Int, in container: Int) {
+      let index = entries.count
       entries.append(entry)
       if previous >= 0 {
         entries[previous].next = index
       } else {
         containers[container].first = index
       }
-      if next < 0 { containers[container].last = index }
-      containers[container].count += 1
+      if entry.next < 0 { containers[container].last = index }
+      containers[container].count += entry.elementCount
     }
 
-    /// The value of the last member of `container` whose key equals `key` as a Swift string.
-    func lastMember(of container: Int, key: String) -> Value? {
+    /// The last member of `container` whose key equals `key` as a Swift string.
+    func lastMember(of container: Int, key: String) -> Entry? {
       var found: Entry?
-      key.withUTF8Bytes { utf8 in
-        let keyIsASCII = utf8.allSatisfy { $0 < 0x80 }
-        let arena = self.arena.contents
-        var index = containers[container].first
-        while index >= 0 {
-          let entry = entries[index]
-          let candidate = UnsafeBufferPointer(rebasing: arena[entry.keyStart..<entry.keyEnd])
-          if bytesEqual(UnsafeRawBufferPointer(candidate), utf8) {
-            found = entry
-          } else if !keyIsASCII || !candidate.allSatisfy({ $0 < 0x80 }),
-            String(decoding: candidate, as: UTF8.self) == key
-          {
-            found = entry
-          }
-          index = entry.next
-        }
+      var index = containers[container].first
+      while index >= 0 {
+        let entry = entries[index]
+        let candidate = UnsafeBufferPointer(rebasing: arena.contents[entry.keyStart..<entry.keyEnd])
+        if String(decoding: candidate, as: UTF8.self) == key { found = entry }
+        index = entry.next
       }
-      guard let found else { return nil }
-      if found.container >= 0 { return .container(found.container) }
-      return Value(kind: .text, start: found.valueStart, end: found.textEnd)
+      return found
     }
   }
 }
@@ -449,17 +418,9 @@ extension StoredJSONEncoder {
 struct IndexKey: CodingKey {
   var index: Int
 
-  init(_ index: Int) {
-    self.index = index
-  }
-
-  init?(stringValue: String) {
-    return nil
-  }
-
-  init?(intValue: Int) {
-    self.index = intValue
-  }
+  init(_ index: Int) { self.index = index }
+  init?(stringValue: String) { nil }
+  init?(intValue: Int) { self.index = intValue }
 
   var stringValue: String { "Index \(index)" }
   var intValue: Int? { index }
@@ -469,13 +430,8 @@ struct IndexKey: CodingKey {
 struct StringKey: CodingKey {
   var stringValue: String
 
-  init(stringValue: String) {
-    self.stringValue = stringValue
-  }
-
-  init?(intValue: Int) {
-    return nil
-  }
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue: Int) { nil }
 
   var intValue: Int? { nil }
 

@@ -1,45 +1,30 @@
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
-
-// The Encoder and the three containers the encoder hands to `encode(to:)`. They are small
-// structs (an existential holds them without allocating) that name a slot or a container
-// of the shared `Encoding`; all state lives there.
+// The encoders and the three containers the encoder hands to `encode(to:)`. They are small
+// (an existential holds the structs without allocating) and name a slot or a container of
+// the shared `Encoding`; all state lives there.
+//
+// In each container one generic method is the protocol's `encode` for Bool, String and every
+// number type. Int128 and UInt128 are spelled out: the standard library has default
+// implementations for them, which would be chosen over the generic method. The generic
+// methods are always inlined: the protocol witness made from one calls it unspecialized.
 
 extension StoredJSONEncoder {
-  /// The `Encoder` for one value: the value goes to `slot`.
-  struct ValueEncoder: Encoder {
+  /// An encoder whose value goes to `slot`.
+  protocol SlotEncoder: Encoder {
+    var encoding: Encoding { get }
+    var slot: SlotReference { get }
+  }
+
+  /// The `Encoder` for one value.
+  struct ValueEncoder: SlotEncoder {
     let encoding: Encoding
     let slot: SlotReference
-
-    var codingPath: [any CodingKey] {
-      encoding.codingPath(at: encoding.pathNode(of: slot))
-    }
-
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-      KeyedEncodingContainer(
-        KeyedContainer<Key>(
-          encoding: encoding, container: encoding.container(isObject: true, in: slot)))
-    }
-
-    func unkeyedContainer() -> any UnkeyedEncodingContainer {
-      UnkeyedContainer(encoding: encoding, container: encoding.container(isObject: false, in: slot))
-    }
-
-    func singleValueContainer() -> any SingleValueEncodingContainer {
-      SingleValueContainer(encoding: encoding, slot: slot)
-    }
   }
 
   /// The `Encoder` `superEncoder()` returns. Like `JSONEncoder`'s, it has a value of its own
   /// and hands it to its container when it is released: the member is set then (so it
   /// overrides one set before), the element inserted at the index the container had when
   /// the super encoder was made.
-  final class SuperEncoder: Encoder {
+  final class SuperEncoder: SlotEncoder {
     let encoding: Encoding
     let slot: SlotReference
     let container: Int
@@ -47,7 +32,7 @@ extension StoredJSONEncoder {
     let key: String?
     let index: Int
 
-    init(encoding: Encoding, pathNode: Int, container: Int, key: String?, index: Int) {
+    init(encoding: Encoding, pathNode: Int, container: Int, key: String?, index: Int = 0) {
       self.encoding = encoding
       self.slot = encoding.newDetachedSlot(pathNode: pathNode)
       self.container = container
@@ -57,32 +42,14 @@ extension StoredJSONEncoder {
 
     deinit {
       var value = encoding.detached[-1 - slot.index].value
-      if value.kind == .none {
+      if case .nothing = value {
         value = .container(encoding.newContainer(isObject: true, pathNode: -1))
       }
       if let key {
-        encoding.addMember(encoding.beginMember(key), value: value, in: container)
+        encoding.addMember(encoding.beginMember(key, in: container), value: value, in: container)
       } else {
         encoding.insertElement(value, at: index, in: container)
       }
-    }
-
-    var codingPath: [any CodingKey] {
-      encoding.codingPath(at: encoding.pathNode(of: slot))
-    }
-
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-      ValueEncoder(encoding: encoding, slot: slot).container(keyedBy: type)
-    }
-
-    func unkeyedContainer() -> any UnkeyedEncodingContainer {
-      ValueEncoder(encoding: encoding, slot: slot).unkeyedContainer()
-    }
-
-    func singleValueContainer() -> any SingleValueEncodingContainer {
-      SingleValueContainer(encoding: encoding, slot: slot)
     }
   }
 
@@ -103,60 +70,45 @@ extension StoredJSONEncoder {
 
     /// Writes `key`, then lets `write` append the value's text after it.
     private func add(_ key: Key, _ write: (inout JSONOutput) -> Void) {
-      let member = encoding.beginMember(name(key))
-      write(&encoding.arena)
-      let value = Value(kind: .text, start: member.valueStart, end: encoding.arena.count)
-      encoding.addMember(member, value: value, in: container)
+      let member = encoding.beginMember(name(key), in: container)
+      encoding.addMember(member, value: encoding.text(write), in: container)
     }
 
     /// Writes `key`, then `value`'s text after it.
+    @inline(__always)
     private func add<T: StoredJSONScalar>(_ value: T, _ key: Key) throws {
       try value.checkStorable(at: codingPath + [key])
       add(key) { value.appendStored(to: &$0) }
     }
 
+    /// As `add(_:_:)` if `value` is not nil.
+    @inline(__always)
+    private func add<T: StoredJSONScalar>(_ value: T?, _ key: Key) throws {
+      if let value { try add(value, key) }
+    }
+
     mutating func encodeNil(forKey key: Key) throws { add(key) { $0.appendLiteral("null") } }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: String, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try add(value, key) }
+    @inline(__always)
+    mutating func encode<T: StoredJSONScalar>(_ value: T, forKey key: Key) throws {
+      try add(value, key)
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try add(value, key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try add(value, key) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-      let member = encoding.beginMember(name(key))
+      let member = encoding.beginMember(name(key), in: container)
       let encoded = try encoding.encode(value, at: pathNode, key: key)
       encoding.addMember(member, value: encoded, in: container)
     }
 
-    // The optional forms, so that the common optional members skip the generic default
+    // The optional forms of the commonest members, so that they skip the generic default
     // implementations.
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
-      if let value { try encode(value, forKey: key) }
-    }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
-      if let value { try encode(value, forKey: key) }
-    }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
-      if let value { try encode(value, forKey: key) }
-    }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
-      if let value { try encode(value, forKey: key) }
-    }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
-      if let value { try encode(value, forKey: key) }
-    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try add(value, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try add(value, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try add(value, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try add(value, key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try add(value, key) }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
       if let value { try encode(value, forKey: key) }
     }
@@ -180,13 +132,13 @@ extension StoredJSONEncoder {
     mutating func superEncoder() -> any Encoder {
       SuperEncoder(
         encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: StringKey.super),
-        container: container, key: StringKey.super.stringValue, index: 0)
+        container: container, key: StringKey.super.stringValue)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
       SuperEncoder(
         encoding: encoding, pathNode: encoding.pushPath(parent: pathNode, key: key),
-        container: container, key: name(key), index: 0)
+        container: container, key: name(key))
     }
   }
 
@@ -204,35 +156,21 @@ extension StoredJSONEncoder {
 
     /// Lets `write` append an element's text, and adds it.
     private func add(_ write: (inout JSONOutput) -> Void) {
-      let start = encoding.arena.count
-      write(&encoding.arena)
-      encoding.addElement(
-        Value(kind: .text, start: start, end: encoding.arena.count), in: container)
+      encoding.addElement(encoding.text(write), in: container)
     }
 
     /// Adds `value` as the next element.
+    @inline(__always)
     private func add<T: StoredJSONScalar>(_ value: T) throws {
       try value.checkStorable(at: codingPath + [IndexKey(count)])
       add { value.appendStored(to: &$0) }
     }
 
     mutating func encodeNil() throws { add { $0.appendLiteral("null") } }
-    mutating func encode(_ value: Bool) throws { try add(value) }
-    mutating func encode(_ value: String) throws { try add(value) }
-    mutating func encode(_ value: Double) throws { try add(value) }
-    mutating func encode(_ value: Float) throws { try add(value) }
-    mutating func encode(_ value: Int) throws { try add(value) }
-    mutating func encode(_ value: Int8) throws { try add(value) }
-    mutating func encode(_ value: Int16) throws { try add(value) }
-    mutating func encode(_ value: Int32) throws { try add(value) }
-    mutating func encode(_ value: Int64) throws { try add(value) }
+    @inline(__always)
+    mutating func encode<T: StoredJSONScalar>(_ value: T) throws { try add(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128) throws { try add(value) }
-    mutating func encode(_ value: UInt) throws { try add(value) }
-    mutating func encode(_ value: UInt8) throws { try add(value) }
-    mutating func encode(_ value: UInt16) throws { try add(value) }
-    mutating func encode(_ value: UInt32) throws { try add(value) }
-    mutating func encode(_ value: UInt64) throws { try add(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try add(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
@@ -243,18 +181,20 @@ extension StoredJSONEncoder {
     mutating func nestedContainer<NestedKey: CodingKey>(
       keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
-      let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
-      let nested = encoding.newContainer(isObject: true, pathNode: node)
-      encoding.addElement(.container(nested), in: container)
-      return KeyedEncodingContainer(
-        KeyedContainer<NestedKey>(encoding: encoding, container: nested))
+      KeyedEncodingContainer(
+        KeyedContainer<NestedKey>(encoding: encoding, container: addNested(isObject: true)))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+      UnkeyedContainer(encoding: encoding, container: addNested(isObject: false))
+    }
+
+    /// Adds a new object or array as the next element.
+    private func addNested(isObject: Bool) -> Int {
       let node = encoding.pushPath(parent: pathNode, key: IndexKey(count))
-      let nested = encoding.newContainer(isObject: false, pathNode: node)
+      let nested = encoding.newContainer(isObject: isObject, pathNode: node)
       encoding.addElement(.container(nested), in: container)
-      return UnkeyedContainer(encoding: encoding, container: nested)
+      return nested
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -269,53 +209,65 @@ extension StoredJSONEncoder {
     let slot: SlotReference
 
     var codingPath: [any CodingKey] {
-      encoding.codingPath(at: pathNode)
+      encoding.codingPath(at: encoding.pathNode(of: slot))
     }
-
-    private var pathNode: Int { encoding.pathNode(of: slot) }
 
     /// Lets `write` append the value's text, and records it.
     private func set(_ write: (inout JSONOutput) -> Void) {
-      let start = encoding.arena.count
-      write(&encoding.arena)
-      encoding.setSingle(Value(kind: .text, start: start, end: encoding.arena.count), in: slot)
+      encoding.setSingle(encoding.text(write), in: slot)
     }
 
     /// Records `value`.
+    @inline(__always)
     private func set<T: StoredJSONScalar>(_ value: T) throws {
       try value.checkStorable(at: codingPath)
       set { value.appendStored(to: &$0) }
     }
 
     mutating func encodeNil() throws { set { $0.appendLiteral("null") } }
-    mutating func encode(_ value: Bool) throws { try set(value) }
-    mutating func encode(_ value: String) throws { try set(value) }
-    mutating func encode(_ value: Double) throws { try set(value) }
-    mutating func encode(_ value: Float) throws { try set(value) }
-    mutating func encode(_ value: Int) throws { try set(value) }
-    mutating func encode(_ value: Int8) throws { try set(value) }
-    mutating func encode(_ value: Int16) throws { try set(value) }
-    mutating func encode(_ value: Int32) throws { try set(value) }
-    mutating func encode(_ value: Int64) throws { try set(value) }
+    @inline(__always)
+    mutating func encode<T: StoredJSONScalar>(_ value: T) throws { try set(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128) throws { try set(value) }
-    mutating func encode(_ value: UInt) throws { try set(value) }
-    mutating func encode(_ value: UInt8) throws { try set(value) }
-    mutating func encode(_ value: UInt16) throws { try set(value) }
-    mutating func encode(_ value: UInt32) throws { try set(value) }
-    mutating func encode(_ value: UInt64) throws { try set(value) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try set(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-      encoding.setSingle(try encoding.encode(value, at: pathNode), in: slot)
+      encoding.setSingle(try encoding.encode(value, at: encoding.pathNode(of: slot)), in: slot)
     }
   }
 }
 
-extension StoredJSONEncoder.Encoding {
-  typealias Value = StoredJSONEncoder.Value
+// Always inlined, so that the encoders' witnesses read `encoding` and `slot` directly rather
+// than through the protocol.
+extension StoredJSONEncoder.SlotEncoder {
+  @inline(__always)
+  var codingPath: [any CodingKey] {
+    encoding.codingPath(at: encoding.pathNode(of: slot))
+  }
 
-  // MARK: Nested containers and super encoders
+  var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+  @inline(__always)
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    KeyedEncodingContainer(
+      StoredJSONEncoder.KeyedContainer<Key>(
+        encoding: encoding, container: encoding.container(isObject: true, in: slot)))
+  }
+
+  @inline(__always)
+  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    StoredJSONEncoder.UnkeyedContainer(
+      encoding: encoding, container: encoding.container(isObject: false, in: slot))
+  }
+
+  @inline(__always)
+  func singleValueContainer() -> any SingleValueEncodingContainer {
+    StoredJSONEncoder.SingleValueContainer(encoding: encoding, slot: slot)
+  }
+}
+
+extension StoredJSONEncoder.Encoding {
+  // MARK: Nested containers
 
   /// The container `nestedContainer(keyedBy:forKey:)` or `nestedUnkeyedContainer(forKey:)`
   /// returns: as with `JSONEncoder`, the one already under `key` if it is of the same kind
@@ -326,18 +278,19 @@ extension StoredJSONEncoder.Encoding {
     let parent = containers[container].pathNode
     let node = pushPath(parent: parent, key: key)
     if containers[container].count > 0, let existing = lastMember(of: container, key: name) {
-      guard isContainer(existing, isObject: isObject) else {
+      let nested = existing.container
+      guard nested >= 0, containers[nested].isObject == isObject else {
         let kind = isObject ? "keyed" : "unkeyed"
         return misused(
           "a nested \(kind) container was requested for key \"\(name)\", "
             + "which holds another kind of value",
           at: node, isObject: isObject)
       }
-      containers[existing.start].pathNode = node
-      return existing.start
+      containers[nested].pathNode = node
+      return nested
     }
     let nested = newContainer(isObject: isObject, pathNode: node)
-    addMember(beginMember(name), value: .container(nested), in: container)
+    addMember(beginMember(name, in: container), value: .container(nested), in: container)
     return nested
   }
 
@@ -345,11 +298,6 @@ extension StoredJSONEncoder.Encoding {
   @inline(never)
   func convertedName(_ key: some CodingKey) -> String {
     SnakeCaseKeys.snakeCased(key.stringValue)
-  }
-
-  func newDetachedSlot(pathNode: Int) -> StoredJSONEncoder.SlotReference {
-    detached.append(StoredJSONEncoder.Slot(pathNode: pathNode, serial: 0))
-    return StoredJSONEncoder.SlotReference(index: -detached.count, serial: 0)
   }
 }
 
@@ -368,7 +316,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
   {
     let object = encoding.newContainer(isObject: true, pathNode: pathNode)
     for (key, value) in self {
-      let member = encoding.beginMember(key)
+      let member = encoding.beginMember(key, in: object)
       let encoded = try encoding.encode(value, at: pathNode, key: StringKey(stringValue: key))
       encoding.addMember(member, value: encoded, in: object)
     }

@@ -7,21 +7,18 @@ extension StoredJSONEncoder.Encoding {
   func assemble(_ top: Value) -> [UInt8]? {
     entries.withUnsafeBufferPointer { entries in
       containers.withUnsafeBufferPointer { containers in
-        ScratchStack<StoredJSONEncoder.OpenContainer>.withScratch { open in
-          ScratchStack<StoredJSONEncoder.OrderedMember>.withScratch { members in
-            // Every entry's text is copied at most once, every container written at most
-            // once (two brackets), with at most one comma per entry.
-            var assembler = StoredJSONEncoder.Assembler(
-              arena: arena.contents, entries: entries, containers: containers,
-              members: members, open: open,
-              output: JSONOutput(capacity: arena.count + 2 * containers.count + entries.count))
-            // The stacks are those given, moved on the heap if they grew: they release that.
-            defer {
-              (members, open) = (assembler.members, assembler.open)
-              assembler.output.release()
-            }
-            return assembler.write(top) ? assembler.output.bytes() : nil
+        ScratchStack<StoredJSONEncoder.OrderedMember>.withScratch { members in
+          // Every entry's text is copied at most once, every container written at most once
+          // (two brackets), with at most one comma per entry.
+          var assembler = StoredJSONEncoder.Assembler(
+            arena: arena.contents, entries: entries, containers: containers, members: members,
+            output: JSONOutput(capacity: arena.count + 2 * containers.count + entries.count))
+          // The stack is the one given, moved on the heap if it grew: that releases it.
+          defer {
+            members = assembler.members
+            assembler.output.release()
           }
+          return assembler.write(top) ? assembler.output.bytes() : nil
         }
       }
     }
@@ -30,7 +27,8 @@ extension StoredJSONEncoder.Encoding {
 
 extension StoredJSONEncoder {
   /// A member of an object as it is written: the key text of entry `key` with the value of
-  /// entry `value` (the last entry with an equal key; usually the same entry).
+  /// entry `value` (the last entry with an equal key; usually the same entry). For an
+  /// element of an array, both are the element's entry.
   struct Member {
     var key: Int
     var value: Int
@@ -39,90 +37,64 @@ extension StoredJSONEncoder {
   /// A member with its key's prefix, in ``KeyOrder``'s terms.
   typealias OrderedMember = OrderedKey<Member>
 
-  /// An array or object whose closing bracket has not been written yet.
-  struct OpenContainer {
-    var isObject: Bool
-    var isEmpty = true
-    /// For an array, the next entry (-1 at the end); for an object, the position in
-    /// `members` of the next member.
-    var next: Int
-    /// For an object, where its members start and end in `members`.
-    var start = 0
-    var end = 0
-  }
-
-  /// Copies the entries' text into `output` with an explicit stack of open containers, not
-  /// by recursion, like JSONWriter.
+  /// Copies the entries' text into `output`, containers' in their order, objects' members
+  /// sorted.
   struct Assembler {
     let arena: UnsafeBufferPointer<UInt8>
     let entries: UnsafeBufferPointer<Entry>
     let containers: UnsafeBufferPointer<Container>
-    /// The members of the open objects, innermost last, each object's sorted.
+    /// The members and elements of the containers being written, innermost last.
     var members: ScratchStack<OrderedMember>
-    var open: ScratchStack<OpenContainer>
     var output: JSONOutput
 
     /// Writes `top`; false if it nests too deep.
     mutating func write(_ top: Value) -> Bool {
-      switch top.kind {
-      case .text, .none:
-        copy(top.start, top.end)
+      switch top {
+      case .text(let start, let end):
+        copy(start, end)
         return true
-      case .container:
-        guard openContainer(top.start) else { return false }
+      case .nothing:
+        return true
+      case .container(let index):
+        return write(container: index, depth: 1)
       }
-      while open.count > 0 {
-        let innermost = open.count - 1
-        let current = open[innermost]
-        if current.isObject {
-          if current.next < current.end {
-            open[innermost].next = current.next + 1
-            if current.next > current.start { output.append(JSONByte.comma) }
-            let member = members[current.next].payload
-            let value = entries[member.value]
-            if member.key == member.value {
-              copy(value.textStart, value.textEnd)
-            } else {
-              let key = entries[member.key]
-              copy(key.textStart, key.valueStart)
-              copy(value.valueStart, value.textEnd)
-            }
-            if value.container >= 0, !openContainer(value.container) { return false }
-            continue
-          }
-          output.append(JSONByte.closeBrace)
-          members.forgetElements(from: current.start)
-        } else {
-          if current.next >= 0 {
-            let entry = entries[current.next]
-            open[innermost].next = entry.next
-            if !current.isEmpty { output.append(JSONByte.comma) }
-            open[innermost].isEmpty = false
-            copy(entry.textStart, entry.textEnd)
-            if entry.container >= 0, !openContainer(entry.container) { return false }
-            continue
-          }
-          output.append(JSONByte.closeBracket)
-        }
-        open.removeLast()
-      }
-      return true
     }
 
-    /// Writes the opening bracket of `index` and pushes it; false if it is one level too
-    /// many.
-    private mutating func openContainer(_ index: Int) -> Bool {
-      guard open.count < StoredJSONEncoder.maximumDepth else { return false }
+    /// Writes the array or object `index`, at nesting level `depth`, and what it holds;
+    /// false if that nests too deep. (The recursion goes no deeper than the `encode(to:)`
+    /// calls that made the containers.)
+    private mutating func write(container index: Int, depth: Int) -> Bool {
+      guard depth <= StoredJSONEncoder.maximumDepth else { return false }
       let container = containers[index]
-      if container.isObject {
-        output.append(JSONByte.openBrace)
-        let start = members.count
-        collectMembers(of: container)
-        open.append(OpenContainer(isObject: true, next: start, start: start, end: members.count))
-      } else {
-        output.append(JSONByte.openBracket)
-        open.append(OpenContainer(isObject: false, next: container.first))
+      output.append(container.isObject ? JSONByte.openBrace : JSONByte.openBracket)
+      let start = members.count
+      var entry = container.first
+      while entry >= 0 {
+        let prefix = container.isObject ? KeyOrder.prefix(of: keyBytes(of: entry)) : 0
+        members.append(
+          OrderedMember(prefix: prefix, position: entry, payload: Member(key: entry, value: entry)))
+        entry = entries[entry].next
       }
+      if container.isObject {
+        sortMembers(from: start, mergingEquivalentKeys: container.hasNonASCIIKey)
+      }
+      for position in start..<members.count {
+        if position > start { output.append(JSONByte.comma) }
+        let member = members[position].payload
+        let value = entries[member.value]
+        if member.key == member.value {
+          copy(value.textStart, value.textEnd)
+        } else {
+          let key = entries[member.key]
+          copy(key.textStart, key.valueStart)
+          copy(value.valueStart, value.textEnd)
+        }
+        if value.container >= 0, !write(container: value.container, depth: depth + 1) {
+          return false
+        }
+      }
+      members.forgetElements(from: start)
+      output.append(container.isObject ? JSONByte.closeBrace : JSONByte.closeBracket)
       return true
     }
 
@@ -132,22 +104,13 @@ extension StoredJSONEncoder {
 
     // MARK: Members
 
-    /// Appends the members of the object `container` to `members`, sorted by the UTF-8
-    /// bytes of their keys, one per key: for a key added more than once, its first spelling
-    /// with its last value (what `JSONEncoder`'s `[String: ...]` storage keeps).
-    private mutating func collectMembers(of container: Container) {
-      let start = members.count
-      var index = container.first
-      while index >= 0 {
-        members.append(
-          OrderedMember(
-            prefix: KeyOrder.prefix(of: keyBytes(of: index)), position: index,
-            payload: Member(key: index, value: index)))
-        index = entries[index].next
-      }
+    /// Sorts the members of an object, `members[start...]`, by the UTF-8 bytes of their
+    /// keys, one per key: for a key added more than once, its first spelling with its last
+    /// value (what `JSONEncoder`'s `[String: ...]` storage keeps).
+    private mutating func sortMembers(from start: Int, mergingEquivalentKeys: Bool) {
       // Keys equal as bytes have the same text: keeping the last keeps its value. Only
       // non-ASCII keys can be equal as Swift strings with other bytes.
-      if container.hasNonASCIIKey { mergeEquivalentKeys(from: start) }
+      if mergingEquivalentKeys { mergeEquivalentKeys(from: start) }
       let kept = members.withElements(from: start) { run in
         KeyOrder.sortKeepingLast(run) { a, b in
           bytesOrder(keyBytes(of: a.key), keyBytes(of: b.key))

@@ -38,15 +38,29 @@ extension String: StoredJSONScalar {
   func appendStored(to output: inout JSONOutput) { output.appendString(self) }
 }
 
+extension StoredJSONScalar where Self: BinaryFloatingPoint {
+  var unstorableMessage: String? {
+    isFinite ? nil : "Unable to encode \(Self.self).\(self) directly in JSON."
+  }
+}
+
 extension Double: StoredJSONScalar {
-  var unstorableMessage: String? { isFinite ? nil : StoredJSONEncoder.nonFiniteMessage(self) }
+  /// As `JSONEncoder` and the reader make it: `JSONEncoder` prints `description` without a
+  /// trailing ".0", and the reader reads integer syntax as an integer. `description` is
+  /// positional, with ".0", exactly for whole values of magnitude up to 2^53, so those
+  /// (except -0.0, whose "-0" reads as a double) become integers; any other description
+  /// reads back as the same double.
   func appendStored(to output: inout JSONOutput) {
-    StoredJSONEncoder.appendFiniteDouble(self, into: &output)
+    if magnitude <= 0x1p53, rounded(.towardZero) == self, !(self == 0 && sign == .minus) {
+      output.appendInteger(Int64(self))
+    } else {
+      // Cannot throw: the number is finite.
+      try? output.appendDouble(self)
+    }
   }
 }
 
 extension Float: StoredJSONScalar {
-  var unstorableMessage: String? { isFinite ? nil : StoredJSONEncoder.nonFiniteMessage(self) }
   /// Its own `description` without ".0", read as a double.
   func appendStored(to output: inout JSONOutput) {
     _ = StoredJSONEncoder.appendNumberText(description, into: &output)
@@ -56,9 +70,7 @@ extension Float: StoredJSONScalar {
 /// The integer types: an integer within `Int64`; beyond it (a large `UInt64`, `UInt`,
 /// `Int128` or `UInt128`), the double its decimal text reads as, as the reader reads integer
 /// syntax too large for `Int64`.
-protocol StoredJSONInteger: StoredJSONScalar, FixedWidthInteger {}
-
-extension StoredJSONInteger {
+extension StoredJSONScalar where Self: FixedWidthInteger {
   func appendStored(to output: inout JSONOutput) {
     if let small = Int64(exactly: self) {
       output.appendInteger(small)
@@ -68,38 +80,22 @@ extension StoredJSONInteger {
   }
 }
 
-extension Int: StoredJSONInteger {}
-extension Int8: StoredJSONInteger {}
-extension Int16: StoredJSONInteger {}
-extension Int32: StoredJSONInteger {}
-extension Int64: StoredJSONInteger {}
-extension UInt: StoredJSONInteger {}
-extension UInt8: StoredJSONInteger {}
-extension UInt16: StoredJSONInteger {}
-extension UInt32: StoredJSONInteger {}
-extension UInt64: StoredJSONInteger {}
+extension Int: StoredJSONScalar {}
+extension Int8: StoredJSONScalar {}
+extension Int16: StoredJSONScalar {}
+extension Int32: StoredJSONScalar {}
+extension Int64: StoredJSONScalar {}
+extension UInt: StoredJSONScalar {}
+extension UInt8: StoredJSONScalar {}
+extension UInt16: StoredJSONScalar {}
+extension UInt32: StoredJSONScalar {}
+extension UInt64: StoredJSONScalar {}
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-extension Int128: StoredJSONInteger {}
+extension Int128: StoredJSONScalar {}
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-extension UInt128: StoredJSONInteger {}
+extension UInt128: StoredJSONScalar {}
 
 extension StoredJSONEncoder {
-  /// Appends a finite `Double` as `JSONEncoder` and the reader make it: `JSONEncoder`
-  /// prints `description` without a trailing ".0", and the reader reads integer syntax as
-  /// an integer. `description` is positional, with ".0", exactly for whole values of
-  /// magnitude up to 2^53, so those (except -0.0, whose "-0" reads as a double) become
-  /// integers; any other description reads back as the same double.
-  static func appendFiniteDouble(_ double: Double, into output: inout JSONOutput) {
-    if double.magnitude <= 0x1p53, double.rounded(.towardZero) == double,
-      !(double == 0 && double.sign == .minus)
-    {
-      output.appendInteger(Int64(double))
-    } else {
-      // Cannot throw: the number is finite.
-      try? output.appendDouble(double)
-    }
-  }
-
   /// Appends the number that `text` (as `JSONEncoder` writes it, less a trailing ".0") reads
   /// as, written canonically; false, appending nothing, if it does not read as a number.
   static func appendNumberText(_ text: String, into output: inout JSONOutput) -> Bool {
@@ -120,10 +116,6 @@ extension StoredJSONEncoder {
   static func cast<T, U>(_ value: T, to type: U.Type) -> U {
     unsafeBitCast(value, to: type)
   }
-
-  static func nonFiniteMessage<Number: BinaryFloatingPoint>(_ number: Number) -> String {
-    "Unable to encode \(Number.self).\(number) directly in JSON."
-  }
 }
 
 extension StoredJSONEncoder.Encoding {
@@ -132,27 +124,22 @@ extension StoredJSONEncoder.Encoding {
   /// container, written without a call per element.
   func encodeScalars<Element: StoredJSONScalar>(
     _ elements: [Element]
-  ) throws(StoredJSONEncoder.InvalidValue) -> Value {
-    for index in elements.indices {
-      if let message = elements[index].unstorableMessage {
-        throw StoredJSONEncoder.InvalidValue(value: elements[index], message: message, index: index)
-      }
-    }
+  ) throws(InvalidValue) -> Value {
     let container = newContainer(isObject: false, pathNode: -1)
     let start = arena.count
     for index in elements.indices {
+      if let message = elements[index].unstorableMessage {
+        // What was written of the array is never referred to.
+        throw InvalidValue(value: elements[index], message: message, index: index)
+      }
       if index > 0 { arena.append(JSONByte.comma) }
       elements[index].appendStored(to: &arena)
     }
     if !elements.isEmpty {
-      addElement(
-        Value(kind: .text, start: start, end: arena.count), in: container,
-        elementCount: elements.count)
+      addElement(.text(start: start, end: arena.count), in: container, elementCount: elements.count)
     }
     return .container(container)
   }
-
-  typealias InvalidValue = StoredJSONEncoder.InvalidValue
 
   /// Writes the types `JSONEncoder` encodes its own way rather than through their
   /// `encode(to:)` (and the arrays of the commonest scalars, `[String]`, `[Int]` and
@@ -190,7 +177,7 @@ extension StoredJSONEncoder.Encoding {
     } else {
       return nil
     }
-    return Value(kind: .text, start: start, end: arena.count)
+    return .text(start: start, end: arena.count)
   }
 
   /// Appends `date` in the form of the date strategy.
@@ -208,10 +195,9 @@ extension StoredJSONEncoder.Encoding {
       arena.appendString(ISO8601DateText.text(of: date))
       return
     }
-    guard number.isFinite else {
-      throw InvalidValue(
-        value: number, message: StoredJSONEncoder.nonFiniteMessage(number), index: nil)
+    if let message = number.unstorableMessage {
+      throw InvalidValue(value: number, message: message, index: nil)
     }
-    StoredJSONEncoder.appendFiniteDouble(number, into: &arena)
+    number.appendStored(to: &arena)
   }
 }
