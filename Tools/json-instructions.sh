@@ -6,7 +6,7 @@
 #   Tools/json-instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bench=Benchmarks/.build/release/ytkkv-bench
+bench=${BENCH:-Benchmarks/.build/release/ytkkv-bench}
 keys=20000
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
