@@ -130,13 +130,19 @@ final class StoreEngine: @unchecked Sendable {
       do {
         return try attempt()
       } catch  where error.code == .tableNotMade {
-        log.lock.withLock {
-          guard !index.change({ index.keys.makeWantedTables() }) else { return }
-          rebuildWithoutIndexFile()
-        }
+        makeTablesMet()
       }
     }
     throw LogStoreError(.corrupted, "the index of \(directory) could not be read")
+  }
+
+  /// Makes the tables readers met (``KeyDirectory/makeWantedTables()``), or, if one of them is
+  /// damaged in the index file, rebuilds the directory without it.
+  private func makeTablesMet() {
+    log.lock.withLock {
+      guard !index.change({ index.keys.makeWantedTables() }) else { return }
+      rebuildWithoutIndexFile()
+    }
   }
 
   /// Runs `attempt`, a read of the index view, and runs it again after the key directory is
@@ -150,19 +156,26 @@ final class StoreEngine: @unchecked Sendable {
   private func readingAfterRepair<R>(_ attempt: () throws(LogStoreError) -> R?)
     throws(LogStoreError) -> R
   {
+    var metTables = false
     do {
       if let result = try attempt() { return result }
-    } catch  where error.code == .tableNotMade {}
-    return try readingAgainAfterRepair(attempt)
+    } catch  where error.code == .tableNotMade {
+      metTables = true
+    }
+    return try readingAgain(attempt, afterMeetingTables: metTables)
   }
 
-  /// ``readingAfterRepair(_:)`` after its first attempt met a table not made yet or a damaged
-  /// index file: the attempt again, with tables made and the directory rebuilt as needed.
+  /// ``readingAfterRepair(_:)`` after its first attempt met a table not made yet (then the
+  /// tables are made first) or found the index file damaged: the attempt again, with tables
+  /// made and the directory rebuilt as needed.
   @inline(never)
-  private func readingAgainAfterRepair<R>(_ attempt: () throws(LogStoreError) -> R?)
-    throws(LogStoreError) -> R
-  {
-    if let result = try makingTables(attempt) { return result }
+  private func readingAgain<R>(
+    _ attempt: () throws(LogStoreError) -> R?, afterMeetingTables: Bool
+  ) throws(LogStoreError) -> R {
+    if afterMeetingTables {
+      makeTablesMet()
+      if let result = try makingTables(attempt) { return result }
+    }
     log.lock.withLock { rebuildWithoutIndexFile() }
     guard let result = try makingTables(attempt) else {
       throw LogStoreError(.corrupted, "the index of \(directory) is damaged and was not rebuilt")
