@@ -44,6 +44,8 @@ struct ListedTable {
   /// keys in the index file (in key order).
   var changedRanks: Range<Int>
   var baseRanks: Range<Int>
+  /// The bytes of the keys listed.
+  var keyBytes: Int
 }
 
 /// What compaction keeps, listed from the directory (``KeyDirectory/liveRecords(below:)``).
@@ -57,11 +59,6 @@ struct LiveRecords {
   /// (``KeyDirectory/changesApplied``).
   let listedDirectory: KeyDirectory.Identity
   var listedChanges: UInt64
-
-  /// Sorts `records` by segment and offset (``radixSort(_:)``).
-  fileprivate mutating func sortRecords() {
-    radixSort(&records)
-  }
 }
 
 extension KeyDirectory {
@@ -91,24 +88,27 @@ extension KeyDirectory {
             keyHash: 0))
       }
       let changedStart = records.count
+      var keyBytes = 0
       table.forEachChangedKey { key, at in
-        records.appendListed(.changed, key, at: at, table: position, below: limit)
+        keyBytes += records.appendListed(.changed, key, at: at, table: position, below: limit)
       }
       let baseStart = records.count
       guard
         table.forEachBaseKey({ key, at in
-          records.appendListed(.base, key, at: at, table: position, below: limit)
+          keyBytes += records.appendListed(.base, key, at: at, table: position, below: limit)
         })
       else { return nil }
       listed.append(
         ListedTable(
           name: name, base: table.base, creation: creation, lifetime: table.lifetime,
-          changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count))
+          changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count,
+          keyBytes: keyBytes))
     }
-    var live = LiveRecords(
+    // Sorted before it is handed over: sorted inside the result, the list had a second
+    // reference here, and the sort's second pass copied all of it again.
+    radixSort(&records)
+    return LiveRecords(
       tables: listed, records: records, listedDirectory: identity, listedChanges: changesApplied)
-    live.sortRecords()
-    return live
   }
 
   /// Whether each of `count` records, listed by ``liveRecords(below:)`` as `live`, is still
@@ -164,15 +164,16 @@ extension KeyDirectory {
 
 extension [LiveRecord] {
   /// Appends the listing of a key at `at` in the listed table `table`, ranked by its place,
-  /// unless it is in a segment from `limit` up.
+  /// unless it is in a segment from `limit` up; returns the bytes of the key listed (0 if none).
   fileprivate mutating func appendListed(
     _ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, at: RecordLocation, table: UInt32,
     below limit: UInt32
-  ) {
-    guard at.segment < limit else { return }
+  ) -> Int {
+    guard at.segment < limit else { return 0 }
     append(
       LiveRecord(
         location: at, table: table, rank: UInt32(count), source: source,
         keyHash: KeyHash.hash(key)))
+    return key.count
   }
 }
