@@ -104,18 +104,21 @@ struct CompactedIndex {
       var items = [SortItem](repeating: empty, count: gathered.listedCount)
       for (item, place) in zip(gathered.copiedItems, gathered.places) { items[place] = item }
       gathered.copiedItems = []
-      // The places of keys not copied go; the keys from the index file stay first, in its
-      // order (key order), and the snapshot sorts the others and merges them in.
-      var kept = 0
-      var sortedCount = 0
-      for place in items.indices {
-        if place == listed.baseRanks.count { sortedCount = kept }
-        guard items[place].keyLength >= 0 else { continue }
-        items[kept] = items[place]
-        kept += 1
+      // The keys from the index file stay first, in its order (key order), and the snapshot
+      // sorts the others and merges them in.
+      var sortedCount = listed.baseRanks.count
+      if gathered.copied < items.count {
+        // The places of keys not copied go.
+        var kept = 0
+        for place in items.indices {
+          if place == listed.baseRanks.count { sortedCount = kept }
+          guard items[place].keyLength >= 0 else { continue }
+          items[kept] = items[place]
+          kept += 1
+        }
+        if items.count == listed.baseRanks.count { sortedCount = kept }
+        items.removeLast(items.count - kept)
       }
-      if items.count == listed.baseRanks.count { sortedCount = kept }
-      items.removeLast(items.count - kept)
       result.append(
         IndexSnapshot.Table(
           name: Array(listed.name.utf8), creation: gathered.creation,
