@@ -179,6 +179,43 @@ struct CompactionTests {
     try check(try LogStore(path: path, options: options()))
   }
 
+  @Test(
+    "a key deleted or overwritten after compaction copied it, before the swap, stays so: from the index file or written after it",
+    arguments: [StoreSharing.oneProcess, .manyProcesses])
+  func deletedAfterCopy(sharing: StoreSharing) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // No index file of the outputs (the store is small, or shared by processes): the swap
+    // relocates each key copied, and must leave alone those deleted or overwritten since.
+    let options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096, sharing: sharing)
+    let store = try LogStore(path: path, options: options)
+    try store.createTable("t")
+    func key(_ index: Int) -> [UInt8] { Array("k\(index)".utf8) }
+    for index in 0..<200 { try store.put(Array("v\(index)".utf8), forKey: key(index), in: "t") }
+    try store.checkpoint()
+    for index in 200..<300 { try store.put(Array("v\(index)".utf8), forKey: key(index), in: "t") }
+    // Called with the whole once every record is copied, before the outputs take over.
+    try store.compact { done, total in
+      guard done == total else { return }
+      for index in stride(from: 0, to: 300, by: 10) {
+        try? store.delete(key: key(index), in: "t")
+        try? store.put(Array("w\(index + 5)".utf8), forKey: key(index + 5), in: "t")
+      }
+    }
+    func check(_ store: LogStore) throws {
+      for index in 0..<300 {
+        let value = try store.value(forKey: key(index), in: "t")
+        let prefix = index % 10 == 5 ? "w" : "v"
+        let expected = index % 10 == 0 ? nil : Array("\(prefix)\(index)".utf8)
+        #expect(value == expected, "k\(index)")
+      }
+      #expect(try store.statistics().liveItems == 270)
+    }
+    try check(store)
+    try store.close()
+    try check(try LogStore(path: path, options: options))
+  }
+
   @Test("a crash at any step of compaction leaves a store with the same data")
   func crashStates() throws {
     let directory = TemporaryDirectory()

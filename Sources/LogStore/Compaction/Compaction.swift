@@ -56,17 +56,6 @@ final class Compactor: @unchecked Sendable {
     self.sharing = sharing
   }
 
-  /// A record copied by compaction: where it was and where its copy is.
-  private struct Move {
-    var old: RecordLocation
-    var new: RecordLocation
-    /// Where the directory had the old location when compaction listed it.
-    var source: LiveRecord.Source
-    /// Its table's place in the listing (``LiveRecords/tables``), which says what base the key
-    /// was found in, if it was.
-    var table: UInt32
-  }
-
   /// A live record read from an input, waiting to be judged still live and copied.
   private struct Pending {
     var record: Record
@@ -345,9 +334,9 @@ final class Compactor: @unchecked Sendable {
       // records checks as it reads them (``KeyDirectory/liveRecords(below:)``): one found
       // damaged undoes the compaction, and it runs again on a directory rebuilt from the log.
       repair.settleCounts()
-      // The tables of the index file not made yet are made now, so that the moves find the
-      // tables they were listed from (a listing reads one made for it otherwise, and each move
-      // then looks its key up in the file again).
+      // The tables of the index file not made yet are made now, so that the swap's relocations
+      // find the tables they were listed from (a listing reads one made for it otherwise, and
+      // each relocation then looks its key up in the file again).
       index.change { index.keys.makeAllTables() }
       let sizes = log.segmentSizes
       let inputBytes = sizes.values.reduce(0, +)
@@ -393,12 +382,15 @@ final class Compactor: @unchecked Sendable {
     if removed { try fileSystem.synchronizeDirectory(directory) }
   }
 
-  /// What step 2 copied: where each record went, and, when the store gets an index file of the
-  /// outputs, its contents gathered on the way.
+  /// What step 2 copied, and, when the store gets an index file of the outputs, its contents
+  /// gathered on the way.
   private struct Copied {
-    var moves: [Move]
-    /// The tables as listed, which the moves name by place.
+    /// The tables as listed.
     var tables: [ListedTable]
+    /// For each record copied, in the order copied, its listed table's place in `tables` when
+    /// the key was listed from that table's index file (then the swap looks nothing up while
+    /// the file is still the table's), or -1.
+    var fromBase: [Int32]
     var index: CompactedIndex?
   }
 
@@ -447,21 +439,22 @@ final class Compactor: @unchecked Sendable {
     // Records in segments below the outputs that the inputs do not list are gone too.
     plan.damageSeen += live.records.count - next
     progress?(total, total)
-    return Copied(moves: copying.moves, tables: live.tables, index: copying.gathered)
+    return Copied(tables: live.tables, fromBase: copying.fromBase, index: copying.gathered)
   }
 
-  /// Step 2 while it copies: the outputs, where each record went, the index file's contents
-  /// gathered on the way, and the records read and waiting to be judged. A value of its own,
-  /// changed by its methods, so that each record's accesses to it are checked when compiled:
-  /// as variables captured by nested functions, the runtime checked three accesses a record
-  /// (about 6% of a compaction's instructions).
+  /// Step 2 while it copies: the outputs, what the swap needs of each record copied, the index
+  /// file's contents gathered on the way, and the records read and waiting to be judged. A
+  /// value of its own, changed by its methods, so that each record's accesses to it are checked
+  /// when compiled: as variables captured by nested functions, the runtime checked three
+  /// accesses a record (about 6% of a compaction's instructions).
   private struct LiveCopy {
     let compactor: Compactor
     let plan: Plan
     let live: LiveRecords
     var outputs: [SegmentBuilder]
     var current: SegmentBuilder?
-    var moves: [Move] = []
+    /// ``Copied/fromBase``.
+    var fromBase: [Int32] = []
     var gathered: CompactedIndex?
     /// Records read and checked, waiting to be judged still live: in chunks, under one read
     /// lock per chunk, since taking the lock per record would hand it back and forth with a
@@ -474,7 +467,7 @@ final class Compactor: @unchecked Sendable {
       self.live = live
       self.outputs = outputs
       if plan.indexFile != nil { gathered = CompactedIndex(listing: live) }
-      moves.reserveCapacity(live.records.count)
+      fromBase.reserveCapacity(live.records.count)
     }
 
     /// Judges the pending records (which point into `input`) and copies those still live;
@@ -533,7 +526,7 @@ final class Compactor: @unchecked Sendable {
       let (offset, length) = try current!.append(record, encoded: encoded, inputSalt: salt)
       let new = RecordLocation(
         segment: current!.number, offset: UInt32(offset), length: UInt32(length))
-      moves.append(Move(old: old, new: new, source: item.source, table: item.table))
+      fromBase.append(item.source == .base ? Int32(item.table) : -1)
       gathered?.add(record, listedAs: item, copiedTo: new)
     }
   }
@@ -566,7 +559,6 @@ final class Compactor: @unchecked Sendable {
   private func swapIn(
     outputs: [SegmentBuilder], copied: Copied, plan: Plan, index written: WrittenIndex?
   ) throws(LogStoreError) -> Bool {
-    let moves = copied.moves
     var files: [SegmentFile] = []
     for output in outputs {
       let mapping = try output.handle.map(length: max(output.size, 1), writable: false)
@@ -611,11 +603,11 @@ final class Compactor: @unchecked Sendable {
     if let written, !adopted {
       try? fileSystem.removeFile(directory + "/" + StoreFileName.index(written.number))
     }
-    // Relocate in steps so that readers and writers wait only briefly at a time.
+    // Relocate in steps so that readers and writers wait only briefly at a time. The copies
+    // lie in the outputs in the order they were made, back to back after each header.
     let step = 4096
-    var start = 0
-    while !adopted, start < moves.count {
-      let end = min(start + step, moves.count)
+    var (output, offset, inOutput, copy) = (0, SegmentHeader.size, 0, 0)
+    while !adopted, copy < copied.fromBase.count {
       log.lock.withLock {
         index.change {
           let keys = index.keys
@@ -624,22 +616,36 @@ final class Compactor: @unchecked Sendable {
           // tables of its index file to make.
           if !keys.isSettled { keys.settle() }
           keys.makeAllTables()
-          for move in moves[start..<end] {
-            guard let file = index.segments[move.new.segment],
-              let record = try? file.record(at: Int(move.new.offset), verify: false)
-            else { continue }
-            if move.source == .creation {
+          for _ in 0..<step {
+            while output < outputs.count, inOutput == outputs[output].recordCount {
+              (output, offset, inOutput) = (output + 1, SegmentHeader.size, 0)
+            }
+            guard output < outputs.count, copy < copied.fromBase.count,
+              let record = try? files[output].record(at: offset, verify: false)
+            else {
+              // The outputs were just written and synced; should one not read back, the keys
+              // left pointing into the inputs are counted lost below, as damage met copying.
+              if copy < copied.fromBase.count { plan.damageSeen += 1 }
+              copy = copied.fromBase.count
+              break
+            }
+            let new = RecordLocation(
+              segment: files[output].number, offset: UInt32(offset), length: UInt32(record.length))
+            let listed = Int(copied.fromBase[copy])
+            offset += record.length
+            inOutput += 1
+            copy += 1
+            if record.kind == .createTable {
               keys.relocateCreation(
-                of: String(decoding: record.table, as: UTF8.self), from: move.old, to: move.new)
+                of: String(decoding: record.table, as: UTF8.self), below: plan.firstOutput, to: new)
             } else {
               _ = keys.table(record.table)?.relocate(
-                record.key, hash: KeyHash.hash(record.key), from: move.old, to: move.new,
-                listedFrom: move.source == .base ? copied.tables[Int(move.table)].base : nil)
+                record.key, hash: KeyHash.hash(record.key), to: new, below: plan.firstOutput,
+                listedFrom: listed >= 0 ? copied.tables[listed].base : nil)
             }
           }
         }
       }
-      start = end
     }
     var removesInputs = false
     var indexRemovalFailure: LogStoreError?

@@ -78,20 +78,6 @@ final class ExpiringKeys {
     }
   }
 
-  /// Notes that the record of `key` moved and is now `length` bytes (compaction).
-  func relocate(_ key: UnsafeRawBufferPointer, length: UInt32) {
-    lock.withLock {
-      guard !keys.isEmpty, var entry = keys[Array(key)], entry.length != length else { return }
-      uncount(entry)
-      entry.length = length
-      keys[Array(key)] = entry
-      if entry.isExpired {
-        expired += 1
-        expiredLength += Int64(length)
-      }
-    }
-  }
-
   /// Marks expired every key whose expiry is at or before `now`; returns how many keys have
   /// expired, and the bytes of their records (at most `Int.max`).
   @discardableResult

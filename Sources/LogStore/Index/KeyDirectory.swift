@@ -532,9 +532,12 @@ final class KeyDirectory {
     table.reserve(additional: Int(share), keyBytes: Int(keyBytes.rounded(.up)))
   }
 
-  /// Moves the creation record of `table` from `old` to `new` if it is still at `old`.
-  func relocateCreation(of table: String, from old: RecordLocation, to new: RecordLocation) {
-    if let table = self.table(table), table.creation == old { table.creation = new }
+  /// Points the creation record of `table` at `new`, its copy, if it is still in a segment
+  /// below `limit` (a compaction's inputs; see ``TableIndex/relocate(_:hash:to:below:listedFrom:)``).
+  func relocateCreation(of table: String, below limit: UInt32, to new: RecordLocation) {
+    if let table = self.table(table), let creation = table.creation, creation.segment < limit {
+      table.creation = new
+    }
   }
 
   /// Every location the index points at, grouped by nothing in particular; for compaction

@@ -413,39 +413,54 @@ final class TableIndex {
     return reference
   }
 
-  /// Points `key` at `new` only if it still points at `old`; compaction uses this so that a
-  /// write made while it copied is never undone. Returns whether it did.
+  /// Points `key` at `new`, the copy compaction made of its record, if it still points into
+  /// the compaction's inputs (the segments numbered below `limit`); returns whether it did. A
+  /// key that points there points at the record that was copied: every change made since the
+  /// listing points at a segment above the outputs, so a write made while compaction copied is
+  /// never undone.
   ///
-  /// `base` is the base the key was found in when compaction listed it at `old`, if it was:
-  /// while that base is still this table's, a key with no entry here still points there,
-  /// without a lookup (a base never changes).
+  /// `base` is the base the key was listed from, if it was: while that base is still this
+  /// table's, a key with no entry here still points where it was listed, without a lookup (a
+  /// base never changes). A key listed from here with no entry now was removed since.
   func relocate(
-    _ key: UnsafeRawBufferPointer, hash: UInt64, from old: RecordLocation,
-    to new: RecordLocation, listedFrom base: MappedTable? = nil
+    _ key: UnsafeRawBufferPointer, hash: UInt64, to new: RecordLocation, below limit: UInt32,
+    listedFrom base: MappedTable? = nil
   ) -> Bool {
     precondition(unsettled.isEmpty, "an unsettled table compacted")
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
+    // A copy is as long as its record: the key's length, its expiry's and the table's live
+    // bytes stay as they are.
     if index < 0 {
-      // Not changed since the index file: the base must point at `old`.
-      guard let points = basePoints(key, at: old, listedFrom: base.map(ObjectIdentifier.init))
-      else {
-        totals.baseDamaged = true
+      guard basePointsBelow(limit, key, listedFrom: base.map(ObjectIdentifier.init)) else {
         return false
       }
-      guard points else { return false }
-      if new.length != old.length { expiring?.relocate(key, length: new.length) }
       insert(key, slotHash: slotHash, at: -1 - index, location: new)
-      adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
       return true
     }
-    guard !isTombstone(slots[index]), recordLocation(of: slots[index]) == old else { return false }
-    if new.length != old.length { expiring?.relocate(key, length: new.length) }
+    guard !isTombstone(slots[index]), recordLocation(of: slots[index]).segment < limit else {
+      return false
+    }
     slots[index].segment = new.segment
     slots[index].offset = new.offset
-    setRecordLength(slots[index].keyReference, new.length)
-    adjust(count: 0, liveBytes: Int(new.length) - Int(old.length))
     return true
+  }
+
+  /// For a key with no entry here: whether the base has it in a segment below `limit`. While
+  /// `listed`, the base the key was listed from, is still the base, it has the key where it was
+  /// listed (in such a segment) and nothing is looked up. Sets `baseDamaged` if the base is
+  /// found damaged.
+  private func basePointsBelow(
+    _ limit: UInt32, _ key: UnsafeRawBufferPointer, listedFrom listed: ObjectIdentifier?
+  ) -> Bool {
+    if let listed, let base, listed == ObjectIdentifier(base) { return true }
+    switch base?.find(key) ?? .absent {
+    case .found(let found): return found.segment < limit
+    case .absent: return false
+    case .damaged:
+      totals.baseDamaged = true
+      return false
+    }
   }
 
   /// Removes `key`; returns where it pointed, if it was present (nil also when `settleLater`

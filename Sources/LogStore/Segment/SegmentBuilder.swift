@@ -23,6 +23,8 @@ final class SegmentBuilder {
   @exclusivity(unchecked) private var flushed: Int
   /// The sequence number of the last record appended.
   @exclusivity(unchecked) private var lastSequence: UInt64
+  /// How many records were appended: they lie back to back after the header.
+  @exclusivity(unchecked) private(set) var recordCount = 0
   /// The file's length so far, buffered bytes included.
   var size: Int { flushed + buffer.count }
   var isEmpty: Bool { size <= SegmentHeader.size }
@@ -78,6 +80,7 @@ final class SegmentBuilder {
     copy.length = length
     hint?.add(copy, offset: offset)
     lastSequence = record.sequence
+    recordCount += 1
     if buffer.count >= Self.bufferLimit { try flush() }
     return (offset, length)
   }
