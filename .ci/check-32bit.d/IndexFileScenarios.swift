@@ -121,8 +121,12 @@ func indexFileScenario(_ c: inout Checker) -> String {
       model.set(id, nil)
     } else if choice < 99 {
       if let old = model.locations[id] {
-        let new = model.randomLocation(&c.rng)
-        c.expect(overlay.relocate(keys[id], hash: hashes[id], from: old, to: new), "relocate \(id)")
+        // A copy is as long as its record, and it moves while the key points below `below`.
+        let place = model.randomLocation(&c.rng)
+        let new = RecordLocation(segment: place.segment, offset: place.offset, length: old.length)
+        c.expect(
+          overlay.relocate(keys[id], hash: hashes[id], to: new, below: old.segment + 1),
+          "relocate \(id)")
         model.set(id, new)
       }
     } else {

@@ -171,15 +171,25 @@ func tableIndexScenario(_ c: inout Checker) -> String {
       }
       counts.finds += 1
     } else if choice < 999 {
-      let new = model.randomLocation(&c.rng)
-      if let old = model.locations[id], choice % 2 == 0 {
-        c.expect(table.relocate(keys[id], hash: hashes[id], from: old, to: new), "relocate \(id)")
-        model.set(id, new)
+      let place = model.randomLocation(&c.rng)
+      if let old = model.locations[id] {
+        // A copy is as long as its record, and it moves only while the key points below the
+        // limit (a compaction's inputs).
+        let new = RecordLocation(segment: place.segment, offset: place.offset, length: old.length)
+        if choice % 2 == 0 {
+          c.expect(
+            table.relocate(keys[id], hash: hashes[id], to: new, below: old.segment + 1),
+            "relocate \(id)")
+          model.set(id, new)
+        } else {
+          c.expect(
+            !table.relocate(keys[id], hash: hashes[id], to: new, below: old.segment),
+            "relocate a key that points at or above the limit")
+        }
       } else {
-        let wrong = RecordLocation(segment: 1, offset: 2, length: 3)
         c.expect(
-          !table.relocate(keys[id], hash: hashes[id], from: wrong, to: new),
-          "relocate from a wrong location")
+          !table.relocate(keys[id], hash: hashes[id], to: place, below: .max),
+          "relocate an absent key")
       }
       counts.relocations += 1
     } else {
@@ -277,8 +287,11 @@ func syntheticHashScenario(_ c: inout Checker) -> String {
         c.expect(false, "find \(id)")
       }
     } else if let old = model.locations[id] {
-      let new = model.randomLocation(&c.rng)
-      c.expect(table.relocate(keys[id], hash: hashes[id], from: old, to: new), "relocate \(id)")
+      let place = model.randomLocation(&c.rng)
+      let new = RecordLocation(segment: place.segment, offset: place.offset, length: old.length)
+      c.expect(
+        table.relocate(keys[id], hash: hashes[id], to: new, below: old.segment + 1),
+        "relocate \(id)")
       model.set(id, new)
     }
     if step % 40_000 == 0 {
