@@ -23,7 +23,7 @@ let usage = """
     --help                  this text
 
   Workloads: \(allWorkloads.map(\.name).joined(separator: ", "))
-  Engines: \((EngineKind.all + [.ytkAPI, .logStoreRead, .ytkImport, .sqlite3JSON] + jsonEngines + tableCountEngines + [.logStoreUnchecked, .levelDBChecked]).map(\.name).joined(separator: ", "))
+  Engines: \((EngineKind.all + [.ytkAPI, .logStoreRead, .ytkImport, .sqlite3JSON] + jsonEngines + tableCountEngines + [.logStoreUnchecked, .levelDBChecked, .logStoreSharedManual]).map(\.name).joined(separator: ", "))
   Scratch directories go under $BENCH_DIR (default: the system's temporary directory).
   """
 

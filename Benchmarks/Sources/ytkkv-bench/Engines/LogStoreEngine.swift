@@ -11,13 +11,13 @@ final class LogStoreEngine: Engine {
 
   init(
     directory: String, durable: Bool, compaction: CompactionPolicy,
-    verifyChecksumsOnRead: Bool = true
+    verifyChecksumsOnRead: Bool = true, sharing: StoreSharing = .oneProcess
   ) throws {
     store = try LogStore(
       path: directory,
       options: LogStore.Options(
         sync: durable ? .always : .never, compaction: compaction,
-        verifyChecksumsOnRead: verifyChecksumsOnRead))
+        verifyChecksumsOnRead: verifyChecksumsOnRead, sharing: sharing))
     try store.createTable(Self.table)
   }
 
