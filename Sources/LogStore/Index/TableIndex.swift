@@ -331,19 +331,20 @@ final class TableIndex {
     if index >= 0 {
       return !isTombstone(slots[index]) && recordLocation(of: slots[index]) == location
     }
-    return basePoints(key, at: location, listedFrom: base)
+    return basePoints(key, listedFrom: base) { $0 == location }
   }
 
-  /// For a key with no entry here: whether the base has it at `location`, which it had in
-  /// the base `listed` names when compaction listed it; nil if the base was found damaged.
+  /// For a key with no entry here: whether the base has it where compaction listed it from
+  /// the base `listed` names, which `listedPlace` tells; nil if the base was found damaged.
   /// While `listed` is still the base nothing is looked up: a base never changes. (The base is
   /// named by its identity, which the listing holds, so that no reference is counted per key.)
   private func basePoints(
-    _ key: UnsafeRawBufferPointer, at location: RecordLocation, listedFrom listed: ObjectIdentifier?
+    _ key: UnsafeRawBufferPointer, listedFrom listed: ObjectIdentifier?,
+    listedPlace: (RecordLocation) -> Bool
   ) -> Bool? {
     if let listed, let base, listed == ObjectIdentifier(base) { return true }
     switch base?.find(key) ?? .absent {
-    case .found(let found): return found == location
+    case .found(let found): return listedPlace(found)
     case .absent: return false
     case .damaged: return nil
     }
@@ -432,9 +433,14 @@ final class TableIndex {
     // A copy is as long as its record: the key's length, its expiry's and the table's live
     // bytes stay as they are.
     if index < 0 {
-      guard basePointsBelow(limit, key, listedFrom: base.map(ObjectIdentifier.init)) else {
+      guard
+        let points = basePoints(
+          key, listedFrom: base.map(ObjectIdentifier.init), listedPlace: { $0.segment < limit })
+      else {
+        totals.baseDamaged = true
         return false
       }
+      guard points else { return false }
       insert(key, slotHash: slotHash, at: -1 - index, location: new)
       return true
     }
@@ -444,23 +450,6 @@ final class TableIndex {
     slots[index].segment = new.segment
     slots[index].offset = new.offset
     return true
-  }
-
-  /// For a key with no entry here: whether the base has it in a segment below `limit`. While
-  /// `listed`, the base the key was listed from, is still the base, it has the key where it was
-  /// listed (in such a segment) and nothing is looked up. Sets `baseDamaged` if the base is
-  /// found damaged.
-  private func basePointsBelow(
-    _ limit: UInt32, _ key: UnsafeRawBufferPointer, listedFrom listed: ObjectIdentifier?
-  ) -> Bool {
-    if let listed, let base, listed == ObjectIdentifier(base) { return true }
-    switch base?.find(key) ?? .absent {
-    case .found(let found): return found.segment < limit
-    case .absent: return false
-    case .damaged:
-      totals.baseDamaged = true
-      return false
-    }
   }
 
   /// Removes `key`; returns where it pointed, if it was present (nil also when `settleLater`
