@@ -109,8 +109,43 @@ func crc32cScenario(_ c: inout Checker) -> String {
     c.expect(found == prefix, "prefix before \(length) bytes: \(hex(found)), not \(hex(prefix))")
     solved += 1
   }
+  // A checksum changed for a copy (another salt, a new sequence number, the member flag
+  // cleared) by the product with the shift past the changed bytes, as compaction changes it,
+  // against the checksum computed over the changed bytes; and shifts up to 2^31 zero bytes.
+  var changed = 0
+  for length in Array(28...200) + [4096, 70_000] {
+    var record = c.rng.bytes(length)
+    record[4] |= 0x80
+    let (old, new) = (c.rng.next32(), c.rng.next32())
+    let (sequence, renumbered) = (c.rng.next(), c.rng.next())
+    func checksum(_ salt: UInt32) -> UInt32 {
+      var input: [UInt8] = []
+      for shift in stride(from: 0, to: 32, by: 8) {
+        input.append(UInt8(truncatingIfNeeded: salt >> UInt32(shift)))
+      }
+      return CRC32C.checksum(input + record[4...])
+    }
+    let before = checksum(old)
+    record[4] &= 0x7F
+    for byte in 0..<8 {
+      record[12 + byte] ^= UInt8(truncatingIfNeeded: (sequence ^ renumbered) >> UInt64(8 * byte))
+    }
+    let change = CRC32C.multiply(
+      RecordCodec.changingRegister(
+        salts: old ^ new, clearingMember: true, sequences: sequence ^ renumbered),
+      CRC32C.shift(CRC32C.one, throughZeroBytes: length - RecordCodec.changingLength))
+    c.expect(before ^ change == checksum(new), "checksum of a copy of \(length) bytes")
+    changed += 1
+  }
+  for zeros in [0, 1, 1 << 20, Int(Int32.max)] {
+    let register = c.rng.next32()
+    c.expect(
+      CRC32C.multiply(register, CRC32C.shift(CRC32C.one, throughZeroBytes: zeros))
+        == CRC32C.shift(register, throughZeroBytes: zeros),
+      "shift through \(zeros) zero bytes as a product")
+  }
   return
-    "\(vectors.count) known vectors, \(compared) lengths/alignments vs bitwise, extend, mask, \(solved) prefixes solved"
+    "\(vectors.count) known vectors, \(compared) lengths/alignments vs bitwise, extend, mask, \(solved) prefixes solved, \(changed) copies' checksums changed"
 }
 
 /// Decodes the record at `offset`, returning it or the error.

@@ -52,24 +52,25 @@ struct CompactionTests {
     let path = directory.appending("store")
     let store = try LogStore(path: path, options: options())
     try store.createTable("t")
+    // Keys whose order is their number's; more of them than the 512 records judged at a time.
+    func key(_ index: Int) -> [UInt8] { Array("k\(10_000 + index)".utf8) }
     for round in 0..<2 {
-      for index in 0..<300 {
-        try store.put(
-          Array("round \(round) \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+      for index in 0..<2000 {
+        try store.put(Array("round \(round) \(index)".utf8), forKey: key(index), in: "t")
       }
     }
     var calls = 0
     try store.compact { done, _ in
       calls += 1
-      // After the first input: the chunks before were judged with nothing changed since the
-      // listing, the ones after are not.
+      // After the first chunk (keys 0 to 511): the chunks before were judged with nothing
+      // changed since the listing, the ones after are not.
       guard calls == 2 else { return }
       do {
-        for index in 150..<300 where index % 3 != 0 {
-          try store.put(Array("late \(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+        for index in 1000..<2000 where index % 3 != 0 {
+          try store.put(Array("late \(index)".utf8), forKey: key(index), in: "t")
         }
-        for index in 150..<300 where index % 3 == 0 {
-          try store.delete(key: Array("k\(index)".utf8), in: "t")
+        for index in 1000..<2000 where index % 3 == 0 {
+          try store.delete(key: key(index), in: "t")
         }
       } catch { Issue.record("\(error)") }
     }
@@ -92,17 +93,17 @@ struct CompactionTests {
         }
       }
     }
-    for index in 0..<300 {
-      let key = "k\(index)"
+    for index in 0..<2000 {
+      let name = String(decoding: key(index), as: UTF8.self)
       #expect(
-        copied[key] == (index < 150 ? ["round 1 \(index)"] : nil),
-        "\(key): \(copied[key] ?? [])")
+        copied[name] == (index < 1000 ? ["round 1 \(index)"] : nil),
+        "\(name): \(copied[name] ?? [])")
     }
     let reopened = try LogStore(path: path, options: options())
-    for index in 0..<300 {
-      let value = try reopened.value(forKey: Array("k\(index)".utf8), in: "t")
+    for index in 0..<2000 {
+      let value = try reopened.value(forKey: key(index), in: "t")
       let expected: String? =
-        index < 150 ? "round 1 \(index)" : index % 3 == 0 ? nil : "late \(index)"
+        index < 1000 ? "round 1 \(index)" : index % 3 == 0 ? nil : "late \(index)"
       #expect(value == expected.map { Array($0.utf8) })
     }
   }
@@ -177,6 +178,98 @@ struct CompactionTests {
     try check(store)
     try store.close()
     try check(try LogStore(path: path, options: options()))
+  }
+
+  @Test(
+    "the outputs hold each table in key order, its creation first, numbered anew in rising order below the active segment: from the index file and the keys changed since, or from the keys alone; a second compaction too",
+    arguments: [true, false])
+  func outputsInKeyOrder(checkpointed: Bool) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var store = try LogStore(path: path, options: options(maxSegmentSize: 16 << 10))
+    var generator = SeededGenerator(seed: checkpointed ? 41 : 42)
+    var expected: [String: [String: String]] = [:]
+    func put(_ key: String, in table: String, _ value: String) throws {
+      try store.put(value.bytes, forKey: key.bytes, in: table)
+      expected[table, default: [:]][key] = value
+    }
+    // Keys of different lengths and first bytes (one empty, some sharing 16-byte prefixes),
+    // put in a shuffled order, into two tables.
+    let keys =
+      (0..<600).map { "k\($0 * 7919 % 1000)" } + (0..<40).map { "shared-prefix-16\($0)" }
+      + ["", "\u{7F}", "\u{E9}t\u{E9}", "a"]
+    for table in ["b", "a"] { try store.createTable(table) }
+    for key in keys.shuffled(using: &generator) {
+      try put(key, in: "a", "first \(key)")
+      try put(key, in: "b", "b \(key)")
+    }
+    if checkpointed {
+      try store.checkpoint()
+      #expect(try store.statistics().indexMappedBytes > 0)
+    }
+    // Changed since: overwritten, deleted, and new keys between the old ones.
+    for key in keys.shuffled(using: &generator).prefix(200) {
+      try put(key, in: "a", "second \(key)")
+    }
+    for key in keys.shuffled(using: &generator).prefix(100) {
+      try store.delete(key: key.bytes, in: "a")
+      expected["a"]?[key] = nil
+    }
+    for index in (0..<150).shuffled(using: &generator) { try put("k\(index)x", in: "a", "new") }
+    for round in 0..<2 {
+      try store.compact()
+      #expect(try store.snapshot() == expected)
+      let active = try #require(try segmentFiles(in: path).last)
+      let activeBase = try fileBytes(active).withUnsafeBytes {
+        try SegmentHeader.decode($0).baseSequence
+      }
+      var (tables, lastSequence, records) = ([String](), UInt64(0), 0)
+      var lastKey: [UInt8]?
+      for file in try segmentFiles(in: path).dropLast() {
+        let bytes = try fileBytes(file)
+        try bytes.withUnsafeBytes { buffer in
+          let header = try SegmentHeader.decode(buffer)
+          #expect(header.compaction != nil)
+          #expect(header.baseSequence > lastSequence)
+          var scanner = SegmentScanner(
+            bytes: buffer, owner: nil, salt: header.salt, baseSequence: header.baseSequence,
+            extent: .sealed)
+          while let event = scanner.next() {
+            guard case .record(let record, _) = event else {
+              Issue.record("damage in \(file)")
+              continue
+            }
+            #expect(record.sequence > lastSequence && record.sequence < activeBase)
+            lastSequence = record.sequence
+            records += 1
+            let table = String(decoding: record.table, as: UTF8.self)
+            if record.kind == .createTable {
+              #expect(!tables.contains(table), "\(table) created twice")
+              tables.append(table)
+              lastKey = nil
+              continue
+            }
+            #expect(record.kind == .put && tables.last == table, "\(table) out of place")
+            let key = Array(record.key)
+            if let lastKey {
+              #expect(key.lexicographicallyPrecedes(lastKey) == false && key != lastKey)
+            }
+            lastKey = key
+            #expect(
+              expected[table]?[String(decoding: key, as: UTF8.self)]
+                == String(decoding: record.value, as: UTF8.self))
+          }
+        }
+      }
+      #expect(Set(tables) == ["a", "b"], "round \(round)")
+      #expect(records == 2 + expected.values.map(\.count).reduce(0, +), "round \(round)")
+      try store.close()
+      store = try LogStore(path: path, options: options(maxSegmentSize: 16 << 10))
+      #expect(try store.snapshot() == expected)
+      // Written after the first compaction: the second one merges them in.
+      for index in 0..<50 { try put("k\(index)y", in: "b", "late") }
+    }
+    try store.close()
   }
 
   @Test(

@@ -301,8 +301,9 @@ struct ManyProcessesTests {
     let writing = try LogStore(path: path, options: Self.options(maxSegmentSize: 8 << 10))
     try compacting.createTable("t")
     var expected: [String: String] = [:]
-    for round in 0..<600 {
-      let key = "k\(round % 200)"
+    // More keys than the 512 records judged at a time: the copy reports its progress between.
+    for round in 0..<3000 {
+      let key = "k\(round % 1000)"
       let value = String(repeating: "v\(round)", count: 6)
       try writing.put(value.bytes, forKey: key.bytes, in: "t")
       expected[key] = value
@@ -614,7 +615,7 @@ struct ManyProcessesTests {
   }
 
   @Test(
-    "changes another open compacted before this one looked: read from the outputs in order, or a gap where some are gone",
+    "changes another open compacted before this one looked: a gap, whatever they were (the outputs hold what was live, in key order, numbered anew), then the changes after it",
     arguments: ["nothing", "distinct puts and a batch", "overwrites", "deletes"])
   func observerAcrossCompaction(written: String) throws {
     let directory = TemporaryDirectory()
@@ -651,15 +652,8 @@ struct ManyProcessesTests {
     }
     // It takes the compaction in now, at a call, whether its watcher looked already or not.
     try watching.refresh()
-    switch written {
-    case "distinct puts and a batch":
-      // Compaction keeps every one of them, in log order: nothing is missing.
-      expected += (0..<60).map { "put t d\($0)" } + ["put t b1", "put t b2"]
-    case "overwrites", "deletes":
-      expected.append("gap")
-    default:
-      break
-    }
+    // Not even the distinct puts, all still live, can be told from the outputs.
+    if written != "nothing" { expected.append("gap") }
     #expect(Self.waitFor(expected.count, in: heard) == expected)
     try writing.put("after".bytes, forKey: "later".bytes, in: "t")
     expected.append("put t later")

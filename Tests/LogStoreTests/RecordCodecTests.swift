@@ -159,7 +159,7 @@ struct RecordCodecTests {
   }
 
   @Test(
-    "a checksum changed for another salt and a cleared member flag equals the one computed over the bytes, at every length to 5000 and far past it"
+    "a checksum changed for another salt, a new sequence number and a cleared member flag equals the one computed over the bytes, at every length to 5000 and far past it, by the shift and by the product with the shift of one"
   )
   func checksumChange() {
     var generator = SeededGenerator(seed: 31)
@@ -167,20 +167,51 @@ struct RecordCodecTests {
     for valueLength in lengths {
       let value = (0..<valueLength).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
       let (old, new) = (UInt32(truncatingIfNeeded: generator.next()), UInt32(valueLength))
+      let sequence = generator.next() % RecordLayout.sequenceLimit
+      // Every third length keeps its number (a change of the salt alone).
+      let renumbered =
+        valueLength % 3 == 0 ? sequence : generator.next() % RecordLayout.sequenceLimit
       for member in [false, true] where valueLength % 7 == 0 || valueLength > 5000 || !member {
-        let encoded = encodeRecord(valueBytes: value, salt: old, member: member)
-        var expected = encoded
+        let encoded = encodeRecord(sequence: sequence, valueBytes: value, salt: old, member: member)
+        var expected = encodeRecord(
+          sequence: renumbered, valueBytes: value, salt: old, member: member)
         expected[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
         expected.withUnsafeMutableBytes { RecordCodec.writeChecksum($0, salt: new) }
         let change = RecordCodec.checksumChange(
-          length: encoded.count, salts: old ^ new, clearingMember: member)
+          length: encoded.count, salts: old ^ new, clearingMember: member,
+          sequences: sequence ^ renumbered)
+        // The same change as a product (``SegmentBuilder`` computes it so).
+        let product = CRC32C.multiply(
+          RecordCodec.changingRegister(
+            salts: old ^ new, clearingMember: member, sequences: sequence ^ renumbered),
+          CRC32C.shift(
+            CRC32C.one, throughZeroBytes: encoded.count - RecordCodec.changingLength))
+        #expect(product == change, "value of \(valueLength) bytes, member \(member)")
         let stored = CRC32C.unmask(encoded.withUnsafeBytes { $0.load(as: UInt32.self) })
         let changed = CRC32C.mask(stored ^ change)
         #expect(
           changed == expected.withUnsafeBytes { $0.load(as: UInt32.self) },
           "value of \(valueLength) bytes, member \(member)")
-        #expect((try? decodeRecord(expected, salt: new).get()) != nil)
+        #expect((try? decodeRecord(expected, salt: new).get())?.sequence == renumbered)
       }
+    }
+  }
+
+  @Test(
+    "the product of registers is the polynomials' product: it commutes, 1 is its unit, and it shifts as the zero bytes do"
+  )
+  func registerProduct() {
+    var generator = SeededGenerator(seed: 32)
+    for _ in 0..<2000 {
+      let (a, b) = (
+        UInt32(truncatingIfNeeded: generator.next()), UInt32(truncatingIfNeeded: generator.next())
+      )
+      #expect(CRC32C.multiply(a, b) == CRC32C.multiply(b, a))
+      #expect(CRC32C.multiply(a, CRC32C.one) == a)
+      let zeros = Int(generator.next() % 100_000)
+      #expect(
+        CRC32C.multiply(a, CRC32C.shift(CRC32C.one, throughZeroBytes: zeros))
+          == CRC32C.shift(a, throughZeroBytes: zeros))
     }
   }
 

@@ -16,18 +16,9 @@ struct CompactedIndex {
   /// What one table's file entry gathers.
   private struct Table {
     var keys: [UInt8] = []
-    /// The keys copied, in the order they were copied, each with its place among the keys
-    /// listed in the file's order (the keys that came from the index file, in its key order,
-    /// then the others): put in their places at once when the file is made, since storing each
-    /// into its place as it is copied (anywhere in the list) missed the cache each time.
-    var copiedItems: [SortItem] = []
-    var places: [Int] = []
-    /// How many keys were listed.
-    var listedCount = 0
-    /// The listing's ranks of the table's keys from the index file, and where its others start.
-    var baseRanks: Range<Int> = 0..<0
-    var changedStart = 0
-    var copied = 0
+    /// The keys copied, in the order they were copied: the listing's, key order
+    /// (``KeyDirectory/liveRecords(below:)``), so the file takes them as they are.
+    var items: [SortItem] = []
     var expiries: [[UInt8]: Int64] = [:]
     var creation: RecordLocation?
     var liveBytes = 0
@@ -39,14 +30,11 @@ struct CompactedIndex {
   init(listing live: LiveRecords) {
     listing = live.tables
     tables = live.tables.map { listed in
-      var table = Table(
-        listedCount: listed.baseRanks.count + listed.changedRanks.count,
-        baseRanks: listed.baseRanks, changedStart: listed.changedRanks.lowerBound)
+      var table = Table()
       // Room for every listed key at once: grown by doubling, these lists were copied onto
       // fresh pages at each step (at 5M keys, 18% of a compaction's samples in perf, 9% with
       // the room made).
-      table.copiedItems.reserveCapacity(table.listedCount)
-      table.places.reserveCapacity(table.listedCount)
+      table.items.reserveCapacity(listed.keyCount)
       table.keys.reserveCapacity(listed.keyBytes)
       return table
     }
@@ -60,14 +48,8 @@ struct CompactedIndex {
       tables[table].creation = location
       return
     }
-    let rank = Int(item.rank)
-    let base = tables[table].baseRanks
-    let place =
-      base.contains(rank) ? rank - base.lowerBound : base.count + rank - tables[table].changedStart
-    tables[table].copiedItems.append(
+    tables[table].items.append(
       SortItem(key: record.key, keyStart: tables[table].keys.count, location: location))
-    tables[table].places.append(place)
-    tables[table].copied += 1
     tables[table].keys.append(contentsOf: record.key)
     tables[table].liveBytes += Int(location.length)
     if let expiry = record.expiry { tables[table].expiries[Array(record.key)] = expiry }
@@ -90,39 +72,17 @@ struct CompactedIndex {
   {
     var result: [IndexSnapshot.Table] = []
     result.reserveCapacity(listing.count)
-    // A place whose key was not copied keeps a negative `keyLength`.
-    var empty = SortItem(
-      key: UnsafeRawBufferPointer(start: nil, count: 0), keyStart: 0,
-      location: RecordLocation(segment: 0, offset: 0, length: 0))
-    empty.keyLength = -1
     for position in tables.indices {
       let listed = listing[position]
       var gathered = Table()
       swap(&gathered, &tables[position])
-      let existed = gathered.creation != nil || gathered.copied > 0 || listed.creation == nil
+      let existed = gathered.creation != nil || !gathered.items.isEmpty || listed.creation == nil
       guard existed else { continue }
-      var items = [SortItem](repeating: empty, count: gathered.listedCount)
-      for (item, place) in zip(gathered.copiedItems, gathered.places) { items[place] = item }
-      gathered.copiedItems = []
-      // The keys from the index file stay first, in its order (key order), and the snapshot
-      // sorts the others and merges them in.
-      var sortedCount = listed.baseRanks.count
-      if gathered.copied < items.count {
-        // The places of keys not copied go.
-        var kept = 0
-        for place in items.indices {
-          if place == listed.baseRanks.count { sortedCount = kept }
-          guard items[place].keyLength >= 0 else { continue }
-          items[kept] = items[place]
-          kept += 1
-        }
-        if items.count == listed.baseRanks.count { sortedCount = kept }
-        items.removeLast(items.count - kept)
-      }
+      let sorted = gathered.items.count
       result.append(
         IndexSnapshot.Table(
           name: Array(listed.name.utf8), creation: gathered.creation,
-          keys: TableKeys(keys: gathered.keys, items: items, sortedCount: sortedCount),
+          keys: TableKeys(keys: gathered.keys, items: gathered.items, sortedCount: sorted),
           liveBytes: gathered.liveBytes, expiries: gathered.expiries, lifetime: listed.lifetime))
     }
     var snapshot = IndexSnapshot(segments: segments, nextSequence: nextSequence, tables: result)

@@ -60,6 +60,8 @@ final class Compactor: @unchecked Sendable {
   private struct Pending {
     var record: Record
     var item: LiveRecord
+    /// Its input's place in ``Plan/inputs``.
+    var input: Int
     var isLive = false
   }
 
@@ -292,20 +294,34 @@ final class Compactor: @unchecked Sendable {
     let indexFile: (number: UInt32, nextSequence: UInt64)?
     /// The time expiries are judged by: a put that expired by then is not copied.
     let now: Int64
+    /// The sequence number of the active segment's first record: every record of the inputs
+    /// is numbered below it.
+    let nextSequence: UInt64
     /// The keys whose records were left behind because they had expired, with where those
     /// records were: removed from the index when the outputs take over, unless written since.
     var expired: [(table: String, key: [UInt8], location: RecordLocation)] = []
 
     init(
       inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
-      indexFile: (number: UInt32, nextSequence: UInt64)?, now: Int64
+      indexFile: (number: UInt32, nextSequence: UInt64)?, now: Int64, nextSequence: UInt64
     ) {
       self.now = now
+      self.nextSequence = nextSequence
       self.inputs = inputs
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
       self.writesIndex = indexFile != nil
       self.indexFile = indexFile
+    }
+
+    /// The sequence number of the first of `count` copies: the copies are numbered anew, in
+    /// the order they are written (table by table, in key order), with the last `count` numbers
+    /// before the active segment's. Each copy is a distinct record of the inputs, all numbered
+    /// below the active segment and none below the first input, so the numbers are there; the
+    /// outputs, like the inputs, follow what lies before them and precede what follows.
+    func firstSequence(copying count: Int) -> UInt64 {
+      let count = UInt64(count)
+      return nextSequence > count ? nextSequence - count : 1
     }
   }
 
@@ -360,7 +376,8 @@ final class Compactor: @unchecked Sendable {
       return .plan(
         Plan(
           inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-          outputLimit: outputLimit, indexFile: indexFile, now: index.clock.now()))
+          outputLimit: outputLimit, indexFile: indexFile, now: index.clock.now(),
+          nextSequence: log.nextSequence))
     }
   }
 
@@ -400,44 +417,50 @@ final class Compactor: @unchecked Sendable {
     _ plan: Plan, into outputs: inout [SegmentBuilder], progress: ((Int, Int) -> Void)?
   ) throws(LogStoreError) -> Copied? {
     let total = plan.inputs.map(\.size).reduce(0, +)
-    var done = 0
-    // What is live is listed from the directory at once; the inputs are then read only where
-    // it points, in file order, so that overwritten records are not even read.
+    // What is live is listed from the directory at once, table by table in key order; the
+    // inputs are then read only where it points, so that overwritten records are not even read.
     guard let live = index.lock.withReadLock({ index.keys.liveRecords(below: plan.firstOutput) })
     else { return nil }
+    // Each input's place in the plan by its number (-1: none).
+    let first = plan.inputs.first?.file.number ?? 0
+    var places = [Int](repeating: -1, count: Int(plan.firstOutput - min(first, plan.firstOutput)))
+    for (place, input) in plan.inputs.enumerated() {
+      places[Int(input.file.number - first)] = place
+    }
     var copying = LiveCopy(compactor: self, plan: plan, live: live, outputs: outputs)
     defer { outputs = copying.outputs }
-    var next = 0
-    for (input, size) in plan.inputs {
-      progress?(done, total)
-      done += size
-      while next < live.records.count, live.records[next].location.segment < input.number {
+    // The share of the input bytes that the records read so far stand for.
+    let count = live.records.count
+    func report(_ read: Int) { progress?(Int(Double(total) * Double(read) / Double(count)), total) }
+    progress?(0, total)
+    for position in 0..<count {
+      if stopRequested.isSet { throw LogStoreError.closed(directory) }
+      let item = live.records[position]
+      let number = item.location.segment
+      let place = number >= first && number < plan.firstOutput ? places[Int(number - first)] : -1
+      guard place >= 0 else {
         // A segment the inputs do not list: the directory points at a record that is gone.
         plan.damageSeen += 1
-        next += 1
+        continue
       }
-      // The records in `pending` point into `input`: all are judged before the next input.
-      while next < live.records.count, live.records[next].location.segment == input.number {
-        if stopRequested.isSet { throw LogStoreError.closed(directory) }
-        let item = live.records[next]
-        next += 1
-        guard Int(item.location.offset) < size,
-          let record = try? input.record(at: Int(item.location.offset), verify: true),
-          record.length == Int(item.location.length),
-          holds(record, of: item, tables: live.tables)
-        else {
-          // Damaged, or not the record the directory says: its key is lost when the outputs
-          // take over (``swapIn``).
-          plan.damageSeen += 1
-          continue
-        }
-        copying.pending.append(Pending(record: record, item: item))
-        if copying.pending.count >= 512, !(try copying.judgeAndCopy(from: input)) { return nil }
+      let (input, size) = plan.inputs[place]
+      guard Int(item.location.offset) < size,
+        let record = try? input.record(at: Int(item.location.offset), verify: true),
+        record.length == Int(item.location.length),
+        holds(record, of: item, tables: live.tables)
+      else {
+        // Damaged, or not the record the directory says: its key is lost when the outputs
+        // take over (``swapIn``).
+        plan.damageSeen += 1
+        continue
       }
-      guard try copying.judgeAndCopy(from: input) else { return nil }
+      copying.pending.append(Pending(record: record, item: item, input: place))
+      if copying.pending.count >= 512 {
+        guard try copying.judgeAndCopy() else { return nil }
+        report(position + 1)
+      }
     }
-    // Records in segments below the outputs that the inputs do not list are gone too.
-    plan.damageSeen += live.records.count - next
+    guard try copying.judgeAndCopy() else { return nil }
     progress?(total, total)
     return Copied(tables: live.tables, fromBase: copying.fromBase, index: copying.gathered)
   }
@@ -451,8 +474,13 @@ final class Compactor: @unchecked Sendable {
     let compactor: Compactor
     let plan: Plan
     let live: LiveRecords
+    /// Each input's bytes and salt, by its place in the plan: read once, not per record, which
+    /// would retain and release its mapping each time.
+    let inputs: [(bytes: UnsafeRawBufferPointer, salt: UInt32)]
     var outputs: [SegmentBuilder]
     var current: SegmentBuilder?
+    /// The sequence number of the next copy (``Plan/firstSequence``).
+    var sequence: UInt64
     /// ``Copied/fromBase``.
     var fromBase: [Int32] = []
     var gathered: CompactedIndex?
@@ -466,13 +494,15 @@ final class Compactor: @unchecked Sendable {
       self.plan = plan
       self.live = live
       self.outputs = outputs
+      inputs = plan.inputs.map { ($0.file.mapping.bytes, $0.file.salt) }
+      sequence = plan.firstSequence(copying: live.records.count)
       if plan.indexFile != nil { gathered = CompactedIndex(listing: live) }
       fromBase.reserveCapacity(live.records.count)
     }
 
-    /// Judges the pending records (which point into `input`) and copies those still live;
-    /// false when the index file was found damaged.
-    mutating func judgeAndCopy(from input: SegmentFile) throws(LogStoreError) -> Bool {
+    /// Judges the pending records and copies those still live; false when the index file was
+    /// found damaged.
+    mutating func judgeAndCopy() throws(LogStoreError) -> Bool {
       let (index, live) = (compactor.index, live)
       let intact = pending.withUnsafeMutableBufferPointer { pending in
         index.lock.withReadLock {
@@ -483,12 +513,12 @@ final class Compactor: @unchecked Sendable {
         }
       }
       guard intact else { return false }
-      let (bytes, salt) = (input.mapping.bytes, input.salt)
       for position in pending.indices where pending[position].isLive {
         let (record, item) = (pending[position].record, pending[position].item)
         if item.source != .creation, let expiry = record.expiry, expiry <= plan.now {
           plan.expired.append((live.tables[Int(item.table)].name, Array(record.key), item.location))
         } else {
+          let (bytes, salt) = inputs[pending[position].input]
           try copy(record, listedAs: item, from: bytes, salt: salt)
         }
       }
@@ -496,8 +526,8 @@ final class Compactor: @unchecked Sendable {
       return true
     }
 
-    /// Copies `record`, which is in `bytes` (the mapping of an input salted `salt`: read once
-    /// per input, not per record, which would retain and release the mapping each time).
+    /// Copies `record`, which is in `bytes` (the mapping of an input salted `salt`), numbered
+    /// as the next copy.
     private mutating func copy(
       _ record: Record, listedAs item: LiveRecord, from bytes: UnsafeRawBufferPointer,
       salt: UInt32
@@ -516,14 +546,16 @@ final class Compactor: @unchecked Sendable {
         let output = try SegmentBuilder(
           directory: compactor.directory, number: plan.firstOutput + index,
           mark: .init(firstOutput: plan.firstOutput, outputIndex: index, outputCount: 0),
-          baseSequence: record.sequence, fileSystem: compactor.fileSystem,
+          baseSequence: sequence, fileSystem: compactor.fileSystem,
           writesHint: !plan.writesIndex)
         outputs.append(output)
         current = output
       }
       let encoded = UnsafeRawBufferPointer(
         rebasing: bytes[Int(old.offset)..<Int(old.offset) + record.length])
-      let (offset, length) = try current!.append(record, encoded: encoded, inputSalt: salt)
+      let (offset, length) = try current!.append(
+        record, encoded: encoded, inputSalt: salt, sequence: sequence)
+      sequence += 1
       let new = RecordLocation(
         segment: current!.number, offset: UInt32(offset), length: UInt32(length))
       fromBase.append(item.source == .base ? Int32(item.table) : -1)

@@ -14,21 +14,10 @@ struct LiveRecord {
   var location: RecordLocation
   /// The position of its table in the list ``KeyDirectory/liveRecords(below:)`` returns.
   var table: UInt32
-  /// Its place in the listing, before the listing is sorted by location: the keys of a table
-  /// that come from the index file are listed in key order, so the index file a compaction
-  /// writes (``CompactedIndex``) takes that order from here instead of sorting them again.
-  var rank: UInt32
   var source: Source
   /// The ``KeyHash`` of the key the directory holds it for (0 for a creation): the copy checks
   /// that the record there is that key's.
   var keyHash: UInt64
-
-  /// Segment, then offset: the order the copy reads records in.
-  var order: UInt64 { UInt64(location.segment) << 32 | UInt64(location.offset) }
-}
-
-extension LiveRecord: RadixSorted {
-  var radixKey: UInt64 { order }
 }
 
 /// A table as compaction listed it: its name, the index file's table under it then, and
@@ -40,18 +29,16 @@ struct ListedTable {
   var creation: RecordLocation?
   /// Its default lifetime for puts, µs (0: none).
   var lifetime: Int64
-  /// The ranks (``LiveRecord/rank``) of its keys changed since the index file, then of its
-  /// keys in the index file (in key order).
-  var changedRanks: Range<Int>
-  var baseRanks: Range<Int>
-  /// The bytes of the keys listed.
+  /// How many of its keys were listed, and their bytes.
+  var keyCount: Int
   var keyBytes: Int
 }
 
 /// What compaction keeps, listed from the directory (``KeyDirectory/liveRecords(below:)``).
 struct LiveRecords {
   var tables: [ListedTable]
-  /// In the order of their segments and offsets.
+  /// Table by table, each table's creation first, then its keys in key order: the order the
+  /// copy writes them in.
   var records: [LiveRecord]
   /// The directory listed, by its ``KeyDirectory/identity`` (a directory replaced meanwhile,
   /// by a rebuild or another process's rotation, is not kept alive for this, and a new one
@@ -63,14 +50,19 @@ struct LiveRecords {
 
 extension KeyDirectory {
   /// Every record in a segment numbered below `limit` (compaction's inputs) that the directory
-  /// points at (each key's value and each table's creation record), sorted by segment and
-  /// offset, with their tables; nil if the index file was found damaged on the way. Call with
-  /// the index lock held.
+  /// points at (each key's value and each table's creation record), table by table, each
+  /// table's creation first and then its keys in key order, with their tables; nil if the
+  /// index file was found damaged on the way. Call with the index lock held.
   ///
   /// What compaction keeps is read from the directory once, and the inputs only where it
   /// points. Records in the inputs can only lose their keys while compaction runs (every write
   /// goes to a segment above the limit): each is checked again just before it is copied
   /// (``judge(count:in:listed:judged:)``), so that what was overwritten meanwhile is left behind.
+  ///
+  /// The keys of the index file come in key order from it; those changed since are sorted
+  /// (their first 16 bytes as numbers, ``SortItem``) and merged in. So the outputs hold each
+  /// table in key order, as an SSTable does, and reading a table in order reads them front to
+  /// back.
   func liveRecords(below limit: UInt32) -> LiveRecords? {
     var listed: [ListedTable] = []
     var records: [LiveRecord] = []
@@ -78,35 +70,37 @@ extension KeyDirectory {
     // copied the list and touched fresh pages of twice its size.
     let all = tablesForReading()
     records.reserveCapacity((isSettled ? itemCount : 0) + all.count)
+    var changed = ChangedKeys()
     for (name, table) in all {
       let position = UInt32(listed.count)
       let creation = table.creation
       if let creation, creation.segment < limit {
         records.append(
-          LiveRecord(
-            location: creation, table: position, rank: UInt32(records.count), source: .creation,
-            keyHash: 0))
+          LiveRecord(location: creation, table: position, source: .creation, keyHash: 0))
       }
-      let changedStart = records.count
+      let keysStart = records.count
       var keyBytes = 0
       table.forEachChangedKey { key, at in
-        keyBytes += records.appendListed(.changed, key, at: at, table: position, below: limit)
+        guard at.segment < limit else { return }
+        changed.add(key, at: at)
+        keyBytes += key.count
       }
-      let baseStart = records.count
+      changed.sort()
       guard
         table.forEachBaseKey({ key, at in
-          keyBytes += records.appendListed(.base, key, at: at, table: position, below: limit)
+          guard at.segment < limit else { return }
+          changed.append(preceding: key, to: &records, table: position)
+          records.append(
+            LiveRecord(location: at, table: position, source: .base, keyHash: KeyHash.hash(key)))
+          keyBytes += key.count
         })
       else { return nil }
+      changed.append(preceding: nil, to: &records, table: position)
       listed.append(
         ListedTable(
           name: name, base: table.base, creation: creation, lifetime: table.lifetime,
-          changedRanks: changedStart..<baseStart, baseRanks: baseStart..<records.count,
-          keyBytes: keyBytes))
+          keyCount: records.count - keysStart, keyBytes: keyBytes))
     }
-    // Sorted before it is handed over: sorted inside the result, the list had a second
-    // reference here, and the sort's second pass copied all of it again.
-    radixSort(&records)
     return LiveRecords(
       tables: listed, records: records, listedDirectory: identity, listedChanges: changesApplied)
   }
@@ -162,18 +156,47 @@ extension KeyDirectory {
   }
 }
 
-extension [LiveRecord] {
-  /// Appends the listing of a key at `at` in the listed table `table`, ranked by its place,
-  /// unless it is in a segment from `limit` up; returns the bytes of the key listed (0 if none).
-  fileprivate mutating func appendListed(
-    _ source: LiveRecord.Source, _ key: UnsafeRawBufferPointer, at: RecordLocation, table: UInt32,
-    below limit: UInt32
-  ) -> Int {
-    guard at.segment < limit else { return 0 }
-    append(
-      LiveRecord(
-        location: at, table: table, rank: UInt32(count), source: source,
-        keyHash: KeyHash.hash(key)))
-    return key.count
+/// The keys of one table changed since the index file, copied and sorted so that the listing
+/// can merge them into the index file's keys (``KeyDirectory/liveRecords(below:)``).
+private struct ChangedKeys {
+  var keys: [UInt8] = []
+  var items: [SortItem] = []
+  /// The next item to merge.
+  var next = 0
+
+  mutating func add(_ key: UnsafeRawBufferPointer, at location: RecordLocation) {
+    items.append(SortItem(key: key, keyStart: keys.count, location: location))
+    keys.append(contentsOf: key)
+  }
+
+  mutating func sort() { SortItem.sort(&items, keys: keys) }
+
+  /// Appends to `records` the listings of the keys not merged yet that sort before `key`
+  /// (all of them when nil); once all are, empties the lists for the next table.
+  mutating func append(
+    preceding key: UnsafeRawBufferPointer?, to records: inout [LiveRecord], table: UInt32
+  ) {
+    guard next < items.count else { return }
+    keys.withUnsafeBytes { all in
+      let bound = key.map {
+        SortItem(key: $0, keyStart: 0, location: RecordLocation(segment: 0, offset: 0, length: 0))
+      }
+      while next < items.count {
+        let item = items[next]
+        let bytes = UnsafeRawBufferPointer(
+          rebasing: all[item.keyStart..<item.keyStart + item.keyLength])
+        if let key, let bound, !SortItem.precedes(item, bytes, bound, key) { break }
+        records.append(
+          LiveRecord(
+            location: item.location, table: table, source: .changed,
+            keyHash: KeyHash.hash(bytes)))
+        next += 1
+      }
+    }
+    if next == items.count {
+      keys.removeAll(keepingCapacity: true)
+      items.removeAll(keepingCapacity: true)
+      next = 0
+    }
   }
 }

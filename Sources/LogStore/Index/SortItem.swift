@@ -43,11 +43,19 @@ struct SortItem {
   /// is empty).
   @inline(__always)
   static func precedes(_ a: SortItem, _ b: SortItem, _ base: UnsafeRawPointer?) -> Bool {
+    precedes(
+      a, UnsafeRawBufferPointer(start: base.map { $0 + a.keyStart }, count: a.keyLength),
+      b, UnsafeRawBufferPointer(start: base.map { $0 + b.keyStart }, count: b.keyLength))
+  }
+
+  /// Whether `a`'s key, `aKey`, sorts before `b`'s, `bKey`: for keys in different buffers.
+  @inline(__always)
+  static func precedes(
+    _ a: SortItem, _ aKey: UnsafeRawBufferPointer, _ b: SortItem, _ bKey: UnsafeRawBufferPointer
+  ) -> Bool {
     if a.prefix.high != b.prefix.high { return a.prefix.high < b.prefix.high }
     if a.prefix.low != b.prefix.low { return a.prefix.low < b.prefix.low }
-    return bytesPrecede(
-      UnsafeRawBufferPointer(start: base.map { $0 + a.keyStart }, count: a.keyLength),
-      UnsafeRawBufferPointer(start: base.map { $0 + b.keyStart }, count: b.keyLength))
+    return bytesPrecede(aKey, bKey)
   }
 
   /// Sorts `items`, of which the first `sortedCount` are sorted already (a base's keys, walked

@@ -249,7 +249,8 @@ final class ProcessSharing: @unchecked Sendable {
   /// after a reload: the records numbered from `seen.nextSequence` up to `commit.nextSequence`,
   /// read from the view's segments from `seen`'s active one on, in order. Where they cannot
   /// all be read in order (a compaction of another process took some out of the log before
-  /// this process looked, or some are damaged), it hears of a gap at that point instead.
+  /// this process looked, or some are damaged), it hears of a gap at that point instead. A
+  /// compaction's outputs never tell: they hold what was live, in key order and numbered anew.
   private func tellChanges(
     since seen: SharedState.Commit, upTo commit: SharedState.Commit,
     to observer: (CommittedChange) -> Void
@@ -270,6 +271,7 @@ final class ProcessSharing: @unchecked Sendable {
       {
         continue
       }
+      if header.compaction != nil { break }
       let end = number == commit.activeSegment ? Int(commit.committedEnd) : sizes[number] ?? 0
       let start = number == seen.activeSegment ? Int(seen.committedEnd) : SegmentHeader.size
       guard start < end, end <= file.mapping.bytes.count else { continue }

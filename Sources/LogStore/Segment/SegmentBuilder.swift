@@ -55,65 +55,65 @@ final class SegmentBuilder {
   }
 
   /// Appends a top-level copy of `record`, whose encoded bytes (checked) are `encoded`, from a
-  /// segment salted `inputSalt`, and returns its offset and length in the new file. The bytes
-  /// are copied as they are, but for a batch member's flag (the member becomes a record of its
-  /// own) and the checksum, which this file's salt seeds: the stored one changed by what the
-  /// new salt and flag change in it (``RecordCodec/checksumChange(length:salts:clearingMember:)``),
-  /// not computed anew over the bytes.
-  func append(_ record: Record, encoded: UnsafeRawBufferPointer, inputSalt: UInt32)
-    throws(LogStoreError) -> (offset: Int, length: Int)
-  {
+  /// segment salted `inputSalt`, numbered `sequence` (above the last one appended), and returns
+  /// its offset and length in the new file. The bytes are copied as they are, but for the
+  /// sequence number, a batch member's flag (the member becomes a record of its own) and the
+  /// checksum, which this file's salt seeds: the stored one changed by what those change in it
+  /// (``RecordCodec/checksumChange(length:salts:clearingMember:sequences:)``), not computed
+  /// anew over the bytes.
+  func append(
+    _ record: Record, encoded: UnsafeRawBufferPointer, inputSalt: UInt32, sequence: UInt64
+  ) throws(LogStoreError) -> (offset: Int, length: Int) {
     precondition(encoded.count == record.length, "a record's bytes of the wrong length")
+    precondition(sequence > lastSequence || recordCount == 0, "a copy's sequence number falls")
     let offset = size
     let length = record.length
     let start = buffer.count
     buffer.append(contentsOf: encoded.assumingMemoryBound(to: UInt8.self))
     let member = encoded[RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
-    let change = checksumChange(length: length, member: member, inputSalt: inputSalt)
+    let change = CRC32C.multiply(
+      RecordCodec.changingRegister(
+        salts: inputSalt ^ header.salt, clearingMember: member,
+        sequences: record.sequence ^ sequence),
+      shiftPastChanging(length: length))
     buffer.withUnsafeMutableBytes { bytes in
       let copy = UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length])
       copy[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
+      storeLittleEndian(sequence, copy.baseAddress! + RecordLayout.sequenceOffset)
       let stored = CRC32C.unmask(loadLittleEndian(UInt32.self, copy.baseAddress!))
       storeLittleEndian(CRC32C.mask(stored ^ change), copy.baseAddress!)
     }
     var copy = record
     copy.length = length
+    copy.sequence = sequence
     hint?.add(copy, offset: offset)
-    lastSequence = record.sequence
+    lastSequence = sequence
     recordCount += 1
     if buffer.count >= Self.bufferLimit { try flush() }
     return (offset, length)
   }
 
-  /// The change of the checksum of a record of `length` bytes (a batch member when `member`)
-  /// copied from a segment salted `inputSalt` into this one. Computing it costs some hundreds
-  /// of operations, as much as the checksum of a few hundred bytes: so the changes for the
-  /// lengths up to ``knownChangeLengths`` are kept, for the input they were computed for.
-  private func checksumChange(length: Int, member: Bool, inputSalt: UInt32) -> UInt32 {
-    let salts = inputSalt ^ header.salt
-    guard length < Self.knownChangeLengths else {
-      return RecordCodec.checksumChange(length: length, salts: salts, clearingMember: member)
+  /// The factor that shifts a register through the bytes of a record of `length` after its
+  /// first ``RecordCodec/changingLength`` (``CRC32C/multiply(_:_:)``): computed once for each
+  /// length below ``knownShiftLengths`` (some hundreds of operations, as much as the checksum
+  /// of a few hundred bytes), then kept.
+  private func shiftPastChanging(length: Int) -> UInt32 {
+    let zeros = length - RecordCodec.changingLength
+    guard length < Self.knownShiftLengths else {
+      return CRC32C.shift(CRC32C.one, throughZeroBytes: zeros)
     }
-    if knownChangesSalt != inputSalt {
-      knownChanges = [UInt64](repeating: 0, count: 2 * Self.knownChangeLengths)
-      knownChangesSalt = inputSalt
-    }
-    let slot = 2 &* length &+ (member ? 1 : 0)
-    let known = knownChanges[slot]
-    if known != 0 { return UInt32(truncatingIfNeeded: known) }
-    let change = RecordCodec.checksumChange(length: length, salts: salts, clearingMember: member)
-    knownChanges[slot] = 1 << 32 | UInt64(change)
-    return change
+    if knownShifts.isEmpty { knownShifts = [UInt32](repeating: 0, count: Self.knownShiftLengths) }
+    // A shift is never zero: x^k is not a multiple of the polynomial.
+    let known = knownShifts[length]
+    if known != 0 { return known }
+    let shift = CRC32C.shift(CRC32C.one, throughZeroBytes: zeros)
+    knownShifts[length] = shift
+    return shift
   }
 
-  /// Records shorter than this have their checksum changes kept
-  /// (``checksumChange(length:member:inputSalt:)``).
-  private static let knownChangeLengths = 2048
-  /// The kept changes, by length and member flag: the change in the low 32 bits, bit 32 set
-  /// once computed.
-  @exclusivity(unchecked) private var knownChanges: [UInt64] = []
-  /// The salt of the input the kept changes are for.
-  @exclusivity(unchecked) private var knownChangesSalt: UInt32?
+  /// Records shorter than this have their shifts kept (``shiftPastChanging(length:)``).
+  private static let knownShiftLengths = 2048
+  @exclusivity(unchecked) private var knownShifts: [UInt32] = []
 
   /// Writes the buffer (never empty here: it fills past its limit, or ends with a mark).
   private func flush() throws(LogStoreError) {
