@@ -433,31 +433,58 @@ final class Compactor: @unchecked Sendable {
     let count = live.records.count
     func report(_ read: Int) { progress?(Int(Double(total) * Double(read) / Double(count)), total) }
     progress?(0, total)
-    for position in 0..<count {
+    // The records are read in groups whose checksums are computed together
+    // (``RecordCodec/intactRecords(_:)``): in key order they lie far apart, and one record's
+    // check after another's waited for each one's cache misses in turn.
+    let groupSize = 32
+    var group: [(item: LiveRecord, input: Int)] = []
+    var located: [RecordCodec.Located] = []
+    group.reserveCapacity(groupSize)
+    located.reserveCapacity(groupSize)
+    var position = 0
+    while position < count {
       if stopRequested.isSet { throw LogStoreError.closed(directory) }
-      let item = live.records[position]
-      let number = item.location.segment
-      let place = number >= first && number < plan.firstOutput ? places[Int(number - first)] : -1
-      guard place >= 0 else {
-        // A segment the inputs do not list: the directory points at a record that is gone.
-        plan.damageSeen += 1
-        continue
+      group.removeAll(keepingCapacity: true)
+      located.removeAll(keepingCapacity: true)
+      while position < count, group.count < groupSize {
+        let item = live.records[position]
+        position += 1
+        let number = item.location.segment
+        let place =
+          number >= first && number < plan.firstOutput ? places[Int(number - first)] : -1
+        let offset = Int(item.location.offset)
+        // A segment the inputs do not list (the directory points at a record that is gone),
+        // or past the end of one: damage.
+        guard place >= 0, offset < plan.inputs[place].size else {
+          plan.damageSeen += 1
+          continue
+        }
+        let bytes = copying.inputs[place].bytes
+        group.append((item, place))
+        located.append(
+          RecordCodec.Located(
+            bytes: bytes, offset: offset, salt: copying.inputs[place].salt,
+            member: SegmentFile.isMember(at: offset, in: bytes)))
       }
-      let (input, size) = plan.inputs[place]
-      guard Int(item.location.offset) < size,
-        let record = try? input.record(at: Int(item.location.offset), verify: true),
-        record.length == Int(item.location.length),
-        holds(record, of: item, tables: live.tables)
-      else {
-        // Damaged, or not the record the directory says: its key is lost when the outputs
-        // take over (``swapIn``).
-        plan.damageSeen += 1
-        continue
+      let intact = located.withUnsafeBufferPointer { RecordCodec.intactRecords($0) }
+      for (index, (item, place)) in group.enumerated() {
+        let at = located[index]
+        guard intact & (1 << UInt32(index)) != 0,
+          let record = try? RecordCodec.decode(
+            at.bytes, at: at.offset, salt: at.salt, member: at.member, verify: false),
+          record.length == Int(item.location.length),
+          holds(record, of: item, tables: live.tables)
+        else {
+          // Damaged, or not the record the directory says: its key is lost when the outputs
+          // take over (``swapIn``).
+          plan.damageSeen += 1
+          continue
+        }
+        copying.pending.append(Pending(record: record, item: item, input: place))
       }
-      copying.pending.append(Pending(record: record, item: item, input: place))
       if copying.pending.count >= 512 {
         guard try copying.judgeAndCopy() else { return nil }
-        report(position + 1)
+        report(position)
       }
     }
     guard try copying.judgeAndCopy() else { return nil }
