@@ -422,8 +422,8 @@ final class Compactor: @unchecked Sendable {
     guard let live = index.lock.withReadLock({ index.keys.liveRecords(below: plan.firstOutput) })
     else { return nil }
     // Each input's place in the plan by its number (-1: none).
-    let first = plan.inputs.first?.file.number ?? 0
-    var places = [Int](repeating: -1, count: Int(plan.firstOutput - min(first, plan.firstOutput)))
+    let first = plan.inputs.reduce(plan.firstOutput) { min($0, $1.file.number) }
+    var places = [Int](repeating: -1, count: Int(plan.firstOutput - first))
     for (place, input) in plan.inputs.enumerated() {
       places[Int(input.file.number - first)] = place
     }

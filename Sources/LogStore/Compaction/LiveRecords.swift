@@ -50,9 +50,10 @@ struct LiveRecords {
 
 extension KeyDirectory {
   /// Every record in a segment numbered below `limit` (compaction's inputs) that the directory
-  /// points at (each key's value and each table's creation record), table by table, each
-  /// table's creation first and then its keys in key order, with their tables; nil if the
-  /// index file was found damaged on the way. Call with the index lock held.
+  /// points at (each key's value and each table's creation record), table by table in the
+  /// order of their names, each table's creation first and then its keys in key order, with
+  /// their tables; nil if the index file was found damaged on the way. Call with the index
+  /// lock held.
   ///
   /// What compaction keeps is read from the directory once, and the inputs only where it
   /// points. Records in the inputs can only lose their keys while compaction runs (every write
@@ -68,7 +69,9 @@ extension KeyDirectory {
     var records: [LiveRecord] = []
     // Room for every key and creation at once, when the count is known: growing by doubling
     // copied the list and touched fresh pages of twice its size.
-    let all = tablesForReading()
+    // Tables in the order of their names' bytes: the outputs are then in the order of table
+    // and key, the same from one compaction of a store to the next.
+    let all = tablesForReading().sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     records.reserveCapacity((isSettled ? itemCount : 0) + all.count)
     var changed = ChangedKeys()
     for (name, table) in all {

@@ -264,7 +264,8 @@ final class ProcessSharing: @unchecked Sendable {
     for (position, number) in numbers.enumerated() {
       guard let file = index.segments[number], let header = file.header else { break }
       // Segments hold ever higher sequence numbers: one whose successor starts at or below
-      // the next one wanted holds none of those wanted (a compaction's outputs, mostly).
+      // the next one wanted holds none of those wanted (the outputs of a compaction that came
+      // after every change seen).
       if position + 1 < numbers.count,
         let next = index.segments[numbers[position + 1]]?.header,
         next.baseSequence <= expected
@@ -285,8 +286,8 @@ final class ProcessSharing: @unchecked Sendable {
       // Damage, or the zeros after a sealed segment's last record, ends the scan: on to the
       // next segment, whose first record must be the one wanted.
       while expected < commit.nextSequence, case .record(let record, let offset)? = scanner.next() {
-        // (The scanner reads sync marks itself; it never yields one.)
-        if record.sequence < expected { continue }
+        // (The scanner reads sync marks itself; it never yields one.) Records follow one another
+        // in a segment and across a rotation: another number is one lost to damage.
         guard record.sequence == expected else {
           observer(.gap)
           return
