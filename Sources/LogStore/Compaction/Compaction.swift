@@ -320,8 +320,9 @@ final class Compactor: @unchecked Sendable {
     /// below the active segment and none below the first input, so the numbers are there; the
     /// outputs, like the inputs, follow what lies before them and precede what follows.
     func firstSequence(copying count: Int) -> UInt64 {
-      let count = UInt64(count)
-      return nextSequence > count ? nextSequence - count : 1
+      // (Never below 1, should a damaged directory list more than that.)
+      let next = max(nextSequence, 1)
+      return next - min(UInt64(count), next - 1)
     }
   }
 

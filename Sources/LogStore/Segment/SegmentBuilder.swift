@@ -65,7 +65,7 @@ final class SegmentBuilder {
     _ record: Record, encoded: UnsafeRawBufferPointer, inputSalt: UInt32, sequence: UInt64
   ) throws(LogStoreError) -> (offset: Int, length: Int) {
     precondition(encoded.count == record.length, "a record's bytes of the wrong length")
-    precondition(sequence > lastSequence || recordCount == 0, "a copy's sequence number falls")
+    precondition(sequence > lastSequence, "a copy's sequence number falls")
     let offset = size
     let length = record.length
     let start = buffer.count
