@@ -440,7 +440,9 @@ public final class LogStore: Sendable {
   public func compact() throws(LogStoreError) { try engine.compact() }
 
   /// ``compact()``, calling `progress` now and then with the bytes of old segments processed
-  /// so far and their total (on the calling thread).
+  /// so far and their total (on the calling thread). The records are copied in key order, not
+  /// segment by segment: the bytes processed are the total's share that the records read so
+  /// far stand for.
   public func compact(progress: (_ done: Int, _ total: Int) -> Void) throws(LogStoreError) {
     try withoutActuallyEscaping(progress) { progress throws(LogStoreError) in
       try engine.compact(progress: progress)

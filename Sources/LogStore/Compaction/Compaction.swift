@@ -5,10 +5,10 @@
 ///    input; writes go on into the new segment while compaction runs.
 /// 2. *Copy* (no lock): list the records of the inputs the index points at (each key's value
 ///    and each table's creation record, ``KeyDirectory/liveRecords(below:)``), then read and
-///    copy those, in file order, into outputs named `NNNNNN.log.tmp`. Tombstones,
-///    overwritten values and table drops are left behind: every record they shadow is in
-///    the inputs too, and all of them go away together. So are puts that have expired (by the
-///    store's ``ExpiryClock``, read once when the compaction starts).
+///    copy those, table by table in key order, numbered anew, into outputs named
+///    `NNNNNN.log.tmp`. Tombstones, overwritten values and table drops are left behind: every
+///    record they shadow is in the inputs too, and all of them go away together. So are puts
+///    that have expired (by the store's ``ExpiryClock``, read once when the compaction starts).
 /// 3. *Commit*: sync each output, rename it to its final name, sync the directory. Each output's
 ///    header says how many outputs there are, so the moment the last rename is durable, the
 ///    compaction has happened: recovery treats the inputs as gone from then on. A store large

@@ -7,9 +7,8 @@ protocol RadixSorted {
 /// Sorts `items` by their ``RadixSorted/radixKey``, a byte of it at a time from the lowest (a
 /// radix sort; stable, so items of equal keys keep their order). The counts of every byte are
 /// taken in one pass, and the bytes that are the same in every item are skipped, so that keys
-/// of a few significant bytes cost a pass each of those. For compaction's listing (a million
-/// records by segment and offset, where a comparison sort took more than half the listing) and
-/// the placement of an index file's slots (its keys by the group each one's probe starts at).
+/// of a few significant bytes cost a pass each of those. For the placement of an index file's
+/// slots (its keys by the group each one's probe starts at).
 func radixSort<Item: RadixSorted>(_ items: inout [Item]) {
   let count = items.count
   guard count > 1 else { return }
