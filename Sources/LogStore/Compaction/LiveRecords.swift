@@ -37,8 +37,8 @@ struct ListedTable {
 /// What compaction keeps, listed from the directory (``KeyDirectory/liveRecords(below:)``).
 struct LiveRecords {
   var tables: [ListedTable]
-  /// Table by table, each table's creation first, then its keys in key order: the order the
-  /// copy writes them in.
+  /// Table by table (by name), each table's creation first, then its keys in key order: the
+  /// order the copy writes them in.
   var records: [LiveRecord]
   /// The directory listed, by its ``KeyDirectory/identity`` (a directory replaced meanwhile,
   /// by a rebuild or another process's rotation, is not kept alive for this, and a new one
@@ -67,11 +67,11 @@ extension KeyDirectory {
   func liveRecords(below limit: UInt32) -> LiveRecords? {
     var listed: [ListedTable] = []
     var records: [LiveRecord] = []
-    // Room for every key and creation at once, when the count is known: growing by doubling
-    // copied the list and touched fresh pages of twice its size.
     // Tables in the order of their names' bytes: the outputs are then in the order of table
     // and key, the same from one compaction of a store to the next.
     let all = tablesForReading().sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    // Room for every key and creation at once, when the count is known: growing by doubling
+    // copied the list and touched fresh pages of twice its size.
     records.reserveCapacity((isSettled ? itemCount : 0) + all.count)
     var changed = ChangedKeys()
     for (name, table) in all {
