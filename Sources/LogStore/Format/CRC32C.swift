@@ -81,20 +81,57 @@ package enum CRC32C {
   /// polynomial: in this reflected form bit 31 is the constant term and bit 0 the term of
   /// degree 31. Shifting a register through `n` zero bytes multiplies it by `x^(8n)`, so
   /// `shift(r, throughZeroBytes: n) == multiply(r, shift(one, throughZeroBytes: n))`: with the
-  /// second factor computed once for each `n`, a shift costs 32 steps of a few operations
-  /// instead of some hundreds (``SegmentBuilder`` keeps them by record length).
+  /// second factor's ``products(of:)`` computed once for each `n`, a shift costs eight steps of
+  /// a few operations instead of some hundreds (``SegmentBuilder`` keeps them by record length).
   package static func multiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+    products(of: b).withUnsafeBufferPointer { multiply(a, products: $0) }
+  }
+
+  /// `a` times the register whose ``products(of:)`` are `products`, four bits of `a` a step
+  /// (Horner's rule, from its terms of highest degree, bits 0 to 3, down): the product so far
+  /// times x^4 (shifted by four, the four terms shifted out reduced by ``reductions``), plus
+  /// the next four bits' product.
+  @inline(__always)
+  package static func multiply(_ a: UInt32, products: UnsafeBufferPointer<UInt32>) -> UInt32 {
+    let reduce = reductions
     var product: UInt32 = 0
     var rest = a
-    // `b` times x^k, for k from 0 (bit 31 of `a`) up.
-    var multiple = b
-    for _ in 0..<32 {
-      product ^= multiple & (0 &- (rest >> 31))
-      rest <<= 1
-      multiple = (multiple >> 1) ^ (polynomial & (0 &- (multiple & 1)))
+    for _ in 0..<8 {
+      product = (product >> 4) ^ reduce[Int(product & 15)] ^ products[Int(rest & 15)]
+      rest >>= 4
     }
     return product
   }
+
+  /// The products of `b` with the sixteen polynomials of degree below 4, by their registers'
+  /// top four bits (bit 31 the constant term): what ``multiply(_:products:)`` adds, four bits
+  /// of its other factor at a time.
+  package static func products(of b: UInt32) -> [UInt32] {
+    // b, b·x, b·x², b·x³.
+    var multiples = [b]
+    for _ in 1..<4 {
+      let last = multiples[multiples.count - 1]
+      multiples.append((last >> 1) ^ (polynomial & (0 &- (last & 1))))
+    }
+    return (0..<16).map { bits in
+      (0..<4).reduce(UInt32(0)) { sum, power in
+        bits & (8 >> power) != 0 ? sum ^ multiples[power] : sum
+      }
+    }
+  }
+
+  /// What a register's four terms of highest degree (bits 0 to 3) become, reduced, when it is
+  /// multiplied by x^4: four steps of the bitwise CRC.
+  // Written once, by the lazy initializer (which runs exactly once), and only read after.
+  nonisolated(unsafe) private static let reductions: UnsafePointer<UInt32> = {
+    let table = UnsafeMutablePointer<UInt32>.allocate(capacity: 16)
+    for bits in 0..<16 {
+      var register = UInt32(bits)
+      for _ in 0..<4 { register = (register >> 1) ^ (polynomial & (0 &- (register & 1))) }
+      table[bits] = register
+    }
+    return UnsafePointer(table)
+  }()
 
   /// The register that stands for the polynomial 1 (``multiply(_:_:)``).
   package static let one: UInt32 = 0x8000_0000

@@ -71,11 +71,11 @@ final class SegmentBuilder {
     let start = buffer.count
     buffer.append(contentsOf: encoded.assumingMemoryBound(to: UInt8.self))
     let member = encoded[RecordLayout.kindOffset] & RecordLayout.memberFlag != 0
-    let change = CRC32C.multiply(
+    let change = shiftPastChanging(
       RecordCodec.changingRegister(
         salts: inputSalt ^ header.salt, clearingMember: member,
         sequences: record.sequence ^ sequence),
-      shiftPastChanging(length: length))
+      length: length)
     buffer.withUnsafeMutableBytes { bytes in
       let copy = UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + length])
       copy[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
@@ -93,27 +93,34 @@ final class SegmentBuilder {
     return (offset, length)
   }
 
-  /// The factor that shifts a register through the bytes of a record of `length` after its
-  /// first ``RecordCodec/changingLength`` (``CRC32C/multiply(_:_:)``): computed once for each
-  /// length below ``knownShiftLengths`` (some hundreds of operations, as much as the checksum
-  /// of a few hundred bytes), then kept.
-  private func shiftPastChanging(length: Int) -> UInt32 {
+  /// `register` shifted through the bytes of a record of `length` after its first
+  /// ``RecordCodec/changingLength``: multiplied by the shift of 1 through them, whose
+  /// ``CRC32C/products(of:)`` are computed once for each length below ``knownShiftLengths``
+  /// (some hundreds of operations, as much as the checksum of a few hundred bytes), then kept.
+  private func shiftPastChanging(_ register: UInt32, length: Int) -> UInt32 {
     let zeros = length - RecordCodec.changingLength
     guard length < Self.knownShiftLengths else {
-      return CRC32C.shift(CRC32C.one, throughZeroBytes: zeros)
+      return CRC32C.multiply(register, CRC32C.shift(CRC32C.one, throughZeroBytes: zeros))
     }
-    if knownShifts.isEmpty { knownShifts = [UInt32](repeating: 0, count: Self.knownShiftLengths) }
-    // A shift is never zero: x^k is not a multiple of the polynomial.
-    let known = knownShifts[length]
-    if known != 0 { return known }
-    let shift = CRC32C.shift(CRC32C.one, throughZeroBytes: zeros)
-    knownShifts[length] = shift
-    return shift
+    if knownProducts.isEmpty {
+      knownProducts = [UInt32](repeating: 0, count: 16 * Self.knownShiftLengths)
+    }
+    let start = 16 * length
+    // The product with 1 (entry 8) is the shift itself, never zero: x^k is not a multiple of
+    // the polynomial.
+    if knownProducts[start + 8] == 0 {
+      let products = CRC32C.products(of: CRC32C.shift(CRC32C.one, throughZeroBytes: zeros))
+      knownProducts.replaceSubrange(start..<start + 16, with: products)
+    }
+    return knownProducts.withUnsafeBufferPointer {
+      CRC32C.multiply(register, products: UnsafeBufferPointer(rebasing: $0[start..<start + 16]))
+    }
   }
 
-  /// Records shorter than this have their shifts kept (``shiftPastChanging(length:)``).
+  /// Records shorter than this have their shifts kept (``shiftPastChanging(_:length:)``).
   private static let knownShiftLengths = 2048
-  @exclusivity(unchecked) private var knownShifts: [UInt32] = []
+  /// Sixteen products a length (``CRC32C/products(of:)``), zero until computed.
+  @exclusivity(unchecked) private var knownProducts: [UInt32] = []
 
   /// Writes the buffer (never empty here: it fills past its limit, or ends with a mark).
   private func flush() throws(LogStoreError) {
