@@ -177,15 +177,13 @@ struct RecordCodecTests {
           sequence: renumbered, valueBytes: value, salt: old, member: member)
         expected[RecordLayout.kindOffset] &= ~RecordLayout.memberFlag
         expected.withUnsafeMutableBytes { RecordCodec.writeChecksum($0, salt: new) }
-        let change = RecordCodec.checksumChange(
-          length: encoded.count, salts: old ^ new, clearingMember: member,
-          sequences: sequence ^ renumbered)
-        // The same change as a product (``SegmentBuilder`` computes it so).
-        let product = CRC32C.multiply(
-          RecordCodec.changingRegister(
-            salts: old ^ new, clearingMember: member, sequences: sequence ^ renumbered),
-          CRC32C.shift(
-            CRC32C.one, throughZeroBytes: encoded.count - RecordCodec.changingLength))
+        // The change's register shifted through the rest of the record, by the shift and as a
+        // product (``SegmentBuilder`` computes it so).
+        let register = RecordCodec.changingRegister(
+          salts: old ^ new, clearingMember: member, sequences: sequence ^ renumbered)
+        let zeros = encoded.count - RecordCodec.changingLength
+        let change = CRC32C.shift(register, throughZeroBytes: zeros)
+        let product = CRC32C.multiply(register, CRC32C.shift(CRC32C.one, throughZeroBytes: zeros))
         #expect(product == change, "value of \(valueLength) bytes, member \(member)")
         let stored = CRC32C.unmask(encoded.withUnsafeBytes { $0.load(as: UInt32.self) })
         let changed = CRC32C.mask(stored ^ change)

@@ -64,7 +64,7 @@ package enum CRC32C {
   /// With it, the change of a CRC when some of its input's bytes change is found without the
   /// other bytes: the register is linear over GF(2) in its input, so the CRCs of two inputs of
   /// one length differ by the register of their XOR from zero, which is zero but for the bytes
-  /// that changed. ``RecordCodec/checksumChange(length:salts:clearingMember:sequences:)`` uses it.
+  /// that changed. ``RecordCodec/changingRegister(salts:clearingMember:sequences:)`` uses it.
   package static func shift(_ register: UInt32, throughZeroBytes count: Int) -> UInt32 {
     var shifted = register
     var remaining = UInt64(count)

@@ -146,30 +146,21 @@ package enum RecordCodec {
     storeLittleEndian(CRC32C.mask(checksum), record.baseAddress!)
   }
 
-  /// How the unmasked checksum of a record of `length` bytes changes when it moves from a
-  /// segment to another whose salts XOR to `salts`, takes a sequence number that XORs with its
-  /// own to `sequences`, and, `clearingMember`, has its member flag cleared (a batch member
-  /// copied as a record of its own). The checksum runs over the salt and the record's bytes,
-  /// linearly (``CRC32C/shift(_:throughZeroBytes:)``), and all of these lie in its first
-  /// ``changingLength`` bytes: the change is their change's register
-  /// (``changingRegister(salts:clearingMember:sequences:)``) shifted through the rest, so it
-  /// depends on the length, not on the bytes. A copy whose checksum is changed so keeps the
-  /// check of the bytes it was written over: bytes that changed before the copy, or while it
-  /// was made, fail the new checksum as they failed the old.
-  static func checksumChange(
-    length: Int, salts: UInt32, clearingMember: Bool, sequences: UInt64
-  ) -> UInt32 {
-    CRC32C.shift(
-      changingRegister(salts: salts, clearingMember: clearingMember, sequences: sequences),
-      throughZeroBytes: length - changingLength)
-  }
-
   /// The bytes a checksum runs over that a copy may change: the salt (4), the record from its
   /// kind to the end of its sequence number.
   static let changingLength = RecordLayout.sequenceOffset + 8
 
-  /// The register of the change of the first ``changingLength`` bytes a record's checksum runs
-  /// over (``checksumChange(length:salts:clearingMember:sequences:)``).
+  /// How the unmasked checksum of a record changes when it moves from a segment to another
+  /// whose salts XOR to `salts`, takes a sequence number that XORs with its own to `sequences`,
+  /// and, `clearingMember`, has its member flag cleared (a batch member copied as a record of
+  /// its own), before that change is shifted through the rest of the record: the register of
+  /// the change of the first ``changingLength`` bytes the checksum runs over. The checksum runs
+  /// over the salt and the record's bytes, linearly, so the change itself is this register
+  /// shifted through the record's other `length - changingLength` bytes
+  /// (``CRC32C/shift(_:throughZeroBytes:)``, which ``SegmentBuilder`` computes as a product): it
+  /// depends on the length and on these changes, not on the other bytes. A copy whose checksum
+  /// is changed so keeps the check of the bytes it was written over: bytes that changed before
+  /// the copy, or while it was made, fail the new checksum as they failed the old.
   static func changingRegister(salts: UInt32, clearingMember: Bool, sequences: UInt64) -> UInt32 {
     // Salt, kind, table, key and value lengths, sequence number: as the checksum reads them.
     var change: (UInt64, UInt64, UInt64) = (0, 0, 0)

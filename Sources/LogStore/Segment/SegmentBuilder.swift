@@ -59,7 +59,7 @@ final class SegmentBuilder {
   /// its offset and length in the new file. The bytes are copied as they are, but for the
   /// sequence number, a batch member's flag (the member becomes a record of its own) and the
   /// checksum, which this file's salt seeds: the stored one changed by what those change in it
-  /// (``RecordCodec/checksumChange(length:salts:clearingMember:sequences:)``), not computed
+  /// (``RecordCodec/changingRegister(salts:clearingMember:sequences:)``), not computed
   /// anew over the bytes.
   func append(
     _ record: Record, encoded: UnsafeRawBufferPointer, inputSalt: UInt32, sequence: UInt64
