@@ -234,7 +234,7 @@ final class Compactor: @unchecked Sendable {
   private func startIndexFile(
     _ gathered: CompactedIndex?, of outputs: [SegmentBuilder], plan: Plan
   ) -> IndexFileBytes? {
-    guard let gathered, let file = plan.indexFile, !outputs.isEmpty, plan.damageSeen == 0 else {
+    guard let gathered, let number = plan.indexFile, !outputs.isEmpty, plan.damageSeen == 0 else {
       return nil
     }
     // Each output as it will be once finished: its records, then the sync mark that ends it.
@@ -243,7 +243,7 @@ final class Compactor: @unchecked Sendable {
         number: $0.number, salt: $0.salt, coveredLength: $0.size + RecordLayout.syncMarkLength)
     }
     return IndexFileBytes(
-      gathered, segments: segments, nextSequence: file.nextSequence, number: file.number)
+      gathered, segments: segments, nextSequence: plan.nextSequence, number: number)
   }
 
   /// Writes the index file whose bytes `made` made, once the outputs are committed. Nil when
@@ -289,9 +289,9 @@ final class Compactor: @unchecked Sendable {
     var damageSeen = 0
     /// An index file is written after the compaction, so the outputs need no hint files.
     let writesIndex: Bool
-    /// The number reserved for the index file of the outputs (``CompactedIndex``), and the
-    /// sequence number of the first record after them; nil when none is written.
-    let indexFile: (number: UInt32, nextSequence: UInt64)?
+    /// The number reserved for the index file of the outputs (``CompactedIndex``); nil when
+    /// none is written. The first record after them is numbered ``nextSequence``.
+    let indexFile: UInt32?
     /// The time expiries are judged by: a put that expired by then is not copied.
     let now: Int64
     /// The sequence number of the active segment's first record: every record of the inputs
@@ -303,7 +303,7 @@ final class Compactor: @unchecked Sendable {
 
     init(
       inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
-      indexFile: (number: UInt32, nextSequence: UInt64)?, now: Int64, nextSequence: UInt64
+      indexFile: UInt32?, now: Int64, nextSequence: UInt64
     ) {
       self.now = now
       self.nextSequence = nextSequence
@@ -367,7 +367,7 @@ final class Compactor: @unchecked Sendable {
       // them to take the compaction in.
       let indexFile =
         sharing == nil && checkpointer.followsCompaction()
-        ? (number: try log.takeFileNumber(), nextSequence: log.nextSequence) : nil
+        ? try log.takeFileNumber() : nil
       sharing?.shared.beginCompaction(outputs: firstOutput..<firstOutput + outputLimit)
       isRunning = true
       // Every segment below the outputs is sealed now, its size known.
