@@ -181,14 +181,9 @@ struct StoreBackup {
       return
     }
     defer { hint.close() }
-    var bytes = [UInt8](repeating: 0, count: try hint.size())
-    let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
-      try hint.read(into: buffer, at: 0)
-    }
+    let bytes = try hint.readBytes(count: try hint.size())
     try writeFile(directory + "/" + name) { handle throws(LogStoreError) in
-      try bytes.withBytes { bytes throws(LogStoreError) in
-        try handle.write(UnsafeRawBufferPointer(rebasing: bytes[0..<read]), at: 0)
-      }
+      try bytes.withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
     }
   }
 

@@ -277,7 +277,7 @@ let allWorkloads: [Workload] =
       title: {
         "reopen of a \(thousands($0.largeKeys))-key store, compacted, then 10% overwritten"
       },
-      unit: .milliseconds, engines: peersStore + [.hardware, .logStoreRead],
+      unit: .milliseconds, engines: peersStore + [.logStoreSharedManual, .hardware, .logStoreRead],
       prepare: { engine, configuration in
         try filledStore(engine, count: configuration.largeKeys, label: "reopen")
       },
@@ -317,7 +317,11 @@ let allWorkloads: [Workload] =
         Before each timed run, the store is compacted (LevelDB and RocksDB: a full range \
         compaction; this store: `compact()`, which writes an index file) and 10% of the keys \
         are then overwritten and the store closed; the time covers the open and one get (an app's \
-        launch pays the open, not the last session's close). The last two rows are floors, \
+        launch pays the open, not the last session's close). `logstore-shared` is this store \
+        in `.manyProcesses` use (an app and its extensions), whose compaction and close write no \
+        index file and whose close writes no hint of the active segment: its open reads the \
+        hint files of the compaction's outputs and scans what was written after them. The last \
+        two rows are floors, \
         not stores: `hardware` reopens its file of bare records and reads it once; `logstore-read` reads every byte of this \
         store's files once, checking nothing: what an open that reads every record costs at \
         least (this store's does so without an index file).

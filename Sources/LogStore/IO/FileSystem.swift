@@ -165,6 +165,23 @@ package protocol FileHandle: AnyObject, Sendable {
 }
 
 extension FileHandle {
+  /// The file's bytes from `offset`, at most `count` of them (fewer at the end of the file),
+  /// read into a new array that is not zeroed first: a hint file read at open is copied once,
+  /// not cleared and then copied.
+  func readBytes(count: Int, at offset: Int = 0) throws(LogStoreError) -> [UInt8] {
+    var failure: LogStoreError?
+    let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+      do throws(LogStoreError) {
+        initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+      } catch {
+        failure = error
+        initialized = 0
+      }
+    }
+    if let failure { throw failure }
+    return bytes
+  }
+
   /// Writes zeros over the bytes in `start..<end` (64 KiB at a time).
   func writeZeros(from start: Int, to end: Int) throws(LogStoreError) {
     let zeros = [UInt8](repeating: 0, count: max(0, min(end - start, 64 << 10)))

@@ -16,11 +16,8 @@ extension Manifest {
     // file far larger than that is not a manifest.
     let size = try handle.size()
     guard size <= 1 << 24 else { return nil }
-    var bytes = [UInt8](repeating: 0, count: size)
-    let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
-      try handle.read(into: buffer, at: 0)
-    }
-    guard read == size else { return nil }
+    let bytes = try handle.readBytes(count: size)
+    guard bytes.count == size else { return nil }
     return try? bytes.withBytes { buffer throws(Invalid) in try decode(buffer) }
   }
 

@@ -536,7 +536,9 @@ struct Recovery {
         // A large segment: checksums are checked on a second thread meanwhile.
         defer { pipeline.finish() }
         while let chunk = pipeline.next() {
-          for item in chunk { try handle(item.event, lastSequence: item.lastSequence) }
+          try chunk.forEachEvent { event, lastSequence throws(LogStoreError) in
+            try handle(event, lastSequence: lastSequence)
+          }
         }
         scanner = pipeline.finish()
       } else {
@@ -600,11 +602,7 @@ struct Recovery {
     // A valid hint file is never longer than its segment (each entry is no longer than the
     // record it describes): a longer one is not read into memory.
     guard let size = try? handle.size(), size <= candidate.size else { return nil }
-    var bytes = [UInt8](repeating: 0, count: size)
-    let read = try? bytes.withMutableBytes { buffer throws(LogStoreError) in
-      try handle.read(into: buffer, at: 0)
-    }
-    guard read == bytes.count else { return nil }
+    guard let bytes = try? handle.readBytes(count: size), bytes.count == size else { return nil }
     return bytes.withUnsafeBytes { buffer -> Int? in
       guard
         let contents = try? HintFile.decode(

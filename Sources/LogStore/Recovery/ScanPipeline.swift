@@ -12,10 +12,48 @@
 /// ``finish()`` when done, also when it stops early (a damaged record under `.fail`): it stops
 /// the scanner and waits for its thread.
 final class ScanPipeline: @unchecked Sendable {
-  /// One event of the scanner, with the scanner's last sequence number right after it.
-  struct Item {
-    var event: SegmentScanner.Event
-    var lastSequence: UInt64
+  /// Events of the scanner, in order, each with the scanner's last sequence number right after
+  /// it. The records are plain values, so that a chunk of thousands is handed over, read and
+  /// freed without a copy or a release per event; the damaged regions, which carry a reason,
+  /// are kept aside with the number of records before each.
+  struct Chunk {
+    fileprivate var records: [(record: Record, offset: Int, lastSequence: UInt64)] = []
+    fileprivate var damages:
+      [(recordsBefore: Int, offset: Int, length: Int, reason: String, lastSequence: UInt64)] =
+        []
+
+    fileprivate var count: Int { records.count + damages.count }
+
+    fileprivate mutating func append(_ event: SegmentScanner.Event, lastSequence: UInt64) {
+      switch event {
+      case .record(let record, let offset):
+        records.append((record, offset, lastSequence))
+      case .damaged(let offset, let length, let reason):
+        damages.append((records.count, offset, length, reason, lastSequence))
+      }
+    }
+
+    /// Calls `body` with each event and the last sequence number after it, in order.
+    func forEachEvent(_ body: (SegmentScanner.Event, UInt64) throws(LogStoreError) -> Void)
+      throws(LogStoreError)
+    {
+      var damage = 0
+      func damagesBefore(_ record: Int) throws(LogStoreError) {
+        while damage < damages.count && damages[damage].recordsBefore == record {
+          let region = damages[damage]
+          try body(
+            .damaged(offset: region.offset, length: region.length, reason: region.reason),
+            region.lastSequence)
+          damage += 1
+        }
+      }
+      for index in records.indices {
+        try damagesBefore(index)
+        let entry = records[index]
+        try body(.record(entry.record, offset: entry.offset), entry.lastSequence)
+      }
+      try damagesBefore(records.count)
+    }
   }
 
   private static let chunkSize = 4_096
@@ -26,7 +64,7 @@ final class ScanPipeline: @unchecked Sendable {
   // touches until `finish()` has joined it (so the runtime's exclusivity checks, one per
   // record, are off for it).
   @exclusivity(unchecked) private var scanner: SegmentScanner
-  private var ready: [[Item]] = []
+  private var ready: [Chunk] = []
   private var scanned = false
   private var stopped = false
   private var thread: BackgroundThread?
@@ -41,25 +79,29 @@ final class ScanPipeline: @unchecked Sendable {
   }
 
   private func scan() {
-    var chunk: [Item] = []
-    chunk.reserveCapacity(Self.chunkSize)
+    var chunk = Self.emptyChunk()
     while let event = scanner.next() {
-      chunk.append(Item(event: event, lastSequence: scanner.lastSequence))
+      chunk.append(event, lastSequence: scanner.lastSequence)
       if chunk.count == Self.chunkSize {
         guard hand(chunk) else { return }
-        chunk = []
-        chunk.reserveCapacity(Self.chunkSize)
+        chunk = Self.emptyChunk()
       }
     }
     lock.withLock {
-      if !chunk.isEmpty { ready.append(chunk) }
+      if chunk.count > 0 { ready.append(chunk) }
       scanned = true
       lock.broadcast()
     }
   }
 
+  private static func emptyChunk() -> Chunk {
+    var chunk = Chunk()
+    chunk.records.reserveCapacity(chunkSize)
+    return chunk
+  }
+
   /// Queues a chunk, waiting while enough are queued; false if the owner stopped the scan.
-  private func hand(_ chunk: [Item]) -> Bool {
+  private func hand(_ chunk: Chunk) -> Bool {
     lock.withLock {
       while ready.count >= Self.chunksAhead && !stopped { lock.wait() }
       guard !stopped else { return false }
@@ -70,7 +112,7 @@ final class ScanPipeline: @unchecked Sendable {
   }
 
   /// The next chunk of events, in order; nil once every event has been taken.
-  func next() -> [Item]? {
+  func next() -> Chunk? {
     lock.withLock {
       while ready.isEmpty && !scanned { lock.wait() }
       guard !ready.isEmpty else { return nil }

@@ -431,12 +431,7 @@ struct Verifier {
   private func readFile(_ name: String) throws(LogStoreError) -> [UInt8] {
     let handle = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
     defer { handle.close() }
-    var bytes = [UInt8](repeating: 0, count: try handle.size())
-    let read = try bytes.withMutableBytes { buffer throws(LogStoreError) in
-      try handle.read(into: buffer, at: 0)
-    }
-    if read < bytes.count { bytes.removeSubrange(read...) }
-    return bytes
+    return try handle.readBytes(count: try handle.size())
   }
 
   /// Checks a hint file and every entry of it against the record it points at.
