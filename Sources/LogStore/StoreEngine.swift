@@ -513,6 +513,20 @@ final class StoreEngine: @unchecked Sendable {
   /// store as it was), syncs the active segment, and releases every file.
   func close() throws(LogStoreError) {
     let lock = log.lock
+    // In `.manyProcesses` use the close cannot write an index file at its end, as a
+    // `.oneProcess` one does (``Checkpointer/checkpointAtClose()``, with the log's lock held):
+    // other processes would wait for the write. When one is worth writing by the same rule, it
+    // is written first, as any checkpoint is, the lock held only while the tables are copied;
+    // not while a compaction runs, which the close stops rather than waits for. Only an
+    // optimization: a failure leaves the next open to read more of the log.
+    if sharing != nil, !options.readOnly, options.indexFiles,
+      lock.withLock({
+        !log.closing && !compactor.isRunning && !checkpointer.isRunning
+          && checkpointer.isWorthwhile()
+      })
+    {
+      try? checkpointer.checkpoint(compactor: compactor)
+    }
     lock.lock()
     if log.closing {
       lock.unlock()

@@ -776,6 +776,83 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a compaction leaves an index file of its outputs, which the next open maps instead of reading their hint files, while another open takes the compaction in by the hints"
+  )
+  func compactionLeavesIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options(maxSegmentSize: 16 << 10)
+    options.indexFileMinimumLiveBytes = 0
+    let compacting = try LogStore(path: path, options: options)
+    let other = try LogStore(path: path, options: options)
+    try compacting.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<600 {
+      let writer = round % 2 == 0 ? compacting : other
+      try writer.put("v\(round)".bytes, forKey: "k\(round % 200)".bytes, in: "t")
+      expected["k\(round % 200)"] = "v\(round)"
+    }
+    try compacting.compact()
+    let files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(files.contains { $0.hasSuffix(".index") }, "\(files.sorted())")
+    #expect(files.contains { $0.hasSuffix(".hint") }, "\(files.sorted())")
+    #expect(try other.snapshot() == ["t": expected])
+    try other.put("after".bytes, forKey: "k0".bytes, in: "t")
+    expected["k0"] = "after"
+
+    let next = try LogStore(path: path, options: options)
+    #expect(next.openReport.indexFile != nil)
+    #expect(next.openReport.hintEntries == 0)
+    #expect(try next.snapshot() == ["t": expected])
+    try next.close()
+    try other.close()
+    try compacting.close()
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
+  }
+
+  @Test(
+    "a close writes an index file once a quarter of the store and 4 MiB were written since the last, as a checkpoint the other opens go on writing beside, and the next open maps it"
+  )
+  func closeWritesIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options(maxSegmentSize: 1 << 20)
+    options.indexFileMinimumLiveBytes = 0
+    let closing = try LogStore(path: path, options: options)
+    let other = try LogStore(path: path, options: options)
+    try closing.createTable("t")
+    let value = [UInt8](repeating: 0x61, count: 4_000)
+    var expected: [String: String] = [:]
+    // Under 4 MiB: no index file.
+    for round in 0..<500 {
+      try closing.put(value + "\(round)".bytes, forKey: "k\(round)".bytes, in: "t")
+      expected["k\(round)"] = String(decoding: value, as: UTF8.self) + "\(round)"
+    }
+    let reopened = try LogStore(path: path, options: options)
+    try reopened.close()
+    var files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(!files.contains { $0.hasSuffix(".index") }, "\(files.sorted())")
+    for round in 500..<1_200 {
+      try (round % 2 == 0 ? closing : other).put(
+        value + "\(round)".bytes, forKey: "k\(round)".bytes, in: "t")
+      expected["k\(round)"] = String(decoding: value, as: UTF8.self) + "\(round)"
+    }
+    try closing.close()
+    files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(files.contains { $0.hasSuffix(".index") }, "\(files.sorted())")
+    try other.put("after".bytes, forKey: "k0".bytes, in: "t")
+    expected["k0"] = "after"
+
+    let next = try LogStore(path: path, options: options)
+    #expect(next.openReport.indexFile != nil)
+    #expect(next.openReport.scannedRecords < 100)
+    #expect(try next.snapshot() == ["t": expected])
+    try next.close()
+    try other.close()
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
+  }
+
+  @Test(
     "a follower opened before any writer in this boot (a widget before its app) follows once one writes"
   )
   func followerBeforeWriters() throws {

@@ -75,9 +75,10 @@ final class Compactor: @unchecked Sendable {
 
   /// Compacts now: waits for a compaction already running, then runs one. `progress` is
   /// called now and then with the input bytes copied so far and the total. Returns whether an
-  /// index file should follow: the outputs got no hint files (``Checkpointer/followsCompaction()``)
-  /// and the compaction could not give the store the index file it gathered of them
-  /// (``CompactedIndex``); the caller writes it. `skipsIndexFile` is asked, with the log's lock
+  /// index file should follow (``Checkpointer/followsCompaction()``): the outputs got no hint
+  /// files and the compaction could not give the store the index file it gathered of them
+  /// (``CompactedIndex``), or, in `.manyProcesses` use, the compaction gathered none; the
+  /// caller writes it. `skipsIndexFile` is asked, with the log's lock
   /// held, before that file is written: the automatic compactor says yes when another compaction
   /// is due already, whose outputs would replace these at once (the keys are then relocated, and
   /// the caller decides, as after any compaction that gave the store no file).
@@ -173,7 +174,7 @@ final class Compactor: @unchecked Sendable {
     succeeded = true
     // A relocation that found the index file damaged left its key where it was: rebuild.
     log.lock.withLock { if index.keys.baseDamaged { repair.rebuild() } }
-    return .compacted(writesIndex: plan.writesIndex && !adopted)
+    return .compacted(writesIndex: plan.writesIndex && !adopted || plan.checkpointFollows)
   }
 
   /// The bytes of a compaction's index file, made on a thread of their own while the outputs
@@ -289,6 +290,10 @@ final class Compactor: @unchecked Sendable {
     var damageSeen = 0
     /// An index file is written after the compaction, so the outputs need no hint files.
     let writesIndex: Bool
+    /// In `.manyProcesses` use, where the outputs get hint files for the other processes and
+    /// no index file is gathered: a checkpoint writes one after the compaction, so that the
+    /// next opens map it instead of reading every output's hint file.
+    let checkpointFollows: Bool
     /// The number reserved for the index file of the outputs (``CompactedIndex``); nil when
     /// none is written. The first record after them is numbered ``nextSequence``.
     let indexFile: UInt32?
@@ -303,7 +308,7 @@ final class Compactor: @unchecked Sendable {
 
     init(
       inputs: [(file: SegmentFile, size: Int)], firstOutput: UInt32, outputLimit: UInt32,
-      indexFile: UInt32?, now: Int64, nextSequence: UInt64
+      indexFile: UInt32?, checkpointFollows: Bool, now: Int64, nextSequence: UInt64
     ) {
       self.now = now
       self.nextSequence = nextSequence
@@ -311,6 +316,7 @@ final class Compactor: @unchecked Sendable {
       self.firstOutput = firstOutput
       self.outputLimit = outputLimit
       self.writesIndex = indexFile != nil
+      self.checkpointFollows = checkpointFollows
       self.indexFile = indexFile
     }
 
@@ -364,10 +370,10 @@ final class Compactor: @unchecked Sendable {
       let outputLimit = UInt32(2 * (inputBytes / options.maxSegmentSize) + 2)
       let firstOutput = try log.sealForCompaction(reserving: outputLimit)
       // In `.manyProcesses` use the outputs always get hint files: every other process reads
-      // them to take the compaction in.
-      let indexFile =
-        sharing == nil && checkpointer.followsCompaction()
-        ? try log.takeFileNumber() : nil
+      // them to take the compaction in. The index file the next opens want is then written
+      // after the compaction, by a checkpoint.
+      let indexFollows = checkpointer.followsCompaction()
+      let indexFile = sharing == nil && indexFollows ? try log.takeFileNumber() : nil
       sharing?.shared.beginCompaction(outputs: firstOutput..<firstOutput + outputLimit)
       isRunning = true
       // Every segment below the outputs is sealed now, its size known.
@@ -377,7 +383,8 @@ final class Compactor: @unchecked Sendable {
       return .plan(
         Plan(
           inputs: inputs.sorted { $0.file.number < $1.file.number }, firstOutput: firstOutput,
-          outputLimit: outputLimit, indexFile: indexFile, now: index.clock.now(),
+          outputLimit: outputLimit, indexFile: indexFile,
+          checkpointFollows: sharing != nil && indexFollows, now: index.clock.now(),
           nextSequence: log.nextSequence))
     }
   }

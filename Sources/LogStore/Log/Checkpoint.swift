@@ -66,7 +66,8 @@ final class Checkpointer: @unchecked Sendable {
     return index.keys.liveBytes >= log.options.indexFileMinimumLiveBytes
   }
 
-  /// Whether a clean close should write an index file: at least 4 MiB and a quarter of the
+  /// Whether a clean close should write an index file (in `.manyProcesses` use, as a
+  /// checkpoint just before it): at least 4 MiB and a quarter of the
   /// live bytes were written since the last one, so that the next open would read a log tail
   /// worth skipping, while a store that changed little does not pay for a whole new file at
   /// each close. The live bytes are those the last index file counts, when there is one: the
