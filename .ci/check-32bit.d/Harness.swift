@@ -30,6 +30,7 @@ let scenarios: [Scenario] = [
   Scenario(name: "table-index-hashes", body: syntheticHashScenario),
   Scenario(name: "key-directory", body: keyDirectoryScenario),
   Scenario(name: "index-file", body: indexFileScenario),
+  Scenario(name: "changes-file", body: changesFileScenario),
   Scenario(name: "byte-words", body: byteWordsScenario),
 ]
 

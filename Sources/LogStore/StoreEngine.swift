@@ -73,7 +73,7 @@ final class StoreEngine: @unchecked Sendable {
     if let commit { log.tableChanges = commit.tableChanges }
     self.log = log
     let indexFile = IndexFileInUse(
-      directory: directory, fileSystem: fileSystem, openedFrom: state.keys.mapped)
+      directory: directory, fileSystem: fileSystem, openedFrom: state)
     repair = IndexRepair(log: log, indexFile: indexFile)
     sharing =
       manyProcesses
@@ -468,7 +468,7 @@ final class StoreEngine: @unchecked Sendable {
       let state = try Recovery(directory: directory, options: options).run()
       index.change { index.replaceAll(with: state) }
       log.adopt(state, nextFileNumber: state.nextFileNumber)
-      repair.indexFile.use(state.keys.mapped)
+      repair.indexFile.use(state)
     }
   }
 

@@ -45,6 +45,9 @@ struct StatsCommand: Command {
     let garbageShare =
       statistics.diskBytes == 0 ? 0 : Double(statistics.garbageBytes) / Double(statistics.diskBytes)
     let percent = (garbageShare * 1000).rounded() / 10
+    let changesFile = report.indexFile.flatMap {
+      report.usedChangesFile ? StoreFileName.changes($0) : nil
+    }
     if json {
       output.print(
         "{\"items\":\(statistics.liveItems),\"tables\":\(statistics.tables),"
@@ -53,6 +56,7 @@ struct StatsCommand: Command {
           + "\"segments\":\(statistics.segments),\"damagedRecords\":\(statistics.damagedRecords),"
           + "\"scannedRecords\":\(report.scannedRecords),\"hintEntries\":\(report.hintEntries),"
           + "\"indexFile\":\(report.indexFile.map { "\"\(StoreFileName.index($0))\"" } ?? "null"),"
+          + "\"changesFile\":\(changesFile.map { "\"\($0)\"" } ?? "null"),"
           + "\"indexMappedBytes\":\(statistics.indexMappedBytes),"
           + "\"indexHeapBytes\":\(statistics.indexHeapBytes)}")
       return .success
@@ -69,6 +73,7 @@ struct StatsCommand: Command {
         "opened from",
         "\(report.scannedRecords) records scanned, \(report.hintEntries) hint entries"
           + (report.indexFile.map { ", index file \(StoreFileName.index($0))" } ?? "")
+          + (changesFile.map { ", changes file \($0)" } ?? "")
       ),
       (
         "index memory",

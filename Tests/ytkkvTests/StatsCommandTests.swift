@@ -85,6 +85,26 @@ struct StatsCommandTests {
       verified.outputLines.last?.hasSuffix(", 1 index files)") == true, "\(verified.outputLines)")
   }
 
+  @Test("names the changes file put over the index file, when the open used one")
+  func changesFile() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = try Self.fixture.make(in: scratch)
+    let writer = try KeyValueStore(path: path)
+    try writer.checkpoint()
+    // A close writes the changes since the index file once 1 MiB of records follow it.
+    let text = String(repeating: "x", count: 1_000)
+    for index in 0..<1_100 { try writer.put(string: text, id: "id\(index)", into: "user_table") }
+    try writer.close()
+    let result = try Tool.run(["stats", path])
+    #expect(result.status == 0)
+    #expect(result.outputLines[7].hasSuffix(".changes"), "\(result.outputLines)")
+    let json = try Tool.run(["stats", path, "--json"])
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    #expect((object["changesFile"] as? String)?.hasSuffix(".changes") == true)
+    #expect(object["scannedRecords"] as? NSNumber == 0)
+  }
+
   @Test("--json prints one object whose values match the store's statistics")
   func printsJSON() throws {
     let scratch = TemporaryDirectory("ytkkv-tests")

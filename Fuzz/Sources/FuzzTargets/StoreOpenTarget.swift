@@ -9,8 +9,8 @@ import LogStoreTesting
 ///
 /// Input layout: repeated `[kind: 1 byte][length: 2 bytes, little-endian][contents]`, where
 /// kind bit 0 chooses a segment (`.log`) or hint (`.hint`) file and the file number is
-/// `1 + (kind >> 1) % 4`; kind 255 is the manifest instead, and kinds 248 to 254 are index
-/// files numbered 1 to 7. Opening and reading must never trap, and nothing read may fail its
+/// `1 + (kind >> 1) % 4`; kind 255 is the manifest instead, kinds 248 to 254 are index
+/// files numbered 1 to 7, and kinds 240 to 247 changes files over index files 1 to 8. Opening and reading must never trap, and nothing read may fail its
 /// checksum silently: every value the store returns must come from a record that verifies.
 package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
   var files: [String: [UInt8]] = [:]
@@ -26,7 +26,9 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
       ? Manifest.fileName
       : kind >= 248
         ? StoreFileName.index(UInt32(kind) - 247)
-        : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
+        : kind >= 240
+          ? StoreFileName.changes(UInt32(kind) - 239)
+          : kind & 1 == 0 ? StoreFileName.segment(number) : StoreFileName.hint(number)
     files["/store/" + name] = Array(data[position..<end])
     position = end
   }

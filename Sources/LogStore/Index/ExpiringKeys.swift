@@ -106,6 +106,11 @@ final class ExpiringKeys {
     lock.withLock { keys.isEmpty ? false : keys[Array(key)]?.isExpired ?? false }
   }
 
+  /// The expiry `key` has, if it has one.
+  func expiry(of key: UnsafeRawBufferPointer) -> Int64? {
+    lock.withLock { keys.isEmpty ? nil : keys[Array(key)]?.time }
+  }
+
   /// Every key with its expiry, in no order.
   func forEachKey(_ body: (UnsafeRawBufferPointer, Int64) -> Void) {
     lock.withLock {

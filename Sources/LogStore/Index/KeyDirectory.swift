@@ -336,6 +336,76 @@ final class KeyDirectory {
     lastTable = nil
   }
 
+  // MARK: Changes files
+
+  /// What changed since the index file, for a changes file (``ChangesFile``): the places of
+  /// the file's tables dropped or cleared since, and every table made, with its place in the
+  /// file when its keys are over that file's table. Nil without an index file.
+  func changedTables() -> (
+    dropped: [Int], tables: [(name: String, place: Int?, table: TableIndex)]
+  )? {
+    guard let mapped else { return nil }
+    var made: [(name: String, place: Int?, table: TableIndex)] = []
+    var over = [Bool](repeating: false, count: waiting.count)
+    for (name, table) in tables {
+      var place: Int?
+      if table.base != nil {
+        var name = name
+        place = name.withUTF8 { mapped.place(ofTable: UnsafeRawBufferPointer($0)) }
+        guard let place else { return nil }
+        over[place] = true
+      }
+      made.append((name, place, table))
+    }
+    let dropped = waiting.indices.filter { !waiting[$0] && !over[$0] }
+    return (dropped, made)
+  }
+
+  /// Puts a changes file's changes over this directory, made of the index file they are over
+  /// with nothing applied yet (``init(mapped:)``): it becomes the directory the file was written
+  /// from. Throws if they do not fit the index file; the directory is then unusable, and the
+  /// caller makes it anew.
+  func restore(_ contents: ChangesFile.Contents) throws(ChangesFile.Invalid) {
+    guard let mapped, contents.indexFile == mapped.number else {
+      throw ChangesFile.Invalid(reason: "it is over another index file")
+    }
+    for place in contents.dropped {
+      guard place < waiting.count else {
+        throw ChangesFile.Invalid(reason: "it drops a table the index file does not have")
+      }
+      // Made first, so that it leaves the totals, as a replay's drop does.
+      if waiting[place] { make(place) }
+      removeTable(named: mapped.name(ofTable: place))
+    }
+    for listed in contents.tables {
+      let table: TableIndex
+      if let place = listed.place {
+        guard place < waiting.count, bytesEqual(mapped.nameBytes(ofTable: place), listed.name)
+        else { throw ChangesFile.Invalid(reason: "a table does not fit the index file") }
+        if waiting[place] {
+          table = make(place)
+        } else {
+          // Made by the open already (its keys have expiries), with no change yet.
+          guard let made = self.table(listed.name), made.base != nil, !made.hasChanges else {
+            throw ChangesFile.Invalid(reason: "a table listed twice")
+          }
+          table = made
+        }
+      } else {
+        guard unretainedMadeTable(listed.name) == nil, waitingPlace(listed.name) == nil else {
+          throw ChangesFile.Invalid(reason: "a new table has the name of another")
+        }
+        table = TableIndex(totals: totals)
+        insertTable(table, named: String(decoding: listed.name, as: UTF8.self))
+      }
+      table.lifetime = listed.lifetime
+      table.creation = listed.creation
+      try table.restore(
+        listed.changes, keyBytes: listed.keyBytes, count: listed.count,
+        liveBytes: listed.liveBytes)
+    }
+  }
+
   // MARK: Applying the log
 
   /// How many changes ``apply(_:)`` has applied: the only way keys and tables change but for

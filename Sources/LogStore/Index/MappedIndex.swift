@@ -200,7 +200,7 @@ final class MappedIndex: @unchecked Sendable {
   }
 
   /// The bytes of the name of the table at `place`.
-  private func nameBytes(ofTable place: Int) -> UnsafeRawBufferPointer {
+  func nameBytes(ofTable place: Int) -> UnsafeRawBufferPointer {
     let start =
       place == 0
       ? 0 : Int(loadLittleEndian(UInt32.self, references + (place - 1) * F.tableReferenceSize))

@@ -721,6 +721,64 @@ final class TableIndex {
 
   private static let settleGroup = 16
 
+  // MARK: Changes files
+
+  /// Whether the table has changes over its base (or keys, without one).
+  var hasChanges: Bool { occupied > 0 }
+
+  /// Adds every key here, the changes over the base (live entries with their expiries, and
+  /// tombstones, each unsettled or not), to the table `builder` has begun.
+  func addChanges(to builder: inout ChangesFile.Builder) {
+    for index in 0...mask where slots[index].hash != 0 {
+      let slot = slots[index]
+      let length = recordLength(slot.keyReference)
+      let key = keyBytes(slot.keyReference)
+      let isTombstone = length == Self.tombstone
+      builder.add(
+        key,
+        location: isTombstone
+          ? nil : RecordLocation(segment: slot.segment, offset: slot.offset, length: length),
+        unsettled: isUnsettled(slot.keyReference),
+        expiry: isTombstone ? nil : expiring?.expiry(of: key))
+    }
+  }
+
+  /// Makes this table, which has no changes yet, the table a changes file describes: its
+  /// `changes` over the base, and its `count` and `liveBytes` as they were counted when the
+  /// file was written (with its unsettled keys counted as a replay counts them). Expiries
+  /// change as the log's puts and deletes change them: a key written with one gets it, any
+  /// other key written or deleted loses the base's. Throws if the changes cannot be this
+  /// table's: a key listed twice, or a tombstone or an unsettled key without a base.
+  func restore(_ changes: ChangesFile.Changes, keyBytes: Int, count: Int, liveBytes: Int)
+    throws(ChangesFile.Invalid)
+  {
+    precondition(occupied == 0 && unsettled.isEmpty, "changes restored into a changed table")
+    reserve(additional: changes.count, keyBytes: keyBytes)
+    var settling: [UInt32] = []
+    for change in changes {
+      guard base != nil || (change.location != nil && !change.unsettled) else {
+        throw ChangesFile.Invalid(reason: "a table without an index file's keys hides some")
+      }
+      let slotHash = Self.slotHash(KeyHash.hash(change.key))
+      let index = probe(change.key, slotHash)
+      guard index < 0 else { throw ChangesFile.Invalid(reason: "a key listed twice") }
+      if let expiry = change.expiry, let location = change.location {
+        if expiring == nil { setExpiring(ExpiringKeys()) }
+        expiring!.set(change.key, expiry: expiry, length: location.length)
+      } else if let expiring {
+        expiring.remove(change.key)
+      }
+      let reference = insert(
+        change.key, slotHash: slotHash, at: -1 - index, location: change.location)
+      // In arena order, as the list must be.
+      if change.unsettled { settling.append(reference) }
+    }
+    unsettled = settling
+    totals.unsettled += settling.count
+    adjust(count: count - self.count, liveBytes: liveBytes - self.liveBytes)
+    allocationChanged()
+  }
+
   // MARK: Expiry
 
   /// The keys that have not expired as of `now` (``ExpiryClock``) and the bytes of their

@@ -105,17 +105,24 @@ final class Checkpointer: @unchecked Sendable {
     {
       return nil
     }
+    guard let segments = position() else { return nil }
+    repair.settleCounts()
+    let number = try log.takeFileNumber()
+    return Copy(
+      segments: segments, nextSequence: log.nextSequence, tables: index.keys.copyTables(),
+      number: number, liveBytes: index.keys.liveBytes)
+  }
+
+  /// The position of the log's end: every live segment, in order, the active one up to its last
+  /// record. Call with the log's lock held.
+  private func position() -> [IndexFileFormat.CoveredSegment]? {
     var segments: [IndexFileFormat.CoveredSegment] = []
     let sizes = log.segmentSizes
     for number in log.liveSegmentNumbers() {
       guard let file = index.segments[number], let size = sizes[number] else { return nil }
       segments.append(.init(number: number, salt: file.salt, coveredLength: size))
     }
-    repair.settleCounts()
-    let number = try log.takeFileNumber()
-    return Copy(
-      segments: segments, nextSequence: log.nextSequence, tables: index.keys.copyTables(),
-      number: number, liveBytes: index.keys.liveBytes)
+    return segments
   }
 
   /// Step 2: writes the file (the log up to its position must be durable). Without a lock.
@@ -147,21 +154,30 @@ final class Checkpointer: @unchecked Sendable {
   /// Writes `bytes` (an encoded ``IndexSnapshot``) as index file `number`: under a temporary
   /// name, synced, renamed, the directory synced. Returns its size.
   func write(_ bytes: [UInt8], number: UInt32) throws(LogStoreError) -> Int {
-    let path = directory + "/" + StoreFileName.index(number)
+    try replaceFile(StoreFileName.index(number), with: bytes, durably: true)
+    return bytes.count
+  }
+
+  /// Writes `bytes` as the store's file `name`: under a temporary name, then renamed over any
+  /// file of that name, so that no open ever sees it half written. `durably`: the file is synced
+  /// before the rename and the directory after it.
+  private func replaceFile(_ name: String, with bytes: [UInt8], durably: Bool)
+    throws(LogStoreError)
+  {
+    let path = directory + "/" + name
     let temporary = path + StoreFileName.temporarySuffix
     do {
       let handle = try fileSystem.openFile(temporary, mode: .createOrOpen)
       defer { handle.close() }
       try handle.truncate(to: 0)
       try bytes.withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
-      try handle.synchronize(.durable)
+      if durably { try handle.synchronize(.durable) }
       try fileSystem.renameFile(temporary, to: path)
-      try fileSystem.synchronizeDirectory(directory)
+      if durably { try fileSystem.synchronizeDirectory(directory) }
     } catch {
       try? fileSystem.removeFile(temporary)
       throw error
     }
-    return bytes.count
   }
 
   /// Step 3: makes `copy`'s file the current one, removes the one before, and puts the new
@@ -282,12 +298,15 @@ final class Checkpointer: @unchecked Sendable {
   }
 
   /// At close, with the log's lock held and everything stopped: writes an index file if it
-  /// is worth it (``isWorthwhile()``). The log must be durable already (`close` syncs it
-  /// first).
+  /// is worth it (``isWorthwhile()``), and otherwise the changes since the one in use
+  /// (``writeChangesAtClose()``). The log must be durable already (`close` syncs it first).
   func checkpointAtClose() throws(LogStoreError) {
-    guard log.options.indexFiles, !log.options.readOnly, isWorthwhile(),
-      let copy = try copy()
-    else { return }
+    guard log.options.indexFiles, !log.options.readOnly else { return }
+    guard isWorthwhile() else {
+      try writeChangesAtClose()
+      return
+    }
+    guard let copy = try copy() else { return }
     let size = try write(copy)
     guard size > 0 else { return }
     let last = copy.segments.last!
@@ -296,5 +315,38 @@ final class Checkpointer: @unchecked Sendable {
     _ = indexFile.replace(
       with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
       liveBytes: copy.liveBytes)
+  }
+
+  /// At close, when no index file is written: writes what the key directory changed since the
+  /// one in use as its changes file (``ChangesFile``), so that the next open puts those changes
+  /// over the index file instead of applying every record written since, one by one. Only when
+  /// at least `activeHintMinimumBytes` of records (1 MiB by default) follow the index file's
+  /// position, and some follow the changes file in use. Like the active segment's hint, it is not
+  /// synced: one that a crash left short or damaged fails its checksums and is not used, and
+  /// one that a crash took back to an earlier version still describes the log up to its own
+  /// position, which never changes (the close synced the log first).
+  func writeChangesAtClose() throws(LogStoreError) {
+    guard let current = indexFile.current, let writer = log.writer else { return }
+    guard bytesSinceIndex() >= max(log.options.activeHintMinimumBytes, 1),
+      indexFile.changes.map({ $0.segment != writer.file.number || $0.covered != writer.used })
+        ?? true,
+      let changed = index.keys.changedTables(), let segments = position()
+    else { return }
+    var builder = ChangesFile.Builder(
+      indexFile: current.number, nextSequence: log.nextSequence, segments: segments,
+      dropped: changed.dropped)
+    for (name, place, table) in changed.tables {
+      var name = name
+      name.withUTF8 { name in
+        builder.beginTable(
+          name: UnsafeRawBufferPointer(name), place: place, lifetime: table.lifetime,
+          count: table.count, liveBytes: table.liveBytes, creation: table.creation)
+      }
+      table.addChanges(to: &builder)
+    }
+    let bytes = builder.finish()
+    try replaceFile(StoreFileName.changes(current.number), with: bytes, durably: false)
+    let last = segments.last!
+    indexFile.changes = (last.number, last.coveredLength, bytes.count)
   }
 }

@@ -1,6 +1,7 @@
 /// The index file the store uses: the one its last open mapped or its last checkpoint wrote,
-/// the position of the log it covers, and its size. Checkpoints replace it; a compaction that
-/// replaces segments it covers, and a rebuild that found it damaged, remove it.
+/// the position of the log it covers, and its size; and where the changes file over it ends,
+/// if there is one. Checkpoints replace the index file; a compaction that replaces segments it
+/// covers, and a rebuild that found it damaged, remove it. Its changes file goes with it.
 ///
 /// Guarded by the log's lock.
 final class IndexFileInUse {
@@ -11,14 +12,22 @@ final class IndexFileInUse {
   private(set) var current:
     (number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int)?
 
-  init(directory: String, fileSystem: any FileSystem, openedFrom mapped: MappedIndex?) {
+  /// The changes file over the index file, the one the open used or a close wrote: where it
+  /// ends (its last segment, and the bytes it covers there) and its size. Nil when there is
+  /// none.
+  var changes: (segment: UInt32, covered: Int, size: Int)?
+
+  init(directory: String, fileSystem: any FileSystem, openedFrom state: RecoveredState) {
     self.directory = directory
     self.fileSystem = fileSystem
-    use(mapped)
+    use(state)
   }
 
-  /// Makes `mapped` (the file an open mapped, or none) the one in use.
-  func use(_ mapped: MappedIndex?) {
+  /// Makes the index file an open mapped (or none) the one in use, with the changes file the
+  /// open put over it.
+  func use(_ state: RecoveredState) {
+    changes = state.changes
+    let mapped = state.keys.mapped
     current = nil
     if let mapped, let last = mapped.segments.last {
       current = (
@@ -34,8 +43,8 @@ final class IndexFileInUse {
     return number == current.segment ? current.covered : Int.max
   }
 
-  /// Bytes of the file, for `statistics().diskBytes`.
-  var size: Int { current?.size ?? 0 }
+  /// Bytes of the file and of its changes file, for `statistics().diskBytes`.
+  var size: Int { (current?.size ?? 0) + (changes?.size ?? 0) }
 
   /// Makes the file a checkpoint wrote, covering up to `covered` bytes of `segment`, the one
   /// in use; returns the number of the one it replaces, which
@@ -43,7 +52,10 @@ final class IndexFileInUse {
   func replace(
     with number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int
   ) -> UInt32? {
-    defer { current = (number, segment, covered, size, liveBytes) }
+    defer {
+      current = (number, segment, covered, size, liveBytes)
+      changes = nil
+    }
     return current?.number
   }
 
@@ -57,7 +69,13 @@ final class IndexFileInUse {
       let previous = replace(
         with: number, segment: segment, covered: covered, size: size, liveBytes: liveBytes)
     else { return }
-    try fileSystem.removeFile(directory + "/" + StoreFileName.index(previous))
+    try removeFiles(of: previous)
+  }
+
+  /// Removes index file `number` and the changes file over it, if there is one.
+  private func removeFiles(of number: UInt32) throws(LogStoreError) {
+    try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
+    try fileSystem.removeFile(directory + "/" + StoreFileName.changes(number))
   }
 
   /// Removes the file: a compaction replaced segments it covers, or it was found damaged (the
@@ -65,6 +83,7 @@ final class IndexFileInUse {
   func remove() throws(LogStoreError) {
     guard let number = current?.number else { return }
     current = nil
-    try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
+    changes = nil
+    try removeFiles(of: number)
   }
 }

@@ -307,7 +307,7 @@ final class ProcessSharing: @unchecked Sendable {
     index.change { index.replaceAll(with: state) }
     log.adopt(state, nextFileNumber: commit.nextFileNumber)
     log.tableChanges = commit.tableChanges
-    indexFile.use(state.keys.mapped)
+    indexFile.use(state)
   }
 
   // MARK: Opening

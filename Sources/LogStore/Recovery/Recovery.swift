@@ -14,6 +14,11 @@ struct RecoveredState {
   var hintSizes: [UInt32: Int] = [:]
   /// Index files found beside the segments (a writer's open removes those it does not use).
   var indexNumbers: [UInt32] = []
+  /// Changes files found beside them, by their index files' numbers (the same).
+  var changesNumbers: [UInt32] = []
+  /// The changes file the open used: where it ends (its last segment and the bytes covered
+  /// there) and its size.
+  var changes: (segment: UInt32, covered: Int, size: Int)?
   /// How the index was rebuilt: records decoded from segments, entries read from hints.
   var report = OpenReport()
   /// The manifest on disk once the open is done (a writer may have replaced it).
@@ -33,6 +38,11 @@ package struct OpenReport: Sendable, Equatable {
   package var indexFile: UInt32?
   /// Why index files beside the segments were not used, by file number.
   package var rejectedIndexFiles: [UInt32: String] = [:]
+  /// Whether the open put the changes file over the index file under its directory: the log
+  /// that file covers was not read either.
+  package var usedChangesFile = false
+  /// Why the changes file over the index file was not used, if there was one.
+  package var rejectedChangesFile: String?
   /// Damaged regions and headers the open met (`.salvage` skipped them; `.fail` refuses any).
   package var damagedRecords = 0
 }
@@ -106,15 +116,20 @@ struct Recovery {
       // wait for two cache misses per key. The first use that needs exact counts settles them.
       state.keys.settlesLater = true
       state.report.indexFile = mapped.number
+      var position = mapped.segments
       maxSequence = mapped.nextSequence &- 1
-      for candidate in live[0..<mapped.segments.count - 1] {
+      if let changes = putChanges(over: mapped, live: live, into: &state) {
+        position = changes.segments
+        maxSequence = changes.nextSequence &- 1
+      }
+      for candidate in live[0..<position.count - 1] {
         // `check` found each header intact.
         guard case .success(let header) = candidate.header else { preconditionFailure() }
         try open(candidate, header: header, into: &state)
       }
-      first = mapped.segments.count - 1
+      first = position.count - 1
       try replay(
-        live[first], isLast: first == live.count - 1, covered: mapped.segments.last!.coveredLength,
+        live[first], isLast: first == live.count - 1, covered: position.last!.coveredLength,
         into: &state, maxSequence: &maxSequence)
       first += 1
     }
@@ -129,6 +144,8 @@ struct Recovery {
       // whole log instead, from the segments already open.
       state.report.rejectedIndexFiles[state.report.indexFile!] = "a part of it is damaged"
       state.report.indexFile = nil
+      state.report.usedChangesFile = false
+      state.changes = nil
       let files = state.segments.sorted { $0.key < $1.key }.map { number, file in
         (file: file, size: state.sealedSizes[number] ?? state.writer!.used)
       }
@@ -144,6 +161,9 @@ struct Recovery {
     }
     if changesFiles {
       try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers)
+      try removeChangesFiles(
+        except: state.report.usedChangesFile ? state.report.indexFile : nil,
+        of: state.changesNumbers)
     }
     state.report.damagedRecords = state.damagedRecords
     state.nextSequence = maxSequence + 1
@@ -170,6 +190,7 @@ struct Recovery {
       case .segment(let number): segmentNumbers.append(number)
       case .hint(let number): hintNumbers.insert(number)
       case .index(let number): state.indexNumbers.append(number)
+      case .changes(let number): state.changesNumbers.append(number)
       case .temporary: temporaries.append(name)
       case .other: break
       }
@@ -363,10 +384,17 @@ struct Recovery {
 
   private func check(_ mapped: MappedIndex, against live: [Candidate]) throws(MappedIndex.Rejection)
   {
-    guard !mapped.segments.isEmpty, mapped.segments.count <= live.count else {
+    try check(position: mapped.segments, against: live)
+  }
+
+  /// Checks that `position` (an index or changes file's) describes the start of `live`.
+  private func check(position: [IndexFileFormat.CoveredSegment], against live: [Candidate])
+    throws(MappedIndex.Rejection)
+  {
+    guard !position.isEmpty, position.count <= live.count else {
       throw MappedIndex.Rejection(reason: "it covers other segments than the store has")
     }
-    for (covered, candidate) in zip(mapped.segments, live) {
+    for (covered, candidate) in zip(position, live) {
       guard covered.number == candidate.number,
         case .success(let header) = candidate.header, header.fileNumber == candidate.number,
         header.salt == covered.salt
@@ -389,6 +417,74 @@ struct Recovery {
     var removed = false
     for number in numbers where number != kept {
       try fileSystem.removeFile(path(StoreFileName.index(number)))
+      removed = true
+    }
+    if removed { try fileSystem.synchronizeDirectory(directory) }
+  }
+
+  /// Puts the changes file over `mapped`, if there is a usable one, under the directory
+  /// (`state.keys`, made of `mapped` with nothing applied yet), and returns the position it
+  /// covers and the sequence number after it. One that cannot be used is reported, the
+  /// directory made anew of the index file, and nil returned: the log after the index file is
+  /// read instead (a writer's open then removes the file).
+  private func putChanges(
+    over mapped: MappedIndex, live: [Candidate], into state: inout RecoveredState
+  ) -> (segments: [IndexFileFormat.CoveredSegment], nextSequence: UInt64)? {
+    guard
+      let handle = try? fileSystem.openFile(
+        path(StoreFileName.changes(mapped.number)), mode: .readOnly)
+    else { return nil }
+    defer { handle.close() }
+    // Each change is shorter than the record it points at or the index file's entry it
+    // hides, and each table's part than its creation record or its part of the index file:
+    // a longer file is not read. It is mapped, not read into memory of the process's own: no
+    // writer changes a changes file in place (a new one is renamed over it), so the bytes stay
+    // as they are while the mapping lives.
+    let limit = mapped.fileLength + live.reduce(0) { $0 + $1.size }
+    guard let size = try? handle.size(), size <= limit,
+      let mapping = try? handle.map(length: max(size, 1), writable: false)
+    else {
+      state.report.rejectedChangesFile = "it cannot be read"
+      return nil
+    }
+    do throws(ChangesFile.Invalid) {
+      let position = try withExtendedLifetime(mapping) { () throws(ChangesFile.Invalid) in
+        let bytes = UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<size])
+        let contents = try ChangesFile.decode(bytes, indexFile: mapped.number)
+        do throws(MappedIndex.Rejection) {
+          try check(position: contents.segments, against: live)
+        } catch {
+          throw ChangesFile.Invalid(reason: error.reason)
+        }
+        // It is over the index file: its position is at or after the file's.
+        let base = mapped.segments
+        guard contents.segments.count >= base.count,
+          zip(base, contents.segments).allSatisfy({ $0.number == $1.number && $0.salt == $1.salt }),
+          contents.segments[base.count - 1].coveredLength >= base.last!.coveredLength
+        else { throw ChangesFile.Invalid(reason: "its position is before the index file's") }
+        try state.keys.restore(contents)
+        return (segments: contents.segments, nextSequence: contents.nextSequence)
+      }
+      state.report.usedChangesFile = true
+      let last = position.segments.last!
+      state.changes = (last.number, last.coveredLength, size)
+      return position
+    } catch {
+      state.report.rejectedChangesFile = error.reason
+      state.keys = KeyDirectory(mapped: mapped)
+      state.keys.settlesLater = true
+      return nil
+    }
+  }
+
+  /// Removes every changes file among `numbers` (named by their index files) but the one over
+  /// `kept`: one the open did not use is stale or damaged, and the next close writes anew.
+  private func removeChangesFiles(except kept: UInt32?, of numbers: [UInt32])
+    throws(LogStoreError)
+  {
+    var removed = false
+    for number in numbers where number != kept {
+      try fileSystem.removeFile(path(StoreFileName.changes(number)))
       removed = true
     }
     if removed { try fileSystem.synchronizeDirectory(directory) }

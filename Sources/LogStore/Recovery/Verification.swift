@@ -87,11 +87,13 @@ struct Verifier {
     var segments: [UInt32] = []
     var hints: [UInt32] = []
     var indexes: [UInt32] = []
+    var changes: [UInt32] = []
     for name in try fileSystem.contentsOfDirectory(directory) {
       switch StoreFileName.classify(name) {
       case .segment(let number): segments.append(number)
       case .hint(let number): hints.append(number)
       case .index(let number): indexes.append(number)
+      case .changes(let number): changes.append(number)
       case .temporary where name == Manifest.temporaryName:
         report.notes.append(
           VerificationFinding(
@@ -213,7 +215,138 @@ struct Verifier {
     for number in indexes.sorted() {
       try checkIndex(number, segments: segments, headers: headers, into: &report)
     }
+    for number in changes.sorted() {
+      try checkChanges(
+        number, hasIndexFile: indexes.contains(number), segments: segments, headers: headers,
+        into: &report)
+    }
     return report
+  }
+
+  /// A changes file's findings, as an index file's: damage is a problem (the open reads the
+  /// log after the index file instead), a file over an index file the store no longer has or
+  /// of segments it no longer has as they were is stale, a note. Every change that is not a
+  /// tombstone must point at a good put of its table and key.
+  private func checkChanges(
+    _ number: UInt32, hasIndexFile: Bool, segments: [UInt32], headers: [UInt32: SegmentHeader],
+    into report: inout VerificationReport
+  ) throws(LogStoreError) {
+    let name = StoreFileName.changes(number)
+    let stale = "not used, and removed at the next open"
+    guard hasIndexFile else {
+      report.notes.append(
+        VerificationFinding(
+          file: name, message: "is over an index file the store does not have; " + stale))
+      return
+    }
+    let bytes: [UInt8]
+    do {
+      bytes = try readFile(name)
+    } catch  where error.isMissingFile {
+      // A writer beside this check may have removed it since it was listed.
+      return
+    }
+    let problem: String? = try bytes.withBytes { bytes throws(LogStoreError) -> String? in
+      let contents: ChangesFile.Contents
+      do throws(ChangesFile.Invalid) {
+        contents = try ChangesFile.decode(bytes, indexFile: number)
+      } catch {
+        return "\(error.reason); the log after the index file is read instead"
+      }
+      guard matches(contents.segments, segments: segments, headers: headers) else {
+        report.notes.append(
+          VerificationFinding(
+            file: name,
+            message: "describes segments the store no longer has as they were; " + stale))
+        return nil
+      }
+      guard let files = try mapCovered(contents.segments, for: name, into: &report) else {
+        return nil
+      }
+      defer { for entry in files.values { entry.file.close() } }
+      var wrong = 0
+      for table in contents.tables {
+        let tableName = String(decoding: table.name, as: UTF8.self)
+        for change in table.changes {
+          guard let location = change.location else { continue }
+          if !Self.holdsPut(
+            at: location, key: change.key, expiry: nil, table: tableName, files: files,
+            headers: headers)
+          {
+            wrong += 1
+          }
+        }
+      }
+      return wrong == 0 ? nil : "\(wrong) changes do not point at a good record of their key"
+    }
+    if let problem { report.problems.append(VerificationFinding(file: name, message: problem)) }
+  }
+
+  /// Whether `position` (an index or changes file's) describes the start of the store's
+  /// segments (`segments`, those with a readable header in `headers`).
+  private func matches(
+    _ position: [IndexFileFormat.CoveredSegment], segments: [UInt32],
+    headers: [UInt32: SegmentHeader]
+  ) -> Bool {
+    let live = segments.filter { headers[$0] != nil }
+    return position.count <= live.count
+      && zip(position, live).allSatisfy { covered, number in
+        covered.number == number && headers[number]?.salt == covered.salt
+      }
+  }
+
+  /// The segments of `position`, opened and mapped, with the bytes covered of each; nil, with
+  /// a problem of the file `name` reported, when one holds fewer bytes than it covers. The
+  /// caller closes the files.
+  private func mapCovered(
+    _ position: [IndexFileFormat.CoveredSegment], for name: String,
+    into report: inout VerificationReport
+  ) throws(LogStoreError) -> [UInt32: CoveredFile]? {
+    var files: [UInt32: CoveredFile] = [:]
+    for covered in position {
+      let handle = try fileSystem.openFile(
+        directory + "/" + StoreFileName.segment(covered.number), mode: .readOnly)
+      let size = try handle.size()
+      guard size >= covered.coveredLength else {
+        handle.close()
+        for entry in files.values { entry.file.close() }
+        report.problems.append(
+          VerificationFinding(
+            file: name,
+            message:
+              "covers \(covered.coveredLength) bytes of \(StoreFileName.segment(covered.number)), "
+              + "which holds \(size); the log is read instead"))
+        return nil
+      }
+      files[covered.number] = (
+        handle, try handle.map(length: max(size, 1), writable: false), covered.coveredLength
+      )
+    }
+    return files
+  }
+
+  private typealias CoveredFile = (file: any FileHandle, mapping: any FileMapping, covered: Int)
+
+  /// Whether `location`, within what `files` cover, holds a good put of `key` (with `expiry`)
+  /// in the table named `table`.
+  private static func holdsPut(
+    at location: RecordLocation, key: UnsafeRawBufferPointer, expiry: Int64?, table: String,
+    files: [UInt32: CoveredFile], headers: [UInt32: SegmentHeader]
+  ) -> Bool {
+    guard let segment = files[location.segment],
+      Int(location.offset) + Int(location.length) <= segment.covered,
+      Int(location.offset) + RecordLayout.kindOffset < segment.covered,
+      let salt = headers[location.segment]?.salt,
+      let record = try? RecordCodec.decode(
+        UnsafeRawBufferPointer(rebasing: segment.mapping.bytes[0..<segment.covered]),
+        at: Int(location.offset), salt: salt,
+        member: segment.mapping.bytes[Int(location.offset) + RecordLayout.kindOffset]
+          & RecordLayout.memberFlag != 0),
+      record.kind == .put, record.length == Int(location.length),
+      bytesEqual(record.key, key), record.expiry == expiry,
+      String(decoding: record.table, as: UTF8.self) == table
+    else { return false }
+    return true
   }
 
   /// An index file's findings: damage is a problem (the open reads the log instead); an index
@@ -233,13 +366,7 @@ struct Verifier {
         VerificationFinding(file: name, message: "\(error.reason); the log is read instead"))
       return
     }
-    let live = segments.filter { headers[$0] != nil }
-    let matches =
-      mapped.segments.count <= live.count
-      && zip(mapped.segments, live).allSatisfy { covered, number in
-        covered.number == number && headers[number]?.salt == covered.salt
-      }
-    guard matches else {
+    guard matches(mapped.segments, segments: segments, headers: headers) else {
       report.notes.append(
         VerificationFinding(
           file: name,
@@ -249,26 +376,8 @@ struct Verifier {
     }
     report.indexFiles += 1
     // Every entry must point at a good record of its table and key, within what it covers.
-    var files: [UInt32: (file: any FileHandle, mapping: any FileMapping, covered: Int)] = [:]
+    guard let files = try mapCovered(mapped.segments, for: name, into: &report) else { return }
     defer { for entry in files.values { entry.file.close() } }
-    for covered in mapped.segments {
-      let handle = try fileSystem.openFile(
-        directory + "/" + StoreFileName.segment(covered.number), mode: .readOnly)
-      let size = try handle.size()
-      guard size >= covered.coveredLength else {
-        handle.close()
-        report.problems.append(
-          VerificationFinding(
-            file: name,
-            message:
-              "covers \(covered.coveredLength) bytes of \(StoreFileName.segment(covered.number)), "
-              + "which holds \(size); the log is read instead"))
-        return
-      }
-      files[covered.number] = (
-        handle, try handle.map(length: max(size, 1), writable: false), covered.coveredLength
-      )
-    }
     for place in 0..<mapped.tableCount {
       let entry: MappedIndex.FileTable
       do {
@@ -290,21 +399,11 @@ struct Verifier {
       }
       var wrong = 0
       entry.table.forEachEntry { item in
-        guard let segment = files[item.location.segment],
-          Int(item.location.offset) + Int(item.location.length) <= segment.covered,
-          Int(item.location.offset) + RecordLayout.kindOffset < segment.covered,
-          let salt = headers[item.location.segment]?.salt,
-          let record = try? RecordCodec.decode(
-            UnsafeRawBufferPointer(rebasing: segment.mapping.bytes[0..<segment.covered]),
-            at: Int(item.location.offset), salt: salt,
-            member: segment.mapping.bytes[Int(item.location.offset) + RecordLayout.kindOffset]
-              & RecordLayout.memberFlag != 0),
-          record.kind == .put, record.length == Int(item.location.length),
-          bytesEqual(record.key, item.key), record.expiry == item.expiry,
-          String(decoding: record.table, as: UTF8.self) == entry.name
-        else {
+        if !Self.holdsPut(
+          at: item.location, key: item.key, expiry: item.expiry, table: entry.name, files: files,
+          headers: headers)
+        {
           wrong += 1
-          return true
         }
         return true
       }

@@ -1,6 +1,7 @@
 /// The names of a store's files. A segment is `NNNNNN.log` (the number in decimal, at least
-/// six digits), its hint file `NNNNNN.hint`; files being written by compaction carry a
-/// `.tmp` suffix until they are complete.
+/// six digits), its hint file `NNNNNN.hint`, an index file `NNNNNN.index`, and the changes
+/// file over that index file `NNNNNN.changes` (the index file's number); files being written
+/// carry a `.tmp` suffix until they are complete.
 package enum StoreFileName {
   static let lock = "LOCK"
   static let temporarySuffix = ".tmp"
@@ -12,19 +13,29 @@ package enum StoreFileName {
   }
   package static func hint(_ number: UInt32) -> String { number.zeroPadded(width: 6) + ".hint" }
   package static func index(_ number: UInt32) -> String { number.zeroPadded(width: 6) + ".index" }
+  /// The changes file over index file `number`.
+  package static func changes(_ number: UInt32) -> String {
+    number.zeroPadded(width: 6) + ".changes"
+  }
 
   /// What a directory entry is, judged by its name.
   enum Kind: Equatable {
     case segment(UInt32)
     case hint(UInt32)
     case index(UInt32)
+    /// A changes file, by the number of its index file.
+    case changes(UInt32)
     case temporary
     case other
   }
 
   static func classify(_ name: String) -> Kind {
     if name.hasSuffix(temporarySuffix) { return .temporary }
-    for (suffix, make) in [(".log", Kind.segment), (".hint", Kind.hint), (".index", Kind.index)] {
+    let kinds = [
+      (".log", Kind.segment), (".hint", Kind.hint), (".index", Kind.index),
+      (".changes", Kind.changes),
+    ]
+    for (suffix, make) in kinds {
       guard name.hasSuffix(suffix) else { continue }
       let digits = name.dropLast(suffix.count)
       // Numbers stay below 2^31 (a store would need billions of segments to get there), so
