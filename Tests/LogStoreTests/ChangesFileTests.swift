@@ -288,7 +288,7 @@ extension ChangesFileTests {
         "a change with unknown flags",
         {
           var bytes = built([("a", 0, [("k0", somewhere, false)])])
-          bytes[bytes.count - 3] = 4
+          bytes[bytes.count - 3] = 8
           return Self.resealed(bytes)
         }()
       ),
@@ -305,6 +305,10 @@ extension ChangesFileTests {
       ("a table under another table's place", built([("zz", 0, [])])),
       ("a table of the index file listed as new", built([("a", nil, [])])),
       ("a table listed twice", built([("new", nil, []), ("new", nil, [])])),
+      (
+        "a table of the index file listed twice",
+        built([("a", 0, [("k0", somewhere, false)]), ("a", 0, [])])
+      ),
       ("a key listed twice", built([("a", 0, [("k0", somewhere, false), ("k0", nil, true)])])),
       ("a new table that hides keys", built([("new", nil, [("k0", nil, false)])])),
       ("a new table with keys left to settle", built([("new", nil, [("k0", somewhere, true)])])),
@@ -331,6 +335,41 @@ extension ChangesFileTests {
     let store = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
     #expect(store.openReport.usedChangesFile)
     try store.close()
+    #expect(try LogStore.verify(path: path).isClean)
+
+    // `verify`: a change that does not point at a good put of its key is a problem, and so is
+    // a position longer than its segment; a position of other segments, and a changes file
+    // over an index file the store does not have, are notes.
+    func verified(_ bytes: [UInt8], as name: String = StoreFileName.changes(2)) throws
+      -> VerificationReport
+    {
+      try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + name))
+      defer { try? FileManager.default.removeItem(atPath: path + "/" + name) }
+      return try LogStore.verify(path: path)
+    }
+    var longer = segments
+    longer[longer.count - 1].coveredLength += 1 << 20
+    let findings: [(String, [UInt8], String, problem: Bool)] = [
+      (
+        "a change at another record",
+        built([("a", 0, [("k0", somewhere, false)])]), StoreFileName.changes(2), true
+      ),
+      (
+        "a position past its segment's end", built(position: longer, []), StoreFileName.changes(2),
+        true
+      ),
+      (
+        "a position of other segments", built(position: otherSalt, []), StoreFileName.changes(2),
+        false
+      ),
+      ("over an index file the store does not have", original, StoreFileName.changes(77), false),
+    ]
+    for (label, bytes, name, problem) in findings {
+      let report = try verified(bytes, as: name)
+      let found = problem ? report.problems : report.notes
+      #expect(found.contains { $0.file == name }, "\(label): \(report)")
+      #expect(report.isClean == !problem, "\(label)")
+    }
   }
 
   @Test(

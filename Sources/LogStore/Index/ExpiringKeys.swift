@@ -108,7 +108,7 @@ final class ExpiringKeys {
 
   /// The expiry `key` has, if it has one.
   func expiry(of key: UnsafeRawBufferPointer) -> Int64? {
-    lock.withLock { keys.isEmpty ? nil : keys[Array(key)]?.time }
+    lock.withLock { keys[Array(key)]?.time }
   }
 
   /// Every key with its expiry, in no order.
