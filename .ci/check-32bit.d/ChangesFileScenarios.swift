@@ -65,7 +65,9 @@ func changesFileScenario(_ c: inout Checker) -> String {
       let over = contents.tables[1]
       c.expect(over.place == 0x7FFF_FFFF, "a place at 2^31 - 1 read back wrong")
       var read: [(key: [UInt8], location: RecordLocation?, unsettled: Bool)] = []
-      for change in over.changes { read.append((Array(change.key), change.location, change.unsettled)) }
+      for change in over.changes {
+        read.append((Array(change.key), change.location, change.unsettled))
+      }
       c.expect(
         read.count == 1 && read[0].key == bytes("gone") && read[0].location == nil
           && read[0].unsettled, "a tombstone read back wrong")

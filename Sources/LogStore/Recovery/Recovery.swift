@@ -159,12 +159,7 @@ struct Recovery {
         state.damagedRecords += 1
       }
     }
-    if changesFiles {
-      try removeIndexFiles(except: state.report.indexFile, of: state.indexNumbers)
-      try removeChangesFiles(
-        except: state.report.usedChangesFile ? state.report.indexFile : nil,
-        of: state.changesNumbers)
-    }
+    if changesFiles { try removeUnusedIndexFiles(of: state) }
     state.report.damagedRecords = state.damagedRecords
     state.nextSequence = maxSequence + 1
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
@@ -373,18 +368,13 @@ struct Recovery {
       do throws(MappedIndex.Rejection) {
         let mapped = try MappedIndex.open(
           directory: directory, number: number, fileSystem: fileSystem)
-        try check(mapped, against: live)
+        try check(position: mapped.segments, against: live)
         return mapped
       } catch {
         report.rejectedIndexFiles[number] = error.reason
       }
     }
     return nil
-  }
-
-  private func check(_ mapped: MappedIndex, against live: [Candidate]) throws(MappedIndex.Rejection)
-  {
-    try check(position: mapped.segments, against: live)
   }
 
   /// Checks that `position` (an index or changes file's) describes the start of `live`.
@@ -411,15 +401,17 @@ struct Recovery {
     }
   }
 
-  /// Removes every index file among `numbers` but `kept`: one the open did not use is stale
-  /// (or damaged), and a newer one is written at the next checkpoint.
-  private func removeIndexFiles(except kept: UInt32?, of numbers: [UInt32]) throws(LogStoreError) {
-    var removed = false
-    for number in numbers where number != kept {
-      try fileSystem.removeFile(path(StoreFileName.index(number)))
-      removed = true
-    }
-    if removed { try fileSystem.synchronizeDirectory(directory) }
+  /// Removes the index files the open did not use, and the changes files but the one it put
+  /// over the index file it used: they are stale (or damaged), and the next checkpoint or
+  /// close writes anew.
+  private func removeUnusedIndexFiles(of state: RecoveredState) throws(LogStoreError) {
+    let used = state.report.indexFile
+    let changesUsed = state.report.usedChangesFile ? used : nil
+    let unused =
+      state.indexNumbers.filter { $0 != used }.map(StoreFileName.index)
+      + state.changesNumbers.filter { $0 != changesUsed }.map(StoreFileName.changes)
+    for name in unused { try fileSystem.removeFile(path(name)) }
+    if !unused.isEmpty { try fileSystem.synchronizeDirectory(directory) }
   }
 
   /// Puts the changes file over `mapped`, if there is a usable one, under the directory
@@ -475,19 +467,6 @@ struct Recovery {
       state.keys.settlesLater = true
       return nil
     }
-  }
-
-  /// Removes every changes file among `numbers` (named by their index files) but the one over
-  /// `kept`: one the open did not use is stale or damaged, and the next close writes anew.
-  private func removeChangesFiles(except kept: UInt32?, of numbers: [UInt32])
-    throws(LogStoreError)
-  {
-    var removed = false
-    for number in numbers where number != kept {
-      try fileSystem.removeFile(path(StoreFileName.changes(number)))
-      removed = true
-    }
-    if removed { try fileSystem.synchronizeDirectory(directory) }
   }
 
   /// Opens a sealed segment the index file covers whole: nothing in it is read.
