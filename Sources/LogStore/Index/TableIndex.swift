@@ -359,12 +359,7 @@ final class TableIndex {
     _ key: UnsafeRawBufferPointer, hash: UInt64, location: RecordLocation,
     settleLater: Bool = false, expiry: Int64? = nil
   ) -> RecordLocation? {
-    if let expiry {
-      if expiring == nil { setExpiring(ExpiringKeys()) }
-      expiring!.set(key, expiry: expiry, length: location.length)
-    } else if let expiring {
-      expiring.remove(key)
-    }
+    setExpiry(of: key, to: expiry, length: location.length)
     let slotHash = Self.slotHash(hash)
     let index = probe(key, slotHash)
     if index >= 0 {
@@ -762,12 +757,7 @@ final class TableIndex {
       let slotHash = Self.slotHash(KeyHash.hash(change.key))
       let index = probe(change.key, slotHash)
       guard index < 0 else { throw ChangesFile.Invalid(reason: "a key listed twice") }
-      if let expiry = change.expiry, let location = change.location {
-        if expiring == nil { setExpiring(ExpiringKeys()) }
-        expiring!.set(change.key, expiry: expiry, length: location.length)
-      } else if let expiring {
-        expiring.remove(change.key)
-      }
+      setExpiry(of: change.key, to: change.expiry, length: change.location?.length ?? 0)
       let reference = insert(
         change.key, slotHash: slotHash, at: -1 - index, location: change.location)
       // In arena order, as the list must be.
@@ -803,6 +793,17 @@ final class TableIndex {
       keys.set(entry.key, expiry: expiry, length: entry.location.length)
     }
     setExpiring(keys)
+  }
+
+  /// Gives `key`, written in a record of `length` bytes, its expiry, or none (nil: the key's
+  /// expiry from before is gone, as a put without one or a delete takes it away).
+  private func setExpiry(of key: UnsafeRawBufferPointer, to expiry: Int64?, length: UInt32) {
+    if let expiry {
+      if expiring == nil { setExpiring(ExpiringKeys()) }
+      expiring!.set(key, expiry: expiry, length: length)
+    } else if let expiring {
+      expiring.remove(key)
+    }
   }
 
   /// Sets ``expiring``, counting in the totals the tables that have keys with an expiry.
