@@ -272,61 +272,8 @@ let allWorkloads: [Workload] =
       note:
         "For this store, each run also times the same number of puts from one writer just before, on the same store; the ratios of the pairs are printed below."
     ),
-    Workload(
-      name: "reopen",
-      title: {
-        "reopen of a \(thousands($0.largeKeys))-key store, compacted, then 10% overwritten"
-      },
-      unit: .milliseconds, engines: peersStore + [.logStoreSharedManual, .hardware, .logStoreRead],
-      prepare: { engine, configuration in
-        try filledStore(engine, count: configuration.largeKeys, label: "reopen")
-      },
-      measure: { engine, scratch, configuration in
-        // Compacted (LevelDB and RocksDB: everything in tables; this store: an index file of
-        // it all), then 10% of the keys overwritten: the recent writes are in LevelDB's log and
-        // in our active segment. Then the timed part: open, and read one key (ready to serve).
-        let path = scratch!.path
-        var store = try engine.make(path, false)
-        try store.compact()
-        let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
-          configuration.largeKeys / 10)
-        for key in recent { try store.put(key, Dataset.value) }
-        // The close is not timed: an app's launch pays the open, not the last session's
-        // close (ours syncs what was written, LevelDB's does not).
-        try store.close()
-        var open = false
-        let seconds = try timed {
-          switch engine {
-          case .logStoreRead:
-            guard try readEveryByte(of: path) > configuration.largeKeys * Dataset.value.count
-            else { throw BenchmarkError("\(engine) read less than the values' bytes") }
-          default:
-            store = try engine.make(path, false)
-            open = true
-            // The hardware limit of an open that looks at its data: read the file once.
-            if engine == .hardware { _ = try store.scan() }
-            guard try store.get(Dataset.key(configuration.largeKeys - 1)) != nil else {
-              throw BenchmarkError("\(engine) lost keys on reopen")
-            }
-          }
-        }
-        if open { try store.close() }
-        return seconds * 1000
-      },
-      note: """
-        Before each timed run, the store is compacted (LevelDB and RocksDB: a full range \
-        compaction; this store: `compact()`, which writes an index file) and 10% of the keys \
-        are then overwritten and the store closed; the time covers the open and one get (an app's \
-        launch pays the open, not the last session's close). `logstore-shared` is this store \
-        in `.manyProcesses` use (an app and its extensions), whose compaction and close write no \
-        index file and whose close writes no hint of the active segment: its open reads the \
-        hint files of the compaction's outputs and scans what was written after them. The last \
-        two rows are floors, \
-        not stores: `hardware` reopens its file of bare records and reads it once; `logstore-read` reads every byte of this \
-        store's files once, checking nothing: what an open that reads every record costs at \
-        least (this store's does so without an index file).
-        """
-    ),
+    reopenWorkload(freshProcess: false),
+    reopenWorkload(freshProcess: true),
     Workload(
       name: "delete-prefix", title: { "delete 10% of \(thousands($0.keys)) keys by prefix" },
       unit: .milliseconds,
@@ -553,6 +500,88 @@ func memoryInChild(_ engine: EngineKind, keys: Int) throws -> (anonymous: Double
 
 nonisolated(unsafe) var memoryResident: [String: [Double]] = [:]
 
+/// The `reopen` workload, or with `freshProcess` the same with the open and the get in a
+/// process of their own (`reopen-fresh`: an app's launch, whose hash seeds and heap are new).
+func reopenWorkload(freshProcess: Bool) -> Workload {
+  Workload(
+    name: freshProcess ? "reopen-fresh" : "reopen",
+    title: {
+      "reopen of a \(thousands($0.largeKeys))-key store, compacted, then 10% overwritten"
+        + (freshProcess ? ", in a fresh process" : "")
+    },
+    unit: .milliseconds,
+    engines: freshProcess
+      ? peersStore + [.logStoreSharedManual]
+      : peersStore + [.logStoreSharedManual, .hardware, .logStoreRead],
+    prepare: { engine, configuration in
+      try filledStore(engine, count: configuration.largeKeys, label: "reopen")
+    },
+    measure: { engine, scratch, configuration in
+      // Compacted (LevelDB and RocksDB: everything in tables; this store: an index file of
+      // it all), then 10% of the keys overwritten: the recent writes are in LevelDB's log and
+      // in our active segment. Then the timed part: open, and read one key (ready to serve).
+      let path = scratch!.path
+      var store = try engine.make(path, false)
+      try store.compact()
+      let recent = shuffled(Dataset.keys(configuration.largeKeys), seed: 3).prefix(
+        configuration.largeKeys / 10)
+      for key in recent { try store.put(key, Dataset.value) }
+      // The close is not timed: an app's launch pays the open, not the last session's
+      // close (ours syncs what was written, LevelDB's does not).
+      try store.close()
+      let key = Dataset.key(configuration.largeKeys - 1)
+      if freshProcess {
+        let output = try runChild([
+          "--child-reopen-time", engine.name, path, String(decoding: key, as: UTF8.self),
+        ])
+        guard
+          let milliseconds = output.flatMap({
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+          })
+        else { throw BenchmarkError("the reopen child for \(engine) failed") }
+        return milliseconds
+      }
+      var open = false
+      let seconds = try timed {
+        switch engine {
+        case .logStoreRead:
+          guard try readEveryByte(of: path) > configuration.largeKeys * Dataset.value.count
+          else { throw BenchmarkError("\(engine) read less than the values' bytes") }
+        default:
+          store = try engine.make(path, false)
+          open = true
+          // The hardware limit of an open that looks at its data: read the file once.
+          if engine == .hardware { _ = try store.scan() }
+          guard try store.get(key) != nil else {
+            throw BenchmarkError("\(engine) lost keys on reopen")
+          }
+        }
+      }
+      if open { try store.close() }
+      return seconds * 1000
+    },
+    note: freshProcess
+      ? """
+      As `reopen`, but the timed open and get run in a new process of this benchmark (the time \
+      is taken inside it, around the open and the get): what an app's launch meets, with hash \
+      seeds, heap and mappings of its own, the files in the page cache as in `reopen`.
+      """
+      : """
+      Before each timed run, the store is compacted (LevelDB and RocksDB: a full range \
+      compaction; this store: `compact()`, which writes an index file) and 10% of the keys \
+      are then overwritten and the store closed; the time covers the open and one get (an app's \
+      launch pays the open, not the last session's close). `logstore-shared` is this store \
+      in `.manyProcesses` use (an app and its extensions), whose compaction and close write no \
+      index file and whose close writes no hint of the active segment: its open reads the \
+      hint files of the compaction's outputs and scans what was written after them. The last \
+      two rows are floors, \
+      not stores: `hardware` reopens its file of bare records and reads it once; `logstore-read` reads every byte of this \
+      store's files once, checking nothing: what an open that reads every record costs at \
+      least (this store's does so without an index file).
+      """
+  )
+}
+
 /// Anonymous memory growth per key of opening the store at `path` and reading every 1,000th
 /// key, in a child process.
 func reopenMemoryInChild(_ engine: EngineKind, path: String, keys: Int) throws -> Double {
@@ -600,6 +629,24 @@ func runReopenMemoryChild(engine name: String, path: String, keys count: Int) th
   withExtendedLifetime(store) {}
   try store.close()
   print(growth)
+}
+
+/// The child's side of `reopen-fresh`: opens the store at `path`, gets `key`, prints the
+/// milliseconds the two took.
+func runReopenTimeChild(engine name: String, path: String, key: String) throws {
+  guard let engine = (EngineKind.all + [.logStoreSharedManual]).first(where: { $0.name == name })
+  else {
+    throw BenchmarkError("unknown engine \(name)")
+  }
+  var store: (any Engine)?
+  let seconds = try timed {
+    store = try engine.make(path, false)
+    guard try store!.get(Array(key.utf8)) != nil else {
+      throw BenchmarkError("\(engine) lost keys on reopen")
+    }
+  }
+  try store!.close()
+  print(seconds * 1000)
 }
 
 /// The child's side: fill, print anonymous and resident growth per key.

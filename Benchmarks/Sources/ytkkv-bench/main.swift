@@ -37,6 +37,15 @@ if arguments.first == "--child-reopen-memory", arguments.count == 4, let keys = 
     exit(1)
   }
 }
+if arguments.first == "--child-reopen-time", arguments.count == 4 {
+  do {
+    try runReopenTimeChild(engine: arguments[1], path: arguments[2], key: arguments[3])
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+  }
+}
 if arguments.first == "--child-many-writer", arguments.count == 5, let id = Int(arguments[3]),
   let count = Int(arguments[4])
 {
