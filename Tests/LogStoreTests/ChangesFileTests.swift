@@ -134,6 +134,27 @@ struct ChangesFileTests {
   }
 
   @Test(
+    "a table of thousands of changes, whose slots are filled block by block in the order their probes start, comes back whole: every key, tombstone and count, as the log has them"
+  )
+  func manyChangesInOneTable() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // About 10,400 changes in table a: more than one block of slots (4,096 blocks at most).
+    let expected = try changedStore(at: path, keys: 12_000)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(reopened.openReport.usedChangesFile)
+    #expect(try reopened.snapshot() == expected)
+    let withChanges = try Self.statistics(reopened)
+    let indexFile = try #require(reopened.openReport.indexFile)
+    try reopened.close()
+    try FileManager.default.removeItem(atPath: path + "/" + StoreFileName.changes(indexFile))
+    let fromLog = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(!fromLog.openReport.usedChangesFile)
+    #expect(try Self.statistics(fromLog) == withChanges)
+    try fromLog.close()
+  }
+
+  @Test(
     "the counts of a session that only opened and closed, its replayed keys not yet looked up in the index file, come back exact once looked up"
   )
   func unsettledKeys() throws {

@@ -744,24 +744,60 @@ final class TableIndex {
   /// change as the log's puts and deletes change them: a key written with one gets it, any
   /// other key written or deleted loses the base's. Throws if the changes cannot be this
   /// table's: a key listed twice, or a tombstone or an unsettled key without a base.
-  func restore(_ changes: ChangesFile.Changes, keyBytes: Int, count: Int, liveBytes: Int)
+  func restore(_ changes: ChangesFile.Changes, keyBytes bytes: Int, count: Int, liveBytes: Int)
     throws(ChangesFile.Invalid)
   {
     precondition(occupied == 0 && unsettled.isEmpty, "changes restored into a changed table")
-    reserve(additional: changes.count, keyBytes: keyBytes)
+    reserve(additional: changes.count, keyBytes: bytes)
+    // The keys go into the arena in the file's order, and into the slots in the order of the
+    // slot each one's probe starts at. At scale the slots are far larger than the caches, and
+    // the file lists the keys in its writer's slot order, which another process's hash seed
+    // scatters: filled in order, the slots are written front to back instead of at a cache
+    // miss a key. Ordering them by block of slots (4,096 blocks at most, one counting pass) is
+    // enough: the slots of a block are filled while they are in the caches.
+    let blockShift = max(0, (mask + 1).trailingZeroBitCount - 12)
+    var blockStarts = [Int](repeating: 0, count: ((mask + 1) >> blockShift) + 1)
+    var unplaced: [Slot] = []
+    unplaced.reserveCapacity(changes.count)
     var settling: [UInt32] = []
     for change in changes {
       guard base != nil || (change.location != nil && !change.unsettled) else {
         throw ChangesFile.Invalid(reason: "a table without an index file's keys hides some")
       }
-      let slotHash = Self.slotHash(KeyHash.hash(change.key))
-      let index = probe(change.key, slotHash)
-      guard index < 0 else { throw ChangesFile.Invalid(reason: "a key listed twice") }
       setExpiry(of: change.key, to: change.expiry, length: change.location?.length ?? 0)
-      let reference = insert(
-        change.key, slotHash: slotHash, at: -1 - index, location: change.location)
+      let reference = appendKey(change.key, length: change.location?.length ?? Self.tombstone)
+      let slot = Slot(
+        hash: Self.slotHash(KeyHash.hash(change.key)), keyReference: reference,
+        segment: change.location?.segment ?? 0, offset: change.location?.offset ?? 0)
+      blockStarts[(Int(truncatingIfNeeded: slot.hash) & mask) >> blockShift + 1] += 1
+      unplaced.append(slot)
       // In arena order, as the list must be.
       if change.unsettled { settling.append(reference) }
+    }
+    for block in 1..<blockStarts.count { blockStarts[block] += blockStarts[block - 1] }
+    let ordered = [Slot](unsafeUninitializedCapacity: unplaced.count) { ordered, initialized in
+      for slot in unplaced {
+        let block = (Int(truncatingIfNeeded: slot.hash) & mask) >> blockShift
+        ordered.initializeElement(at: blockStarts[block], to: slot)
+        blockStarts[block] += 1
+      }
+      initialized = unplaced.count
+    }
+    unplaced = []
+    for slot in ordered {
+      var index = Int(truncatingIfNeeded: slot.hash) & mask
+      while slots[index].hash != 0 {
+        // The slot's key is read only on a hash match: reading it for every key would be a
+        // cache miss each, the arena being in the file's order.
+        if slots[index].hash == slot.hash
+          && bytesEqual(keyBytes(slots[index].keyReference), keyBytes(slot.keyReference))
+        {
+          throw ChangesFile.Invalid(reason: "a key listed twice")
+        }
+        index = (index + 1) & mask
+      }
+      slots[index] = slot
+      occupied += 1
     }
     unsettled = settling
     totals.unsettled += settling.count
