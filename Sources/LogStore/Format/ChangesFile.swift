@@ -78,25 +78,41 @@ package enum ChangesFile {
     mutating func next() -> (
       key: UnsafeRawBufferPointer, location: RecordLocation?, unsettled: Bool, expiry: Int64?
     )? {
-      guard position < bytes.count else { return nil }
-      let change = bytes.baseAddress! + position
-      let keyLength = Int(loadLittleEndian(UInt16.self, change + 12))
-      let flags = change.load(fromByteOffset: 14, as: UInt8.self)
-      let key = UnsafeRawBufferPointer(start: change + changeHeaderSize, count: keyLength)
-      position += changeHeaderSize + keyLength
-      var expiry: Int64?
-      if flags & expiryFlag != 0 {
-        expiry = Int64(bitPattern: loadLittleEndian(UInt64.self, bytes.baseAddress! + position))
-        position += 8
+      // `decode` read every change of these bytes, and checked it, before they were handed out.
+      guard position < bytes.count, let change = try? RawChange(at: position, of: bytes) else {
+        return nil
       }
-      let location =
-        flags & tombstoneFlag != 0
-        ? nil
-        : RecordLocation(
-          segment: loadLittleEndian(UInt32.self, change),
-          offset: loadLittleEndian(UInt32.self, change + 4),
-          length: loadLittleEndian(UInt32.self, change + 8))
-      return (key, location, flags & unsettledFlag != 0, expiry)
+      position = change.end
+      return (
+        change.key, change.flags & tombstoneFlag != 0 ? nil : change.location,
+        change.flags & unsettledFlag != 0, change.expiry
+      )
+    }
+  }
+
+  /// One change as written, its fields not yet checked, and where the next one starts.
+  private struct RawChange {
+    var location: RecordLocation
+    var flags: UInt8
+    var key: UnsafeRawBufferPointer
+    var expiry: Int64?
+    var end: Int
+
+    /// Reads the change at `position` of `bytes`, refusing one that runs past their end.
+    init(at position: Int, of bytes: UnsafeRawBufferPointer) throws(Invalid) {
+      var reader = Reader(bytes: bytes, position: position)
+      let header = try reader.take(changeHeaderSize)
+      location = RecordLocation(
+        segment: loadLittleEndian(UInt32.self, header),
+        offset: loadLittleEndian(UInt32.self, header + 4),
+        length: loadLittleEndian(UInt32.self, header + 8))
+      flags = header.load(fromByteOffset: 14, as: UInt8.self)
+      let keyLength = Int(loadLittleEndian(UInt16.self, header + 12))
+      key = UnsafeRawBufferPointer(start: try reader.take(keyLength), count: keyLength)
+      expiry =
+        flags & expiryFlag == 0
+        ? nil : Int64(bitPattern: loadLittleEndian(UInt64.self, try reader.take(8)))
+      end = reader.position
     }
   }
 
@@ -203,27 +219,21 @@ package enum ChangesFile {
       let start = reader.position
       var keyBytes = 0
       for _ in 0..<changeCount {
-        let change = try reader.take(changeHeaderSize)
-        let keyLength = Int(loadLittleEndian(UInt16.self, change + 12))
-        let flags = change.load(fromByteOffset: 14, as: UInt8.self)
-        _ = try reader.take(keyLength)
-        if flags & expiryFlag != 0 { _ = try reader.take(8) }
-        keyBytes += keyLength
-        let location = RecordLocation(
-          segment: loadLittleEndian(UInt32.self, change),
-          offset: loadLittleEndian(UInt32.self, change + 4),
-          length: loadLittleEndian(UInt32.self, change + 8))
+        let change = try RawChange(at: reader.position, of: body)
+        reader.position = change.end
+        keyBytes += change.key.count
+        let flags = change.flags
         guard flags & ~(tombstoneFlag | unsettledFlag | expiryFlag) == 0 else {
           throw Invalid(reason: "malformed change")
         }
         if flags & tombstoneFlag != 0 {
-          guard location == RecordLocation(segment: 0, offset: 0, length: 0),
+          guard change.location == RecordLocation(segment: 0, offset: 0, length: 0),
             flags & expiryFlag == 0
           else {
             throw Invalid(reason: "malformed change")
           }
         } else {
-          try check(location)
+          try check(change.location)
         }
       }
       tables.append(
