@@ -77,13 +77,7 @@ extension ActiveLog {
   private func hintCoverage(at path: String, of file: SegmentFile) -> Int {
     guard let handle = try? fileSystem.openFile(path, mode: .readOnly) else { return 0 }
     defer { handle.close() }
-    var header = [UInt8](repeating: 0, count: HintFile.headerSize)
-    let read = try? header.withMutableBytes { buffer throws(LogStoreError) in
-      try handle.read(into: buffer, at: 0)
-    }
-    guard read == HintFile.headerSize else { return 0 }
-    return header.withUnsafeBytes {
-      HintFile.coveredLength(ofHeader: $0, fileNumber: file.number, salt: file.salt)
-    } ?? 0
+    return HintFile.coveredLength(
+      readingHeaderOf: handle, fileNumber: file.number, salt: file.salt) ?? 0
   }
 }

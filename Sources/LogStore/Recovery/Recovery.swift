@@ -680,11 +680,10 @@ struct Recovery {
     // After an index or changes file, a hint that covers no more than it (as the active
     // segment's does when a clean close wrote a changes file too) is not read past its header.
     if let indexCovered {
-      guard let hintHeader = try? handle.readBytes(count: HintFile.headerSize),
-        hintHeader.count == HintFile.headerSize,
-        let covered = hintHeader.withUnsafeBytes({
-          HintFile.coveredLength(ofHeader: $0, fileNumber: candidate.number, salt: header.salt)
-        }), covered > indexCovered
+      guard
+        let covered = HintFile.coveredLength(
+          readingHeaderOf: handle, fileNumber: candidate.number, salt: header.salt),
+        covered > indexCovered
       else { return nil }
     }
     guard let bytes = try? handle.readBytes(count: size), bytes.count == size else { return nil }
