@@ -612,11 +612,16 @@ func runChild(_ arguments: [String]) throws -> String? {
   return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
 
+/// The engine a child process is asked to run, by its name.
+func childEngine(named name: String) throws -> EngineKind {
+  guard let engine = (EngineKind.all + [.logStoreSharedManual]).first(where: { $0.name == name })
+  else { throw BenchmarkError("unknown engine \(name)") }
+  return engine
+}
+
 /// The child's side of ``reopenMemoryInChild``: prints the growth per key.
 func runReopenMemoryChild(engine name: String, path: String, keys count: Int) throws {
-  guard let engine = (EngineKind.all).first(where: { $0.name == name }) else {
-    throw BenchmarkError("unknown engine \(name)")
-  }
+  let engine = try childEngine(named: name)
   let keys = stride(from: 0, to: count, by: 1000).map { Dataset.key($0) }
   _ = mallocTrim(0)
   let anonymous = processStatus("RssAnon")
@@ -634,10 +639,7 @@ func runReopenMemoryChild(engine name: String, path: String, keys count: Int) th
 /// The child's side of `reopen-fresh`: opens the store at `path`, gets `key`, prints the
 /// milliseconds the two took.
 func runReopenTimeChild(engine name: String, path: String, key: String) throws {
-  guard let engine = (EngineKind.all + [.logStoreSharedManual]).first(where: { $0.name == name })
-  else {
-    throw BenchmarkError("unknown engine \(name)")
-  }
+  let engine = try childEngine(named: name)
   var store: (any Engine)?
   let seconds = try timed {
     store = try engine.make(path, false)
@@ -651,9 +653,7 @@ func runReopenTimeChild(engine name: String, path: String, key: String) throws {
 
 /// The child's side: fill, print anonymous and resident growth per key.
 func runMemoryChild(engine name: String, keys count: Int) throws {
-  guard let engine = (EngineKind.all).first(where: { $0.name == name }) else {
-    throw BenchmarkError("unknown engine \(name)")
-  }
+  let engine = try childEngine(named: name)
   let keys = Dataset.keys(count)
   let scratch = Scratch("memory")
   defer { scratch.clean() }
