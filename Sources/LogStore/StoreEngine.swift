@@ -517,7 +517,8 @@ final class StoreEngine: @unchecked Sendable {
     // `.oneProcess` one does (``Checkpointer/checkpointAtClose()``, with the log's lock held):
     // other processes would wait for the write. When one is worth writing by the same rule, it
     // is written first, as any checkpoint is, the lock held only while the tables are copied;
-    // not while a compaction runs, which the close stops rather than waits for. Only an
+    // not while a compaction runs, which the close stops rather than waits for. (Otherwise the
+    // close ends with a changes file, as a `.oneProcess` one does, below.) Only an
     // optimization: a failure leaves the next open to read more of the log.
     if sharing != nil, !options.readOnly, options.indexFiles,
       lock.withLock({
@@ -555,14 +556,28 @@ final class StoreEngine: @unchecked Sendable {
       if let sharing {
         if !options.readOnly {
           // Other processes go on appending to the active segment: no index file or hint of it
-          // here, only the sync that makes this process's writes durable, and the open's
-          // entry removed once the write has released the lock (an open renews the write lock
-          // when no open is listed, so one that holds it must be).
+          // here, only the sync that makes this process's writes durable, then the changes
+          // file over the index file in use, and the open's entry removed once the write has
+          // released the lock (an open renews the write lock when no open is listed, so one
+          // that holds it must be).
           defer { sharing.shared.unregister() }
-          // It syncs, and needs the end of the log only: a view behind it stays behind.
-          try sharing.beginWrite(deferringCatchUp: true)
-          defer { sharing.endWrite() }
-          try log.synchronizeActive(proving: true)
+          // Caught up, so that the view is the end of the log this write publishes, which the
+          // changes file describes.
+          try sharing.beginWrite()
+          var uniqueNumber: UInt32?
+          do {
+            defer { sharing.endWrite() }
+            try log.synchronizeActive(proving: true)
+            if options.indexFiles, checkpointer.changesAreWorthWriting() {
+              uniqueNumber = try? log.takeFileNumber()
+            }
+          }
+          // Written once the position is published, without the lock: a write that died
+          // holding the lock is cut back to the last position published, never below one a
+          // changes file covers. Only an optimization, like the index file.
+          if let uniqueNumber, !sharing.viewBehind {
+            try? checkpointer.writeChangesAtClose(uniqueNumber: uniqueNumber)
+          }
         }
         sharing.sharedState?.close()
       } else {

@@ -852,6 +852,234 @@ struct ManyProcessesTests {
     try Self.expectClosedStore(at: path, holds: ["t": expected])
   }
 
+  /// Options for the changes files' tests: an index file whatever the store's size, and a
+  /// changes file at every close that follows some records.
+  static func changesOptions(readOnly: Bool = false) -> LogStore.Options {
+    var options = Self.options(readOnly: readOnly)
+    options.indexFileMinimumLiveBytes = 0
+    options.activeHintMinimumBytes = 0
+    return options
+  }
+
+  /// The number of the one index file in the store at `path`.
+  static func indexFileNumber(at path: String) throws -> UInt32? {
+    let numbers = try FileManager.default.contentsOfDirectory(atPath: path).compactMap { name in
+      if case .index(let number) = StoreFileName.classify(name) { return number }
+      return nil
+    }
+    return numbers.count == 1 ? numbers[0] : nil
+  }
+
+  /// Two opens of a store with an index file, tables `a` and `b` of 200 keys each in it, then
+  /// changes by both (overwrites, deletes, a prefix deleted, a new table). Returns the opens,
+  /// the index file's number and what the store holds.
+  static func storeChangedByTwo(at path: String) throws -> (
+    closing: LogStore, other: LogStore, indexFile: UInt32, expected: [String: [String: String]]
+  ) {
+    let closing = try LogStore(path: path, options: changesOptions())
+    let other = try LogStore(path: path, options: changesOptions())
+    var expected: [String: [String: String]] = [:]
+    for table in ["a", "b"] {
+      try closing.createTable(table)
+      for index in 0..<200 {
+        try closing.put("\(table)\(index)".bytes, forKey: "k\(index)".bytes, in: table)
+        expected[table, default: [:]]["k\(index)"] = "\(table)\(index)"
+      }
+    }
+    try closing.checkpoint()
+    let indexFile = try #require(try indexFileNumber(at: path))
+    for index in stride(from: 0, to: 200, by: 3) {
+      try closing.put("new\(index)".bytes, forKey: "k\(index)".bytes, in: "a")
+      expected["a"]!["k\(index)"] = "new\(index)"
+    }
+    for index in stride(from: 1, to: 200, by: 5) {
+      try other.delete(key: "k\(index)".bytes, in: "a")
+      expected["a"]!["k\(index)"] = nil
+    }
+    try other.deletePrefix("k1".bytes, in: "b")
+    expected["b"] = expected["b"]!.filter { !$0.key.hasPrefix("k1") }
+    try other.createTable("c")
+    try other.put("c".bytes, forKey: "x".bytes, in: "c")
+    expected["c"] = ["x": "c"]
+    try closing.put("last".bytes, forKey: "k2".bytes, in: "a")
+    expected["a"]!["k2"] = "last"
+    return (closing, other, indexFile, expected)
+  }
+
+  @Test(
+    "a close that writes no index file writes the changes since the one in use, after its position is published and beside other opens: the next opens, shared, read-only or alone, put them over the index file and read only what came after, the same as an open that reads the log"
+  )
+  func closeWritesChanges() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var (closing, other, indexFile, expected) = try Self.storeChangedByTwo(at: path)
+    try closing.close()
+    let file = path + "/" + StoreFileName.changes(indexFile)
+    #expect(FileManager.default.fileExists(atPath: file))
+    var files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(!files.contains { $0.hasSuffix(StoreFileName.temporarySuffix) }, "\(files.sorted())")
+    // The other open goes on writing after the position the file covers.
+    try other.put("after".bytes, forKey: "k0".bytes, in: "a")
+    expected["a"]!["k0"] = "after"
+
+    let next = try LogStore(path: path, options: Self.changesOptions())
+    #expect(next.openReport.indexFile == indexFile)
+    #expect(next.openReport.usedChangesFile)
+    #expect(next.openReport.scannedRecords < 5)
+    #expect(try next.snapshot() == expected)
+    let reader = try LogStore(path: path, options: Self.changesOptions(readOnly: true))
+    #expect(reader.openReport.usedChangesFile)
+    #expect(try reader.snapshot() == expected)
+    #expect(try other.snapshot() == expected)
+    let counts = try ["a", "b", "c"].map { table in try next.count(in: table) }
+    #expect(counts == ["a", "b", "c"].map { expected[$0]!.count })
+    try reader.close()
+    try other.close()
+    try next.close()
+    files = try FileManager.default.contentsOfDirectory(atPath: path)
+    #expect(!files.contains { $0.hasSuffix(StoreFileName.temporarySuffix) }, "\(files.sorted())")
+
+    // Alone, the store opens from the last close's file too; without it, from the log: the same.
+    let alone = try LogStore(path: path, options: .init(corruption: .fail))
+    #expect(alone.openReport.usedChangesFile)
+    #expect(try alone.snapshot() == expected)
+    let counted = try alone.statistics()
+    let statistics: [Int] = [counted.tables, counted.liveItems, counted.liveBytes]
+    try alone.close()
+    try FileManager.default.removeItem(atPath: file)
+    let fromLog = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(!fromLog.openReport.usedChangesFile)
+    #expect(try fromLog.snapshot() == expected)
+    let fromLogCounted = try fromLog.statistics()
+    let fromLogStatistics: [Int] = [
+      fromLogCounted.tables, fromLogCounted.liveItems, fromLogCounted.liveBytes,
+    ]
+    #expect(fromLogStatistics == statistics)
+    try fromLog.close()
+    try Self.expectClosedStore(at: path, holds: expected)
+  }
+
+  @Test(
+    "a close writes its changes without the store's lock, once its position is published: meanwhile another open writes, closes and writes its own, and whichever lands last, the next opens read the store whole"
+  )
+  func changesBesideAnotherClose() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.changesOptions()
+    options.corruption = .fail
+    options.otherProcessPatience = 200
+    options.fileSystem = fileSystem.process(11)
+    let closing = try LogStore(path: "/store", options: options)
+    options.fileSystem = fileSystem.process(22)
+    let other = try LogStore(path: "/store", options: options)
+    try closing.createTable("t")
+    var expected: [String: String] = [:]
+    for round in 0..<200 {
+      try (round % 2 == 0 ? closing : other).put(
+        "v\(round)".bytes, forKey: "k\(round % 50)".bytes, in: "t")
+      expected["k\(round % 50)"] = "v\(round)"
+      if round == 99 { try closing.checkpoint() }
+    }
+    let indexFile = try #require(
+      try fileSystem.contentsOfDirectory("/store").compactMap { name -> UInt32? in
+        if case .index(let number) = StoreFileName.classify(name) { return number }
+        return nil
+      }.first)
+    let changes = "/store/" + StoreFileName.changes(indexFile)
+    // Just before the closing open renames its changes file into place, a third open (which
+    // would wait for the lock, and give up, if the close still held it) writes and closes,
+    // leaving its own changes file; the closing open's, of an earlier position, replaces it.
+    let ran = Guarded(false)
+    var third = options
+    third.fileSystem = fileSystem.process(33)
+    fileSystem.callHook = { [third] upcoming in
+      guard upcoming.process == 11, upcoming.operation == "rename",
+        upcoming.path.hasPrefix(changes + "."), !ran.withLock({ $0 })
+      else { return }
+      ran.withLock { $0 = true }
+      do {
+        let meanwhile = try LogStore(path: "/store", options: third)
+        try meanwhile.put("meanwhile".bytes, forKey: "k7".bytes, in: "t")
+        try meanwhile.close()
+        #expect(try fileSystem.contentsOfDirectory("/store").contains(String(changes.dropFirst(7))))
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    try closing.close()
+    fileSystem.callHook = nil
+    #expect(ran.withLock { $0 })
+    expected["k7"] = "meanwhile"
+    let names = try fileSystem.contentsOfDirectory("/store")
+    #expect(!names.contains { $0.hasSuffix(StoreFileName.temporarySuffix) }, "\(names.sorted())")
+    options.fileSystem = fileSystem.process(44)
+    let next = try LogStore(path: "/store", options: options)
+    #expect(next.openReport.usedChangesFile)
+    #expect(try next.snapshot() == ["t": expected])
+    try next.close()
+    try other.close()
+    #expect(try LogStore.verify(path: "/store", fileSystem: fileSystem.process(55)).isClean)
+    var aloneOptions = LogStore.Options(corruption: .fail)
+    aloneOptions.fileSystem = fileSystem.process(66)
+    let alone = try LogStore(path: "/store", options: aloneOptions)
+    #expect(alone.openReport.usedChangesFile)
+    #expect(try alone.snapshot() == ["t": expected])
+    try alone.close()
+  }
+
+  @Test(
+    "a write that dies after another open's close wrote its changes is cut back to no earlier than the position the file covers: the next writer clears it and puts the file over the index file"
+  )
+  func changesSurviveDeadWrite() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let (closing, other, _, expected) = try Self.storeChangedByTwo(at: path)
+    try closing.close()
+    try Self.appendUnpublished(other, keys: ["ghost"])
+    other.engine.sharing!.shared.lock.release()
+    try withExtendedLifetime(other) {
+      let next = try LogStore(path: path, options: Self.changesOptions())
+      #expect(next.openReport.usedChangesFile)
+      #expect(try next.snapshot() == expected)
+      try next.put("after".bytes, forKey: "k0".bytes, in: "a")
+      try next.close()
+      var later = expected
+      later["a"]!["k0"] = "after"
+      let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+      #expect(reopened.openReport.usedChangesFile)
+      #expect(try reopened.snapshot() == later)
+    }
+  }
+
+  @Test(
+    "a close whose view another open's compaction replaced writes its changes over the index file of the compaction's outputs, not over the one it opened with"
+  )
+  func changesAfterOthersCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var (closing, other, first, expected) = try Self.storeChangedByTwo(at: path)
+    try other.compact()
+    let files = try FileManager.default.contentsOfDirectory(atPath: path)
+    let compacted = try #require(
+      files.compactMap { name -> UInt32? in
+        guard case .index(let number) = StoreFileName.classify(name), number != first else {
+          return nil
+        }
+        return number
+      }.first)
+    try closing.put("after compaction".bytes, forKey: "k5".bytes, in: "b")
+    expected["b"]!["k5"] = "after compaction"
+    try closing.close()
+    #expect(FileManager.default.fileExists(atPath: path + "/" + StoreFileName.changes(compacted)))
+    #expect(!FileManager.default.fileExists(atPath: path + "/" + StoreFileName.changes(first)))
+    let next = try LogStore(path: path, options: Self.changesOptions())
+    #expect(next.openReport.indexFile == compacted)
+    #expect(next.openReport.usedChangesFile)
+    #expect(try next.snapshot() == expected)
+    try next.close()
+    try other.close()
+    try Self.expectClosedStore(at: path, holds: expected)
+  }
+
   @Test(
     "a follower opened before any writer in this boot (a widget before its app) follows once one writes"
   )
@@ -1345,11 +1573,14 @@ struct ManyProcessesTests {
 
   /// The workload of ``crashBesideAnotherOpen``: two opens of one store take turns writing
   /// (puts, deletes, a batch, a prefix delete) across rotations, one of them compacts and the
-  /// other writes an index file in between. Returns how many operations were acknowledged.
+  /// other writes an index file in between; each close writes a changes file over it. Returns
+  /// how many operations were acknowledged.
   static func twoOpensWorkload(_ fileSystem: SimulatedFileSystem) -> Int {
     var options = Self.options(maxSegmentSize: 4 << 10)
     options.fileSystem = fileSystem
     options.sync = .always
+    options.indexFileMinimumLiveBytes = 0
+    options.activeHintMinimumBytes = 0
     var acknowledged = 0
     do {
       let first = try LogStore(path: "/store", options: options)
@@ -1406,6 +1637,8 @@ struct ManyProcessesTests {
         .deletePrefix("k7"), round == 1 ? .checkpoint : .compact,
       ]
     }
+    // Written after the last compaction's index file: the closes write changes over it.
+    operations += [.put("k0", "last"), .delete("k1")]
     return operations
   }()
 
@@ -1432,6 +1665,7 @@ struct ManyProcessesTests {
     let probe = SimulatedFileSystem()
     #expect(Self.twoOpensWorkload(probe) == Self.twoOpensOperations.count)
     let total = probe.calls
+    #expect(try probe.contentsOfDirectory("/store").contains { $0.hasSuffix(".changes") })
     var points = 0
     for call in 1...total where TestDepth.runs(call, every: 9, isEdge: call == total) {
       let fileSystem = SimulatedFileSystem()

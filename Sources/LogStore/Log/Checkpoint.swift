@@ -158,14 +158,16 @@ final class Checkpointer: @unchecked Sendable {
     return bytes.count
   }
 
-  /// Writes `bytes` as the store's file `name`: under a temporary name, then renamed over any
-  /// file of that name, so that no open ever sees it half written. `durably`: the file is synced
-  /// before the rename and the directory after it.
-  private func replaceFile(_ name: String, with bytes: [UInt8], durably: Bool)
-    throws(LogStoreError)
-  {
+  /// Writes `bytes` as the store's file `name`: under a temporary name (`name` with the
+  /// temporary suffix, unless `temporaryName` is given), then renamed over any file of that
+  /// name, so that no open ever sees it half written. `durably`: the file is synced before the
+  /// rename and the directory after it.
+  private func replaceFile(
+    _ name: String, with bytes: [UInt8], durably: Bool,
+    temporary temporaryName: String? = nil
+  ) throws(LogStoreError) {
     let path = directory + "/" + name
-    let temporary = path + StoreFileName.temporarySuffix
+    let temporary = directory + "/" + (temporaryName ?? name + StoreFileName.temporarySuffix)
     do {
       let handle = try fileSystem.openFile(temporary, mode: .createOrOpen)
       defer { handle.close() }
@@ -320,16 +322,18 @@ final class Checkpointer: @unchecked Sendable {
   /// At close, when no index file is written: writes what the key directory changed since the
   /// one in use as its changes file (``ChangesFile``), so that the next open puts those changes
   /// over the index file instead of applying every record written since, one by one. Only when
-  /// at least `activeHintMinimumBytes` of records (1 MiB by default) follow the index file's
-  /// position, and some follow the changes file in use. Like the active segment's hint, it is not
-  /// synced: one that a crash left short or damaged fails its checksums and is not used, and
-  /// one that a crash took back to an earlier version still describes the log up to its own
-  /// position, which never changes (the close synced the log first).
-  func writeChangesAtClose() throws(LogStoreError) {
-    guard let current = indexFile.current, let writer = log.writer else { return }
-    guard bytesSinceIndex() >= max(log.options.activeHintMinimumBytes, 1),
-      indexFile.changes.map({ $0.segment != writer.file.number || $0.covered != writer.used })
-        ?? true,
+  /// ``changesAreWorthWriting()``. Like the active segment's hint, it is not synced: one that a
+  /// crash left short or damaged fails its checksums and is not used, and one that a crash took
+  /// back to an earlier version still describes the log up to its own position, which never
+  /// changes (the close synced the log first).
+  ///
+  /// In `.manyProcesses` use the key directory must be the log up to the end this process
+  /// published last (its view caught up, nothing of its own after it), and the file is written
+  /// without the store's write lock, so other processes' closes may write theirs at once: each
+  /// under a temporary name of its own (`uniqueNumber`, a file number it took), renamed over
+  /// whichever was there. Any of them describes the log up to its position.
+  func writeChangesAtClose(uniqueNumber: UInt32? = nil) throws(LogStoreError) {
+    guard changesAreWorthWriting(), let current = indexFile.current,
       let changed = index.keys.changedTables(), let segments = position()
     else { return }
     var builder = ChangesFile.Builder(
@@ -345,8 +349,22 @@ final class Checkpointer: @unchecked Sendable {
       table.addChanges(to: &builder)
     }
     let bytes = builder.finish()
-    try replaceFile(StoreFileName.changes(current.number), with: bytes, durably: false)
+    let name = StoreFileName.changes(current.number)
+    try replaceFile(
+      name, with: bytes, durably: false,
+      temporary: uniqueNumber.map { StoreFileName.temporary(name, distinctBy: $0) })
     let last = segments.last!
     indexFile.changes = (last.number, last.coveredLength, bytes.count)
+  }
+
+  /// Whether a close that writes no index file should write a changes file
+  /// (``writeChangesAtClose(uniqueNumber:)``): there is an index file, at least
+  /// `activeHintMinimumBytes` of records (1 MiB by default) follow its position, and some follow
+  /// the changes file in use.
+  func changesAreWorthWriting() -> Bool {
+    guard indexFile.current != nil, let writer = log.writer else { return false }
+    return bytesSinceIndex() >= max(log.options.activeHintMinimumBytes, 1)
+      && indexFile.changes.map({ $0.segment != writer.file.number || $0.covered != writer.used })
+        ?? true
   }
 }

@@ -18,6 +18,13 @@ package enum StoreFileName {
     number.zeroPadded(width: 6) + ".changes"
   }
 
+  /// A temporary name for file `name` that no other writer uses at once, told apart by a file
+  /// number taken for it (`NNNNNN.changes.MMMMMM.tmp`): for a file that opens of other
+  /// processes may be writing at the same time (a changes file at close).
+  static func temporary(_ name: String, distinctBy number: UInt32) -> String {
+    name + "." + number.zeroPadded(width: 6) + temporarySuffix
+  }
+
   /// What a directory entry is, judged by its name.
   enum Kind: Equatable {
     case segment(UInt32)
