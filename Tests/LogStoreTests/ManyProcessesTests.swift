@@ -1027,6 +1027,35 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a changes file a killed close left unfinished is a note to verify, never read, and removed by the next open that takes the directory over"
+  )
+  func unfinishedChangesFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var (closing, other, indexFile, expected) = try Self.storeChangedByTwo(at: path)
+    try closing.close()
+    try other.close()
+    let name = StoreFileName.temporary(StoreFileName.changes(indexFile), distinctBy: 999)
+    #expect(name == "\(StoreFileName.changes(indexFile)).000999.tmp")
+    #expect(StoreFileName.classify(name) == .temporary)
+    let unfinished = path + "/" + name
+    #expect(FileManager.default.createFile(atPath: unfinished, contents: Data([1, 2, 3])))
+    let report = try LogStore.verify(path: path)
+    #expect(report.problems.isEmpty)
+    #expect(report.notes.contains { $0.file == name })
+    let shared = try LogStore(path: path, options: Self.changesOptions())
+    #expect(shared.openReport.usedChangesFile)
+    try shared.put("more".bytes, forKey: "k3".bytes, in: "a")
+    expected["a"]!["k3"] = "more"
+    try shared.close()
+    let alone = try LogStore(path: path, options: .init(corruption: .fail))
+    #expect(alone.openReport.usedChangesFile)
+    #expect(try alone.snapshot() == expected)
+    #expect(!FileManager.default.fileExists(atPath: unfinished))
+    try alone.close()
+  }
+
+  @Test(
     "a write that dies after another open's close wrote its changes is cut back to no earlier than the position the file covers: the next writer clears it and puts the file over the index file"
   )
   func changesSurviveDeadWrite() throws {

@@ -571,9 +571,9 @@ func reopenWorkload(freshProcess: Bool) -> Workload {
       compaction; this store: `compact()`, which writes an index file) and 10% of the keys \
       are then overwritten and the store closed; the time covers the open and one get (an app's \
       launch pays the open, not the last session's close). `logstore-shared` is this store \
-      in `.manyProcesses` use (an app and its extensions), whose compaction and close write no \
-      index file and whose close writes no hint of the active segment: its open reads the \
-      hint files of the compaction's outputs and scans what was written after them. The last \
+      in `.manyProcesses` use (an app and its extensions), whose close writes no hint of the \
+      active segment (other processes may go on appending to it) but, like this store's, the \
+      changes since the compaction's index file, which its open puts over that file. The last \
       two rows are floors, \
       not stores: `hardware` reopens its file of bare records and reads it once; `logstore-read` reads every byte of this \
       store's files once, checking nothing: what an open that reads every record costs at \

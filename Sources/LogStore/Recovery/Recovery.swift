@@ -51,7 +51,8 @@ package struct OpenReport: Sendable, Equatable {
 /// replaying every segment in order into a fresh ``KeyDirectory``.
 ///
 /// The rules, also in docs/FORMAT.md:
-/// 1. Files ending in `.tmp` are unfinished compaction output (or manifest): removed.
+/// 1. Files ending in `.tmp` are unfinished compaction output (or an index, changes or manifest
+///    file): removed.
 /// 2. Segments written by compaction name how many outputs the compaction wrote. If all of
 ///    a compaction's outputs are present, it finished: every segment numbered below its
 ///    first output is one of its inputs and is removed. If some are missing, it did not

@@ -102,7 +102,10 @@ struct Verifier {
       case .temporary:
         report.notes.append(
           VerificationFinding(
-            file: name, message: "unfinished compaction output; removed at the next open"))
+            file: name,
+            message:
+              "unfinished compaction output, index or changes file; removed by the next open that "
+              + "takes the directory over"))
       case .other: break
       }
     }
