@@ -75,16 +75,39 @@ private func tablesWorkload(
     note: note)
 }
 
-/// The time to open the store of `tables` tables at `scratch` with `options` and read its last
-/// item, in milliseconds.
+/// The time to open the store of `tables` tables at `scratch` (with `indexFiles` or without)
+/// and read its last item, in milliseconds; with `freshProcess`, in a new process of this
+/// benchmark (timed inside it), as an app's launch meets it.
 private func reopenMilliseconds(
-  tables: Int, _ scratch: Scratch, _ configuration: Configuration, options: LogStore.Options
+  tables: Int, _ scratch: Scratch, _ configuration: Configuration, indexFiles: Bool,
+  freshProcess: Bool
 ) throws -> Double {
+  guard freshProcess else {
+    return try tablesReopenMilliseconds(
+      path: scratch.path, tables: tables, items: configuration.tableItems, indexFiles: indexFiles)
+  }
+  let output = try runChild([
+    "--child-tables-reopen-time", scratch.path, String(tables),
+    String(configuration.tableItems), indexFiles ? "index" : "log",
+  ])
+  guard
+    let milliseconds = output.flatMap({
+      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    })
+  else { throw BenchmarkError("the reopen child for \(tables) tables failed") }
+  return milliseconds
+}
+
+/// The time to open the store of `tables` tables and `items` items at `path` and read its last
+/// item, in milliseconds. The child's side of the `-fresh` rows prints it.
+func tablesReopenMilliseconds(path: String, tables: Int, items: Int, indexFiles: Bool) throws
+  -> Double
+{
   var store: LogStore?
-  let lastKey = Dataset.key(configuration.tableItems - 1)
-  let lastTable = "table_\((configuration.tableItems - 1) % tables)"
+  let lastKey = Dataset.key(items - 1)
+  let lastTable = "table_\((items - 1) % tables)"
   let seconds = try timed {
-    store = try LogStore(path: scratch.path, options: options)
+    store = try LogStore(path: path, options: LogStore.Options(indexFiles: indexFiles))
     guard try store!.value(forKey: lastKey, in: lastTable) != nil else {
       throw BenchmarkError("\(tables) tables: lost keys on reopen")
     }
@@ -93,26 +116,31 @@ private func reopenMilliseconds(
   return seconds * 1000
 }
 
-let tableCountWorkloads: [Workload] = [
+/// The reopen rows: with the index file or without (`indexFiles: false`, the open reads the
+/// log's hint files), in this process or in a fresh one.
+private func tablesReopenWorkload(indexFiles: Bool, freshProcess: Bool) -> Workload {
   tablesWorkload(
-    name: "tables-reopen",
-    title: { "reopen of \(thousands($0.tableItems)) items in 1, 100 or 10k tables" },
-    unit: .milliseconds,
-    note: "The time covers the open and one get; the store was closed cleanly before.",
-    measure: { tables, scratch, configuration in
-      try reopenMilliseconds(tables: tables, scratch, configuration, options: LogStore.Options())
-    }),
-  tablesWorkload(
-    name: "tables-reopen-log",
+    name: "tables-reopen" + (indexFiles ? "" : "-log") + (freshProcess ? "-fresh" : ""),
     title: {
-      "reopen of \(thousands($0.tableItems)) items in 1, 100 or 10k tables, without index files"
+      "reopen of \(thousands($0.tableItems)) items in 1, 100 or 10k tables"
+        + (indexFiles ? "" : ", without index files") + (freshProcess ? ", in a fresh process" : "")
     },
     unit: .milliseconds,
-    note: "As tables-reopen, with `indexFiles: false`: the open reads the log (its hint files).",
+    note: "The time covers the open and one get; the store was closed cleanly before."
+      + (indexFiles ? "" : " With `indexFiles: false`: the open reads the log (its hint files).")
+      + (freshProcess
+        ? " The open and the get run in a new process of this benchmark (timed inside it)." : ""),
     measure: { tables, scratch, configuration in
       try reopenMilliseconds(
-        tables: tables, scratch, configuration, options: LogStore.Options(indexFiles: false))
-    }),
+        tables: tables, scratch, configuration, indexFiles: indexFiles, freshProcess: freshProcess)
+    })
+}
+
+let tableCountWorkloads: [Workload] = [
+  tablesReopenWorkload(indexFiles: true, freshProcess: false),
+  tablesReopenWorkload(indexFiles: false, freshProcess: false),
+  tablesReopenWorkload(indexFiles: true, freshProcess: true),
+  tablesReopenWorkload(indexFiles: false, freshProcess: true),
   tablesWorkload(
     name: "tables-put",
     title: { "random overwrite of \(thousands($0.tableItems)) items in 1, 100 or 10k tables" },

@@ -46,6 +46,19 @@ if arguments.first == "--child-reopen-time", arguments.count == 4 {
     exit(1)
   }
 }
+if arguments.first == "--child-tables-reopen-time", arguments.count == 5,
+  let tables = Int(arguments[2]), let items = Int(arguments[3])
+{
+  do {
+    print(
+      try tablesReopenMilliseconds(
+        path: arguments[1], tables: tables, items: items, indexFiles: arguments[4] == "index"))
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+  }
+}
 if arguments.first == "--child-many-writer", arguments.count == 5, let id = Int(arguments[3]),
   let count = Int(arguments[4])
 {
