@@ -561,21 +561,24 @@ final class StoreEngine: @unchecked Sendable {
           // released the lock (an open renews the write lock when no open is listed, so one
           // that holds it must be).
           defer { sharing.shared.unregister() }
-          // Caught up, so that the view is the end of the log this write publishes, which the
-          // changes file describes.
-          try sharing.beginWrite()
+          // It syncs, and needs the end of the log only: a view behind it stays behind.
+          try sharing.beginWrite(deferringCatchUp: true)
           var uniqueNumber: UInt32?
           do {
             defer { sharing.endWrite() }
             try log.synchronizeActive(proving: true)
-            if options.indexFiles, checkpointer.changesAreWorthWriting() {
+            // A changes file describes the log up to the end this write publishes, which only a
+            // view that is not behind it is. One left behind (others wrote since this process
+            // last read) writes none rather than catch up here, where the others wait for the
+            // lock: a writer that never reads would apply all they wrote since its open.
+            if options.indexFiles, !sharing.viewBehind, checkpointer.changesAreWorthWriting() {
               uniqueNumber = try? log.takeFileNumber()
             }
           }
           // Written once the position is published, without the lock: a write that died
           // holding the lock is cut back to the last position published, never below one a
           // changes file covers. Only an optimization, like the index file.
-          if let uniqueNumber, !sharing.viewBehind {
+          if let uniqueNumber {
             try? checkpointer.writeChangesAtClose(uniqueNumber: uniqueNumber)
           }
         }

@@ -985,6 +985,9 @@ struct ManyProcessesTests {
         return nil
       }.first)
     let changes = "/store/" + StoreFileName.changes(indexFile)
+    // A read brings the closing open's view up to the log's end (a close whose view is behind
+    // writes no changes file).
+    #expect(try closing.snapshot() == ["t": expected])
     // Just before the closing open renames its changes file into place, a third open (which
     // would wait for the lock, and give up, if the close still held it) writes and closes,
     // leaving its own changes file; the closing open's, of an earlier position, replaces it.
@@ -1053,6 +1056,42 @@ struct ManyProcessesTests {
     #expect(try alone.snapshot() == expected)
     #expect(!FileManager.default.fileExists(atPath: unfinished))
     try alone.close()
+  }
+
+  @Test(
+    "a close whose view is behind what other opens wrote since it last read writes no changes file, and the next opens read the store whole from the log"
+  )
+  func noChangesFromViewBehind() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let closing = try LogStore(path: path, options: Self.changesOptions())
+    let other = try LogStore(path: path, options: Self.changesOptions())
+    try closing.createTable("t")
+    var expected: [String: String] = [:]
+    for index in 0..<100 {
+      try closing.put("v\(index)".bytes, forKey: "k\(index)".bytes, in: "t")
+      expected["k\(index)"] = "v\(index)"
+    }
+    try closing.checkpoint()
+    #expect(try other.count(in: "t") == 100)
+    // The other open writes; the closing one writes after it without reading, which leaves its
+    // view behind the other's writes (they changed no table).
+    for index in 0..<50 {
+      try other.put("other\(index)".bytes, forKey: "k\(index)".bytes, in: "t")
+      expected["k\(index)"] = "other\(index)"
+    }
+    try closing.put("mine".bytes, forKey: "k99".bytes, in: "t")
+    expected["k99"] = "mine"
+    #expect(closing.engine.log.lock.withLock { closing.engine.sharing!.viewBehind })
+    try closing.close()
+    let indexFile = try #require(try Self.indexFileNumber(at: path))
+    #expect(!FileManager.default.fileExists(atPath: path + "/" + StoreFileName.changes(indexFile)))
+    let next = try LogStore(path: path, options: Self.changesOptions())
+    #expect(!next.openReport.usedChangesFile)
+    #expect(try next.snapshot() == ["t": expected])
+    try next.close()
+    try other.close()
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
   }
 
   @Test(
@@ -1639,7 +1678,10 @@ struct ManyProcessesTests {
         if fileSystem.crashImage != nil { break }
         acknowledged = index + 1
       }
+      // Each reads first, so that its view is not behind and its close writes a changes file.
+      _ = try first.count(in: "t")
       try first.close()
+      _ = try second.count(in: "t")
       try second.close()
     } catch {}
     return acknowledged
