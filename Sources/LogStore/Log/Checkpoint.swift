@@ -328,7 +328,7 @@ final class Checkpointer: @unchecked Sendable {
   /// changes (the close synced the log first).
   ///
   /// In `.manyProcesses` use the key directory must be the log up to the end this process
-  /// published last (its view caught up, nothing of its own after it), and the file is written
+  /// published last (its view not behind, nothing of its own after it), and the file is written
   /// without the store's write lock, so other processes' closes may write theirs at once: each
   /// under a temporary name of its own (`uniqueNumber`, a file number it took), renamed over
   /// whichever was there. Any of them describes the log up to its position.
