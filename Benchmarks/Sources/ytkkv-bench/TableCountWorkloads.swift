@@ -86,16 +86,11 @@ private func reopenMilliseconds(
     return try tablesReopenMilliseconds(
       path: scratch.path, tables: tables, items: configuration.tableItems, indexFiles: indexFiles)
   }
-  let output = try runChild([
-    "--child-tables-reopen-time", scratch.path, String(tables),
-    String(configuration.tableItems), indexFiles ? "index" : "log",
-  ])
-  guard
-    let milliseconds = output.flatMap({
-      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-    })
-  else { throw BenchmarkError("the reopen child for \(tables) tables failed") }
-  return milliseconds
+  return try childNumber(
+    [
+      "--child-tables-reopen-time", scratch.path, String(tables),
+      String(configuration.tableItems), indexFiles ? "index" : "log",
+    ], failure: "the reopen child for \(tables) tables failed")
 }
 
 /// The time to open the store of `tables` tables and `items` items at `path` and read its last

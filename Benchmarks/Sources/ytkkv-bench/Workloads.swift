@@ -531,15 +531,9 @@ func reopenWorkload(freshProcess: Bool) -> Workload {
       try store.close()
       let key = Dataset.key(configuration.largeKeys - 1)
       if freshProcess {
-        let output = try runChild([
-          "--child-reopen-time", engine.name, path, String(decoding: key, as: UTF8.self),
-        ])
-        guard
-          let milliseconds = output.flatMap({
-            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-          })
-        else { throw BenchmarkError("the reopen child for \(engine) failed") }
-        return milliseconds
+        return try childNumber(
+          ["--child-reopen-time", engine.name, path, String(decoding: key, as: UTF8.self)],
+          failure: "the reopen child for \(engine) failed")
       }
       var open = false
       let seconds = try timed {
@@ -585,12 +579,20 @@ func reopenWorkload(freshProcess: Bool) -> Workload {
 /// Anonymous memory growth per key of opening the store at `path` and reading every 1,000th
 /// key, in a child process.
 func reopenMemoryInChild(_ engine: EngineKind, path: String, keys: Int) throws -> Double {
-  let output = try runChild(["--child-reopen-memory", engine.name, path, String(keys)])
-  guard let growth = output.flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
-  else {
-    throw BenchmarkError("the reopen memory child for \(engine) failed")
-  }
-  return growth
+  try childNumber(
+    ["--child-reopen-memory", engine.name, path, String(keys)],
+    failure: "the reopen memory child for \(engine) failed")
+}
+
+/// Runs this benchmark executable again with `arguments` and reads the one number it prints;
+/// throws `failure` if it failed or printed something else.
+func childNumber(_ arguments: [String], failure: String) throws -> Double {
+  guard
+    let number = try runChild(arguments).flatMap({
+      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    })
+  else { throw BenchmarkError(failure) }
+  return number
 }
 
 /// Runs this benchmark executable again with `arguments`; its standard output, or nil if it
