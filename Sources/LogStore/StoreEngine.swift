@@ -515,15 +515,15 @@ final class StoreEngine: @unchecked Sendable {
     let lock = log.lock
     // In `.manyProcesses` use the close cannot write an index file at its end, as a
     // `.oneProcess` one does (``Checkpointer/checkpointAtClose()``, with the log's lock held):
-    // other processes would wait for the write. When one is worth writing by the same rule, it
-    // is written first, as any checkpoint is, the lock held only while the tables are copied;
+    // other processes would wait for the write. When one is due by the same rule, it is
+    // written first, as any checkpoint is, the lock held only while the tables are copied;
     // not while a compaction runs, which the close stops rather than waits for. (Otherwise the
     // close ends with a changes file, as a `.oneProcess` one does, below.) Only an
     // optimization: a failure leaves the next open to read more of the log.
     if sharing != nil, !options.readOnly, options.indexFiles,
       lock.withLock({
         !log.closing && !compactor.isRunning && !checkpointer.isRunning
-          && checkpointer.isWorthwhile()
+          && checkpointer.isDueAtClose()
       })
     {
       try? checkpointer.checkpoint(compactor: compactor)

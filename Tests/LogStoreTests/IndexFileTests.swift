@@ -1250,6 +1250,51 @@ struct IndexFileTests {
     return (fileSystem, options, path, store)
   }
 
+  @Test(
+    "a checkpoint that finds a record written meanwhile gone bad keeps the directory it has: the records after it stay"
+  )
+  func checkpointMeetsDamageAfterItsPosition() throws {
+    let (fileSystem, _, path, store) = try checkpointedSimulatedStore()
+    // Once the file is written (the store's lock free, the position taken): three records
+    // after the position, the middle one then changed on the disk. Taking the file in reads
+    // them back; the store's writes went on past the bad one, so it is damage.
+    let written = Guarded(false)
+    let failures = Guarded<[String]>([])
+    fileSystem.callHook = { call in
+      guard call.operation == "rename", call.path.hasSuffix(".index.tmp"),
+        !written.withLock({ $0 })
+      else { return }
+      written.withLock { $0 = true }
+      do {
+        for name in ["z0", "z1", "z2"] {
+          try store.put(Array("value of \(name)".utf8), forKey: Array(name.utf8), in: "a")
+        }
+        let segment = try #require(
+          try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix(".log") }.max())
+        let handle = try fileSystem.openFile(path + "/" + segment, mode: .readWrite)
+        defer { handle.close() }
+        let bytes = try handle.readBytes(count: try handle.size())
+        let pattern = Array("z1value of z1".utf8)
+        let at = try #require(
+          (0...(bytes.count - pattern.count)).last {
+            bytes[$0..<$0 + pattern.count].elementsEqual(pattern)
+          })
+        let changed = [bytes[at + pattern.count - 1] ^ 0x01]
+        try changed.withUnsafeBytes { try handle.write($0, at: at + pattern.count - 1) }
+      } catch {
+        failures.withLock { $0.append("\(error)") }
+      }
+    }
+    try store.checkpoint()
+    fileSystem.callHook = nil
+    #expect(failures.withLock { $0 } == [])
+    #expect(written.withLock { $0 })
+    #expect(try store.value(forKey: Array("z0".utf8), in: "a") == Array("value of z0".utf8))
+    #expect(try store.value(forKey: Array("z2".utf8), in: "a") == Array("value of z2".utf8))
+    #expect(throws: LogStoreError.self) { try store.value(forKey: Array("z1".utf8), in: "a") }
+    try store.close()
+  }
+
   @Test("a checkpoint made as a compaction ends keeps its index file; the one before goes")
   func checkpointAsCompactionEnds() throws {
     let (fileSystem, options, path, store) = try checkpointedSimulatedStore()
@@ -1523,13 +1568,22 @@ struct IndexFileTests {
       #expect(statistics.liveItems == foundCount)
       try store.close()
     }
-    // Read-only opens leave the file; a writer that finds it damaged removes it.
+    // Read-only opens leave the file; a writer that finds it damaged keeps it (its position
+    // holds for the log after it) until its close writes a new one in its place.
     #expect(try indexFiles(in: path) == [index])
     let writer = try LogStore(path: path, options: Self.options)
     #expect(writer.openReport.indexFile != nil)
-    #expect(try writer.statistics().indexMappedBytes == 0)
-    #expect(try indexFiles(in: path).isEmpty)
+    let rebuilt = try writer.statistics()
+    #expect(rebuilt.indexMappedBytes == 0)
+    #expect(try indexFiles(in: path) == [index])
+    let found = try writer.snapshot()
     try writer.close()
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1 && written != [index])
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(try reopened.snapshot() == found)
+    #expect(try reopened.statistics().liveItems == rebuilt.liveItems)
   }
 
   /// Writes `bytes` over the file at `path` in place (same file, so a mapping of it sees them).
@@ -1607,9 +1661,15 @@ struct IndexFileTests {
     #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
     #expect(store.openReport.indexFile == nil)
     #expect(try store.snapshot() == expected)
+    // The file stays until the close writes a new one in its place.
+    #expect(try indexFiles(in: path) == [index])
     try store.put(Array("more".utf8), forKey: Array("key9".utf8), in: "a")
     try store.close()
-    #expect(try indexFiles(in: path).isEmpty)
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1 && written != [index])
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(reopened.openReport.indexFile != nil)
+    #expect(try reopened.value(forKey: Array("key9".utf8), in: "a") == Array("more".utf8))
   }
 
   @Test(
@@ -1662,6 +1722,186 @@ struct IndexFileTests {
     #expect(try store.statistics().damagedRecords == 1)
     #expect(try store.snapshot() == expected)
     try store.close()
+  }
+
+  /// A closed store (tables t and w; t's keys `k0` to `k39`) whose one segment holds, in the
+  /// part its index file covers, stray copies of the records written after the file, and has
+  /// lost those records themselves: what a write landing at the wrong place, then a power
+  /// failure before the right place's pages reached the disk, would leave. The copies are
+  /// numbered from the file's next sequence number on, as a writer that opens over the file
+  /// numbers its own records. Returns the store's path and its index file.
+  private func strayCopiesStore(_ directory: TemporaryDirectory) throws -> (
+    path: String, index: String
+  ) {
+    let path = directory.appending("stray")
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      for table in ["t", "w"] { try store.createTable(table) }
+      for index in 0..<40 {
+        try store.put(Array("v\(index)".utf8), forKey: Array("k\(index)".utf8), in: "t")
+      }
+      try store.checkpoint()
+      for index in 0..<6 {
+        try store.put(Array("lost \(index)".utf8), forKey: Array("x\(index)".utf8), in: "w")
+      }
+      try store.close()
+    }
+    let index = try #require(try indexFiles(in: path).first)
+    let segments = try segmentFiles(in: path)
+    // No hint or changes file: the log after the file is read from the segment.
+    try #require(
+      try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        == ["000001.log", index.split(separator: "/").last.map(String.init)!, "LOCK", "MANIFEST"])
+    let file = IndexFileBytes(try fileBytes(index))
+    try #require(file.field(40, 4) == 1)
+    let covered = file.field(IndexFileFormat.headerSize + 8, 8)
+    var bytes = try fileBytes(segments[0])
+    let strays = Array(bytes[covered..<(try recordBytes(segments[0]).count)])
+    let place = covered / 2
+    try #require(place > SegmentHeader.size && place + strays.count < covered)
+    bytes.replaceSubrange(place..<place + strays.count, with: strays)
+    bytes.replaceSubrange(covered..., with: repeatElement(0, count: bytes.count - covered))
+    try writeFile(segments[0], bytes)
+    return (path, index)
+  }
+
+  /// Checks that `store` holds the writes made over the index file of a ``strayCopiesStore(_:)``
+  /// (`y0` in w, `y1` in t), and the keys of t the damage left (the first ones).
+  private func expectWritesOverStrayCopies(
+    _ store: LogStore, _ context: String, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    #expect(
+      try store.value(forKey: Array("y0".utf8), in: "w") == Array("new".utf8), "\(context)",
+      sourceLocation: sourceLocation)
+    #expect(
+      try store.value(forKey: Array("y1".utf8), in: "t") == Array("newer".utf8), "\(context)",
+      sourceLocation: sourceLocation)
+    #expect(
+      try store.value(forKey: Array("k0".utf8), in: "t") == Array("v0".utf8), "\(context)",
+      sourceLocation: sourceLocation)
+  }
+
+  @Test(
+    "a directory rebuilt after the open keeps the writes made over the damaged index file, though the part it covered holds stray copies numbered as they are"
+  )
+  func rebuildBesideStrayCopies() throws {
+    let directory = TemporaryDirectory()
+    let (path, index) = try strayCopiesStore(directory)
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
+    try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+    // Reading every table meets the damage: the directory is rebuilt from the log, whose
+    // part the file covered now reads as damaged.
+    let rebuilt = try store.snapshot()
+    #expect(try store.statistics().indexMappedBytes == 0)
+    #expect(try store.statistics().damagedRecords > 0)
+    try expectWritesOverStrayCopies(store, "rebuilt")
+    // Had the process died now: the damaged file is still there, and an open that meets its
+    // damage reads the log after it as this store did.
+    let died = directory.appending("died")
+    try copyDirectory(path, to: died)
+    for options in [LogStore.Options(readOnly: true), Self.options] {
+      let other = try LogStore(path: died, options: options)
+      try expectWritesOverStrayCopies(other, "died, readOnly \(options.readOnly)")
+      _ = try other.statistics()
+      #expect(try other.snapshot() == rebuilt, "died, readOnly \(options.readOnly)")
+      try other.close()
+    }
+    // A close writes a new index file in place of the damaged one.
+    try store.close()
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1 && written != [index])
+    do {
+      let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+      #expect(reopened.openReport.indexFile != nil)
+      #expect(try reopened.snapshot() == rebuilt)
+    }
+    let writer = try LogStore(path: path, options: Self.options)
+    try writer.compact()
+    #expect(try writer.snapshot() == rebuilt)
+    try writer.close()
+    let compacted = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try compacted.snapshot() == rebuilt)
+  }
+
+  @Test(
+    "an open that finds the index file damaged while replaying keeps the writes made over it, though the part it covered holds stray copies numbered as they are"
+  )
+  func openRebuildBesideStrayCopies() throws {
+    let directory = TemporaryDirectory()
+    let (path, index) = try strayCopiesStore(directory)
+    do {
+      let store = try LogStore(path: path, options: Self.options)
+      try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
+      try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+      // Replaying this prefix's delete reads the file's keys, and meets the damage.
+      try store.deletePrefix(Array("k3".utf8), in: "t")
+      try store.close()
+    }
+    #expect(try indexFiles(in: path) == [index])
+    try writeFile(
+      index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
+    for options in [LogStore.Options(readOnly: true), Self.options] {
+      let store = try LogStore(path: path, options: options)
+      #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
+      try expectWritesOverStrayCopies(store, "readOnly \(options.readOnly)")
+      #expect(try store.value(forKey: Array("k3".utf8), in: "t") == nil)
+      // The writer keeps the file until its close writes a new one: had the process died
+      // before, the next open would read the log after the file's position as this one did.
+      #expect(try indexFiles(in: path) == [index])
+      if !options.readOnly {
+        let died = directory.appending("died")
+        try copyDirectory(path, to: died)
+        let other = try LogStore(path: died, options: .init(readOnly: true))
+        try expectWritesOverStrayCopies(other, "died")
+      }
+      try store.close()
+    }
+    let written = try indexFiles(in: path)
+    #expect(written.count == 1 && written != [index])
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    try expectWritesOverStrayCopies(reopened, "reopened")
+  }
+
+  @Test(
+    "a rebuild reads the active segment up to the end the store knows: a record gone bad under the running store is damage, and the records after it stay"
+  )
+  func rebuildMeetsDamageInItsOwnWrites() throws {
+    let directory = TemporaryDirectory()
+    let (path, _, index) = try paddedStore(directory)
+    let store = try LogStore(path: path, options: Self.options)
+    #expect(store.openReport.indexFile != nil)
+    for name in ["z0", "z1", "z2"] {
+      try store.put(Array("value of \(name)".utf8), forKey: Array(name.utf8), in: "t")
+    }
+    // A byte of z1's value changes on the disk (no sync mark follows the three records), and
+    // the index file is damaged: the next read of every key rebuilds the directory.
+    let segment = try #require(try segmentFiles(in: path).last)
+    let bytes = try fileBytes(segment)
+    let pattern = Array("z1value of z1".utf8)
+    let at = try #require(
+      (0...(bytes.count - pattern.count)).first {
+        bytes[$0..<$0 + pattern.count].elementsEqual(pattern)
+      })
+    var changed = bytes
+    changed[at + pattern.count - 1] ^= 0x01
+    try overwriteInPlace(segment, with: changed)
+    try overwriteInPlace(
+      index, with: damagingSlotGroups(try fileBytes(index), every: 3, entries: true))
+    // The keys alone, read first: z1's value would be found damaged before the rebuild.
+    #expect(try store.keys(in: "t").count == 102)
+    let items = try store.snapshot()
+    #expect(try store.statistics().indexMappedBytes == 0)
+    #expect(try store.statistics().damagedRecords == 1)
+    #expect(items["t"]?["z0"] == "value of z0")
+    #expect(items["t"]?["z1"] == nil)
+    #expect(items["t"]?["z2"] == "value of z2")
+    #expect(items["t"]?.count == 102)
+    try store.close()
+    let reopened = try LogStore(path: path, options: .init(readOnly: true))
+    #expect(try reopened.snapshot() == items)
   }
 
   @Test("a checkpoint of a read-only store is refused; one with nothing new writes nothing")

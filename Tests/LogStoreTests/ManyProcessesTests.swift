@@ -1032,6 +1032,49 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a close in .manyProcesses use after its directory was rebuilt from a damaged index file writes a new file in its place"
+  )
+  func closeReplacesDamagedIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var expected: [String: String] = [:]
+    do {
+      let store = try LogStore(path: path, options: Self.options())
+      try store.createTable("a")
+      for index in 0..<200 {
+        try store.put("v\(index)".bytes, forKey: "k\(index)".bytes, in: "a")
+        expected["k\(index)"] = "v\(index)"
+      }
+      try store.checkpoint()
+      try store.close()
+    }
+    let number = try #require(try Self.indexFileNumber(at: path))
+    let indexPath = path + "/" + StoreFileName.index(number)
+    // Every third byte of the table's entries: walking them meets the damage.
+    var file = IndexFileBytes(try fileBytes(indexPath))
+    let record = try #require(file.tableRecord("a"))
+    let entries = file.field(record + 16, 8)
+    for offset in stride(from: entries, to: entries + file.field(record + 24, 8), by: 3) {
+      file.bytes[offset] ^= 0x10
+    }
+    try writeFile(indexPath, file.bytes)
+    let store = try LogStore(path: path, options: Self.options())
+    #expect(store.openReport.indexFile == number)
+    try store.put("after".bytes, forKey: "k0".bytes, in: "a")
+    expected["k0"] = "after"
+    #expect(try store.keys(in: "a").count == 200)
+    #expect(try store.statistics().indexMappedBytes == 0)
+    // Kept until the close replaces it.
+    #expect(try Self.indexFileNumber(at: path) == number)
+    try store.close()
+    let written = try #require(try Self.indexFileNumber(at: path))
+    #expect(written != number)
+    try Self.expectClosedStore(at: path, holds: ["a": expected])
+    let reopened = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(reopened.openReport.indexFile == written)
+  }
+
+  @Test(
     "a changes file a killed close left unfinished is a note to verify, never read, and removed by the next open that takes the directory over"
   )
   func unfinishedChangesFile() throws {

@@ -1,7 +1,7 @@
 /// Keeps the key directory exact and whole: settles the counts an open left for later, and,
 /// when the index file turns out damaged after the open checked it (a block fails its checksum
-/// when first read), rebuilds the directory from the log and removes the file, so that no
-/// later open trusts it again.
+/// when first read), rebuilds the directory from the log and stops using the file
+/// (``IndexFileInUse/setAside()``).
 ///
 /// Called with the log's lock held, by whoever needs exact counts or found the damage: a
 /// writer, a reader (through ``StoreEngine``), compaction, a checkpoint.
@@ -35,13 +35,15 @@ struct IndexRepair {
     }
     var damage = 0
     // Counting damage throws nothing.
-    let keys = try! KeyDirectory.rebuilt(from: files) { _, _, _ in damage += 1 }
+    let keys = try! KeyDirectory.rebuilt(from: files, replacing: index.keys.mapped) { _, _, _ in
+      damage += 1
+    }
     index.change {
       index.replaceKeys(keys)
       index.addDamagedRecords(damage)
     }
-    // Only an optimization: a file that cannot be removed is found damaged again, and rebuilt
-    // from, by the next open that uses it. A read-only store leaves the files alone.
-    if !log.options.readOnly { try? indexFile.remove() }
+    // Not used again by this store, but kept on disk until a new index file replaces it (the
+    // writer's close writes one): the records written since may need its position.
+    indexFile.setAside()
   }
 }

@@ -81,6 +81,13 @@ final class Checkpointer: @unchecked Sendable {
     return liveBytes >= log.options.indexFileMinimumLiveBytes && written >= liveBytes / 4
   }
 
+  /// Whether a clean close writes an index file: when it is worth it (``isWorthwhile()``), and
+  /// whenever a damaged one is kept on disk (``IndexFileInUse/damaged``), which the new one
+  /// replaces. Call with the log's lock held.
+  func isDueAtClose() -> Bool {
+    indexFile.damaged != nil || isWorthwhile()
+  }
+
   // MARK: Steps
 
   /// What step 1 copies.
@@ -231,10 +238,13 @@ final class Checkpointer: @unchecked Sendable {
     do throws(LogStoreError) {
       for number in log.liveSegmentNumbers() where number >= last.number {
         guard let file = index.segments[number], let size = sizes[number] else { return false }
-        let start = number == last.number ? last.coveredLength : SegmentHeader.size
+        // As an open reads it: from the file's position on, numbered from its next sequence
+        // number on.
+        let afterFile = number == last.number
         try keys.applyRecords(
-          of: file, in: start..<size,
-          extent: .of(header: file.header, isLast: number == active)
+          of: file, in: (afterFile ? last.coveredLength : SegmentHeader.size)..<size,
+          extent: .known(header: file.header, isLast: number == active),
+          baseSequence: afterFile ? mapped.nextSequence : file.header?.baseSequence ?? 0
         ) {
           offset, reason throws(LogStoreError) in
           throw LogStoreError(.corrupted, "\(offset): \(reason)")
@@ -300,11 +310,11 @@ final class Checkpointer: @unchecked Sendable {
   }
 
   /// At close, with the log's lock held and everything stopped: writes an index file if it
-  /// is worth it (``isWorthwhile()``), and otherwise the changes since the one in use
+  /// is due (``isDueAtClose()``), and otherwise the changes since the one in use
   /// (``writeChangesAtClose()``). The log must be durable already (`close` syncs it first).
   func checkpointAtClose() throws(LogStoreError) {
     guard log.options.indexFiles, !log.options.readOnly else { return }
-    guard isWorthwhile() else {
+    guard isDueAtClose() else {
       try writeChangesAtClose()
       return
     }
@@ -317,6 +327,9 @@ final class Checkpointer: @unchecked Sendable {
     _ = indexFile.replace(
       with: copy.number, segment: last.number, covered: last.coveredLength, size: size,
       liveBytes: copy.liveBytes)
+    // A damaged one kept goes now, so that `verify` does not find it beside the new one (the
+    // next open would remove it, being older than the new one and unused).
+    try? indexFile.removeDamaged()
   }
 
   /// At close, when no index file is written: writes what the key directory changed since the

@@ -1,7 +1,8 @@
 /// The index file the store uses: the one its last open mapped or its last checkpoint wrote,
 /// the position of the log it covers, and its size; and where the changes file over it ends,
 /// if there is one. Checkpoints replace the index file; a compaction that replaces segments it
-/// covers, and a rebuild that found it damaged, remove it. Its changes file goes with it.
+/// covers removes it; a rebuild that found it damaged sets it aside, on disk until a new one
+/// replaces it. Its changes file goes with it.
 ///
 /// Guarded by the log's lock.
 final class IndexFileInUse {
@@ -17,6 +18,16 @@ final class IndexFileInUse {
   /// none.
   var changes: (segment: UInt32, covered: Int, size: Int)?
 
+  /// An index file found damaged (by the open, or since: ``setAside()``), no longer used but
+  /// kept on disk until a new one replaces it. Its position is what lets a later open read the
+  /// log after it as the store that found the damage did (docs/FORMAT.md, "Index files", rule
+  /// 5), and the records written since may need that: without it, an open reads the whole log
+  /// by the rules of an open without index files, which a stray copy of a record in the damaged
+  /// log can mislead. A writer's close writes a new index file whenever there is one
+  /// (``Checkpointer/isDueAtClose()``). Its number and its size with its changes file's; nil
+  /// when there is none.
+  private(set) var damaged: (number: UInt32, size: Int)?
+
   init(directory: String, fileSystem: any FileSystem, openedFrom state: RecoveredState) {
     self.directory = directory
     self.fileSystem = fileSystem
@@ -27,6 +38,7 @@ final class IndexFileInUse {
   /// open put over it.
   func use(_ state: RecoveredState) {
     changes = state.changes
+    damaged = state.damagedIndexFile
     let mapped = state.keys.mapped
     current = nil
     if let mapped, let last = mapped.segments.last {
@@ -43,8 +55,9 @@ final class IndexFileInUse {
     return number == current.segment ? current.covered : Int.max
   }
 
-  /// Bytes of the file and of its changes file, for `statistics().diskBytes`.
-  var size: Int { (current?.size ?? 0) + (changes?.size ?? 0) }
+  /// Bytes of the file and of its changes file (and of a damaged one kept), for
+  /// `statistics().diskBytes`.
+  var size: Int { (current?.size ?? 0) + (changes?.size ?? 0) + (damaged?.size ?? 0) }
 
   /// Makes the file a checkpoint wrote, covering up to `covered` bytes of `segment`, the one
   /// in use; returns the number of the one it replaces, which
@@ -65,11 +78,26 @@ final class IndexFileInUse {
   func take(
     _ number: UInt32, segment: UInt32, covered: Int, size: Int, liveBytes: Int
   ) throws(LogStoreError) {
-    guard
-      let previous = replace(
-        with: number, segment: segment, covered: covered, size: size, liveBytes: liveBytes)
-    else { return }
-    try removeFiles(of: previous)
+    let previous = replace(
+      with: number, segment: segment, covered: covered, size: size, liveBytes: liveBytes)
+    if let previous { try removeFiles(of: previous) }
+    try removeDamaged()
+  }
+
+  /// Removes the damaged file kept on disk (``damaged``), now that a new index file replaces it
+  /// or a compaction replaced the segments it covers.
+  func removeDamaged() throws(LogStoreError) {
+    guard let number = damaged?.number else { return }
+    damaged = nil
+    try removeFiles(of: number)
+  }
+
+  /// Stops using the file, found damaged after the open, and keeps it on disk (``damaged``).
+  func setAside() {
+    guard let current else { return }
+    damaged = (current.number, current.size + (changes?.size ?? 0))
+    self.current = nil
+    changes = nil
   }
 
   /// Removes index file `number` and the changes file over it, if there is one.
@@ -78,9 +106,10 @@ final class IndexFileInUse {
     try fileSystem.removeFile(directory + "/" + StoreFileName.changes(number))
   }
 
-  /// Removes the file: a compaction replaced segments it covers, or it was found damaged (the
-  /// key directory may still use its mapping, which stays valid).
+  /// Removes the file, and a damaged one kept: a compaction replaced segments they cover (the
+  /// key directory may still use the file's mapping, which stays valid).
   func remove() throws(LogStoreError) {
+    try removeDamaged()
     guard let number = current?.number else { return }
     current = nil
     changes = nil

@@ -280,8 +280,7 @@ final class ProcessSharing: @unchecked Sendable {
         bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
         salt: file.salt, baseSequence: header.baseSequence,
         // Published bytes of the active segment are records to their end.
-        extent: number == commit.activeSegment
-          ? .sealedWithoutMarks : .of(header: header, isLast: false),
+        extent: .known(header: header, isLast: number == commit.activeSegment),
         start: start)
       // Damage, or the zeros after a sealed segment's last record, ends the scan: on to the
       // next segment, whose first record must be the one wanted.

@@ -19,6 +19,10 @@ struct RecoveredState {
   /// The changes file the open used: where it ends (its last segment and the bytes covered
   /// there) and its size.
   var changes: (segment: UInt32, covered: Int, size: Int)?
+  /// The index file the open found damaged while replaying the log after it, and read the
+  /// whole log instead of, and its size: kept on disk until a new one replaces it
+  /// (``IndexFileInUse/damaged``).
+  var damagedIndexFile: (number: UInt32, size: Int)?
   /// How the index was rebuilt: records decoded from segments, entries read from hints.
   var report = OpenReport()
   /// The manifest on disk once the open is done (a writer may have replaced it).
@@ -144,6 +148,7 @@ struct Recovery {
       // Replaying the log after the index file found a part of the file damaged: read the
       // whole log instead, from the segments already open.
       state.report.rejectedIndexFiles[state.report.indexFile!] = "a part of it is damaged"
+      state.damagedIndexFile = state.keys.mapped.map { ($0.number, $0.fileLength) }
       state.report.indexFile = nil
       state.report.usedChangesFile = false
       state.changes = nil
@@ -151,7 +156,7 @@ struct Recovery {
         (file: file, size: state.sealedSizes[number] ?? state.writer!.used)
       }
       state.damagedRecords = state.damagedHeaders
-      state.keys = try KeyDirectory.rebuilt(from: files) {
+      state.keys = try KeyDirectory.rebuilt(from: files, replacing: state.keys.mapped) {
         file, offset, reason throws(LogStoreError) in
         if options.corruption == .fail {
           throw LogStoreError(
@@ -404,12 +409,14 @@ struct Recovery {
 
   /// Removes the index files the open did not use, and the changes files but the one it put
   /// over the index file it used: they are stale (or damaged), and the next checkpoint or
-  /// close writes anew.
+  /// close writes anew. An index file found damaged while replaying the log after it stays
+  /// (``IndexFileInUse/damaged``).
   private func removeUnusedIndexFiles(of state: RecoveredState) throws(LogStoreError) {
     let used = state.report.indexFile
     let changesUsed = state.report.usedChangesFile ? used : nil
     let unused =
-      state.indexNumbers.filter { $0 != used }.map(StoreFileName.index)
+      state.indexNumbers.filter { $0 != used && $0 != state.damagedIndexFile?.number }
+      .map(StoreFileName.index)
       + state.changesNumbers.filter { $0 != changesUsed }.map(StoreFileName.changes)
     for name in unused { try fileSystem.removeFile(path(name)) }
     if !unused.isEmpty { try fileSystem.synchronizeDirectory(directory) }

@@ -50,6 +50,20 @@ package struct SegmentScanner {
       case (false, false): return .sealedWithoutMarks
       }
     }
+
+    /// The extent of a segment read up to an end the store already knows, rather than one a
+    /// scan is to find: a running store's directory read anew from its log (a rebuild, an index
+    /// file adopted, what another process published). Its open found where the log ended (an
+    /// index file vouching for the bytes it covers, sync marks for the rest), and its writes
+    /// went on from there: the last segment's bytes before that end are records, as a sealed
+    /// segment's are. A bad one among them is damage, skipped and counted, never a torn tail
+    /// that would drop the good records after it.
+    package static func known(header: SegmentHeader?, isLast: Bool) -> Extent {
+      switch of(header: header, isLast: isLast) {
+      case .unsealed, .unsealedWithoutMarks: return .sealedWithoutMarks
+      case let sealed: return sealed
+      }
+    }
   }
 
   let bytes: UnsafeRawBufferPointer
