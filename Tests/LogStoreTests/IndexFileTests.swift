@@ -1866,6 +1866,27 @@ struct IndexFileTests {
   }
 
   @Test(
+    "verify reads the part of the log the index file covers as damaged where it is, never as a torn tail the next open would clear"
+  )
+  func verifyBesideStrayCopies() throws {
+    let directory = TemporaryDirectory()
+    let (path, index) = try strayCopiesStore(directory)
+    let covered = IndexFileBytes(try fileBytes(index)).field(IndexFileFormat.headerSize + 8, 8)
+    let report = try LogStore.verify(path: path)
+    let segment = try #require(try segmentFiles(in: path).first?.split(separator: "/").last)
+    // The open over the file does not read those bytes, and a writer's open does not clear
+    // them: damage in the log, a problem.
+    #expect(
+      report.problems.contains {
+        $0.file == String(segment) && ($0.offset ?? .max) < covered
+      }, "\(report.problems)")
+    #expect(!report.notes.contains { $0.message.contains("torn tail") }, "\(report.notes)")
+    // After the covered part, the log is read as an open reads it: the zeros after the
+    // position are its clean end.
+    #expect(!report.problems.contains { ($0.offset ?? 0) >= covered }, "\(report.problems)")
+  }
+
+  @Test(
     "a rebuild reads the active segment up to the end the store knows: a record gone bad under the running store is damage, and the records after it stay"
   )
   func rebuildMeetsDamageInItsOwnWrites() throws {

@@ -191,8 +191,15 @@ struct Verifier {
       }
       let baseSequence = header?.baseSequence ?? 0
       let extent = SegmentScanner.Extent.of(header: header, isLast: isLast)
+      // The index file an open would use vouches for the bytes it covers of the last segment,
+      // which are read as that open reads the log (docs/FORMAT.md, "Index files", rule 5).
+      let covered =
+        isLast
+        ? coveredByIndexFile(number, indexes: indexes, segments: segments, headers: headers)
+        : nil
       var scan = Self.scan(
-        bytes, file: name, salt: salt, baseSequence: baseSequence, extent: extent)
+        bytes, file: name, salt: salt, baseSequence: baseSequence, extent: extent,
+        covered: covered)
       // The last segment may be the one a writer is appending to: a record read while it
       // was being copied looks damaged if the next one was complete by the time it was read.
       // Damage there is read again (at once, then after growing pauses) until two reads agree.
@@ -201,7 +208,8 @@ struct Verifier {
         if wait > 0 { pauseThread(microseconds: wait) }
         wait = max(10_000, wait * 2)
         let again = Self.scan(
-          try readFile(name), file: name, salt: salt, baseSequence: baseSequence, extent: extent)
+          try readFile(name), file: name, salt: salt, baseSequence: baseSequence, extent: extent,
+          covered: covered)
         let settled = again.problems == scan.problems
         scan = again
         if settled { break }
@@ -459,14 +467,54 @@ struct Verifier {
     }
   }
 
+  /// The bytes of the last segment, `number`, that the index file an open would use covers
+  /// (the newest one that opens and describes the start of the segments), and the sequence
+  /// number after them; nil when that file's position ends in another segment, or there is none.
+  private func coveredByIndexFile(
+    _ number: UInt32, indexes: [UInt32], segments: [UInt32], headers: [UInt32: SegmentHeader]
+  ) -> (length: Int, nextSequence: UInt64)? {
+    for candidate in indexes.sorted(by: >) {
+      guard
+        let mapped = try? MappedIndex.open(
+          directory: directory, number: candidate, fileSystem: fileSystem),
+        matches(mapped.segments, segments: segments, headers: headers),
+        let last = mapped.segments.last
+      else { continue }
+      return last.number == number ? (last.coveredLength, mapped.nextSequence) : nil
+    }
+    return nil
+  }
+
+  /// The findings of a segment's records. With `covered` (the last segment's bytes an index
+  /// file covers, ``coveredByIndexFile(_:indexes:segments:headers:)``), those bytes are read to
+  /// their end, as a sealed segment's are, and the rest after them from the file's next sequence
+  /// number on, by `extent`.
   private static func scan(
     _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64,
-    extent: SegmentScanner.Extent
+    extent: SegmentScanner.Extent, covered: (length: Int, nextSequence: UInt64)? = nil
   ) -> SegmentScan {
     var result = SegmentScan()
+    guard let covered, covered.length <= bytes.count else {
+      scan(bytes, file: name, salt: salt, baseSequence: baseSequence, extent: extent, into: &result)
+      return result
+    }
+    scan(
+      Array(bytes[..<covered.length]), file: name, salt: salt, baseSequence: baseSequence,
+      extent: .sealedWithoutMarks, into: &result)
+    scan(
+      bytes, file: name, salt: salt, baseSequence: covered.nextSequence, extent: extent,
+      start: covered.length, into: &result)
+    return result
+  }
+
+  private static func scan(
+    _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64,
+    extent: SegmentScanner.Extent, start: Int = SegmentHeader.size, into result: inout SegmentScan
+  ) {
     bytes.withUnsafeBytes { buffer in
       var scanner = SegmentScanner(
-        bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, extent: extent)
+        bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, extent: extent,
+        start: start)
       while let event = scanner.next() {
         switch event {
         case .record(let record, _):
@@ -497,7 +545,6 @@ struct Verifier {
               + "cleared at the next open"))
       }
     }
-    return result
   }
 
   /// The manifest's findings: damage is a problem (read-only opens then use the directory
