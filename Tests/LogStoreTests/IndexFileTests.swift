@@ -1866,6 +1866,60 @@ struct IndexFileTests {
   }
 
   @Test(
+    "a close that writes a new index file in place of a damaged one, crashed at each of its calls, leaves the writes made over the damaged file: after a process crash and a power loss"
+  )
+  func closeReplacingDamagedFileCrashes() throws {
+    let directory = TemporaryDirectory()
+    let (path, index) = try strayCopiesStore(directory)
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    var files: [String: [UInt8]] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != "LOCK" {
+      files["/store/" + name] = try fileBytes(path + "/" + name)
+    }
+    func options(_ fileSystem: SimulatedFileSystem, readOnly: Bool = false) -> LogStore.Options {
+      var options = LogStore.Options(sync: .always, readOnly: readOnly, compaction: .manual)
+      options.fileSystem = fileSystem
+      return options
+    }
+    /// The writes over the damaged file, its rebuild, then the close; returns what the store
+    /// held and the calls made before the close began.
+    func session(_ fileSystem: SimulatedFileSystem) throws -> ([String: [String: String]], Int) {
+      let store = try LogStore(path: "/store", options: options(fileSystem))
+      try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
+      try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+      let held = try store.snapshot()
+      #expect(try store.statistics().indexMappedBytes == 0)
+      let before = fileSystem.calls
+      try store.close()
+      return (held, before)
+    }
+    let probe = SimulatedFileSystem(files: files)
+    let (expected, first) = try session(probe)
+    // The close wrote a new index file and removed the damaged one.
+    let names = probe.files.keys.filter { $0.hasSuffix(".index") }
+    #expect(names.count == 1 && names.first != "/store/" + index.split(separator: "/").last!)
+    let last = probe.calls
+    #expect(last - first > 5)
+    for call in first + 1...last {
+      for mode in [SimulatedFileSystem.CrashMode.process, .power(seed: UInt64(call))] {
+        let fileSystem = SimulatedFileSystem(files: files)
+        fileSystem.crash(atCall: call, mode: mode)
+        _ = try? session(fileSystem)
+        let image = try #require(fileSystem.crashImage, "call \(call) was never reached")
+        for readOnly in [true, false] {
+          let store = try LogStore(
+            path: "/store", options: options(SimulatedFileSystem(files: image), readOnly: readOnly))
+          let context = "crash at call \(call) (\(mode)), readOnly \(readOnly)"
+          try expectWritesOverStrayCopies(store, context)
+          _ = try store.statistics()
+          #expect(try store.snapshot() == expected, "\(context)")
+          try store.close()
+        }
+      }
+    }
+  }
+
+  @Test(
     "verify reads the part of the log the index file covers as damaged where it is, never as a torn tail the next open would clear"
   )
   func verifyBesideStrayCopies() throws {
