@@ -499,19 +499,23 @@ struct Verifier {
       return result
     }
     scan(
-      Array(bytes[..<covered.length]), file: name, salt: salt, baseSequence: baseSequence,
-      extent: .sealedWithoutMarks, into: &result)
+      bytes, file: name, salt: salt, baseSequence: baseSequence, extent: .sealedWithoutMarks,
+      end: covered.length, into: &result)
     scan(
       bytes, file: name, salt: salt, baseSequence: covered.nextSequence, extent: extent,
       start: covered.length, into: &result)
     return result
   }
 
+  /// Adds the findings of the records of `bytes` from `start` to `end` (the end of the bytes
+  /// when nil) to `result`.
   private static func scan(
     _ bytes: [UInt8], file name: String, salt: UInt32, baseSequence: UInt64,
-    extent: SegmentScanner.Extent, start: Int = SegmentHeader.size, into result: inout SegmentScan
+    extent: SegmentScanner.Extent, start: Int = SegmentHeader.size, end: Int? = nil,
+    into result: inout SegmentScan
   ) {
-    bytes.withUnsafeBytes { buffer in
+    bytes.withUnsafeBytes { whole in
+      let buffer = UnsafeRawBufferPointer(rebasing: whole[..<(end ?? whole.count)])
       var scanner = SegmentScanner(
         bytes: buffer, owner: nil, salt: salt, baseSequence: baseSequence, extent: extent,
         start: start)
