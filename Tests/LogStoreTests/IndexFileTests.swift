@@ -1765,8 +1765,15 @@ struct IndexFileTests {
     return (path, index)
   }
 
+  /// The writes a writer makes over the index file of a ``strayCopiesStore(_:)``: numbered from
+  /// the file's next sequence number on, as the stray copies are.
+  private func writeOverStrayCopies(_ store: LogStore) throws {
+    try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
+    try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+  }
+
   /// Checks that `store` holds the writes made over the index file of a ``strayCopiesStore(_:)``
-  /// (`y0` in w, `y1` in t), and the keys of t the damage left (the first ones).
+  /// (``writeOverStrayCopies(_:)``), and the keys of t the damage left (the first ones).
   private func expectWritesOverStrayCopies(
     _ store: LogStore, _ context: String, sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
@@ -1790,8 +1797,7 @@ struct IndexFileTests {
     try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
-    try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
-    try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+    try writeOverStrayCopies(store)
     // Reading every table meets the damage: the directory is rebuilt from the log, whose
     // part the file covered now reads as damaged.
     let rebuilt = try store.snapshot()
@@ -1834,8 +1840,7 @@ struct IndexFileTests {
     let (path, index) = try strayCopiesStore(directory)
     do {
       let store = try LogStore(path: path, options: Self.options)
-      try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
-      try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+      try writeOverStrayCopies(store)
       // Replaying this prefix's delete reads the file's keys, and meets the damage.
       try store.deletePrefix(Array("k3".utf8), in: "t")
       try store.close()
@@ -1885,8 +1890,7 @@ struct IndexFileTests {
     /// held and the calls made before the close began.
     func session(_ fileSystem: SimulatedFileSystem) throws -> ([String: [String: String]], Int) {
       let store = try LogStore(path: "/store", options: options(fileSystem))
-      try store.put(Array("new".utf8), forKey: Array("y0".utf8), in: "w")
-      try store.put(Array("newer".utf8), forKey: Array("y1".utf8), in: "t")
+      try writeOverStrayCopies(store)
       let held = try store.snapshot()
       #expect(try store.statistics().indexMappedBytes == 0)
       let before = fileSystem.calls
