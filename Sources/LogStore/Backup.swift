@@ -63,11 +63,15 @@ struct BackupSource {
 ///    up to its last record. Sealed segments never change, and the active one only grows, so
 ///    these bytes are the store at this moment whatever writers do next. From now on a
 ///    compaction that replaces segments leaves their files until the backup ends.
+///    The index file in use (with its changes file) is opened then too: it covers the start of
+///    those segments, and stays readable while the backup holds it open.
 /// 2. *Copy* (no lock): into a new directory beside the destination, each segment up to its
 ///    length (from its mapping, which the backup holds), the active one's followed by a sync
-///    mark, and the hint file of each sealed segment that has one, each synced; then a manifest
-///    naming exactly those segments, and the directory synced. Index files are not copied: the one in use may cover segments
-///    a compaction replaces meanwhile. The copy's first open reads its log instead.
+///    mark, the hint file of each sealed segment that has one, and the index file, each
+///    synced; then a manifest naming exactly those segments, and the directory synced. The
+///    copy's first open maps the index file and reads only the log after it, as the store's
+///    would. A damaged index file the store set aside is copied in its place, since the copy
+///    must read the log after it as the store did (docs/FORMAT.md, "Index files", rule 5).
 /// 3. *Put in place*: the directory is renamed to the destination (which must be missing or
 ///    empty), and the destination's parent synced.
 /// 4. *End* (``StoreEngine/endBackup()``): files compactions retired meanwhile are removed.
@@ -84,14 +88,18 @@ struct StoreBackup {
 
   func run() throws(LogStoreError) {
     let destinationWasDirectory = try checkDestination()
-    let sources = try engine.beginBackup()
-    defer { engine.endBackup() }
+    let (sources, indexFiles) = try engine.beginBackup()
+    defer {
+      for opened in indexFiles { opened.file.close() }
+      engine.endBackup()
+    }
     let stamp = CalendarTime(Timestamp.now()).iso8601(basic: true)
     let unique = String(UInt32.random(in: .min ... .max), radix: 16)
     let temporary = destination + ".backing-up-" + stamp + "-" + unique
     do {
       try fileSystem.createDirectory(temporary)
       for source in sources { try copy(source, into: temporary) }
+      for opened in indexFiles { try copy(opened.file, named: opened.name, into: temporary) }
       try Manifest(segments: sources.map(\.file.number), generation: 1).publish(
         directory: temporary, fileSystem: fileSystem)
       try fileSystem.renameFile(temporary, to: destination)
@@ -167,6 +175,29 @@ struct StoreBackup {
       }
     }
     if source.copiesHint { try copyHint(of: source.file.number, into: directory) }
+  }
+
+  /// Copies `file`, an index or changes file, into `directory` as `name`, a chunk at a time.
+  private func copy(_ file: any FileHandle, named name: String, into directory: String)
+    throws(LogStoreError)
+  {
+    let size = try file.size()
+    var chunk = [UInt8](repeating: 0, count: min(size, Self.chunkSize))
+    try writeFile(directory + "/" + name) { handle throws(LogStoreError) in
+      var offset = 0
+      while offset < size {
+        try engine.checkNotClosing()
+        let count = min(chunk.count, size - offset)
+        try chunk.withMutableBytes { buffer throws(LogStoreError) in
+          let part = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+          guard try file.read(into: part, at: offset) == count else {
+            throw LogStoreError(.io, "\(file.path) got shorter while it was copied")
+          }
+          try handle.write(UnsafeRawBufferPointer(part), at: offset)
+        }
+        offset += count
+      }
+    }
   }
 
   /// Copies the hint file of segment `number` into `directory`. A missing one is left out:

@@ -609,10 +609,13 @@ final class StoreEngine: @unchecked Sendable {
   // MARK: Backup
 
   /// Fixes the moment a backup copies (``StoreBackup``): with the log's lock held, once every
-  /// change appended is applied, the live segments and their lengths. Writers wait only for
-  /// that list to be made. Compactions leave their inputs' files until ``endBackup()``.
-  func beginBackup() throws(LogStoreError) -> [BackupSource] {
-    try log.lock.withLock { () throws(LogStoreError) -> [BackupSource] in
+  /// change appended is applied, the live segments and their lengths, and the index file in
+  /// use, opened (``IndexFileInUse/openForBackup()``; the caller closes it). Writers wait only
+  /// for that list to be made. Compactions leave their inputs' files until ``endBackup()``.
+  func beginBackup() throws(LogStoreError) -> (
+    segments: [BackupSource], indexFiles: [(name: String, file: any FileHandle)]
+  ) {
+    try log.lock.withLock { () throws(LogStoreError) in
       // Both at once: every change appended is applied, and no compaction is swapping its
       // outputs in (a wait releases the lock, so each is checked again after the other).
       groupCommit.waitUntilIdle()
@@ -621,7 +624,15 @@ final class StoreEngine: @unchecked Sendable {
         groupCommit.waitUntilIdle()
       }
       if log.closing { throw LogStoreError.closed(directory) }
-      return try log.beginBackup()
+      // With the segments, the index file that covers them, opened now: the one a checkpoint
+      // may put in its place meanwhile covers writes made after this moment.
+      let segments = try log.beginBackup()
+      do throws(LogStoreError) {
+        return (segments, try repair.indexFile.openForBackup())
+      } catch {
+        log.endBackup()
+        throw error
+      }
     }
   }
 

@@ -132,6 +132,153 @@ struct BackupTests {
     #expect(try LogStore.verify(path: directory.appending("backup")).problems.isEmpty)
   }
 
+  /// ``options(_:compaction:sync:maxSegmentSize:)`` with index files written for a store of
+  /// any size (checkpoints, compactions and closes), and changes files for any change.
+  static func indexedOptions(_ fileSystem: (any FileSystem)? = nil) -> LogStore.Options {
+    var options = Self.options(fileSystem)
+    options.indexFileMinimumLiveBytes = 0
+    options.activeHintMinimumBytes = 0
+    return options
+  }
+
+  /// The number in the name of the one index file in `directory`, if there is one.
+  static func indexFile(in directory: String, _ fileSystem: any FileSystem = SystemFileSystem())
+    throws -> UInt32?
+  {
+    let numbers = try names(in: directory, fileSystem).compactMap { name -> UInt32? in
+      guard case .index(let number) = StoreFileName.classify(name) else { return nil }
+      return number
+    }
+    #expect(numbers.count <= 1, "\(numbers)")
+    return numbers.first
+  }
+
+  /// A store at `path` with ``indexedOptions(_:)``, ``fill(_:)``ed and checkpointed; and the
+  /// number of its index file.
+  static func checkpointedStore(at path: String, _ fileSystem: any FileSystem = SystemFileSystem())
+    throws -> (store: LogStore, index: UInt32)
+  {
+    let store = try LogStore(path: path, options: indexedOptions(fileSystem))
+    try fill(store)
+    try store.checkpoint()
+    return (store, try #require(try indexFile(in: path, fileSystem)))
+  }
+
+  @Test(
+    "the index file in use and its changes file come along, and the copy's open uses them instead of reading its whole log"
+  )
+  func copiesIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let (store, number) = try Self.checkpointedStore(at: path)
+    try store.put(Array("after the checkpoint".utf8), forKey: Array("u5".utf8), in: "users")
+
+    try store.backup(to: directory.appending("indexed"))
+
+    #expect(
+      try Self.names(in: directory.appending("indexed"))
+        == Self.names(in: path).filter { $0 != "LOCK" })
+    for options in [Self.options(), LogStore.Options(readOnly: true)] {
+      let copy = try LogStore(path: directory.appending("indexed"), options: options)
+      #expect(copy.openReport.indexFile == number, "readOnly \(options.readOnly)")
+      #expect(copy.openReport.rejectedIndexFiles.isEmpty)
+      #expect(try Self.contents(copy) == Self.contents(store), "readOnly \(options.readOnly)")
+    }
+    #expect(try LogStore.verify(path: directory.appending("indexed")).problems.isEmpty)
+
+    // A close that writes no index file writes a changes file over it, which the next open
+    // puts over the file; the copy of that store has both.
+    try store.close()
+    #expect(try Self.indexFile(in: path) == number)
+    #expect(try Self.names(in: path).contains(StoreFileName.changes(number)))
+    let reopened = try LogStore(path: path, options: Self.indexedOptions())
+    #expect(reopened.openReport.usedChangesFile)
+    try reopened.put(Array("after the reopen".utf8), forKey: Array("u6".utf8), in: "users")
+    try reopened.backup(to: directory.appending("changes"))
+    // (Not the active segment's hint file, written by the close: the copy's active segment
+    // ends in a sync mark of its own.)
+    let copied = try Self.names(in: directory.appending("changes"))
+    #expect(
+      Set([StoreFileName.index(number), StoreFileName.changes(number)]).isSubset(of: copied),
+      "\(copied)")
+    let copy = try LogStore(path: directory.appending("changes"), options: Self.options())
+    #expect(copy.openReport.indexFile == number)
+    #expect(copy.openReport.usedChangesFile)
+    #expect(copy.openReport.rejectedChangesFile == nil)
+    #expect(try Self.contents(copy) == Self.contents(reopened))
+  }
+
+  @Test(
+    "a read-only store whose index file its writer replaced, or another file took the name of, is copied without it, as it was opened"
+  )
+  func readOnlyStoreBesideNewIndexFile() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let (writer, number) = try Self.checkpointedStore(at: path)
+    let index = path + "/" + StoreFileName.index(number)
+    let reader = try LogStore(path: path, options: LogStore.Options(readOnly: true))
+    #expect(reader.openReport.indexFile == number)
+    let expected = try Self.contents(reader)
+
+    // Another file under the name the reader knows (as a store that reused the number after
+    // a crash would write): not the size the reader mapped, so not copied.
+    let bytes = try fileBytes(index)
+    try writeFile(index, bytes + [UInt8](repeating: 0, count: 64))
+    try reader.backup(to: directory.appending("renamed"))
+    try writeFile(index, bytes)
+    // The writer's compaction replaces the file: the reader's is gone from the directory.
+    try writer.clearTable("users")
+    try writer.compact()
+    #expect(try Self.indexFile(in: path).map { $0 > number } == true)
+    try reader.backup(to: directory.appending("replaced"))
+
+    for name in ["renamed", "replaced"] {
+      #expect(try Self.indexFile(in: directory.appending(name)) == nil, "\(name)")
+      let copy = try LogStore(path: directory.appending(name), options: Self.options())
+      #expect(copy.openReport.indexFile == nil, "\(name)")
+      #expect(try Self.contents(copy) == expected, "\(name)")
+    }
+  }
+
+  @Test(
+    "an index file a checkpoint replaces during the copy is the one copied: the copy holds the store at the backup's moment"
+  )
+  func checkpointDuringCopy() throws {
+    let fileSystem = SimulatedFileSystem()
+    let path = "/data/store"
+    let backup = "/data/backup"
+    let (store, number) = try Self.checkpointedStore(at: path, fileSystem)
+    try store.put(Array("before".utf8), forKey: Array("before".utf8), in: "users")
+    let expected = try Self.contents(store)
+
+    // At the copy's first segment file: write, checkpoint (the file the backup opened is
+    // removed), write again.
+    let failures = Guarded<[String]>([])
+    let replaced = Guarded(false)
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasPrefix(backup + ".backing-up-"),
+        call.path.hasSuffix(".log"), !replaced.withLock({ $0 })
+      else { return }
+      replaced.withLock { $0 = true }
+      do {
+        try store.put(Array("during".utf8), forKey: Array("during".utf8), in: "users")
+        try store.checkpoint()
+        try store.put(Array("after".utf8), forKey: Array("after".utf8), in: "cache")
+      } catch {
+        failures.withLock { $0.append("\(error)") }
+      }
+    }
+    try store.backup(to: backup)
+    fileSystem.callHook = nil
+
+    #expect(failures.withLock { $0 } == [])
+    #expect(try Self.indexFile(in: path, fileSystem).map { $0 > number } == true)
+    #expect(try Self.indexFile(in: backup, fileSystem) == number)
+    let copy = try LogStore(path: backup, options: Self.options(fileSystem))
+    #expect(copy.openReport.indexFile == number)
+    #expect(try Self.contents(copy) == expected)
+  }
+
   @Test("an empty directory is replaced by the copy, and missing parents are created")
   func emptyAndMissingDestinations() throws {
     let directory = TemporaryDirectory()
@@ -221,14 +368,15 @@ struct BackupTests {
   }
 
   /// How many steps the copy at `path` holds, after checking that it holds exactly the
-  /// table as it was after that many.
-  static func checkedSteps(inCopyAt path: String) throws -> Int {
+  /// table as it was after that many; and whether its open used an index file.
+  static func checkedSteps(inCopyAt path: String) throws -> (steps: Int, indexed: Bool) {
     let copy = try LogStore(path: path, options: LogStore.Options(readOnly: true))
     defer { try? copy.close() }
     let table = try copy.snapshot()["seq"] ?? [:]
     let steps = table["last"].flatMap { Int($0.prefix { $0 != " " }) }.map { $0 + 1 } ?? 0
     #expect(table == history(steps), "a copy that is no moment of the history (\(steps) steps?)")
-    return steps
+    #expect(copy.openReport.rejectedIndexFiles.isEmpty)
+    return (steps, copy.openReport.indexFile != nil)
   }
 
   enum Compactions: String, CaseIterable, CustomTestStringConvertible {
@@ -236,6 +384,9 @@ struct BackupTests {
     case explicit
     /// The store's own, with a low threshold.
     case automatic
+    /// `compact()` and `checkpoint()` in turn on a thread of its own, each writing an index
+    /// file (whatever the store's size), which the backups copy.
+    case indexed
 
     var testDescription: String { rawValue }
   }
@@ -244,14 +395,16 @@ struct BackupTests {
     "backups taken while a writer goes on each hold the store at one moment of its history",
     arguments: [
       (SyncPolicy.never, Compactions.explicit), (.never, .automatic), (.always, .explicit),
+      (.never, .indexed),
     ])
   func besideWritersAndCompaction(sync: SyncPolicy, compactions: Compactions) throws {
     let directory = TemporaryDirectory()
     let path = directory.appending("store")
     let policy: CompactionPolicy =
       compactions == .automatic ? .whenGarbageExceeds(fraction: 0.05) : .manual
-    let store = try LogStore(
-      path: path, options: Self.options(compaction: policy, sync: sync, maxSegmentSize: 64 << 10))
+    var options = Self.options(compaction: policy, sync: sync, maxSegmentSize: 64 << 10)
+    if compactions == .indexed { options.indexFileMinimumLiveBytes = 0 }
+    let store = try LogStore(path: path, options: options)
     try store.createTable("seq")
     // Automatic compaction waits for 4 MiB of garbage (`CompactionScheduler.minimumGarbage`):
     // 30,000 steps make 7 MB at either depth.
@@ -266,7 +419,7 @@ struct BackupTests {
     let written = Guarded(head)
     let compactionsRun = Guarded(0)
     let failures = Guarded<[String]>([])
-    let backups = Guarded<[Int]>([])
+    let backups = Guarded<[(steps: Int, indexed: Bool)]>([])
     let scratch = directory.path
     runOnThreads(3) { role in
       switch role {
@@ -291,7 +444,9 @@ struct BackupTests {
             let after = written.withLock { $0 }
             let held = try Self.checkedSteps(inCopyAt: backup)
             // The moment lies within the call: every step that had returned before it is in.
-            #expect(held >= before && held <= after + 1, "\(before) ≤ \(held) ≤ \(after) + 1")
+            #expect(
+              held.steps >= before && held.steps <= after + 1,
+              "\(before) ≤ \(held.steps) ≤ \(after) + 1")
             backups.withLock { $0.append(held) }
             try FileManager.default.removeItem(atPath: backup)
           } catch {
@@ -300,9 +455,10 @@ struct BackupTests {
           }
         }
       default:
-        guard compactions == .explicit else { return }
+        guard compactions != .automatic else { return }
         while written.withLock({ $0 }) < steps {
           do {
+            if compactions == .indexed { try store.checkpoint() }
             try store.compact()
             compactionsRun.withLock { $0 += 1 }
           } catch {
@@ -316,8 +472,12 @@ struct BackupTests {
     let held = backups.withLock { $0 }
     #expect(held.count >= 3)
     #expect(
-      held.contains { $0 > head && $0 < steps }, "no backup was taken amid the writes: \(held)")
-    if compactions == .explicit {
+      held.contains { $0.steps > head && $0.steps < steps },
+      "no backup was taken amid the writes: \(held)")
+    // Index files are copied when the store has one: in `.indexed`, from the first
+    // checkpoint on.
+    #expect(held.contains(where: \.indexed) == (compactions == .indexed))
+    if compactions != .automatic {
       #expect(compactionsRun.withLock { $0 } > 0)
     } else {
       try store.waitForCompaction()
@@ -326,7 +486,7 @@ struct BackupTests {
     #expect(try store.snapshot()["seq"] == Self.history(steps))
     // A last one, of the store at rest, holds all of it.
     try store.backup(to: directory.appending("final"))
-    #expect(try Self.checkedSteps(inCopyAt: directory.appending("final")) == steps)
+    #expect(try Self.checkedSteps(inCopyAt: directory.appending("final")).steps == steps)
     try store.close()
     // No compaction input held for a backup is left behind: every segment file on disk is one
     // the manifest lists (which a read-only open reads, changing nothing).
@@ -418,11 +578,18 @@ struct BackupTests {
   static let faultPath = "/data/store"
   static let faultBackup = "/data/backup"
 
-  /// A store on `fileSystem` made the same way, call for call, each time; synced, so that a
-  /// power loss keeps all of it.
+  /// A store on `fileSystem` made the same way, call for call, each time, with an index file
+  /// and a changes file over it for the backup to copy; synced, so that a power loss keeps all
+  /// of it.
   static func faultStore(on fileSystem: SimulatedFileSystem) throws -> LogStore {
-    let store = try LogStore(path: faultPath, options: options(fileSystem))
-    try fill(store)
+    do {
+      let store = try checkpointedStore(at: faultPath, fileSystem).store
+      try store.put(Array("over the index file".utf8), forKey: Array("u7".utf8), in: "users")
+      try store.close()
+    }
+    let store = try LogStore(path: faultPath, options: indexedOptions(fileSystem))
+    try #require(store.openReport.usedChangesFile)
+    try store.put(Array("after the open".utf8), forKey: Array("u8".utf8), in: "users")
     try store.sync()
     return store
   }
@@ -433,7 +600,12 @@ struct BackupTests {
     let store = try faultStore(on: fileSystem)
     let first = fileSystem.calls + 1
     try store.backup(to: faultBackup)
-    return first...fileSystem.calls
+    let last = fileSystem.calls
+    // Its calls copy the index file and the changes file too.
+    let copied = try names(in: faultBackup, fileSystem)
+    try #require(
+      copied.contains { $0.hasSuffix(".index") } && copied.contains { $0.hasSuffix(".changes") })
+    return first...last
   }
 
   @Test("failing any call of a backup, once or for good, leaves the store as it was and no copy")
@@ -566,6 +738,7 @@ struct BackupTests {
         if crashed.directoryExists(Self.faultBackup) {
           let copy = try LogStore(path: Self.faultBackup, options: Self.options(crashed))
           #expect(try Self.contents(copy) == expected, "call \(call), \(mode)")
+          #expect(copy.openReport.indexFile != nil, "call \(call), \(mode)")
           copies += 1
         }
       }

@@ -1833,6 +1833,32 @@ struct IndexFileTests {
   }
 
   @Test(
+    "a backup of a store whose index file is damaged, before and after the store meets the damage, keeps the writes made over it beside the stray copies"
+  )
+  func backupBesideStrayCopies() throws {
+    let directory = TemporaryDirectory()
+    let (path, index) = try strayCopiesStore(directory)
+    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    let store = try LogStore(path: path, options: Self.options)
+    try writeOverStrayCopies(store)
+    // Before: the file is in use, and the copy's open uses it too.
+    try store.backup(to: directory.appending("before"))
+    let rebuilt = try store.snapshot()
+    #expect(try store.statistics().indexMappedBytes == 0)
+    // After: the damaged file, set aside, is what lets the copy read the log after it.
+    try store.backup(to: directory.appending("after"))
+    for name in ["before", "after"] {
+      for options in [LogStore.Options(readOnly: true), Self.options] {
+        let copy = try LogStore(path: directory.appending(name), options: options)
+        #expect(copy.openReport.indexFile != nil, "\(name), readOnly \(options.readOnly)")
+        try expectWritesOverStrayCopies(copy, "\(name), readOnly \(options.readOnly)")
+        #expect(try copy.snapshot() == rebuilt, "\(name), readOnly \(options.readOnly)")
+        try copy.close()
+      }
+    }
+  }
+
+  @Test(
     "an open that finds the index file damaged while replaying keeps the writes made over it, though the part it covered holds stray copies numbered as they are"
   )
   func openRebuildBesideStrayCopies() throws {

@@ -100,6 +100,44 @@ final class IndexFileInUse {
     changes = nil
   }
 
+  /// Opens the files a backup copies beside the segments, so that the copy opens as this store
+  /// would: the index file in use and the changes file over it, or else a damaged one kept and
+  /// its changes file, if it has one (the copy then reads its log after the damaged file's
+  /// position, as this store did: rule 5 of "Index files" in docs/FORMAT.md). Once open, a file
+  /// stays readable when a checkpoint replaces it before it is copied.
+  ///
+  /// A file that is no longer there or not the size this store knew (another process replaced
+  /// it: the writer beside a read-only store, or another writer in `.manyProcesses` use) is
+  /// left out, and so is everything when the index file is: the copy then reads its whole log.
+  func openForBackup() throws(LogStoreError) -> [(name: String, file: any FileHandle)] {
+    guard let number = current?.number ?? damaged?.number else { return [] }
+    // The sizes this store knows, of both files together (as `damaged` keeps them).
+    let knownSize = current.map { $0.size + (changes?.size ?? 0) } ?? damaged?.size ?? 0
+    var names = [StoreFileName.index(number)]
+    if current == nil || changes != nil { names.append(StoreFileName.changes(number)) }
+    var files: [(name: String, file: any FileHandle)] = []
+    var size = 0
+    do {
+      for name in names {
+        do {
+          let file = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
+          files.append((name, file))
+          size += try file.size()
+        } catch  where error.isMissingFile {
+          // Left out; a damaged file's changes file may never have been written.
+        }
+      }
+    } catch {
+      for opened in files { opened.file.close() }
+      throw error
+    }
+    guard files.first?.name == names[0], size == knownSize else {
+      for opened in files { opened.file.close() }
+      return []
+    }
+    return files
+  }
+
   /// Removes index file `number` and the changes file over it, if there is one.
   private func removeFiles(of number: UInt32) throws(LogStoreError) {
     try fileSystem.removeFile(directory + "/" + StoreFileName.index(number))
