@@ -8,7 +8,8 @@ extension LogStore {
   /// only while that moment is fixed (a list of files is made), not while the files are
   /// copied; compaction goes on meanwhile too, but leaves the files it replaces on disk until
   /// the copy is done. The copy is a store of its own: open it with `LogStore(path:)`. It is
-  /// on stable storage when the call returns.
+  /// on stable storage when the call returns. The index file the store uses comes along, so
+  /// the copy opens as fast as the store would, without reading its whole log.
   ///
   /// A read-only store is copied as it was when it was opened.
   ///
@@ -52,6 +53,15 @@ struct BackupSource {
   /// closed store's last segment does: the copy is synced, though the store's own marks may
   /// not say so that far.
   let endingMarkSequence: UInt64?
+}
+
+/// An index or changes file a backup copies, opened with the log's lock held, and its size
+/// then. Index and changes files never change once written, and an open file stays readable
+/// when the store removes it.
+struct BackupFile {
+  let name: String
+  let file: any FileHandle
+  let size: Int
 }
 
 /// A copy of a store as it is at one moment, made while the store stays in use
@@ -99,7 +109,7 @@ struct StoreBackup {
     do {
       try fileSystem.createDirectory(temporary)
       for source in sources { try copy(source, into: temporary) }
-      for opened in indexFiles { try copy(opened.file, named: opened.name, into: temporary) }
+      for file in indexFiles { try copy(file, into: temporary) }
       try Manifest(segments: sources.map(\.file.number), generation: 1).publish(
         directory: temporary, fileSystem: fileSystem)
       try fileSystem.renameFile(temporary, to: destination)
@@ -177,13 +187,11 @@ struct StoreBackup {
     if source.copiesHint { try copyHint(of: source.file.number, into: directory) }
   }
 
-  /// Copies `file`, an index or changes file, into `directory` as `name`, a chunk at a time.
-  private func copy(_ file: any FileHandle, named name: String, into directory: String)
-    throws(LogStoreError)
-  {
-    let size = try file.size()
+  /// Copies `source`, an index or changes file, into `directory`, a chunk at a time.
+  private func copy(_ source: BackupFile, into directory: String) throws(LogStoreError) {
+    let (file, size) = (source.file, source.size)
     var chunk = [UInt8](repeating: 0, count: min(size, Self.chunkSize))
-    try writeFile(directory + "/" + name) { handle throws(LogStoreError) in
+    try writeFile(directory + "/" + source.name) { handle throws(LogStoreError) in
       var offset = 0
       while offset < size {
         try engine.checkNotClosing()

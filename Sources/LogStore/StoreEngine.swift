@@ -613,7 +613,7 @@ final class StoreEngine: @unchecked Sendable {
   /// use, opened (``IndexFileInUse/openForBackup()``; the caller closes it). Writers wait only
   /// for that list to be made. Compactions leave their inputs' files until ``endBackup()``.
   func beginBackup() throws(LogStoreError) -> (
-    segments: [BackupSource], indexFiles: [(name: String, file: any FileHandle)]
+    segments: [BackupSource], indexFiles: [BackupFile]
   ) {
     try log.lock.withLock { () throws(LogStoreError) in
       // Both at once: every change appended is applied, and no compaction is swapping its

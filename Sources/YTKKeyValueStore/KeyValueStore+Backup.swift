@@ -9,7 +9,8 @@ extension KeyValueStore {
   /// `delete(prefix:)` or a `clearTable` is in it whole or not at all. Other threads keep
   /// reading and writing meanwhile; they wait only for the moment to be fixed, not for the
   /// copy. The copy is on stable storage when the call returns, and opens as a store of its
-  /// own. A read-only store is copied as it was when it was opened.
+  /// own, as fast as this one would (its index file comes along). A read-only store is copied
+  /// as it was when it was opened.
   ///
   /// ```swift
   /// let store = try KeyValueStore(path: "test.db")

@@ -183,20 +183,21 @@ public final class KeyValueStore: Sendable {
     _ object: JSONValue, id: String, into table: String, expiresAfter seconds: Double? = nil
   ) throws(KeyValueStoreError) {
     let expiry = try expiry(after: seconds)
-    do {
-      try JSONWriter.withText(of: object) { json throws(KeyValueStoreError) in
+    try JSONWriter.withText(
+      of: object, writeError: { Self.unstorable(id, in: table, $0) },
+      body: { json throws(KeyValueStoreError) in
         try putEncoded(bytes: json, id: id, into: table, createdTime: nil, expiry: expiry)
-      }
-    } catch {
-      switch error {
-      case .body(let error): throw error
-      case .write(let error):
-        throw KeyValueStoreError(
-          .invalidArgument,
-          "the value for id \"\(Self.shown(id))\" in table \"\(table)\" cannot be stored: "
-            + error.message)
-      }
-    }
+      })
+  }
+
+  /// The error for a value the writer refused (``JSONWriter/withText(of:writeError:body:)``).
+  private static func unstorable(_ id: String, in table: String, _ error: JSONCodecError)
+    -> KeyValueStoreError
+  {
+    KeyValueStoreError(
+      .invalidArgument,
+      "the value for id \"\(shown(id))\" in table \"\(table)\" cannot be stored: "
+        + error.message)
   }
 
   /// Stores a string, as YTKKeyValueStore did: `["s"]`. `expiresAfter` as in
@@ -278,17 +279,9 @@ public final class KeyValueStore: Sendable {
   ) throws(KeyValueStoreError) {
     try putBatch(objects, into: table, expiry: expiry(after: seconds)) {
       object, values throws(KeyValueStoreError) in
-      do throws(JSONWriteOrBodyError<Never>) {
-        try JSONWriter.withText(of: object.value) { (text: UnsafeRawBufferPointer) throws(Never) in
-          values.append(contentsOf: text)
-        }
-      } catch {
-        guard case .write(let error) = error else { return }
-        throw KeyValueStoreError(
-          .invalidArgument,
-          "the value for id \"\(Self.shown(object.key))\" in table \"\(table)\" cannot be "
-            + "stored: " + error.message)
-      }
+      try JSONWriter.withText(
+        of: object.value, writeError: { Self.unstorable(object.key, in: table, $0) },
+        body: { text throws(KeyValueStoreError) in values.append(contentsOf: text) })
     }
   }
 

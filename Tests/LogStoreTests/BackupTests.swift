@@ -279,6 +279,30 @@ struct BackupTests {
     #expect(try Self.contents(copy) == expected)
   }
 
+  @Test("an index file cut short during the copy fails the backup, which leaves no copy")
+  func indexFileCutDuringCopy() throws {
+    let fileSystem = SimulatedFileSystem()
+    let path = "/data/store"
+    let (store, number) = try Self.checkpointedStore(at: path, fileSystem)
+    let expected = try Self.contents(store)
+    let index = path + "/" + StoreFileName.index(number)
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasPrefix("/data/backup.backing-up-"),
+        call.path.hasSuffix(".log")
+      else { return }
+      // Nothing of the store's does this; a person or another program could.
+      let file = try? fileSystem.openFile(index, mode: .readWrite)
+      try? file?.truncate(to: 100)
+      file?.close()
+    }
+    let error = #expect(throws: LogStoreError.self) { try store.backup(to: "/data/backup") }
+    fileSystem.callHook = nil
+    #expect(error?.code == .io)
+    #expect(error?.message == "\(index) got shorter while it was copied")
+    #expect(try Self.names(in: "/data", fileSystem) == ["store"])
+    #expect(try Self.contents(store) == expected)
+  }
+
   @Test("an empty directory is replaced by the copy, and missing parents are created")
   func emptyAndMissingDestinations() throws {
     let directory = TemporaryDirectory()

@@ -51,7 +51,9 @@ struct JSONStoredFormTests {
         try test.input.withUnsafeBytes { try JSONCanonicalizer.canonicalText(of: $0) }
           == test.stored, "line \(test.line): the canonicalizer")
       #expect(
-        try JSONWriter.withText(of: value) { Array($0) } == test.stored,
+        try JSONWriter.withText(
+          of: value, writeError: { $0 }, body: { (text) throws(JSONCodecError) in Array(text) })
+          == test.stored,
         "line \(test.line): the writer into its scratch space")
     }
   }

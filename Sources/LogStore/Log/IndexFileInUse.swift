@@ -109,30 +109,38 @@ final class IndexFileInUse {
   /// A file that is no longer there or not the size this store knew (another process replaced
   /// it: the writer beside a read-only store, or another writer in `.manyProcesses` use) is
   /// left out, and so is everything when the index file is: the copy then reads its whole log.
-  func openForBackup() throws(LogStoreError) -> [(name: String, file: any FileHandle)] {
-    guard let number = current?.number ?? damaged?.number else { return [] }
-    // The sizes this store knows, of both files together (as `damaged` keeps them).
-    let knownSize = current.map { $0.size + (changes?.size ?? 0) } ?? damaged?.size ?? 0
+  func openForBackup() throws(LogStoreError) -> [BackupFile] {
+    // The file's number, and the size this store knows of both files together (as `damaged`
+    // keeps it).
+    guard
+      let (number, knownSize) = current.map({ ($0.number, $0.size + (changes?.size ?? 0)) })
+        ?? damaged
+    else { return [] }
     var names = [StoreFileName.index(number)]
     if current == nil || changes != nil { names.append(StoreFileName.changes(number)) }
-    var files: [(name: String, file: any FileHandle)] = []
-    var size = 0
-    do {
-      for name in names {
-        do {
-          let file = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
-          files.append((name, file))
-          size += try file.size()
-        } catch  where error.isMissingFile {
-          // Left out; a damaged file's changes file may never have been written.
-        }
+    var files: [BackupFile] = []
+    func closeAll() { for opened in files { opened.file.close() } }
+    for name in names {
+      let file: any FileHandle
+      do {
+        file = try fileSystem.openFile(directory + "/" + name, mode: .readOnly)
+      } catch  where error.isMissingFile {
+        // Left out; a damaged file's changes file may never have been written.
+        continue
+      } catch {
+        closeAll()
+        throw error
       }
-    } catch {
-      for opened in files { opened.file.close() }
-      throw error
+      do {
+        files.append(BackupFile(name: name, file: file, size: try file.size()))
+      } catch {
+        file.close()
+        closeAll()
+        throw error
+      }
     }
-    guard files.first?.name == names[0], size == knownSize else {
-      for opened in files { opened.file.close() }
+    guard files.first?.name == names[0], files.reduce(0, { $0 + $1.size }) == knownSize else {
+      closeAll()
       return []
     }
     return files

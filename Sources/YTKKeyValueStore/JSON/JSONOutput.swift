@@ -23,9 +23,7 @@ extension ScratchStack where Element == UInt8 {
       return length
     }
   }
-}
 
-extension JSONOutput {
   /// Appends `literal`'s bytes.
   mutating func appendLiteral(_ literal: StaticString) {
     append(
@@ -82,37 +80,70 @@ extension JSONOutput {
       }
       throw JSONCodecError(message: "JSON cannot represent the number \(value)", offset: 0)
     }
-    let decimal = ShortestDecimal(value)
     if value.sign == .minus { append(JSONByte.minus) }
-    let magnitude = value.magnitude
-    var digits = decimal.digits()
-    if decimal.significand == 0 {
+    // The digits of Swift's `description`, the fewest that read back as exactly this double
+    // (of those, the closest to it), read by the scanner as one integer (exact: at most 17
+    // are significant) and the power of ten they are scaled by. Only the digits are taken
+    // from it: the layout is the writer's own, so that a change in how Swift formats numbers
+    // cannot change stored bytes.
+    var description = value.magnitude.description
+    let scanned = description.withUTF8 { utf8 -> JSONScannedNumber? in
+      var scanner = JSONScanner(input: utf8)
+      return try? scanner.scanNumber()
+    }
+    guard var significand = scanned?.significand, var scale = scanned?.exponent,
+      significand != 0
+    else {
       appendLiteral("0.0")
-    } else if magnitude >= 1e-4 && magnitude <= 0x1p53, decimal.exponent < 0 {
-      // Positional, below one: `0.00123`.
-      appendLiteral("0.")
-      for _ in 1..<(-decimal.exponent) { append(JSONByte.zero) }
-      while let digit = digits.next() { append(digit) }
-    } else if magnitude >= 1e-4 && magnitude <= 0x1p53 {
-      // Positional, at least one digit on each side of the point: `2.0`, `123.456`.
-      let integerDigits = decimal.exponent + 1
-      for position in 1...Swift.max(integerDigits, decimal.digitCount) {
-        append(digits.next() ?? JSONByte.zero)
-        if position == integerDigits { append(JSONByte.dot) }
+      return
+    }
+    while significand % 10 == 0 {
+      significand /= 10
+      scale += 1
+    }
+    let start = count
+    appendInteger(Int64(significand))
+    let digitCount = count - start
+    // The power of ten of the first digit.
+    let exponent = scale + digitCount - 1
+    if value.magnitude >= 1e-4 && value.magnitude <= 0x1p53 {
+      if exponent < 0 {
+        // Positional, below one: `0.00123`.
+        insert(1 - exponent, at: start) { gap in
+          gap.initialize(repeating: JSONByte.zero, count: 1 - exponent)
+          gap[1] = JSONByte.dot
+        }
+      } else if exponent + 1 < digitCount {
+        // Positional, digits on both sides of the point: `123.456`.
+        insert(1, at: start + exponent + 1) { $0[0] = JSONByte.dot }
+      } else {
+        // Positional, a whole number: `2.0`, `1200.0`.
+        for _ in 0..<(exponent + 1 - digitCount) { append(JSONByte.zero) }
+        append(JSONByte.dot)
+        append(JSONByte.zero)
       }
-      if decimal.digitCount <= integerDigits { append(JSONByte.zero) }
     } else {
       // Scientific, the point after the first digit (if there are more) and the exponent
       // signed and at least two digits long: `1e+16`, `1.5e-10`.
-      if let first = digits.next() { append(first) }
-      if decimal.digitCount > 1 {
-        append(JSONByte.dot)
-        while let digit = digits.next() { append(digit) }
-      }
+      if digitCount > 1 { insert(1, at: start + 1) { $0[0] = JSONByte.dot } }
       append(JSONByte.lowercaseE)
-      append(decimal.exponent < 0 ? JSONByte.minus : JSONByte.plus)
-      if decimal.exponent.magnitude < 10 { append(JSONByte.zero) }
-      appendInteger(Int64(decimal.exponent.magnitude))
+      append(exponent < 0 ? JSONByte.minus : JSONByte.plus)
+      if exponent.magnitude < 10 { append(JSONByte.zero) }
+      appendInteger(Int64(exponent.magnitude))
+    }
+  }
+
+  /// Makes room for `length` bytes at `position` of what is written, moving the bytes after
+  /// it along, and lets `fill` write them.
+  private mutating func insert(
+    _ length: Int, at position: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void
+  ) {
+    let moved = count - position
+    appendWriting(atMost: length) { end in
+      let gap = end - moved
+      (gap + length).moveInitialize(from: gap, count: moved)
+      fill(gap)
+      return length
     }
   }
 

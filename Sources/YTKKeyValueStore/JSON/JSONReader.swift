@@ -34,7 +34,8 @@ package enum JSONReader {
         // The builder's stacks are those given, moved on the heap if they grew: they release
         // that.
         defer { (values, keys) = (builder.pending, builder.keys) }
-        try scan(bytes, into: &builder)
+        var scanner = JSONScanner(input: uint8s(bytes))
+        try scanner.scanDocument(into: &builder)
         // Moved out, not copied.
         let result = builder.result
         builder.result = .null
@@ -50,15 +51,6 @@ package enum JSONReader {
       Result { () throws(JSONCodecError) -> JSONValue in try parse(raw) }
     }
     return try result.get()
-  }
-
-  /// Reads the JSON text in `bytes` to its end, reporting every value, key and container to
-  /// `sink` in document order; throws at the first fault.
-  static func scan<Sink: JSONScanSink>(
-    _ bytes: UnsafeRawBufferPointer, into sink: inout Sink
-  ) throws(JSONCodecError) {
-    var scanner = JSONScanner(input: uint8s(bytes))
-    try scanner.scanDocument(into: &sink)
   }
 
   /// `bytes` as the `UInt8`s the reader reads. The input is only ever read as bytes, so
@@ -163,18 +155,13 @@ struct JSONScannedNumber {
   func doubleValue(in input: UnsafeBufferPointer<UInt8>) -> Double {
     if let exactDouble { return exactDouble }
     if let parsedDouble { return parsedDouble }
-    return JSONScannedNumber.parseDouble(input, start..<end) ?? 0
+    // Swift's general parser, correctly rounded, accepts JSON number syntax.
+    return Double(text(in: input)) ?? 0
   }
 
   /// The text in `input` as a String, for messages and the general parsers.
   func text(in input: UnsafeBufferPointer<UInt8>) -> String {
     String(decoding: UnsafeBufferPointer(rebasing: input[start..<end]), as: UTF8.self)
-  }
-
-  /// The correctly rounded double of the number text at `range`, by Swift's general parser,
-  /// which accepts JSON number syntax.
-  static func parseDouble(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Double? {
-    Double(String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self))
   }
 }
 

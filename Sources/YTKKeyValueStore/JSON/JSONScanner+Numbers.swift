@@ -69,8 +69,7 @@ extension JSONScanner {
     // Below 10^308 every number is a finite double; only near or past the limit does the
     // text need parsing in full to tell.
     if writtenExponent > 308 - integerDigitCount {
-      let double = JSONScannedNumber.parseDouble(input, start..<position)
-      guard let double, double.isFinite else {
+      guard let double = Double(number.text(in: input)), double.isFinite else {
         throw error("the number \(number.text(in: input)) is too large for a double", at: start)
       }
       number.parsedDouble = double

@@ -125,14 +125,10 @@ struct JSONScanner {
           }
           continue nextValue
         }
-        if container.isObject {
-          guard byte == JSONByte.closeBrace else {
-            throw error("expected ',' or '}' after an object member but found \(describe(byte))")
-          }
-        } else {
-          guard byte == JSONByte.closeBracket else {
-            throw error("expected ',' or ']' after an array element but found \(describe(byte))")
-          }
+        guard byte == (container.isObject ? JSONByte.closeBrace : JSONByte.closeBracket) else {
+          let (closing, after) =
+            container.isObject ? ("}", "an object member") : ("]", "an array element")
+          throw error("expected ',' or '\(closing)' after \(after) but found \(describe(byte))")
         }
         position += 1
         open.removeLast()
@@ -243,7 +239,8 @@ struct JSONScanner {
     let end = position
     position = quoteOffset
     unescaped = [UInt8](unsafeUninitializedCapacity: string.end - string.start) { buffer, count in
-      count = rescanText(into: UnsafeMutableRawBufferPointer(buffer))
+      // Read once already; the buffer has room for all of it.
+      count = try! scanStringText(into: UnsafeMutableRawBufferPointer(buffer)).written!
     }
     position = end
     return string
@@ -356,17 +353,6 @@ struct JSONScanner {
     position = at
     throw error(
       "unexpected end of input", inside: "the string that starts at offset \(quoteOffset)")
-  }
-
-  /// Reads again the string at `position`, which an earlier read found valid, decoding its
-  /// text into `target`, which has room for the text; returns the decoded length.
-  mutating func rescanText(into target: UnsafeMutableRawBufferPointer) -> Int {
-    do {
-      let (_, written) = try scanStringText(into: target)
-      return written!
-    } catch {
-      preconditionFailure("a string that was read once reads again: \(error)")
-    }
   }
 
   /// The eight bytes of `input` from `offset` on, the first in the low byte.

@@ -71,7 +71,8 @@ enum JSONTape {
       var builder = JSONTapeBuilder(entries: entries)
       // The builder's stack is `entries` moved on the heap, if it grew: it releases that.
       defer { entries = builder.entries }
-      try JSONReader.scan(bytes, into: &builder)
+      var scanner = JSONScanner(input: JSONReader.uint8s(bytes))
+      try scanner.scanDocument(into: &builder)
       builder.literal(.null)
       return builder.entries.withElements(from: 0, body)
     }

@@ -1,35 +1,7 @@
-/// Writes a ``JSONValue`` as the canonical compact JSON text that the store keeps on disk.
-///
-/// The text is the stored format, so these rules are fixed forever: the same value must give
-/// the same bytes in every version, and the text must read back (with ``JSONReader``) as
-/// the same value.
-///
-/// - The output is RFC 8259 JSON in UTF-8, with no whitespace anywhere.
-/// - `null`, `true` and `false` are written as themselves.
-/// - An object's members are sorted by the UTF-8 bytes of their keys (a plain byte-wise
-///   comparison, shorter key first when one is a prefix of the other), so equal values give
-///   equal bytes whatever order their members were inserted in.
-/// - A string is written between `"` with exactly these escapes: `"` as `\"`, `\` as `\\`,
-///   U+0008 as `\b`, U+000C as `\f`, U+000A as `\n`, U+000D as `\r`, U+0009 as `\t`, and
-///   every other character below U+0020 as `\u00XX` with two lowercase hex digits. Everything
-///   else, `/` and all non-ASCII characters included, is written as its raw UTF-8 bytes.
-///   Keys are written the same way.
-/// - An integer (``JSONValue/int(_:)``) is written in plain decimal: an optional `-`, then
-///   digits without leading zeros. Every `Int64` is allowed, `Int64.min` included.
-/// - A double (``JSONValue/double(_:)``) is written with the fewest significant digits that
-///   read back as exactly the same double (of those, the closest to it), after a `-` if its
-///   sign is negative (zero included), laid out as follows. Zero is `0.0`. A magnitude from
-///   1e-4 through 2^53 is positional, with at least one digit on each side of the point:
-///   `2.0`, `0.1`, `123.456`, `0.00012`, `9007199254740992.0`. Anything else is scientific:
-///   the first digit, then `.` and the other digits if there are any, then `e`, the
-///   exponent's sign (`+` or `-`) and at least two exponent digits: `1e+16`, `1.5e-10`,
-///   `1e-05`, `5e-324`. This is exactly how Swift's `Double.description` reads today. The
-///   text always contains `.` or `e`, so it reads back as a double, never as an integer.
-///   NaN and the infinities have no JSON form and are an error.
-/// - Arrays and objects nest at most ``JSONReader/maximumDepth`` levels deep, the most the
-///   reader accepts; deeper values are an error, so nothing is written that cannot be read.
-///
-/// Errors thrown by the writer have `offset` 0.
+/// Writes a ``JSONValue`` as the canonical compact JSON text that the store keeps on disk:
+/// the stored form, whose rules (docs/FORMAT.md, "Values: the stored JSON text") are fixed
+/// forever: the same value gives the same bytes in every version, and the text reads back
+/// (with ``JSONReader``) as the same value. Errors thrown by the writer have `offset` 0.
 package enum JSONWriter {
   /// Returns the canonical compact JSON text of `value`; with `lenient`, the text of
   /// `JSONValue.description`, where non-finite doubles appear as `nan`, `inf` and `-inf` and
@@ -46,21 +18,18 @@ package enum JSONWriter {
   /// Calls `body` with the canonical compact JSON text of `value`, borrowed for the call:
   /// for a caller that reads the text once (the store copies it into its log). Text that fits
   /// in 1 KiB is written on the thread's stack, so a typical value is written without a heap
-  /// allocation.
+  /// allocation. A value that cannot be written throws `writeError`'s error for it.
   static func withText<R, E: Error>(
-    of value: JSONValue, _ body: (UnsafeRawBufferPointer) throws(E) -> R
-  ) throws(JSONWriteOrBodyError<E>) -> R {
-    try JSONOutput.withScratch { (output: inout JSONOutput) throws(JSONWriteOrBodyError<E>) in
+    of value: JSONValue, writeError: (JSONCodecError) -> E,
+    body: (UnsafeRawBufferPointer) throws(E) -> R
+  ) throws(E) -> R {
+    try JSONOutput.withScratch { (output: inout JSONOutput) throws(E) in
       do throws(JSONCodecError) {
         try append(value, into: &output)
       } catch {
-        throw .write(error)
+        throw writeError(error)
       }
-      do throws(E) {
-        return try output.withBytes(body)
-      } catch {
-        throw .body(error)
-      }
+      return try output.withBytes(body)
     }
   }
 
@@ -253,74 +222,6 @@ package enum JSONWriter {
 
   static func mustEscape(_ byte: UInt8) -> Bool {
     byte < 0x20 || byte == JSONByte.quote || byte == JSONByte.backslash
-  }
-}
-
-/// A failure of ``JSONWriter/withText(of:_:)``: the value could not be written, or the
-/// caller's body threw.
-enum JSONWriteOrBodyError<Body: Error>: Error {
-  case write(JSONCodecError)
-  case body(Body)
-}
-
-/// The shortest decimal that reads back as exactly a given double's magnitude: the digits of
-/// `significand` (which has no trailing zeros) read as d.ddd × 10^exponent.
-///
-/// The digits come from Swift's `Double.description`, which prints the shortest digit string
-/// that round-trips (and of those, the closest to the exact value), so they are fully
-/// determined by the double. Only the digits are taken from it, not its layout: the writer
-/// lays them out by its own fixed rules, so that a change in how Swift formats numbers could
-/// not change stored bytes.
-struct ShortestDecimal {
-  var significand: UInt64 = 0
-  var digitCount = 0
-  /// The power of ten of the first digit.
-  var exponent = 0
-
-  init(_ value: Double) {
-    // `description` of a finite double is JSON number syntax, read by the scanner: its
-    // digits as one integer, exact (at most 17 are significant), and the power of ten they
-    // are scaled by.
-    var description = value.description
-    guard
-      let number = description.withUTF8({ utf8 -> JSONScannedNumber? in
-        var scanner = JSONScanner(input: utf8)
-        return try? scanner.scanNumber()
-      }), number.significand != 0
-    else { return }
-    significand = number.significand
-    var scale = number.exponent
-    while significand % 10 == 0 {
-      significand /= 10
-      scale += 1
-    }
-    var remaining = significand
-    repeat {
-      digitCount += 1
-      remaining /= 10
-    } while remaining != 0
-    exponent = scale + digitCount - 1
-  }
-
-  /// The ASCII digits of `significand`, most significant first.
-  func digits() -> Digits {
-    var divisor: UInt64 = 1
-    for _ in 1..<max(digitCount, 1) { divisor *= 10 }
-    return Digits(remaining: significand, divisor: divisor)
-  }
-
-  struct Digits: IteratorProtocol {
-    var remaining: UInt64
-    /// The place value of the next digit; 0 when all are out.
-    var divisor: UInt64
-
-    mutating func next() -> UInt8? {
-      guard divisor != 0 else { return nil }
-      let digit = remaining / divisor
-      remaining %= divisor
-      divisor /= 10
-      return JSONByte.zero &+ UInt8(truncatingIfNeeded: digit)
-    }
   }
 }
 

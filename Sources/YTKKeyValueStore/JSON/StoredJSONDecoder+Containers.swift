@@ -73,20 +73,10 @@ extension StoredJSONDecoder {
       try document.read(T.self, at: value, path: path, key: NoKey())
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try read() }
-    func decode(_ type: String.Type) throws -> String { try read() }
-    func decode(_ type: Double.Type) throws -> Double { try read() }
-    func decode(_ type: Float.Type) throws -> Float { try read() }
-    func decode(_ type: Int.Type) throws -> Int { try read() }
-    func decode(_ type: Int8.Type) throws -> Int8 { try read() }
-    func decode(_ type: Int16.Type) throws -> Int16 { try read() }
-    func decode(_ type: Int32.Type) throws -> Int32 { try read() }
-    func decode(_ type: Int64.Type) throws -> Int64 { try read() }
-    func decode(_ type: UInt.Type) throws -> UInt { try read() }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try read() }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try read() }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try read() }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try read() }
+    // Every scalar requirement but the 128-bit ones, which have defaults that a generic
+    // witness does not replace.
+    @inline(__always)
+    func decode<T: TapeDecodable>(_ type: T.Type) throws -> T { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     func decode(_ type: Int128.Type) throws -> Int128 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
@@ -108,8 +98,14 @@ extension StoredJSONDecoder {
 
     var codingPath: [any CodingKey] { document.codingPath(path) }
 
-    /// The object's distinct keys that make a `Key`, in document order.
-    var allKeys: [Key] { document.keys(of: object).compactMap { Key(stringValue: $0) } }
+    /// The object's distinct keys that make a `Key`, in document order (a repeated key, or one
+    /// equal to an earlier key as a Swift string, only the first time; with `.snakeCase`,
+    /// converted): its member table's keys, in the order of their values.
+    var allKeys: [Key] {
+      document.memberTable(of: object).sorted { $0.value < $1.value }.compactMap {
+        Key(stringValue: $0.key)
+      }
+    }
 
     func contains(_ key: Key) -> Bool { member(key) != nil }
 
@@ -153,20 +149,9 @@ extension StoredJSONDecoder {
       document.tape[try value(for: key)].kind == .null
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key) }
+    // As the single value container's.
+    @inline(__always)
+    func decode<T: TapeDecodable>(_ type: T.Type, forKey key: Key) throws -> T { try read(key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try read(key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
@@ -290,20 +275,9 @@ extension StoredJSONDecoder {
       return advancing(true)
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try read() }
-    mutating func decode(_ type: String.Type) throws -> String { try read() }
-    mutating func decode(_ type: Double.Type) throws -> Double { try read() }
-    mutating func decode(_ type: Float.Type) throws -> Float { try read() }
-    mutating func decode(_ type: Int.Type) throws -> Int { try read() }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try read() }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try read() }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try read() }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try read() }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try read() }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try read() }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try read() }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try read() }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try read() }
+    // As the single value container's.
+    @inline(__always)
+    mutating func decode<T: TapeDecodable>(_ type: T.Type) throws -> T { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     mutating func decode(_ type: Int128.Type) throws -> Int128 { try read() }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)

@@ -29,7 +29,7 @@ extension StoredJSONDecoder {
 }
 
 /// A type the decoder reads straight from a tape entry, without its `init(from:)`.
-protocol TapeDecodable {
+protocol TapeDecodable: Decodable {
   typealias Document = StoredJSONDecoder.Document
   typealias Failure = StoredJSONDecoder.Failure
 
@@ -269,9 +269,10 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
 }
 
 /// `value` as a `T` that the caller has found to be `Value`'s own type: a copy of the same
-/// bits, without the runtime cast that `as! T` makes in generic code.
+/// bits, without the runtime cast that `as! T` makes in generic code (the decoder's and the
+/// encoder's).
 @inline(__always)
-private func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
+func reinterpret<Value, T>(_ value: Value, as _: T.Type) -> T {
   withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
 }
 

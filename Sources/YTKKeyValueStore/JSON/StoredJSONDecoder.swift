@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
-
 /// Decodes `Decodable` values straight from JSON text, giving what Foundation's
 /// `JSONDecoder` (with its default strategies) gives for the same text, only faster.
 ///
@@ -215,7 +209,8 @@ extension StoredJSONDecoder {
       }
       var scanner = JSONScanner(input: input, position: entry.first - 1)
       return String(unsafeUninitializedCapacity: entry.second - entry.first) { buffer in
-        scanner.rescanText(into: UnsafeMutableRawBufferPointer(buffer))
+        // Read once already; the buffer has room for all of it.
+        try! scanner.scanStringText(into: UnsafeMutableRawBufferPointer(buffer)).written!
       }
     }
 
@@ -305,11 +300,5 @@ extension StoredJSONDecoder {
       return table
     }
 
-    /// The distinct keys of the object at `object` in document order (a repeated key, or one
-    /// equal to an earlier key as a Swift string, only the first time); with `.snakeCase`,
-    /// converted: the keys of its member table, in the order of their values.
-    func keys(of object: Int) -> [String] {
-      memberTable(of: object).sorted { $0.value < $1.value }.map(\.key)
-    }
   }
 }

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
-
 /// Encodes an `Encodable` value straight to the stored JSON text, without Foundation's
 /// `JSONEncoder`, without `Data` and without building a ``JSONValue`` on the way.
 ///

@@ -111,11 +111,6 @@ extension StoredJSONEncoder {
     }
     return true
   }
-
-  /// `value` as `U`, which the caller has checked is its type.
-  static func cast<T, U>(_ value: T, to type: U.Type) -> U {
-    unsafeBitCast(value, to: type)
-  }
 }
 
 extension StoredJSONEncoder.Encoding {
@@ -149,12 +144,12 @@ extension StoredJSONEncoder.Encoding {
   func encodeSpecial<T: Encodable>(_ value: T) throws(InvalidValue) -> Value? {
     let start = arena.count
     if T.self == Date.self {
-      try appendDate(StoredJSONEncoder.cast(value, to: Date.self))
+      try appendDate(reinterpret(value, as: Date.self))
     } else if T.self == URL.self {
-      let url = StoredJSONEncoder.cast(value, to: URL.self)
+      let url = reinterpret(value, as: URL.self)
       arena.appendString(url.absoluteString)
     } else if T.self == Data.self {
-      let data = StoredJSONEncoder.cast(value, to: Data.self)
+      let data = reinterpret(value, as: Data.self)
       guard strategies.data == .base64 else {
         // `.deferredToData`: what Data's own encode(to:) writes, an array of its bytes.
         return try encodeScalars(Array(data))
@@ -162,18 +157,18 @@ extension StoredJSONEncoder.Encoding {
       // `JSONEncoder`'s default `.base64`: a string of the base64 text.
       arena.appendString(data.base64EncodedString())
     } else if T.self == Decimal.self {
-      let decimal = StoredJSONEncoder.cast(value, to: Decimal.self)
+      let decimal = reinterpret(value, as: Decimal.self)
       let isNumber = StoredJSONEncoder.appendNumberText(decimal.description, into: &arena)
       guard isNumber else {
         throw InvalidValue(
           value: decimal, message: "Unable to encode Decimal \(decimal) in JSON.", index: nil)
       }
     } else if T.self == [String].self {
-      return try encodeScalars(StoredJSONEncoder.cast(value, to: [String].self))
+      return try encodeScalars(reinterpret(value, as: [String].self))
     } else if T.self == [Int].self {
-      return try encodeScalars(StoredJSONEncoder.cast(value, to: [Int].self))
+      return try encodeScalars(reinterpret(value, as: [Int].self))
     } else if T.self == [Double].self {
-      return try encodeScalars(StoredJSONEncoder.cast(value, to: [Double].self))
+      return try encodeScalars(reinterpret(value, as: [Double].self))
     } else {
       return nil
     }
