@@ -3,10 +3,10 @@ extension LogStore {
   /// the store stays in use.
   ///
   /// The copy holds exactly the state after the writes that had returned when the backup
-  /// fixed its moment, at the start of the call: writes made while it copies are not in it,
-  /// and a batch, a prefix delete or a table clear is in it whole or not at all. Writers wait
-  /// only while that moment is fixed (a list of files is made), not while the files are
-  /// copied; compaction goes on meanwhile too, but leaves the files it replaces on disk until
+  /// fixed its moment, at the start of the call (in `.manyProcesses` use, those of every
+  /// process): writes made while it copies are not in it, and a batch, a prefix delete or a
+  /// table clear is in it whole or not at all. Writers wait only while that moment is fixed (a
+  /// list of files is made), not while the files are copied; compaction goes on meanwhile too, but leaves the files it replaces on disk until
   /// the copy is done. The copy is a store of its own: open it with `LogStore(path:)`. It is
   /// on stable storage when the call returns. The index file the store uses comes along, so
   /// the copy opens as fast as the store would, without reading its whole log.

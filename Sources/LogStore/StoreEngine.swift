@@ -615,7 +615,9 @@ final class StoreEngine: @unchecked Sendable {
   func beginBackup() throws(LogStoreError) -> (
     segments: [BackupSource], indexFiles: [BackupFile]
   ) {
-    try log.lock.withLock { () throws(LogStoreError) in
+    // In `.manyProcesses` use, what other processes wrote before the call is in the copy too.
+    try sharing?.followOthers()
+    return try log.lock.withLock { () throws(LogStoreError) in
       // Both at once: every change appended is applied, and no compaction is swapping its
       // outputs in (a wait releases the lock, so each is checked again after the other).
       groupCommit.waitUntilIdle()

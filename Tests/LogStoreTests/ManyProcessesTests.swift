@@ -1994,3 +1994,34 @@ struct ManyProcessesTests {
     try follower.close()
   }
 }
+
+extension ManyProcessesTests {
+  @Test(
+    "a backup holds what every open wrote before it began, not only its own open's writes, beside an index file another open wrote"
+  )
+  func backupHoldsOthersWrites() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = Self.options()
+    options.indexFileMinimumLiveBytes = 0
+    let first = try LogStore(path: path, options: options)
+    let second = try LogStore(path: path, options: options)
+    try first.createTable("t")
+    try first.put("a".bytes, forKey: "k1".bytes, in: "t")
+    _ = try second.snapshot()
+    // Written by the first open after the second last looked, around an index file.
+    try first.put("b".bytes, forKey: "k2".bytes, in: "t")
+    try first.checkpoint()
+    try first.delete(key: "k1".bytes, in: "t")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: path).contains { $0.hasSuffix(".index") })
+    try second.backup(to: directory.appending("copy"))
+    // The second open's view uses no index file (it follows the other's writes in the log, and
+    // takes a new file in only when it reads the store anew): the copy reads its log.
+    let copy = try LogStore(path: directory.appending("copy"), options: .init(readOnly: true))
+    #expect(try copy.snapshot() == ["t": ["k2": "b"]])
+    #expect(copy.openReport.rejectedIndexFiles.isEmpty)
+    try first.close()
+    try second.close()
+  }
+}
