@@ -6,9 +6,9 @@ extension LogStore {
   /// fixed its moment, at the start of the call (in `.manyProcesses` use, those of every
   /// process): writes made while it copies are not in it, and a batch, a prefix delete or a
   /// table clear is in it whole or not at all. Writers wait only while that moment is fixed (a
-  /// list of files is made), not while the files are copied; compaction goes on meanwhile too, but leaves the files it replaces on disk until
-  /// the copy is done. The copy is a store of its own: open it with `LogStore(path:)`. It is
-  /// on stable storage when the call returns. The index file the store uses comes along, so
+  /// list of files is made), not while the files are copied; compaction goes on meanwhile too,
+  /// but leaves the files it replaces on disk until the copy is done. The copy is a store of its
+  /// own: open it with `LogStore(path:)`. It is on stable storage when the call returns. The index file the store uses comes along, so
   /// the copy opens as fast as the store would, without reading its whole log.
   ///
   /// A read-only store is copied as it was when it was opened.
@@ -187,7 +187,8 @@ struct StoreBackup {
     if source.copiesHint { try copyHint(of: source.file.number, into: directory) }
   }
 
-  /// Copies `source`, an index or changes file, into `directory`, a chunk at a time.
+  /// Copies `source`, a whole file that never changes (a hint, index or changes file), into
+  /// `directory`, a chunk at a time.
   private func copy(_ source: BackupFile, into directory: String) throws(LogStoreError) {
     let (file, size) = (source.file, source.size)
     var chunk = [UInt8](repeating: 0, count: min(size, Self.chunkSize))
@@ -220,10 +221,7 @@ struct StoreBackup {
       return
     }
     defer { hint.close() }
-    let bytes = try hint.readBytes(count: try hint.size())
-    try writeFile(directory + "/" + name) { handle throws(LogStoreError) in
-      try bytes.withBytes { bytes throws(LogStoreError) in try handle.write(bytes, at: 0) }
-    }
+    try copy(BackupFile(name: name, file: hint, size: try hint.size()), into: directory)
   }
 
   /// Creates the file at `path`, lets `fill` write it, and syncs it.

@@ -1788,6 +1788,19 @@ struct IndexFileTests {
       sourceLocation: sourceLocation)
   }
 
+  /// Checks that `store`, opened again on a ``strayCopiesStore(_:)`` written over and rebuilt
+  /// (or on a copy of one), holds the writes made over its index file and exactly `expected`,
+  /// the rebuilt store's snapshot; then closes it.
+  private func expectRebuiltAgain(
+    _ store: LogStore, _ expected: [String: [String: String]], _ context: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    try expectWritesOverStrayCopies(store, context, sourceLocation: sourceLocation)
+    _ = try store.statistics()
+    #expect(try store.snapshot() == expected, "\(context)", sourceLocation: sourceLocation)
+    try store.close()
+  }
+
   @Test(
     "a directory rebuilt after the open keeps the writes made over the damaged index file, though the part it covered holds stray copies numbered as they are"
   )
@@ -1810,10 +1823,7 @@ struct IndexFileTests {
     try copyDirectory(path, to: died)
     for options in [LogStore.Options(readOnly: true), Self.options] {
       let other = try LogStore(path: died, options: options)
-      try expectWritesOverStrayCopies(other, "died, readOnly \(options.readOnly)")
-      _ = try other.statistics()
-      #expect(try other.snapshot() == rebuilt, "died, readOnly \(options.readOnly)")
-      try other.close()
+      try expectRebuiltAgain(other, rebuilt, "died, readOnly \(options.readOnly)")
     }
     // A close writes a new index file in place of the damaged one.
     try store.close()
@@ -1851,9 +1861,7 @@ struct IndexFileTests {
       for options in [LogStore.Options(readOnly: true), Self.options] {
         let copy = try LogStore(path: directory.appending(name), options: options)
         #expect(copy.openReport.indexFile != nil, "\(name), readOnly \(options.readOnly)")
-        try expectWritesOverStrayCopies(copy, "\(name), readOnly \(options.readOnly)")
-        #expect(try copy.snapshot() == rebuilt, "\(name), readOnly \(options.readOnly)")
-        try copy.close()
+        try expectRebuiltAgain(copy, rebuilt, "\(name), readOnly \(options.readOnly)")
       }
     }
   }
@@ -1939,11 +1947,8 @@ struct IndexFileTests {
         for readOnly in [true, false] {
           let store = try LogStore(
             path: "/store", options: options(SimulatedFileSystem(files: image), readOnly: readOnly))
-          let context = "crash at call \(call) (\(mode)), readOnly \(readOnly)"
-          try expectWritesOverStrayCopies(store, context)
-          _ = try store.statistics()
-          #expect(try store.snapshot() == expected, "\(context)")
-          try store.close()
+          try expectRebuiltAgain(
+            store, expected, "crash at call \(call) (\(mode)), readOnly \(readOnly)")
         }
       }
     }
