@@ -358,9 +358,9 @@ extension ChangesFileTests {
     try store.close()
     #expect(try LogStore.verify(path: path).isClean)
 
-    // `verify`: a change that does not point at a good put of its key is a problem, and so is
-    // a position longer than its segment; a position of other segments, and a changes file
-    // over an index file the store does not have, are notes.
+    // `verify`: a change that does not point at a good put of its key is a problem, and so are
+    // a position longer than its segment and one before the index file's; a position of other
+    // segments, and a changes file over an index file the store does not have, are notes.
     func verified(_ bytes: [UInt8], as name: String = StoreFileName.changes(2)) throws
       -> VerificationReport
     {
@@ -378,6 +378,10 @@ extension ChangesFileTests {
       (
         "a position past its segment's end", built(position: longer, []), StoreFileName.changes(2),
         true
+      ),
+      (
+        "a position before the index file's", built(position: shorter, []),
+        StoreFileName.changes(2), true
       ),
       (
         "a position of other segments", built(position: otherSalt, []), StoreFileName.changes(2),

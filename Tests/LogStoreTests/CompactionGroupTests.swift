@@ -7,13 +7,8 @@ import Testing
 /// its readers apply it: what `verify` says the next open removes is what that open removes.
 @Suite("Compaction groups")
 struct CompactionGroupTests {
-  /// A compacted store at `path`, with the data it holds and the names of the compaction's
-  /// outputs (at least two), in order.
-  private func compactedStore(at path: String) throws -> (
-    expected: [String: [String: String]], outputs: [String]
-  ) {
-    let options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096)
-    let store = try LogStore(path: path, options: options)
+  /// Three rounds of puts over 150 keys of table t, which fill many segments of 4 KiB.
+  private func fill(_ store: LogStore) throws {
     try store.createTable("t")
     for round in 0..<3 {
       for index in 0..<150 {
@@ -21,6 +16,16 @@ struct CompactionGroupTests {
         try store.put(value.bytes, forKey: "k\(index)".bytes, in: "t")
       }
     }
+  }
+
+  /// A compacted store at `path`, with the data it holds and the names of the compaction's
+  /// outputs (at least two), in order.
+  private func compactedStore(at path: String) throws -> (
+    expected: [String: [String: String]], outputs: [String]
+  ) {
+    let options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096)
+    let store = try LogStore(path: path, options: options)
+    try fill(store)
     try store.compact()
     let expected = try store.snapshot()
     try store.close()
@@ -84,6 +89,57 @@ struct CompactionGroupTests {
     // alone, and the outputs that name another count are not counted towards it.
     try remark(path + "/" + outputs[0]) { $0.outputCount = 1 }
     try expectVerifyPredictsOpen(path)
+    let reopened = try LogStore(path: path, options: .init(corruption: .fail))
+    #expect(try reopened.snapshot() == expected)
+    try reopened.close()
+  }
+
+  @Test(
+    "a finished compaction's index file beside inputs a crash left: the open uses it, verify checks it"
+  )
+  func indexFileBesideLeftInputs() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    var options = LogStore.Options(compaction: .manual, maxSegmentSize: 4096)
+    options.indexFileMinimumLiveBytes = 0
+    let store = try LogStore(path: path, options: options)
+    try fill(store)
+    // The inputs as the compaction reads them: sealed.
+    var inputs: [String: [UInt8]] = [:]
+    try store.compact { _, _ in
+      guard inputs.isEmpty else { return }
+      for file in try! segmentFiles(in: path) { inputs[file] = try! fileBytes(file) }
+    }
+    let expected = try store.snapshot()
+    try store.close()
+    let indexFiles = try FileManager.default.contentsOfDirectory(atPath: path).filter {
+      $0.hasSuffix(".index")
+    }
+    let name = try #require(indexFiles.first)
+    #expect(indexFiles.count == 1)
+    // A crash after the compaction's manifest and before the removal of its inputs.
+    for (file, bytes) in inputs where !FileManager.default.fileExists(atPath: file) {
+      try writeFile(file, bytes)
+    }
+    let report = try LogStore.verify(path: path)
+    #expect(report.isClean, "\(report.problems)")
+    #expect(report.indexFiles == 1)
+    #expect(!report.notes.contains { $0.file == name }, "\(report.notes)")
+    let reader = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(reader.openReport.indexFile.map(StoreFileName.index) == name)
+    #expect(reader.openReport.scannedRecords == 0)
+    #expect(try reader.snapshot() == expected)
+    try reader.close()
+    // So damage in it is found by verify, and the open reads the log instead.
+    var bytes = IndexFileBytes(try fileBytes(path + "/" + name))
+    let table = try #require(bytes.tableRecord("t"))
+    bytes.bytes[bytes.entry(1, ofTable: table) + 2] ^= 0x40
+    try writeFile(path + "/" + name, bytes.bytes)
+    let damaged = try LogStore.verify(path: path)
+    #expect(
+      damaged.problems.map(\.description) == [
+        "\(name): a part of table \"t\" is damaged; the log is read instead"
+      ])
     let reopened = try LogStore(path: path, options: .init(corruption: .fail))
     #expect(try reopened.snapshot() == expected)
     try reopened.close()

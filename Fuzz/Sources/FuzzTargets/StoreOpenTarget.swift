@@ -5,7 +5,8 @@ import LogStoreTesting
 /// policies, read in full, verified. The paths must agree, by the one rule of recovery: `.fail`
 /// refuses exactly the stores whose `.salvage` open meets damage, and when it opens it reads the
 /// same items and counts the same damage (met after the open, in an index file); `verify`
-/// reports a problem wherever an open counted damage.
+/// reports a problem wherever an open counted damage, and checks the index file a writer's open
+/// uses.
 ///
 /// Input layout: repeated `[kind: 1 byte][length: 2 bytes, little-endian][contents]`, where
 /// kind bit 0 chooses a segment (`.log`) or hint (`.hint`) file and the file number is
@@ -80,6 +81,14 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
   let fileSystem = SimulatedFileSystem(files: files)
   options.fileSystem = fileSystem
   if let store = try? LogStore(path: "/store", options: options) {
+    if let report, let used = store.openReport.indexFile {
+      // `verify` judges index files by the open's rule, against the segments a writer's open
+      // reads: the one used is checked in full, not passed over as stale.
+      precondition(report.indexFiles > 0, "verify checked no index file where an open used one")
+      precondition(
+        !report.notes.contains { $0.file == StoreFileName.index(used) },
+        "verify called the index file an open used stale")
+    }
     try? store.createTable("fuzz")
     try? store.put([1, 2, 3], forKey: [4], in: "fuzz")
     precondition(

@@ -90,6 +90,9 @@ struct Recovery {
     let handle: any FileHandle
     var size: Int
     let header: Result<SegmentHeader, SegmentHeader.DecodingError>
+
+    /// As an index or changes file's position is checked against it.
+    var live: LiveSegment { LiveSegment(number: number, header: try? header.get(), size: size) }
   }
 
   /// What `candidate`'s first bytes say it is (``SegmentStart``).
@@ -364,47 +367,14 @@ struct Recovery {
 
   // MARK: Index files
 
-  /// The newest index file among `numbers` that describes the start of `live`: every segment
-  /// it names is the next live one, with the same salt, at least as long as it covers. The
-  /// others are rejected, with the reason in `report`.
+  /// The index file the open uses (``MappedIndex/chosen(among:live:directory:fileSystem:rejected:)``),
+  /// with the reasons the others are not used in `report`.
   private func chooseIndex(_ numbers: [UInt32], live: [Candidate], report: inout OpenReport)
     -> MappedIndex?
   {
-    for number in numbers.sorted(by: >) {
-      do throws(MappedIndex.Rejection) {
-        let mapped = try MappedIndex.open(
-          directory: directory, number: number, fileSystem: fileSystem)
-        try check(position: mapped.segments, against: live)
-        return mapped
-      } catch {
-        report.rejectedIndexFiles[number] = error.reason
-      }
-    }
-    return nil
-  }
-
-  /// Checks that `position` (an index or changes file's) describes the start of `live`.
-  private func check(position: [IndexFileFormat.CoveredSegment], against live: [Candidate])
-    throws(MappedIndex.Rejection)
-  {
-    guard !position.isEmpty, position.count <= live.count else {
-      throw MappedIndex.Rejection(reason: "it covers other segments than the store has")
-    }
-    for (covered, candidate) in zip(position, live) {
-      guard covered.number == candidate.number,
-        case .success(let header) = candidate.header, header.fileNumber == candidate.number,
-        header.salt == covered.salt
-      else {
-        throw MappedIndex.Rejection(
-          reason: "it covers segment \(covered.number), which the store no longer has as it was")
-      }
-      guard covered.coveredLength >= SegmentHeader.size, covered.coveredLength <= candidate.size
-      else {
-        throw MappedIndex.Rejection(
-          reason: "it covers \(covered.coveredLength) bytes of segment \(covered.number), "
-            + "which holds \(candidate.size)")
-      }
-    }
+    MappedIndex.chosen(
+      among: numbers, live: live.map(\.live), directory: directory, fileSystem: fileSystem
+    ) { number, reason in report.rejectedIndexFiles[number] = reason }
   }
 
   /// Removes the index files the open did not use, and the changes files but the one it put
@@ -451,17 +421,12 @@ struct Recovery {
       let position = try withExtendedLifetime(mapping) { () throws(ChangesFile.Invalid) in
         let bytes = UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<size])
         let contents = try ChangesFile.decode(bytes, indexFile: mapped.number)
-        do throws(MappedIndex.Rejection) {
-          try check(position: contents.segments, against: live)
+        do throws(PositionMismatch) {
+          try IndexFileFormat.check(position: contents.segments, against: live.map(\.live))
         } catch {
           throw ChangesFile.Invalid(reason: error.reason)
         }
-        // It is over the index file: its position is at or after the file's.
-        let base = mapped.segments
-        guard contents.segments.count >= base.count,
-          zip(base, contents.segments).allSatisfy({ $0.number == $1.number && $0.salt == $1.salt }),
-          contents.segments[base.count - 1].coveredLength >= base.last!.coveredLength
-        else { throw ChangesFile.Invalid(reason: "its position is before the index file's") }
+        try ChangesFile.check(position: contents.segments, over: mapped.segments)
         try state.keys.restore(contents)
         return (segments: contents.segments, nextSequence: contents.nextSequence)
       }

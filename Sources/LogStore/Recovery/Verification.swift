@@ -123,6 +123,7 @@ struct Verifier {
     }
     var salts: [UInt32: UInt32] = [:]
     var headers: [UInt32: SegmentHeader] = [:]
+    var sizes: [UInt32: Int] = [:]
     for (position, number) in segments.enumerated() {
       let name = StoreFileName.segment(number)
       let isLast = position == segments.count - 1
@@ -136,6 +137,7 @@ struct Verifier {
         bytes = try readFile(name)
         start = Self.start(of: bytes, number: number)
       }
+      sizes[number] = bytes.count
       var header: SegmentHeader?
       let salt: UInt32
       switch start {
@@ -159,6 +161,8 @@ struct Verifier {
             message: "format version \(version) is newer than this tool reads"))
         continue
       case .cutShort where isLast:
+        // An open leaves it out of the segments it reads.
+        sizes[number] = nil
         report.notes.append(
           VerificationFinding(
             file: name, message: "creation cut short by a crash; removed at the next open"))
@@ -195,7 +199,8 @@ struct Verifier {
       // which are read as that open reads the log (docs/FORMAT.md, "Index files", rule 5).
       let covered =
         isLast
-        ? coveredByIndexFile(number, indexes: indexes, segments: segments, headers: headers)
+        ? coveredByIndexFile(
+          number, indexes: indexes, live: Self.live(segments, headers: headers, sizes: sizes))
         : nil
       var scan = Self.scan(
         bytes, file: name, salt: salt, baseSequence: baseSequence, extent: extent,
@@ -223,24 +228,27 @@ struct Verifier {
     for number in hints.sorted() {
       try checkHint(number, segmentSalt: salts[number], into: &report)
     }
+    let live = Self.live(segments, headers: headers, sizes: sizes)
+    var positions: [UInt32: [IndexFileFormat.CoveredSegment]] = [:]
     for number in indexes.sorted() {
-      try checkIndex(number, segments: segments, headers: headers, into: &report)
+      positions[number] = try checkIndex(number, live: live, headers: headers, into: &report)
     }
     for number in changes.sorted() {
       try checkChanges(
-        number, hasIndexFile: indexes.contains(number), segments: segments, headers: headers,
-        into: &report)
+        number, hasIndexFile: indexes.contains(number), indexPosition: positions[number],
+        live: live, headers: headers, into: &report)
     }
     return report
   }
 
   /// A changes file's findings, as an index file's: damage is a problem (the open reads the
   /// log after the index file instead), a file over an index file the store no longer has or
-  /// of segments it no longer has as they were is stale, a note. Every change that is not a
-  /// tombstone must point at a good put of its table and key.
+  /// of segments it no longer has as they were is stale, a note. Its position must follow on
+  /// from the index file's (`indexPosition`, when that file opens), and every change that is
+  /// not a tombstone must point at a good put of its table and key.
   private func checkChanges(
-    _ number: UInt32, hasIndexFile: Bool, segments: [UInt32], headers: [UInt32: SegmentHeader],
-    into report: inout VerificationReport
+    _ number: UInt32, hasIndexFile: Bool, indexPosition: [IndexFileFormat.CoveredSegment]?,
+    live: [LiveSegment], headers: [UInt32: SegmentHeader], into report: inout VerificationReport
   ) throws(LogStoreError) {
     let name = StoreFileName.changes(number)
     let stale = "not used, and removed at the next open"
@@ -258,22 +266,31 @@ struct Verifier {
       return
     }
     let problem: String? = try bytes.withBytes { bytes throws(LogStoreError) -> String? in
+      let readInstead = "; the log after the index file is read instead"
       let contents: ChangesFile.Contents
       do throws(ChangesFile.Invalid) {
         contents = try ChangesFile.decode(bytes, indexFile: number)
       } catch {
-        return "\(error.reason); the log after the index file is read instead"
+        return error.reason + readInstead
       }
-      guard matches(contents.segments, segments: segments, headers: headers) else {
+      do throws(PositionMismatch) {
+        try IndexFileFormat.check(position: contents.segments, against: live)
+      } catch {
+        guard case .otherSegments = error else { return error.reason + readInstead }
         report.notes.append(
           VerificationFinding(
             file: name,
             message: "describes segments the store no longer has as they were; " + stale))
         return nil
       }
-      guard let files = try mapCovered(contents.segments, for: name, into: &report) else {
-        return nil
+      do throws(ChangesFile.Invalid) {
+        if let indexPosition {
+          try ChangesFile.check(position: contents.segments, over: indexPosition)
+        }
+      } catch {
+        return error.reason + readInstead
       }
+      let files = try mapCovered(contents.segments)
       defer { for entry in files.values { entry.file.close() } }
       var wrong = 0
       for table in contents.tables {
@@ -293,44 +310,20 @@ struct Verifier {
     if let problem { report.problems.append(VerificationFinding(file: name, message: problem)) }
   }
 
-  /// Whether `position` (an index or changes file's) describes the start of the store's
-  /// segments (`segments`, those with a readable header in `headers`).
-  private func matches(
-    _ position: [IndexFileFormat.CoveredSegment], segments: [UInt32],
-    headers: [UInt32: SegmentHeader]
-  ) -> Bool {
-    let live = segments.filter { headers[$0] != nil }
-    return position.count <= live.count
-      && zip(position, live).allSatisfy { covered, number in
-        covered.number == number && headers[number]?.salt == covered.salt
-      }
-  }
-
-  /// The segments of `position`, opened and mapped, with the bytes covered of each; nil, with
-  /// a problem of the file `name` reported, when one holds fewer bytes than it covers. The
-  /// caller closes the files.
-  private func mapCovered(
-    _ position: [IndexFileFormat.CoveredSegment], for name: String,
-    into report: inout VerificationReport
-  ) throws(LogStoreError) -> [UInt32: CoveredFile]? {
+  /// The segments of `position`, opened and mapped, with the bytes covered of each that it
+  /// holds (all of them, as checked against its size when it was read, unless the file changed
+  /// since: then what points past its end is not found). The caller closes the files.
+  private func mapCovered(_ position: [IndexFileFormat.CoveredSegment]) throws(LogStoreError)
+    -> [UInt32: CoveredFile]
+  {
     var files: [UInt32: CoveredFile] = [:]
     for covered in position {
       let handle = try fileSystem.openFile(
         directory + "/" + StoreFileName.segment(covered.number), mode: .readOnly)
       let size = try handle.size()
-      guard size >= covered.coveredLength else {
-        handle.close()
-        for entry in files.values { entry.file.close() }
-        report.problems.append(
-          VerificationFinding(
-            file: name,
-            message:
-              "covers \(covered.coveredLength) bytes of \(StoreFileName.segment(covered.number)), "
-              + "which holds \(size); the log is read instead"))
-        return nil
-      }
       files[covered.number] = (
-        handle, try handle.map(length: max(size, 1), writable: false), covered.coveredLength
+        handle, try handle.map(length: max(size, 1), writable: false),
+        min(covered.coveredLength, size)
       )
     }
     return files
@@ -361,33 +354,41 @@ struct Verifier {
   }
 
   /// An index file's findings: damage is a problem (the open reads the log instead); an index
-  /// file of segments the store no longer has as they were is stale, a note.
+  /// file of segments the store no longer has as they were is stale, a note. Returns its
+  /// position, when it opens.
   private func checkIndex(
-    _ number: UInt32, segments: [UInt32], headers: [UInt32: SegmentHeader],
+    _ number: UInt32, live: [LiveSegment], headers: [UInt32: SegmentHeader],
     into report: inout VerificationReport
-  ) throws(LogStoreError) {
+  ) throws(LogStoreError) -> [IndexFileFormat.CoveredSegment]? {
     let name = StoreFileName.index(number)
     let mapped: MappedIndex
     do throws(MappedIndex.Rejection) {
       mapped = try MappedIndex.open(directory: directory, number: number, fileSystem: fileSystem)
     } catch {
       // A writer beside this check may have replaced the file since it was listed.
-      if (try? fileSystem.contentsOfDirectory(directory).contains(name)) == false { return }
+      if (try? fileSystem.contentsOfDirectory(directory).contains(name)) == false { return nil }
       report.problems.append(
         VerificationFinding(file: name, message: "\(error.reason); the log is read instead"))
-      return
+      return nil
     }
-    guard matches(mapped.segments, segments: segments, headers: headers) else {
-      report.notes.append(
-        VerificationFinding(
-          file: name,
-          message: "describes segments the store no longer has as they were; not used, and "
-            + "removed at the next open"))
-      return
+    do throws(PositionMismatch) {
+      try IndexFileFormat.check(position: mapped.segments, against: live)
+    } catch {
+      if case .otherSegments = error {
+        report.notes.append(
+          VerificationFinding(
+            file: name,
+            message: "describes segments the store no longer has as they were; not used, and "
+              + "removed at the next open"))
+      } else {
+        report.problems.append(
+          VerificationFinding(file: name, message: "\(error.reason); the log is read instead"))
+      }
+      return mapped.segments
     }
     report.indexFiles += 1
     // Every entry must point at a good record of its table and key, within what it covers.
-    guard let files = try mapCovered(mapped.segments, for: name, into: &report) else { return }
+    let files = try mapCovered(mapped.segments)
     defer { for entry in files.values { entry.file.close() } }
     for place in 0..<mapped.tableCount {
       let entry: MappedIndex.FileTable
@@ -426,6 +427,7 @@ struct Verifier {
               + "their key (with their expiry)"))
       }
     }
+    return mapped.segments
   }
 
   /// What rule 2 of opening a store (``CompactionGroups``) will do with the segments left by
@@ -468,21 +470,29 @@ struct Verifier {
   }
 
   /// The bytes of the last segment, `number`, that the index file an open would use covers
-  /// (the newest one that opens and describes the start of the segments), and the sequence
+  /// (``MappedIndex/chosen(among:live:directory:fileSystem:rejected:)``), and the sequence
   /// number after them; nil when that file's position ends in another segment, or there is none.
-  private func coveredByIndexFile(
-    _ number: UInt32, indexes: [UInt32], segments: [UInt32], headers: [UInt32: SegmentHeader]
-  ) -> (length: Int, nextSequence: UInt64)? {
-    for candidate in indexes.sorted(by: >) {
-      guard
-        let mapped = try? MappedIndex.open(
-          directory: directory, number: candidate, fileSystem: fileSystem),
-        matches(mapped.segments, segments: segments, headers: headers),
-        let last = mapped.segments.last
-      else { continue }
-      return last.number == number ? (last.coveredLength, mapped.nextSequence) : nil
+  private func coveredByIndexFile(_ number: UInt32, indexes: [UInt32], live: [LiveSegment])
+    -> (length: Int, nextSequence: UInt64)?
+  {
+    guard
+      let mapped = MappedIndex.chosen(
+        among: indexes, live: live, directory: directory, fileSystem: fileSystem),
+      let last = mapped.segments.last, last.number == number
+    else { return nil }
+    return (last.coveredLength, mapped.nextSequence)
+  }
+
+  /// The segments an open reads, in order, as it takes them (``Recovery``): every segment file
+  /// read (`sizes`), less those rule 2 removes (``CompactionGroups``).
+  private static func live(
+    _ segments: [UInt32], headers: [UInt32: SegmentHeader], sizes: [UInt32: Int]
+  ) -> [LiveSegment] {
+    let obsolete = CompactionGroups(segments.map { ($0, headers[$0]) }).obsolete
+    return segments.compactMap { number in
+      guard !obsolete.contains(number), let size = sizes[number] else { return nil }
+      return LiveSegment(number: number, header: headers[number], size: size)
     }
-    return nil
   }
 
   /// The findings of a segment's records. With `covered` (the last segment's bytes an index
