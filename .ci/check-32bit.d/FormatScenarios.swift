@@ -468,12 +468,16 @@ func packedPutsScenario(_ c: inout Checker) -> String {
     return bytes
   }
   do throws(LogStoreError) {
-    try Mutation.puts(packed).validateArguments()
+    try withUnsafeMutablePointer(to: &packed) { packed throws(LogStoreError) in
+      try Mutation.puts(packed).validateArguments()
+    }
   } catch {
     c.expect(false, "good packed puts were refused: \(error.message)")
   }
-  let record = encoded(.puts(packed))
-  c.expect(record == encoded(.batch(batch)), "packed puts encode as the same WriteBatch")
+  let record = withUnsafeMutablePointer(to: &packed) { encoded(.puts($0)) }
+  c.expect(
+    record == withUnsafePointer(to: batch) { encoded(.batch($0)) },
+    "packed puts encode as the same WriteBatch")
   if let decoded = try? decodeRecord(record, at: 0, salt: salt).get() {
     let members = try? RecordCodec.validateMembers(of: decoded, salt: salt)
     c.expect(members == 300, "members: \(members ?? -1) of 300")
@@ -490,9 +494,11 @@ func packedPutsScenario(_ c: inout Checker) -> String {
   ]
   var refused = 0
   for ends in hostile {
-    let puts = PackedPuts(table: "t", keys: [1], values: [2], ends: ends)
+    var puts = PackedPuts(table: "t", keys: [1], values: [2], ends: ends)
     do throws(LogStoreError) {
-      try Mutation.puts(puts).validateArguments()
+      try withUnsafeMutablePointer(to: &puts) { puts throws(LogStoreError) in
+        try Mutation.puts(puts).validateArguments()
+      }
       c.expect(false, "packed puts with hostile ends were accepted")
     } catch {
       c.expect(error.code == .invalidArgument, "hostile ends: \(error.code.name)")
@@ -508,7 +514,8 @@ func packedPutsScenario(_ c: inout Checker) -> String {
       timestamp: nil)
   }
   c.expect(
-    Mutation.puts(sum).encodedLength > RecordLayout.maxBatchLength,
+    withUnsafeMutablePointer(to: &sum) { Mutation.puts($0).encodedLength }
+      > RecordLayout.maxBatchLength,
     "encodedLength of 2.5 GiB of packed puts")
   return "300 packed puts encoded as the same batch; \(refused) sets of hostile ends refused"
 }
@@ -525,16 +532,19 @@ func writeBatchScenario(_ c: inout Checker) -> String {
   batch.deletePrefix(bytes("key1"), in: "users")
   batch.clearTable("users")
   batch.dropTable("users")
-  let mutation = Mutation.batch(batch)
-  do throws(LogStoreError) {
-    try mutation.validateArguments()
-  } catch {
-    c.expect(false, "a good batch was refused: \(error.message)")
-  }
-  var encoded = [UInt8](repeating: 0, count: mutation.encodedLength)
-  encoded.withUnsafeMutableBytes {
-    mutation.encode(
-      into: $0, sequence: 1000, now: Timestamp(microsecondsSince1970: 5), salt: salt)
+  let encoded = withUnsafePointer(to: batch) { batch in
+    let mutation = Mutation.batch(batch)
+    do throws(LogStoreError) {
+      try mutation.validateArguments()
+    } catch {
+      c.expect(false, "a good batch was refused: \(error.message)")
+    }
+    var encoded = [UInt8](repeating: 0, count: mutation.encodedLength)
+    encoded.withUnsafeMutableBytes {
+      mutation.encode(
+        into: $0, sequence: 1000, now: Timestamp(microsecondsSince1970: 5), salt: salt)
+    }
+    return encoded
   }
   if let record = try? decodeRecord(encoded, at: 0, salt: salt).get() {
     c.expect(record.kind == .batch && record.length == encoded.count, "the batch's header")
@@ -549,16 +559,18 @@ func writeBatchScenario(_ c: inout Checker) -> String {
   let large = [UInt8](repeating: 7, count: RecordLayout.maxValueLength)
   var huge = WriteBatch()
   for index in 0..<40 { huge.put(large, forKey: [UInt8(index)], in: "t") }
-  let hugeMutation = Mutation.batch(huge)
-  c.expect(
-    hugeMutation.encodedLength > RecordLayout.maxBatchLength,
-    "encodedLength \(hugeMutation.encodedLength) of a 2.5 GiB batch")
-  do throws(LogStoreError) {
-    try hugeMutation.validateArguments()
-    _ = try hugeMutation.checkedLength()
-    c.expect(false, "a 2.5 GiB batch was accepted")
-  } catch {
-    c.expect(error.code == .invalidArgument, "a 2.5 GiB batch: \(error.code.name)")
+  withUnsafePointer(to: huge) { huge in
+    let hugeMutation = Mutation.batch(huge)
+    c.expect(
+      hugeMutation.encodedLength > RecordLayout.maxBatchLength,
+      "encodedLength \(hugeMutation.encodedLength) of a 2.5 GiB batch")
+    do throws(LogStoreError) {
+      try hugeMutation.validateArguments()
+      _ = try hugeMutation.checkedLength()
+      c.expect(false, "a 2.5 GiB batch was accepted")
+    } catch {
+      c.expect(error.code == .invalidArgument, "a 2.5 GiB batch: \(error.code.name)")
+    }
   }
   // Single changes over the limits.
   var refused = 0

@@ -43,12 +43,12 @@ package struct CommittedChange {
     case .written(.single(let kind, let table, let key, _, _, _)):
       body(kind, table, key)
     case .written(.batch(let batch)):
-      for operation in batch.operations {
+      for operation in batch.pointee.operations {
         operation.withFields { table, key, _ in body(operation.kind, table, key) }
       }
     case .written(.puts(let puts)):
-      puts.table.withUTF8Bytes { table in
-        puts.forEachPut { key, _, _ in body(.put, table, key) }
+      puts.pointee.table.withUTF8Bytes { table in
+        puts.pointee.forEachPut { key, _, _ in body(.put, table, key) }
       }
     case .logged(let record, let offset, let file):
       guard record.kind == .batch else {

@@ -337,14 +337,19 @@ public final class LogStore: Sendable {
   ///   not exist at that point of the batch (nothing is written then).
   public func write(_ batch: WriteBatch) throws(LogStoreError) {
     guard !batch.isEmpty else { return }
-    try engine.commit(.batch(batch))
+    try withUnsafePointer(to: batch) { batch throws(LogStoreError) in
+      try engine.commit(.batch(batch))
+    }
   }
 
   /// Writes puts into one table atomically, as one batch record (the record a
   /// ``WriteBatch`` of the same puts makes).
   package func write(_ puts: PackedPuts) throws(LogStoreError) {
     guard puts.count > 0 else { return }
-    try engine.commit(.puts(puts))
+    var puts = puts
+    try withUnsafeMutablePointer(to: &puts) { puts throws(LogStoreError) in
+      try engine.commit(.puts(puts))
+    }
   }
 
   /// A key's value, the time it was written, and when it expires.

@@ -1,18 +1,19 @@
 /// One change on its way into the log: a single record or a batch.
 ///
-/// A single change refers to the caller's memory and is only valid during the call that made
-/// it; the writer encodes it while the caller waits.
+/// A change refers to the caller's memory (its bytes, or its batch) and is only valid during
+/// the call that made it; the writer encodes it while the caller waits. It holds no reference
+/// of its own, so that passing it through the commit's steps copies a few words each time,
+/// and nothing is retained or released.
 enum Mutation {
   /// `expiry`: a put's expiry, or a table creation's default lifetime (see
   /// ``Record/expiry``); nil for none.
   case single(
     kind: RecordKind, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
     value: UnsafeRawBufferPointer, timestamp: Timestamp?, expiry: Int64? = nil)
-  // The batches are boxed (`indirect`): a single change, the commonest, then copies as a few
-  // words, without the copy of a batch's fields that a copy of the enum otherwise calls out to.
-  indirect case batch(WriteBatch)
-  /// Puts into one table, written as a batch record.
-  indirect case puts(PackedPuts)
+  case batch(UnsafePointer<WriteBatch>)
+  /// Puts into one table, written as a batch record. The commit makes their expiry final in
+  /// place (a table's default lifetime), before they are appended.
+  case puts(UnsafeMutablePointer<PackedPuts>)
 
   /// Bytes of the encoded record, checked against the limit of a batch: taken once a change's
   /// expiries are final (a table's default lifetime adds a field to each of its puts), just
@@ -30,9 +31,11 @@ enum Mutation {
     case .single(_, let table, let key, let value, _, let expiry):
       return RecordLayout.length(
         table: table.count, key: key.count, value: value.count, expiry: expiry)
-    case .batch(let batch):
+    case .batch(let pointer):
+      let batch = pointer.pointee
       return RecordLayout.headerSize + Self.membersLength(batch)
-    case .puts(let puts):
+    case .puts(let pointer):
+      let puts = pointer.pointee
       return RecordLayout.headerSize + Self.membersLength(puts)
     }
   }
@@ -42,7 +45,8 @@ enum Mutation {
     switch self {
     case .single(let kind, _, _, _, _, _):
       return kind == .createTable || kind == .clearTable || kind == .dropTable
-    case .batch(let batch):
+    case .batch(let pointer):
+      let batch = pointer.pointee
       return batch.operations.contains {
         switch $0 {
         case .createTable, .clearTable, .dropTable: true
@@ -58,8 +62,8 @@ enum Mutation {
   var sequenceCount: Int {
     switch self {
     case .single: 1
-    case .batch(let batch): batch.count
-    case .puts(let puts): puts.count
+    case .batch(let batch): batch.pointee.count
+    case .puts(let puts): puts.pointee.count
     }
   }
 
@@ -107,13 +111,15 @@ enum Mutation {
     switch self {
     case .single(let kind, let table, let key, let value, _, _):
       try Self.validate(kind: kind, table: table, key: key, value: value)
-    case .batch(let batch):
+    case .batch(let pointer):
+      let batch = pointer.pointee
       for operation in batch.operations {
         try operation.withFields { table, key, value throws(LogStoreError) in
           try Self.validate(kind: operation.kind, table: table, key: key, value: value)
         }
       }
-    case .puts(let puts):
+    case .puts(let pointer):
+      let puts = pointer.pointee
       try puts.checkEnds()
       try puts.table.withUTF8Bytes { table throws(LogStoreError) in
         try Self.validateTableName(table)
@@ -182,7 +188,8 @@ enum Mutation {
         kind: kind, sequence: sequence,
         timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
         value: value, expiry: expiry, salt: salt, into: destination)
-    case .batch(let batch):
+    case .batch(let pointer):
+      let batch = pointer.pointee
       RecordCodec.encodeBatch(
         sequence: sequence, timestamp: now.microsecondsSince1970, salt: salt, into: destination
       ) { members in
@@ -195,7 +202,8 @@ enum Mutation {
           }
         }
       }
-    case .puts(let puts):
+    case .puts(let pointer):
+      let puts = pointer.pointee
       var tableName = puts.table
       tableName.withUTF8 { tableBytes in
         RecordCodec.encodeBatch(
@@ -221,13 +229,15 @@ enum Mutation {
     switch self {
     case .single(let kind, let table, _, _, _, _):
       try body(kind, table)
-    case .batch(let batch):
+    case .batch(let pointer):
+      let batch = pointer.pointee
       for operation in batch.operations {
         try operation.withFields { table, _, _ throws(LogStoreError) in
           try body(operation.kind, table)
         }
       }
-    case .puts(let puts):
+    case .puts(let pointer):
+      let puts = pointer.pointee
       try puts.table.withUTF8Bytes { table throws(LogStoreError) in
         try body(.put, table)
       }

@@ -406,9 +406,10 @@ final class StoreEngine: @unchecked Sendable {
     return lifetime == nil || existing == lifetime
   }
 
-  /// `mutation` with its puts' expiry made final: a put that names none gets its table's
-  /// default lifetime from now (if the table has one), and one that says never
-  /// (``Timestamp/never``) gets no expiry field. Call with the log's lock held.
+  /// `mutation` with its puts' expiry made final (packed puts' in place, in the caller's
+  /// memory): a put that names none gets its table's default lifetime from now (if the table
+  /// has one), and one that says never (``Timestamp/never``) gets no expiry field. Call with
+  /// the log's lock held.
   private func withExpiryResolved(_ mutation: Mutation) -> Mutation {
     func resolved(_ expiry: Int64?, table: UnsafeRawBufferPointer) -> Int64? {
       if expiry == Timestamp.never.microsecondsSince1970 { return nil }
@@ -424,11 +425,11 @@ final class StoreEngine: @unchecked Sendable {
       guard final != expiry else { return mutation }
       return .single(
         kind: .put, table: table, key: key, value: value, timestamp: timestamp, expiry: final)
-    case .puts(var puts):
-      let final = puts.table.withUTF8Bytes { resolved(puts.expiry, table: $0) }
-      guard final != puts.expiry else { return mutation }
-      puts.expiry = final
-      return .puts(puts)
+    case .puts(let puts):
+      puts.pointee.expiry = puts.pointee.table.withUTF8Bytes {
+        resolved(puts.pointee.expiry, table: $0)
+      }
+      return mutation
     default:
       return mutation
     }

@@ -84,7 +84,7 @@ struct OptionsAndLimitsTests {
     var puts = PackedPuts(table: "t")
     for index in 0..<4 { puts.append(key: [UInt8(index)], value: bytes, timestamp: nil) }
     #expect(
-      try Mutation.puts(puts).checkedLength()
+      try withUnsafeMutablePointer(to: &puts) { try Mutation.puts($0).checkedLength() }
         == RecordLayout.headerSize + RecordLayout.maxBatchLength)
     let error = #expect(throws: LogStoreError.self) { try store.write(puts) }
     #expect(error?.code == .invalidArgument)

@@ -22,10 +22,6 @@ struct PackedPutsTests {
     // An empty key and an empty value too.
     batch.put([], forKey: [], in: "users")
     puts.append(key: [], value: [], timestamp: nil)
-    let fromBatch = Mutation.batch(batch)
-    let fromPuts = Mutation.puts(puts)
-    #expect(fromBatch.encodedLength == fromPuts.encodedLength)
-    #expect(fromBatch.sequenceCount == fromPuts.sequenceCount)
     func encoded(_ mutation: Mutation) -> [UInt8] {
       var bytes = [UInt8](repeating: 0, count: mutation.encodedLength)
       bytes.withUnsafeMutableBytes { buffer in
@@ -34,7 +30,15 @@ struct PackedPutsTests {
       }
       return bytes
     }
-    #expect(encoded(fromBatch) == encoded(fromPuts))
+    withUnsafePointer(to: batch) { batch in
+      withUnsafeMutablePointer(to: &puts) { puts in
+        let fromBatch = Mutation.batch(batch)
+        let fromPuts = Mutation.puts(puts)
+        #expect(fromBatch.encodedLength == fromPuts.encodedLength)
+        #expect(fromBatch.sequenceCount == fromPuts.sequenceCount)
+        #expect(encoded(fromBatch) == encoded(fromPuts))
+      }
+    }
   }
 
   @Test("written puts read back, count, survive reopen and verify, under both sync policies")
