@@ -1,19 +1,19 @@
 import LogStore
 import YTKKeyValueStore
 
-/// `ytkkv verify PATH [--json]`: checks every record and hint file.
+/// `ytkkv verify PATH [--json]`: checks every record, hint, index and changes file.
 struct VerifyCommand: Command {
   static let name = "verify"
-  static let abstract = "Check every record and hint file; report each problem."
+  static let abstract = "Check every record, hint, index and changes file; report each problem."
   static let usage = "ytkkv verify PATH [--json]"
   static let discussion = """
-    Reads every segment, hint and index file without opening the store (so it works while
-    another process has it open, and changes nothing), checks every record's checksum, every
-    hint entry and every index entry against its record, and prints each problem with its
-    file and offset. Ends with
+    Reads every segment, hint, index and changes file without opening the store (so it works
+    while another process has it open, and changes nothing), checks every record's checksum,
+    every hint entry and every index entry and change against its record, and prints each
+    problem with its file and offset. Ends with
     "OK" (exit status 0) or "N problems found" (exit status 1). Notes (a torn tail left by a
-    crash, leftovers of an interrupted compaction) are printed but are not problems: the
-    next open tidies them.
+    crash, leftovers of an interrupted compaction, an index or changes file of segments the
+    store no longer has) are printed but are not problems: the next open tidies them.
 
     Options:
       --json   print one JSON object instead: {"ok", "segments", "records", "hintFiles",
