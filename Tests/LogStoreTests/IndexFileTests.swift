@@ -2065,16 +2065,20 @@ struct IndexFileTests {
   // MARK: Crashes and I/O errors
 
   /// The operations the crash and fault tests run on a closed store: writes, a checkpoint,
-  /// more writes, a compaction and a checkpoint of its outputs, and a close. Returns the
-  /// models after each acknowledged write; stops at the first error.
+  /// more writes, a compaction and a checkpoint of its outputs, and a close. With
+  /// `compactionIndex`, the compaction writes an index file of its outputs itself, as one of a
+  /// store of 4 MiB does. Returns the models after each acknowledged write; stops at the first
+  /// error.
   private static func checkpointWorkload(
-    _ fileSystem: SimulatedFileSystem, from initial: StoreModel, sync: SyncPolicy = .always
+    _ fileSystem: SimulatedFileSystem, from initial: StoreModel, sync: SyncPolicy = .always,
+    compactionIndex: Bool = false
   ) -> (acknowledged: StoreModel, pending: StoreModel?, history: [StoreModel], finished: Bool) {
     var model = initial
     var pending: StoreModel?
     var history = [initial]
     var options = LogStore.Options(sync: sync, compaction: .manual, maxSegmentSize: 8 << 10)
     options.fileSystem = fileSystem
+    if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
     do throws(LogStoreError) {
       let store = try LogStore(path: "/store", options: options)
       func put(_ key: String, _ value: String) throws(LogStoreError) {
@@ -2142,13 +2146,18 @@ struct IndexFileTests {
     var opens = 0
     // Under .always every acknowledged write survives; under .never a power loss keeps some
     // prefix of the writes (then an index file must never cover records that did not survive).
-    let cases: [(SimulatedFileSystem.Platform, SimulatedFileSystem.CrashMode, SyncPolicy)] = [
-      (.linux, .process, .always), (.darwin, .power(seed: 8), .always),
-      (.linux, .power(seed: 9), .never), (.darwin, .power(seed: 10), .never),
+    // The last two: the compaction writes its own index file (and a crash may leave its
+    // inputs beside it).
+    let cases: [(SimulatedFileSystem.Platform, SimulatedFileSystem.CrashMode, SyncPolicy, Bool)] = [
+      (.linux, .process, .always, false), (.darwin, .power(seed: 8), .always, false),
+      (.linux, .power(seed: 9), .never, false), (.darwin, .power(seed: 10), .never, false),
+      (.linux, .process, .always, true), (.darwin, .power(seed: 11), .never, true),
     ]
-    for (number, (platform, mode, sync)) in cases.enumerated() {
+    for (number, (platform, mode, sync, compactionIndex)) in cases.enumerated() {
       let run = SimulatedFileSystem(files: base, platform: platform)
-      #expect(Self.checkpointWorkload(run, from: initial, sync: sync).finished)
+      #expect(
+        Self.checkpointWorkload(run, from: initial, sync: sync, compactionIndex: compactionIndex)
+          .finished)
       let calls = run.calls
       // At sample depth, a crash before and after every sync, rename and removal (where what
       // survives changes), and at every third call of the rest, a different third each case.
@@ -2167,7 +2176,7 @@ struct IndexFileTests {
           let fileSystem = SimulatedFileSystem(files: base, platform: platform)
           fileSystem.crash(atCall: call, mode: mode)
           let (acknowledged, pending, history, finished) = Self.checkpointWorkload(
-            fileSystem, from: initial, sync: sync)
+            fileSystem, from: initial, sync: sync, compactionIndex: compactionIndex)
           #expect(!finished, "call \(call) was never reached")
           let image = try #require(fileSystem.crashImage)
           for readOnly in [true, false] {
@@ -2177,6 +2186,19 @@ struct IndexFileTests {
               options.fileSystem = SimulatedFileSystem(files: image)
               let store = try LogStore(path: "/store", options: options)
               opened[key] = (try StoreModel.reading(store), store.openReport.indexFile != nil)
+              if !readOnly {
+                // `verify` finds no problem in what a crash leaves, and judges the index file
+                // that the writer's open used as that open did: checked, not stale.
+                let report = try LogStore.verify(
+                  path: "/store", fileSystem: SimulatedFileSystem(files: image))
+                #expect(report.isClean, "call \(call), \(mode): \(report.problems)")
+                if let used = store.openReport.indexFile {
+                  #expect(report.indexFiles > 0, "call \(call), \(mode)")
+                  #expect(
+                    !report.notes.contains { $0.file == StoreFileName.index(used) },
+                    "call \(call), \(mode): \(report.notes)")
+                }
+              }
               try store.close()
             }
             let (found, fromIndex) = opened[key]!
@@ -2191,7 +2213,7 @@ struct IndexFileTests {
         }
       }
     }
-    // More than one open in eight (of the two at each call of the four cases) used an index
+    // More than one open in eight (of the two at each call of the six cases) used an index
     // file.
     #expect(openedFromIndex * 8 > opens)
   }
