@@ -111,14 +111,32 @@ enum CrashWorkload {
 @Suite("Crash points")
 struct CrashPointTests {
   /// Opens the image a crash left and returns what it holds; then checks the store still
-  /// takes writes and reopens.
+  /// takes writes and reopens. `verify` of the image, made first, must find no problem, and
+  /// must check the index and changes files the open used, never calling them stale.
   private func reopen(
     _ image: [String: [UInt8]], sync: SyncPolicy, platform: SimulatedFileSystem.Platform,
-    compactionIndex: Bool
+    compactionIndex: Bool, point: String
   ) throws -> StoreModel {
     let fileSystem = SimulatedFileSystem(files: image, platform: platform)
+    let report =
+      fileSystem.directoryExists(CrashWorkload.path)
+      ? try LogStore.verify(
+        path: CrashWorkload.path, fileSystem: SimulatedFileSystem(files: image, platform: platform))
+      : nil
     let options = CrashWorkload.options(fileSystem, sync: sync, compactionIndex: compactionIndex)
     let store = try LogStore(path: CrashWorkload.path, options: options)
+    if let report {
+      #expect(report.isClean, "verify after a \(point): \(report.problems)")
+      var used: [String] = []
+      if let index = store.openReport.indexFile {
+        #expect(report.indexFiles > 0, "verify after a \(point)")
+        used.append(StoreFileName.index(index))
+        if store.openReport.usedChangesFile { used.append(StoreFileName.changes(index)) }
+      }
+      #expect(
+        !report.notes.contains { used.contains($0.file) },
+        "verify after a \(point): \(report.notes)")
+    }
     let state = try StoreModel.reading(store)
     try store.createTable("probe")
     try store.put(Array("p".utf8), forKey: Array("k".utf8), in: "probe")
@@ -178,6 +196,9 @@ struct CrashPointTests {
       on: fileSystem, sync: sync, compactionIndex: compactionIndex)
     let images = try #require(fileSystem.crashImages, "call \(call) was never reached")
     for (cut, image) in zip(cuts, images) {
+      let point =
+        "crash at call \(call) (\(cut.mode), tear \(String(describing: cut.tearing)), \(sync), "
+        + "compaction's index file: \(compactionIndex))"
       let seen: Opened
       if let known = opened[image] {
         seen = known
@@ -190,7 +211,8 @@ struct CrashPointTests {
         seen = Opened(
           readOnly: readState,
           writable: try reopen(
-            image, sync: sync, platform: platform, compactionIndex: compactionIndex))
+            image, sync: sync, platform: platform, compactionIndex: compactionIndex,
+            point: point))
         opened[image] = seen
         opens += 1
       }
@@ -198,9 +220,6 @@ struct CrashPointTests {
       // synced, which with `.always` is every acknowledged write.
       let keepsAcknowledged = cut.mode == .process || sync == .always
       let range = allowed(acknowledged: acknowledged, mustKeepAcknowledged: keepsAcknowledged)
-      let point =
-        "crash at call \(call) (\(cut.mode), tear \(String(describing: cut.tearing)), \(sync), "
-        + "compaction's index file: \(compactionIndex))"
       #expect(
         range.contains { CrashWorkload.states[$0] == seen.writable },
         "\(point): \(acknowledged) acknowledged; got \(seen.writable)")

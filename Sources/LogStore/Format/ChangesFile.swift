@@ -125,11 +125,10 @@ package enum ChangesFile {
     var tables: [Table]
   }
 
-  /// Checks `bytes` as the changes file over index file `indexFile`. The contents point into
-  /// `bytes`.
-  static func decode(_ bytes: UnsafeRawBufferPointer, indexFile: UInt32) throws(Invalid)
-    -> Contents
-  {
+  /// Checks what a crash can leave wrong in a file written without a sync: that `bytes` are a
+  /// whole changes file (its magic, its length) whose checksums hold. What ``decode(_:indexFile:)``
+  /// finds wrong after this, no crash leaves.
+  static func checkFrame(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
     guard bytes.count >= headerSize, bytes.starts(with: magic) else {
       throw Invalid(reason: "not a changes file")
     }
@@ -142,12 +141,6 @@ package enum ChangesFile {
     guard loadLittleEndian(UInt32.self, base + 52) == 0 else {
       throw Invalid(reason: "not a changes file")
     }
-    guard loadLittleEndian(UInt16.self, base + 8) == version else {
-      throw Invalid(reason: "version \(loadLittleEndian(UInt16.self, base + 8)) is not read")
-    }
-    guard loadLittleEndian(UInt32.self, base + 12) == indexFile else {
-      throw Invalid(reason: "it is over another index file")
-    }
     // Compared in 64 bits: where `Int` is 32 bits, a damaged length must not trap.
     guard loadLittleEndian(UInt64.self, base + 24) == UInt64(bytes.count - headerSize) else {
       throw Invalid(reason: "length does not match the file")
@@ -156,6 +149,22 @@ package enum ChangesFile {
     guard CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44)) == CRC32C.checksum(body) else {
       throw Invalid(reason: "body checksum mismatch")
     }
+  }
+
+  /// Checks `bytes` as the changes file over index file `indexFile`. The contents point into
+  /// `bytes`.
+  static func decode(_ bytes: UnsafeRawBufferPointer, indexFile: UInt32) throws(Invalid)
+    -> Contents
+  {
+    try checkFrame(bytes)
+    let base = bytes.baseAddress!
+    guard loadLittleEndian(UInt16.self, base + 8) == version else {
+      throw Invalid(reason: "version \(loadLittleEndian(UInt16.self, base + 8)) is not read")
+    }
+    guard loadLittleEndian(UInt32.self, base + 12) == indexFile else {
+      throw Invalid(reason: "it is over another index file")
+    }
+    let body = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
     var reader = Reader(bytes: body)
     // Counts and places are taken as `Int`s only if they are ones: where `Int` is 32 bits, a
     // damaged one must be refused, not trap. Each item takes bytes, so a count past the file is

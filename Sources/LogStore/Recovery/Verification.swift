@@ -241,11 +241,13 @@ struct Verifier {
     return report
   }
 
-  /// A changes file's findings, as an index file's: damage is a problem (the open reads the
-  /// log after the index file instead), a file over an index file the store no longer has or
-  /// of segments it no longer has as they were is stale, a note. Its position must follow on
-  /// from the index file's (`indexPosition`, when that file opens), and every change that is
-  /// not a tombstone must point at a good put of its table and key.
+  /// A changes file's findings. One cut short or failing its checksums is a note: written
+  /// without a sync, it may be what a crash left, and no open uses it. So is one over an index
+  /// file the store no longer has, or of segments it no longer has as they were (stale). Any
+  /// other fault is a problem (the open reads the log after the index file instead), since no
+  /// crash leaves it: contents that do not decode although the checksums hold, a position past
+  /// what its segments hold or before the index file's (`indexPosition`, when that file opens),
+  /// a change that is not a tombstone and does not point at a good put of its table and key.
   private func checkChanges(
     _ number: UInt32, hasIndexFile: Bool, indexPosition: [IndexFileFormat.CoveredSegment]?,
     live: [LiveSegment], headers: [UInt32: SegmentHeader], into report: inout VerificationReport
@@ -267,6 +269,19 @@ struct Verifier {
     }
     let problem: String? = try bytes.withBytes { bytes throws(LogStoreError) -> String? in
       let readInstead = "; the log after the index file is read instead"
+      do throws(ChangesFile.Invalid) {
+        try ChangesFile.checkFrame(bytes)
+      } catch {
+        // It is written without a sync (docs/FORMAT.md, "Changes files"): a crash may leave it
+        // cut short or damaged, which its checksums show, and then it is not used. That is what
+        // a crash leaves, as a torn tail is, not damage of the store.
+        report.notes.append(
+          VerificationFinding(
+            file: name,
+            message: "\(error.reason), as a crash may leave it (it is written without a sync); "
+              + stale))
+        return nil
+      }
       let contents: ChangesFile.Contents
       do throws(ChangesFile.Invalid) {
         contents = try ChangesFile.decode(bytes, indexFile: number)
