@@ -166,7 +166,9 @@ struct ActiveHintTests {
     #expect(statistics.liveBytes == full.liveBytes)
   }
 
-  @Test("a damaged, cut or foreign hint of the active segment is ignored: the segment is scanned")
+  @Test(
+    "a damaged or cut hint of the active segment is ignored: the segment is scanned, and verify notes the hint as a crash may leave it"
+  )
   func damagedHint() throws {
     let (expected, hint) = try closedStore(rounds: 1)
     let good = try fileBytes(hint)
@@ -182,6 +184,13 @@ struct ActiveHintTests {
       #expect(store.openReport.scannedRecords > 0, "\(what)")
       #expect(try contents(store) == expected, "\(what)")
       try store.close()
+      // Written without a sync, the hint may be left so by a crash: a note, not damage.
+      let report = try LogStore.verify(path: path)
+      #expect(report.isClean, "\(what): \(report.problems)")
+      #expect(
+        report.notes.contains {
+          hint.hasSuffix("/" + $0.file) && $0.message.contains("as a crash may leave")
+        }, "\(what): \(report.notes)")
     }
   }
 
@@ -200,6 +209,10 @@ struct ActiveHintTests {
     let good = try fileBytes(hint)
     for (what, bytes) in [("cut inside its header", Array(good.prefix(10))), ("foreign", foreign)] {
       try writeFile(hint, bytes)
+      // A cut is what a crash may leave (a note); another store's hint, whose checksums hold,
+      // no crash leaves (a problem).
+      let report = try LogStore.verify(path: path)
+      #expect(report.isClean == (what != "foreign"), "\(what): \(report)")
       // The writer scans the segment, and its close finds the hint there covering nothing.
       let writer = try LogStore(path: path, options: options())
       #expect(writer.openReport.hintEntries == 0, "\(what)")

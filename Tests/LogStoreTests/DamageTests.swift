@@ -354,7 +354,20 @@ struct DamageTests {
       // both failed (docs/FORMAT.md, "Recovery", rule 6).
       var emptied = false
       if case .cut(let file, SegmentHeader.size) = damage { emptied = !hinted(file) }
-      if damage.file != lastSegment && !emptied { #expect(!report.isClean, "verify: \(damage)") }
+      // A hint a close wrote (of a segment no compaction made) is not synced: a crash may leave
+      // it so, and `verify` names it in a note (the segment is scanned instead).
+      let segmentOfHint = String(damage.file.dropLast(5)) + ".log"
+      let closeHint =
+        damage.file.hasSuffix(".hint")
+        && (try? contents[segmentOfHint]!.withUnsafeBytes { try SegmentHeader.decode($0) })?
+          .compaction == nil
+      if closeHint {
+        #expect(
+          report.notes.contains { $0.file == damage.file && $0.message.contains("a crash may") },
+          "verify: \(damage): \(report)")
+      } else if damage.file != lastSegment && !emptied {
+        #expect(!report.isClean, "verify: \(damage)")
+      }
 
       if number % 9 == 0 {
         needsCopy = true

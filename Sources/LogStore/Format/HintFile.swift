@@ -127,11 +127,11 @@ package enum HintFile {
     return Int(clamping: loadLittleEndian(UInt64.self, header.baseAddress! + 24))
   }
 
-  /// Checks the header at the start of `bytes` (its magic, checksum and version, and that it
-  /// names segment `fileNumber` with `salt`); returns its address.
-  private static func checkHeader(
-    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
-  ) throws(Invalid) -> UnsafeRawPointer {
+  /// Checks the frame of the header at the start of `bytes`: its length, magic and checksum;
+  /// returns its address.
+  private static func checkHeaderFrame(_ bytes: UnsafeRawBufferPointer) throws(Invalid)
+    -> UnsafeRawPointer
+  {
     guard bytes.count >= headerSize, let base = bytes.baseAddress else {
       throw Invalid(reason: "shorter than its header")
     }
@@ -141,6 +141,28 @@ package enum HintFile {
     let storedHeaderCRC = CRC32C.unmask(loadLittleEndian(UInt32.self, base + 44))
     guard storedHeaderCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<44]))
     else { throw Invalid(reason: "header checksum mismatch") }
+    return base
+  }
+
+  /// Checks what a crash can leave wrong in a hint written without a sync (the active
+  /// segment's, at a clean close): that `bytes` are a whole hint file whose checksums hold.
+  /// What ``decode(_:fileNumber:salt:segmentLength:)`` finds wrong besides, no crash leaves.
+  static func checkFrame(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
+    let base = try checkHeaderFrame(bytes)
+    guard loadLittleEndian(UInt64.self, base + 32) == UInt64(bytes.count - headerSize) else {
+      throw Invalid(reason: "length does not match the file")
+    }
+    let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
+    guard CRC32C.unmask(loadLittleEndian(UInt32.self, base + 40)) == CRC32C.checksum(entryBytes)
+    else { throw Invalid(reason: "entries checksum mismatch") }
+  }
+
+  /// Checks the header at the start of `bytes` (its magic, checksum and version, and that it
+  /// names segment `fileNumber` with `salt`); returns its address.
+  private static func checkHeader(
+    _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
+  ) throws(Invalid) -> UnsafeRawPointer {
+    let base = try checkHeaderFrame(bytes)
     guard (oldestVersion...version).contains(loadLittleEndian(UInt16.self, base + 8)) else {
       throw Invalid(reason: "unknown version")
     }
@@ -158,16 +180,11 @@ package enum HintFile {
     let base = try checkHeader(bytes, fileNumber: fileNumber, salt: salt)
     let count = loadLittleEndian(UInt32.self, base + 20)
     let covered = loadLittleEndian(UInt64.self, base + 24)
-    let entriesLength = loadLittleEndian(UInt64.self, base + 32)
     guard covered <= UInt64(segmentLength), covered >= UInt64(SegmentHeader.size) else {
       throw Invalid(reason: "covers more than the segment holds")
     }
-    guard entriesLength == UInt64(bytes.count - headerSize) else {
-      throw Invalid(reason: "length does not match the file")
-    }
+    try checkFrame(bytes)
     let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
-    guard CRC32C.unmask(loadLittleEndian(UInt32.self, base + 40)) == CRC32C.checksum(entryBytes)
-    else { throw Invalid(reason: "entries checksum mismatch") }
 
     var entries: [Entry] = []
     entries.reserveCapacity(min(Int(clamping: count), entryBytes.count / entryHeaderSize))
