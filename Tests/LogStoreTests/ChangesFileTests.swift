@@ -366,8 +366,9 @@ extension ChangesFileTests {
     #expect(try LogStore.verify(path: path).isClean)
 
     // `verify`: a change that does not point at a good put of its key is a problem, and so are
-    // a position longer than its segment and one before the index file's; a position of other
-    // segments, and a changes file over an index file the store does not have, are notes.
+    // a position longer than its segment, one before the index file's and contents that do not
+    // decode although the checksums hold; a position of other segments, a changes file over an
+    // index file the store does not have and one cut short are notes.
     func verified(_ bytes: [UInt8], as name: String = StoreFileName.changes(2)) throws
       -> VerificationReport
     {
@@ -395,6 +396,18 @@ extension ChangesFileTests {
         false
       ),
       ("over an index file the store does not have", original, StoreFileName.changes(77), false),
+      (
+        "a change with unknown flags, its checksums holding (no crash leaves that)",
+        {
+          var bytes = built([("a", 0, [("k0", somewhere, false)])])
+          bytes[bytes.count - 3] = 8
+          return Self.resealed(bytes)
+        }(), StoreFileName.changes(2), true
+      ),
+      (
+        "cut short (a crash may leave that)", Array(original.dropLast(5)),
+        StoreFileName.changes(2), false
+      ),
     ]
     for (label, bytes, name, problem) in findings {
       let report = try verified(bytes, as: name)
