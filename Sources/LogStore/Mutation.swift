@@ -31,12 +31,10 @@ enum Mutation {
     case .single(_, let table, let key, let value, _, let expiry):
       return RecordLayout.length(
         table: table.count, key: key.count, value: value.count, expiry: expiry)
-    case .batch(let pointer):
-      let batch = pointer.pointee
-      return RecordLayout.headerSize + Self.membersLength(batch)
-    case .puts(let pointer):
-      let puts = pointer.pointee
-      return RecordLayout.headerSize + Self.membersLength(puts)
+    case .batch(let batch):
+      return RecordLayout.headerSize + Self.membersLength(batch.pointee)
+    case .puts(let puts):
+      return RecordLayout.headerSize + Self.membersLength(puts.pointee)
     }
   }
 
@@ -45,9 +43,8 @@ enum Mutation {
     switch self {
     case .single(let kind, _, _, _, _, _):
       return kind == .createTable || kind == .clearTable || kind == .dropTable
-    case .batch(let pointer):
-      let batch = pointer.pointee
-      return batch.operations.contains {
+    case .batch(let batch):
+      return batch.pointee.operations.contains {
         switch $0 {
         case .createTable, .clearTable, .dropTable: true
         default: false
@@ -111,21 +108,19 @@ enum Mutation {
     switch self {
     case .single(let kind, let table, let key, let value, _, _):
       try Self.validate(kind: kind, table: table, key: key, value: value)
-    case .batch(let pointer):
-      let batch = pointer.pointee
-      for operation in batch.operations {
+    case .batch(let batch):
+      for operation in batch.pointee.operations {
         try operation.withFields { table, key, value throws(LogStoreError) in
           try Self.validate(kind: operation.kind, table: table, key: key, value: value)
         }
       }
-    case .puts(let pointer):
-      let puts = pointer.pointee
-      try puts.checkEnds()
-      try puts.table.withUTF8Bytes { table throws(LogStoreError) in
+    case .puts(let puts):
+      try puts.pointee.checkEnds()
+      try puts.pointee.table.withUTF8Bytes { table throws(LogStoreError) in
         try Self.validateTableName(table)
       }
       var failure: LogStoreError?
-      puts.forEachPut { key, value, _ in
+      puts.pointee.forEachPut { key, value, _ in
         guard failure == nil else { return }
         do throws(LogStoreError) {
           try Self.validate(kind: .put, table: nil, key: key, value: value)
@@ -188,12 +183,11 @@ enum Mutation {
         kind: kind, sequence: sequence,
         timestamp: (timestamp ?? now).microsecondsSince1970, table: table, key: key,
         value: value, expiry: expiry, salt: salt, into: destination)
-    case .batch(let pointer):
-      let batch = pointer.pointee
+    case .batch(let batch):
       RecordCodec.encodeBatch(
         sequence: sequence, timestamp: now.microsecondsSince1970, salt: salt, into: destination
       ) { members in
-        for operation in batch.operations {
+        for operation in batch.pointee.operations {
           operation.withFields { table, key, value in
             members.append(
               kind: operation.kind,
@@ -202,19 +196,18 @@ enum Mutation {
           }
         }
       }
-    case .puts(let pointer):
-      let puts = pointer.pointee
-      var tableName = puts.table
+    case .puts(let puts):
+      var tableName = puts.pointee.table
       tableName.withUTF8 { tableBytes in
         RecordCodec.encodeBatch(
           sequence: sequence, timestamp: now.microsecondsSince1970, salt: salt,
           into: destination
         ) { members in
-          puts.forEachPut { key, value, timestamp in
+          puts.pointee.forEachPut { key, value, timestamp in
             members.append(
               kind: .put, timestamp: (timestamp ?? now).microsecondsSince1970,
               table: UnsafeRawBufferPointer(tableBytes), key: key, value: value,
-              expiry: puts.expiry)
+              expiry: puts.pointee.expiry)
           }
         }
       }
@@ -229,16 +222,14 @@ enum Mutation {
     switch self {
     case .single(let kind, let table, _, _, _, _):
       try body(kind, table)
-    case .batch(let pointer):
-      let batch = pointer.pointee
-      for operation in batch.operations {
+    case .batch(let batch):
+      for operation in batch.pointee.operations {
         try operation.withFields { table, _, _ throws(LogStoreError) in
           try body(operation.kind, table)
         }
       }
-    case .puts(let pointer):
-      let puts = pointer.pointee
-      try puts.table.withUTF8Bytes { table throws(LogStoreError) in
+    case .puts(let puts):
+      try puts.pointee.table.withUTF8Bytes { table throws(LogStoreError) in
         try body(.put, table)
       }
     }

@@ -147,7 +147,9 @@ package enum HintFile {
   /// Checks what a crash can leave wrong in a hint written without a sync (the active
   /// segment's, at a clean close): that `bytes` are a whole hint file whose checksums hold.
   /// What ``decode(_:fileNumber:salt:segmentLength:)`` finds wrong besides, no crash leaves.
-  static func checkFrame(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
+  /// Returns the header's address.
+  @discardableResult
+  static func checkFrame(_ bytes: UnsafeRawBufferPointer) throws(Invalid) -> UnsafeRawPointer {
     let base = try checkHeaderFrame(bytes)
     guard loadLittleEndian(UInt64.self, base + 32) == UInt64(bytes.count - headerSize) else {
       throw Invalid(reason: "length does not match the file")
@@ -155,6 +157,7 @@ package enum HintFile {
     let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
     guard CRC32C.unmask(loadLittleEndian(UInt32.self, base + 40)) == CRC32C.checksum(entryBytes)
     else { throw Invalid(reason: "entries checksum mismatch") }
+    return base
   }
 
   /// Checks the header at the start of `bytes` (its magic, checksum and version, and that it
@@ -163,13 +166,21 @@ package enum HintFile {
     _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32
   ) throws(Invalid) -> UnsafeRawPointer {
     let base = try checkHeaderFrame(bytes)
+    try checkNames(base, fileNumber: fileNumber, salt: salt)
+    return base
+  }
+
+  /// Checks that the checked header at `base` is of a version read here and names segment
+  /// `fileNumber` with `salt`.
+  private static func checkNames(_ base: UnsafeRawPointer, fileNumber: UInt32, salt: UInt32)
+    throws(Invalid)
+  {
     guard (oldestVersion...version).contains(loadLittleEndian(UInt16.self, base + 8)) else {
       throw Invalid(reason: "unknown version")
     }
     guard loadLittleEndian(UInt32.self, base + 12) == fileNumber,
       loadLittleEndian(UInt32.self, base + 16) == salt
     else { throw Invalid(reason: "describes another segment") }
-    return base
   }
 
   /// Checks `bytes` as the hint of segment `fileNumber` with `salt` and `segmentLength`
@@ -177,13 +188,13 @@ package enum HintFile {
   package static func decode(
     _ bytes: UnsafeRawBufferPointer, fileNumber: UInt32, salt: UInt32, segmentLength: Int
   ) throws(Invalid) -> Contents {
-    let base = try checkHeader(bytes, fileNumber: fileNumber, salt: salt)
+    let base = try checkFrame(bytes)
+    try checkNames(base, fileNumber: fileNumber, salt: salt)
     let count = loadLittleEndian(UInt32.self, base + 20)
     let covered = loadLittleEndian(UInt64.self, base + 24)
     guard covered <= UInt64(segmentLength), covered >= UInt64(SegmentHeader.size) else {
       throw Invalid(reason: "covers more than the segment holds")
     }
-    try checkFrame(bytes)
     let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
 
     var entries: [Entry] = []

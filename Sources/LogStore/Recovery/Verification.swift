@@ -271,9 +271,11 @@ struct Verifier {
     }
     let problem: String? = try bytes.withBytes { bytes throws(LogStoreError) -> String? in
       let readInstead = "; the log after the index file is read instead"
+      let contents: ChangesFile.Contents
       do throws(ChangesFile.Invalid) {
-        try ChangesFile.checkFrame(bytes)
+        contents = try ChangesFile.decode(bytes, indexFile: number)
       } catch {
+        guard (try? ChangesFile.checkFrame(bytes)) == nil else { return error.reason + readInstead }
         // It is written without a sync (docs/FORMAT.md, "Changes files"): a crash may leave it
         // cut short or damaged, which its checksums show, and then it is not used. That is what
         // a crash leaves, as a torn tail is, not damage of the store.
@@ -283,12 +285,6 @@ struct Verifier {
             message: "\(error.reason), as a crash may leave it (it is written without a sync); "
               + stale))
         return nil
-      }
-      let contents: ChangesFile.Contents
-      do throws(ChangesFile.Invalid) {
-        contents = try ChangesFile.decode(bytes, indexFile: number)
-      } catch {
-        return error.reason + readInstead
       }
       do throws(PositionMismatch) {
         try IndexFileFormat.check(position: contents.segments, against: live)
