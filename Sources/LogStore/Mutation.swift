@@ -214,24 +214,51 @@ enum Mutation {
     }
   }
 
-  /// Calls `body` with the kind and table of each record, in order: what the writer checks
-  /// against the tables that exist.
-  func forEachTableUse(_ body: (RecordKind, UnsafeRawBufferPointer) throws(LogStoreError) -> Void)
-    throws(LogStoreError)
-  {
+  /// Calls `body` with the kind and table of each record, in order, and for a table's creation
+  /// the default lifetime it gives (nil: none given): what the writer checks against the tables
+  /// that exist.
+  func forEachTableUse(
+    _ body: (RecordKind, UnsafeRawBufferPointer, _ lifetime: Int64?) throws(LogStoreError) -> Void
+  ) throws(LogStoreError) {
     switch self {
-    case .single(let kind, let table, _, _, _, _):
-      try body(kind, table)
+    case .single(let kind, let table, _, _, _, let expiry):
+      try body(kind, table, kind == .createTable ? expiry : nil)
     case .batch(let batch):
       for operation in batch.pointee.operations {
         try operation.withFields { table, _, _ throws(LogStoreError) in
-          try body(operation.kind, table)
+          try body(operation.kind, table, nil)
         }
       }
     case .puts(let puts):
       try puts.pointee.table.withUTF8Bytes { table throws(LogStoreError) in
-        try body(.put, table)
+        try body(.put, table, nil)
       }
+    }
+  }
+
+  /// This change with its puts' expiries final, for puts into a table whose default lifetime
+  /// is `lifetime` (µs; 0: none): a put that names no expiry gets the lifetime from `now()`
+  /// (none if that passes the largest time), and one that says never (``Timestamp/never``) gets
+  /// no expiry field. Packed puts get theirs in place, in the caller's memory; a batch's puts
+  /// keep their own (docs: a ``WriteBatch``'s puts do not get the default).
+  func withFinalExpiry(lifetime: Int64, now: () -> Int64) -> Mutation {
+    func final(_ expiry: Int64?) -> Int64? {
+      if expiry == Timestamp.never.microsecondsSince1970 { return nil }
+      guard expiry == nil, lifetime > 0 else { return expiry }
+      let (sum, overflow) = now().addingReportingOverflow(lifetime)
+      return overflow ? nil : sum
+    }
+    switch self {
+    case .single(.put, let table, let key, let value, let timestamp, let expiry):
+      let resolved = final(expiry)
+      guard resolved != expiry else { return self }
+      return .single(
+        kind: .put, table: table, key: key, value: value, timestamp: timestamp, expiry: resolved)
+    case .puts(let puts):
+      puts.pointee.expiry = final(puts.pointee.expiry)
+      return self
+    default:
+      return self
     }
   }
 }

@@ -276,15 +276,15 @@ final class StoreEngine: @unchecked Sendable {
     try log.checkWritable()
     // What the checks below read (the tables) must include what other processes wrote.
     try sharing?.catchUpBeforeCommit(deferrable: log.commitObserver == nil)
-    let mutation = withExpiryResolved(mutation)
     if changesNothing(mutation) { return }
     defer { rebuildIfDamaged() }
     guard options.sync == .always else {
+      var mutation = mutation
       var outcome = CommitOutcome()
-      withUnsafePointer(to: mutation) { mutation in
+      withUnsafeMutablePointer(to: &mutation) { mutation in
         withUnsafeMutablePointer(to: &outcome) { outcome in
           write(
-            UnsafeBufferPointer(start: mutation, count: 1),
+            UnsafeMutableBufferPointer(start: mutation, count: 1),
             UnsafeMutableBufferPointer(start: outcome, count: 1), durably: false)
         }
       }
@@ -295,9 +295,9 @@ final class StoreEngine: @unchecked Sendable {
     case .committed(let error):
       if let error { throw error }
     case .lead(let group):
-      let mutations = group.map(\.mutation)
+      var mutations = group.map(\.mutation)
       var outcomes = [CommitOutcome](repeating: CommitOutcome(), count: group.count)
-      mutations.withUnsafeBufferPointer { mutations in
+      mutations.withUnsafeMutableBufferPointer { mutations in
         outcomes.withUnsafeMutableBufferPointer { write(mutations, $0, durably: true) }
       }
       groupCommit.finish(group, errors: outcomes.map(\.error))
@@ -308,7 +308,9 @@ final class StoreEngine: @unchecked Sendable {
 
   /// The steps of a commit, in order, for `mutations` (one, or a group under `.always`), with
   /// the log's lock held, each change's outcome in `outcomes`: each change's tables are
-  /// checked and it is appended to the log; with `durably`, one sync covers them all
+  /// checked, its puts' expiries made final in place (by their tables' default lifetimes at
+  /// the change's place in the log, ``IndexView/checkTables(_:pending:)``) and it is appended
+  /// to the log; with `durably`, one sync covers them all
   /// (``synchronize(_:)``); in `.manyProcesses` use the write is published and the store's
   /// write lock released; those that succeeded are applied to the index in log order, and the
   /// observer hears of each. A change that fails a step gets its error and no further step.
@@ -316,7 +318,7 @@ final class StoreEngine: @unchecked Sendable {
   /// its own variables.)
   @inline(__always)
   private func write(
-    _ mutations: UnsafeBufferPointer<Mutation>,
+    _ mutations: UnsafeMutableBufferPointer<Mutation>,
     _ outcomes: UnsafeMutableBufferPointer<CommitOutcome>,
     durably: Bool
   ) {
@@ -333,13 +335,12 @@ final class StoreEngine: @unchecked Sendable {
       // Other processes wait for this write from here to its publication only: what follows
       // it is this process's own.
       defer { sharing?.endWrite() }
-      var tables: [String: Bool] = [:]
+      var tables: [String: IndexView.PendingTable] = [:]
       for i in mutations.indices {
         do {
-          // Read out once: each read of the buffer copies the change.
-          let mutation = mutations[i]
           try log.checkWritable()
-          try index.checkTables(mutation, pending: &tables)
+          let mutation = try index.checkTables(mutations[i], pending: &tables)
+          mutations[i] = mutation
           outcomes[i].appended = try log.append(mutation, length: mutation.checkedLength())
         } catch {
           outcomes[i].error = error
@@ -404,35 +405,6 @@ final class StoreEngine: @unchecked Sendable {
       groupCommit.isIdle, let existing = index.keys.lifetime(ofTable: table)
     else { return false }
     return lifetime == nil || existing == lifetime
-  }
-
-  /// `mutation` with its puts' expiry made final (packed puts' in place, in the caller's
-  /// memory): a put that names none gets its table's default lifetime from now (if the table
-  /// has one), and one that says never (``Timestamp/never``) gets no expiry field. Call with
-  /// the log's lock held.
-  private func withExpiryResolved(_ mutation: Mutation) -> Mutation {
-    func resolved(_ expiry: Int64?, table: UnsafeRawBufferPointer) -> Int64? {
-      if expiry == Timestamp.never.microsecondsSince1970 { return nil }
-      guard expiry == nil, let lifetime = index.keys.lifetime(ofTable: table), lifetime > 0 else {
-        return expiry
-      }
-      let (sum, overflow) = index.clock.now().addingReportingOverflow(lifetime)
-      return overflow ? nil : sum
-    }
-    switch mutation {
-    case .single(.put, let table, let key, let value, let timestamp, let expiry):
-      let final = resolved(expiry, table: table)
-      guard final != expiry else { return mutation }
-      return .single(
-        kind: .put, table: table, key: key, value: value, timestamp: timestamp, expiry: final)
-    case .puts(let puts):
-      puts.pointee.expiry = puts.pointee.table.withUTF8Bytes {
-        resolved(puts.pointee.expiry, table: $0)
-      }
-      return mutation
-    default:
-      return mutation
-    }
   }
 
   /// A writer that found the index file damaged while applying a change (its counts may then

@@ -329,4 +329,55 @@ struct InFlightTests {
     #expect(try store.snapshot() == ["t": model])
     #expect(try afterPowerLosses(fileSystem) == [["t": model]])
   }
+
+  @Test(
+    "a put committed behind its table's creation, while that is being synced or in the same group, gets the default lifetime the creation gives"
+  )
+  func putBehindCreationInFlight() throws {
+    let second: Int64 = 1_000_000
+    let cases = [(nil, 60 * second), (60 * second, 30 * second), (60 * second, 0)]
+    for (before, created) in cases {
+      for sameGroup in [false, true] {
+        let fileSystem = SimulatedFileSystem()
+        let store = try LogStore(path: Self.path, options: options(fileSystem, sync: .always))
+        try store.createTable("other")
+        if let before { try store.createTable("t", defaultLifetime: before) }
+        // The put commits while the creation's sync is held, before the creation is applied;
+        // or both queue while another write's sync is held, and are written as one group,
+        // the creation first. Either way the log has the put after the creation.
+        let creating = Arrival()
+        let late = Arrival()
+        let trap = Trap(fileSystem, when: Self.isDataSync) { _ in
+          if sameGroup {
+            try creating.start { () throws(LogStoreError) in
+              try store.createTable("t", defaultLifetime: created)
+            }
+          }
+          try late.start { () throws(LogStoreError) in
+            try store.put("v".bytes, forKey: "k".bytes, in: "t")
+          }
+        }
+        let start = store.expiryNow()
+        if sameGroup {
+          try store.put("w".bytes, forKey: "k".bytes, in: "other")
+          #expect(try creating.finish() == nil)
+        } else {
+          try store.createTable("t", defaultLifetime: created)
+        }
+        #expect(try late.finish() == nil)
+        #expect(trap.hasFired && trap.failure.withLock { $0 } == nil)
+        let label =
+          "lifetime \(before.map(String.init) ?? "none, no table"), then \(created), same group \(sameGroup)"
+        let expires = try store.entry(forKey: "k".bytes, in: "t")?.expires?.microsecondsSince1970
+        if created == 0 {
+          #expect(expires == nil, "\(label)")
+        } else {
+          #expect(
+            expires.map { $0 >= start + created && $0 <= store.expiryNow() + created } == true,
+            "\(label): expires \(expires.map(String.init) ?? "never")")
+        }
+        try store.close()
+      }
+    }
+  }
 }

@@ -350,23 +350,46 @@ final class IndexView: @unchecked Sendable {
     }
   }
 
-  /// Checks that every table `mutation` writes to exists, given the table creations and drops
-  /// of changes written before it but not yet applied (`pending`), and adds its own. Call with
-  /// the log's lock held (which keeps the index from changing).
-  func checkTables(_ mutation: Mutation, pending: inout [String: Bool]) throws(LogStoreError) {
+  /// A table as the changes of a commit written before the one being checked, and not yet
+  /// applied, leave it (``checkTables(_:pending:)``).
+  enum PendingTable {
+    /// Created, with its default lifetime (µs; 0: none).
+    case exists(lifetime: Int64)
+    case dropped
+  }
+
+  /// Checks that every table `mutation` writes to exists, given the tables that changes
+  /// written before it but not yet applied create and drop (`pending`), and adds its own.
+  /// Returns `mutation` with its puts' expiries final (``Mutation/withFinalExpiry(lifetime:now:)``),
+  /// by the default lifetime its table has at its place in the log: a put that commits while
+  /// its table's creation is being synced gets the lifetime the creation gives. Call with the
+  /// log's lock held (which keeps the index from changing).
+  func checkTables(_ mutation: Mutation, pending: inout [String: PendingTable])
+    throws(LogStoreError) -> Mutation
+  {
     var local = pending
-    try mutation.forEachTableUse { kind, table throws(LogStoreError) in
+    // The lifetime of the table a single put or packed puts name, their only table.
+    var lifetime: Int64 = 0
+    try mutation.forEachTableUse { kind, table, creation throws(LogStoreError) in
       let name = local.isEmpty ? nil : String(decoding: table, as: UTF8.self)
-      switch kind {
-      case .createTable:
-        local[name ?? String(decoding: table, as: UTF8.self)] = true
-      default:
-        let exists = name.flatMap { local[$0] } ?? (keys.lifetime(ofTable: table) != nil)
-        guard exists else { throw tableNotFound(table) }
-        if kind == .dropTable { local[String(decoding: table, as: UTF8.self)] = false }
+      let current: Int64?
+      switch name.flatMap({ local[$0] }) {
+      case .exists(let pendingLifetime)?: current = pendingLifetime
+      case .dropped?: current = nil
+      case nil: current = keys.lifetime(ofTable: table)
       }
+      if kind == .createTable {
+        // A creation without a lifetime keeps the one an existing table has.
+        local[name ?? String(decoding: table, as: UTF8.self)] = .exists(
+          lifetime: creation ?? current ?? 0)
+        return
+      }
+      guard let current else { throw tableNotFound(table) }
+      if kind == .dropTable { local[name ?? String(decoding: table, as: UTF8.self)] = .dropped }
+      lifetime = current
     }
     pending = local
+    return mutation.withFinalExpiry(lifetime: lifetime, now: clock.now)
   }
 }
 
