@@ -5,7 +5,7 @@ import LogStoreTesting
 // check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
 //   ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
-//     [--file-writes]
+//     [--file-writes] [--reopen N]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
@@ -16,7 +16,12 @@ import LogStoreTesting
 // MS milliseconds. With --compaction-index, the small store counts as large enough for index
 // files, so that each compaction writes one of its outputs and the store takes it in. With
 // --file-writes, records of 200 bytes and more (about half of them) are appended with `pwrite`
-// rather than through the mapping, as records of 64 KiB and more are in a store.
+// rather than through the mapping, as records of 64 KiB and more are in a store. With
+// --reopen N, the writer closes the store after every N operations and opens it again, so that
+// a kill or a power failure can land in a close (the hint, index or changes file it writes) or
+// in the open that reads what the close wrote. Its closes write the active segment's hint, and
+// with --compact --compaction-index (compactions write index files) changes files over them
+// (docs/FORMAT.md, "Changes files").
 //
 //   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
 //     [--must-keep]
@@ -34,7 +39,7 @@ import LogStoreTesting
 
 let usage = """
   usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
-           [--file-writes]
+           [--file-writes] [--reopen N]
          ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
            [--must-keep]
 
@@ -43,16 +48,19 @@ let usage = """
 /// The writer's segment size: small when compacting, so there is always something to compact.
 func maxSegmentSize(compacting: Bool) -> Int { compacting ? 64 << 10 : 1 << 20 }
 
-/// The options of the writer, and of the check's writable open.
+/// The options of the writer, and of the check's writable open. A reopening writer's closes
+/// write the active segment's hint and, over an index file, the changes file whatever the
+/// bytes written since (by default a close writes them only past 1 MiB).
 func options(
   sync: SyncPolicy = .never, readOnly: Bool = false, compacting: Bool, compactionIndex: Bool,
-  fileWrites: Bool = false
+  fileWrites: Bool = false, reopening: Bool = false
 ) -> LogStore.Options {
   var options = LogStore.Options(
     sync: sync, readOnly: readOnly, corruption: .salvage, compaction: .manual,
     maxSegmentSize: maxSegmentSize(compacting: compacting))
   if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
   if fileWrites { options.fileWriteMinimumBytes = 200 }
+  if reopening { options.activeHintMinimumBytes = 1 }
   return options
 }
 
@@ -66,18 +74,32 @@ func syncPolicy(_ arguments: [String]) -> SyncPolicy? {
   return .interval(milliseconds: milliseconds)
 }
 
-/// The writer: performs the workload's operations forever, acknowledging each.
+/// The number after `--reopen`: 0 without the flag, nil when it is not a positive number.
+func reopenInterval(_ arguments: [String]) -> Int? {
+  guard let flag = arguments.firstIndex(of: "--reopen") else { return 0 }
+  guard flag + 1 < arguments.count, let interval = Int(arguments[flag + 1]), interval > 0
+  else { return nil }
+  return interval
+}
+
+/// The writer: performs the workload's operations forever, acknowledging each; with a
+/// `reopenEvery` above 0, closes the store and opens it again after every so many.
 func write(
   path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, fileWrites: Bool,
-  sync: SyncPolicy
+  sync: SyncPolicy, reopenEvery: Int
 ) -> Never {
   let options = options(
-    sync: sync, compacting: compacting, compactionIndex: compactionIndex, fileWrites: fileWrites)
+    sync: sync, compacting: compacting, compactionIndex: compactionIndex, fileWrites: fileWrites,
+    reopening: reopenEvery > 0)
   var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
   do {
-    let store = try LogStore(path: path, options: options)
+    var store = try LogStore(path: path, options: options)
     var number = 0
     while true {
+      if reopenEvery > 0, number > 0, number % reopenEvery == 0 {
+        try store.close()
+        store = try LogStore(path: path, options: options)
+      }
       let operation = generator.next()
       do {
         try operation.apply(to: store)
@@ -242,7 +264,8 @@ let arguments = CommandLine.arguments
 if arguments.count >= 2 && arguments[1] == "--check" {
   exit(check(Array(arguments.dropFirst(2))))
 }
-guard arguments.count >= 3, let seed = UInt64(arguments[2]), let sync = syncPolicy(arguments)
+guard arguments.count >= 3, let seed = UInt64(arguments[2]), let sync = syncPolicy(arguments),
+  let reopenEvery = reopenInterval(arguments)
 else {
   emit(usage, to: 2)
   exit(64)
@@ -250,4 +273,4 @@ else {
 write(
   path: arguments[1], seed: seed, compacting: arguments.contains("--compact"),
   compactionIndex: arguments.contains("--compaction-index"),
-  fileWrites: arguments.contains("--file-writes"), sync: sync)
+  fileWrites: arguments.contains("--file-writes"), sync: sync, reopenEvery: reopenEvery)

@@ -6,6 +6,8 @@ import Testing
 
 @Suite("Process kills", .serialized)
 struct ProcessKillTests {
+  /// How many operations a reopening writer makes between a close and the next.
+  static let reopenEvery = 40
 
   @Test(
     "a writer killed at random moments leaves a prefix of its operations, the acknowledged ones included"
@@ -21,27 +23,47 @@ struct ProcessKillTests {
     // Of those, the ones in a compacting run, and the ones inside the compaction itself.
     var killedWritingCompacting = 0
     var killedInCompaction = 0
+    // Kills in a reopening run that landed between the operation before a close and the one
+    // after the open.
+    var killedAtReopen = 0
     var acknowledgedTotal = 0
     for run in 0..<runs {
       let directory = TemporaryDirectory("kill")
       let path = directory.appending("store")
-      let compacting = run % 3 == 0
+      // A quarter of the runs close the store and open it again every `reopenEvery`
+      // operations, compacting with index files made at any size: those closes write the
+      // active segment's hint and changes files over the compactions' index files, and a kill
+      // may land in a close or in the open after it.
+      let reopening = run % 4 == 1
+      let compacting = run % 3 == 0 || reopening
       // Some of the runs killed at a compaction (below) write its outputs' index file.
-      let compactionIndex = run % 12 == 0
+      let compactionIndex = run % 12 == 0 || reopening
       let always = run % 5 == 4
       // Half the runs append about half their records with `pwrite` (as a store does those of
       // 64 KiB and more), which a kill may leave torn as it may a store through the mapping.
       let fileWrites = run % 2 == 1
       let seed = UInt64(run) + 1
       let label =
-        "run \(run) (seed \(seed), compacting \(compacting), index file \(compactionIndex), always \(always), file writes \(fileWrites))"
+        "run \(run) (seed \(seed), compacting \(compacting), index file \(compactionIndex), always \(always), file writes \(fileWrites), reopening \(reopening))"
       let process = try ChildProcess(
         writer,
         [path, String(seed)] + (compacting ? ["--compact"] : [])
           + (compactionIndex ? ["--compaction-index"] : []) + (always ? ["--always"] : [])
-          + (fileWrites ? ["--file-writes"] : []))
+          + (fileWrites ? ["--file-writes"] : [])
+          + (reopening ? ["--reopen", String(Self.reopenEvery)] : []))
       let earlier: Int
-      if run % 6 == 0 {
+      if run % 8 == 1 {
+        // Half the reopening runs are killed as soon as the writer has acknowledged the
+        // operation before a close: most such kills land in the close or the open after it.
+        var waited = 0
+        while lastAcknowledged(process.standardOutput) < Self.reopenEvery * 2
+          || lastAcknowledged(process.standardOutput) % Self.reopenEvery != 0, waited < 8_000
+        {
+          usleep(500)
+          waited += 1
+        }
+        earlier = lastAcknowledged(process.standardOutput)
+      } else if run % 6 == 0 {
         // Half the compacting runs are killed as soon as the writer has acknowledged the
         // operation before a compaction (every 300th is one): most such kills land inside it,
         // where a kill at a random moment lands too rarely to count on.
@@ -79,12 +101,16 @@ struct ProcessKillTests {
       #expect(
         state == model || state == withNext, "\(label): \(acknowledged) acknowledged")
       try store.close()
+      // The writer had acknowledged the operation before a close and nothing after it: it was
+      // killed in the close, or in the open after it, or between the two.
+      let atReopen = reopening && acknowledged > 0 && acknowledged % Self.reopenEvery == 0
       if ending.status == SIGKILL && acknowledged > 0
-        && (acknowledged > earlier || next == .compact)
+        && (acknowledged > earlier || next == .compact || atReopen)
       {
         killedWriting += 1
         if compacting { killedWritingCompacting += 1 }
         if next == .compact { killedInCompaction += 1 }
+        if atReopen { killedAtReopen += 1 }
       }
       acknowledgedTotal += acknowledged
     }
@@ -95,9 +121,10 @@ struct ProcessKillTests {
       killedWriting * 2 > runs,
       "only \(killedWriting) of \(runs) kills landed while the writer was at work")
     #expect(killedInCompaction >= 1, "no kill landed inside a compaction")
+    #expect(killedAtReopen >= 1, "no kill landed in a close or the open after it")
     #expect(acknowledgedTotal > runs * 100, "the writers barely ran before being killed")
     print(
-      "writer processes killed at work, \(TestDepth.current): \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction); operations acknowledged: \(acknowledgedTotal)"
+      "writer processes killed at work, \(TestDepth.current): \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction, \(killedAtReopen) in a close or the open after it); operations acknowledged: \(acknowledgedTotal)"
     )
   }
 }

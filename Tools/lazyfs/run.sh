@@ -3,7 +3,7 @@
 #
 #   run.sh RUNS never|always|interval [--interval-ms MS] [--compact [--compaction-index]] [--reorder]
 #          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
-#          [--file-writes]
+#          [--file-writes] [--reopen N]
 #
 # Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
 # waits 0.2-2 s and simulates a power failure:
@@ -19,7 +19,9 @@
 #              write was persisted and which earlier ones were dropped.
 # Then LazyFS is mounted again on the same backing directory (with --direct, the backing
 # directory is used as it is) and `ytkkv-kill-writer --check` runs with the last acknowledged
-# operation (and --must-keep for always).
+# operation (and --must-keep for always). With --reopen N the writer closes the store and opens
+# it again after every N operations (ytkkv-kill-writer's --reopen), so that failures land in
+# closes (the hint and changes files they write without a sync) and in the opens that read them.
 #
 # Environment: LAZYFS (the lazyfs binary; else $LAZYFS_SRC/lazyfs/build/lazyfs, else lazyfs on
 # PATH; build-lazyfs.sh builds one), WRITER (else built from this repository with swift build,
@@ -36,7 +38,7 @@ usage() { sed -n '4,6p' "$0" | sed 's/^# *//' >&2; exit 64; }
 [ $# -ge 2 ] || usage
 RUNS=$1; MODE=$2; shift 2
 INTERVAL_MS=50; COMPACT=0; COMPACTION_INDEX=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
-SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0
+SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0; REOPEN=0
 while [ $# -gt 0 ]; do
   case $1 in
     --interval-ms) INTERVAL_MS=$2; shift 2 ;;
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --direct) DIRECT=1; shift ;;
     --keep) KEEP=1; shift ;;
     --file-writes) FILE_WRITES=1; shift ;;
+    --reopen) REOPEN=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -82,9 +85,11 @@ fi
 [ -x "$WRITER" ] || { echo "no writer at $WRITER" >&2; exit 1; }
 COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
 [ $COMPACTION_INDEX = 1 ] && COMPACT_FLAGS+=(--compaction-index)
-# Only the writer takes it: about half its records appended with pwrite.
+# Only the writer takes these: about half its records appended with pwrite; a close and an
+# open after every REOPEN operations.
 WRITE_FLAGS=(); [ $FILE_WRITES = 1 ] && WRITE_FLAGS=(--file-writes)
-LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')"
+[ "$REOPEN" != 0 ] && WRITE_FLAGS+=(--reopen "$REOPEN")
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')$([ "$REOPEN" != 0 ] && echo " reopen $REOPEN")"
 
 # mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
 # (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
