@@ -3,12 +3,16 @@
 #
 #   run.sh RUNS never|always|interval [--interval-ms MS] [--compact [--compaction-index]] [--reorder]
 #          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
-#          [--file-writes] [--reopen N]
+#          [--file-writes] [--reopen N] [--crash-after-rename REGEX]
 #
 # Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
 # waits 0.2-2 s and simulates a power failure:
 #   default:   freeze the writer (SIGSTOP), lazyfs::clear-cache (drop every unsynced byte),
 #              SIGKILL the writer, unmount;
+#   --crash-after-rename REGEX: LazyFS's crash fault, armed then: LazyFS dies (a power
+#              failure) just after the next rename of a file whose old name matches REGEX
+#              (such as `changes`, a changes file put in place by a close); if none comes
+#              within 3 s, a default failure instead;
 #   --reorder: target.py freezes the writer between two growths of the active segment and
 #              arms lazyfs::torn-seq on it so that LazyFS persists the K-th of the page
 #              write-backs that come next, drops the earlier ones, and crashes there; if it
@@ -22,6 +26,9 @@
 # operation (and --must-keep for always). With --reopen N the writer closes the store and opens
 # it again after every N operations (ytkkv-kill-writer's --reopen), so that failures land in
 # closes (the hint and changes files they write without a sync) and in the opens that read them.
+#
+# With VERIFY set to a ytkkv binary, `ytkkv verify` runs on the store first: a problem it
+# reports (exit status not 0) fails the run, and the files it notes are named on the run's line.
 #
 # Environment: LAZYFS (the lazyfs binary; else $LAZYFS_SRC/lazyfs/build/lazyfs, else lazyfs on
 # PATH; build-lazyfs.sh builds one), WRITER (else built from this repository with swift build,
@@ -38,7 +45,7 @@ usage() { sed -n '4,6p' "$0" | sed 's/^# *//' >&2; exit 64; }
 [ $# -ge 2 ] || usage
 RUNS=$1; MODE=$2; shift 2
 INTERVAL_MS=50; COMPACT=0; COMPACTION_INDEX=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
-SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0; REOPEN=0
+SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0; REOPEN=0; CRASH_RENAME=
 while [ $# -gt 0 ]; do
   case $1 in
     --interval-ms) INTERVAL_MS=$2; shift 2 ;;
@@ -53,6 +60,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --file-writes) FILE_WRITES=1; shift ;;
     --reopen) REOPEN=$2; shift 2 ;;
+    --crash-after-rename) CRASH_RENAME=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -89,7 +97,7 @@ COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
 # open after every REOPEN operations.
 WRITE_FLAGS=(); [ $FILE_WRITES = 1 ] && WRITE_FLAGS=(--file-writes)
 [ "$REOPEN" != 0 ] && WRITE_FLAGS+=(--reopen "$REOPEN")
-LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')$([ "$REOPEN" != 0 ] && echo " reopen $REOPEN")"
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')$([ "$REOPEN" != 0 ] && echo " reopen $REOPEN")$([ -n "$CRASH_RENAME" ] && echo " crash after rename $CRASH_RENAME")"
 
 # mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
 # (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
@@ -187,7 +195,7 @@ arm_untargeted() {
 # target.py and fired.py read LazyFS's log of every operation.
 LOG_ALL=${LAZYFS_LOG_ALL:-$([ $REORDER = 1 ] && echo true || echo false)}
 mkdir -p "$WORK"
-passed=0; acked_total=0; lost_total=0; fired_total=0; targeted_total=0; hits=0; hits_passed=0
+passed=0; acked_total=0; lost_total=0; fired_total=0; crashed_total=0; targeted_total=0; hits=0; hits_passed=0
 for run in $(seq 1 "$RUNS"); do
   seed=$((SEED_BASE + run))
   dir="$WORK/${MODE:0:1}$([ $COMPACT = 1 ] && echo c)$([ $REORDER = 1 ] && echo r)-$seed"
@@ -202,7 +210,18 @@ for run in $(seq 1 "$RUNS"); do
   note=""
   kill -0 $writer 2>/dev/null || note+="writer ended early: $(head -c 200 "$dir/writer.err"); "
 
-  if [ $REORDER = 0 ]; then
+  if [ -n "$CRASH_RENAME" ]; then
+    command "lazyfs::crash::timing=after::op=rename::from_rgx=$CRASH_RENAME"
+    for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || break; sleep 0.005; done
+    if kill -0 $LAZYFS_PID 2>/dev/null; then
+      freeze $writer
+      clear_cache
+      note+="no rename of $CRASH_RENAME, cache cleared; "
+    else
+      crashed_total=$((crashed_total + 1))
+      note+="crashed after renaming $(ls "$dir/root/store" | grep -E "$CRASH_RENAME" | tr '\n' ' '); "
+    fi
+  elif [ $REORDER = 0 ]; then
     freeze $writer
     clear_cache
   else
@@ -242,6 +261,15 @@ for run in $(seq 1 "$RUNS"); do
     mount_lazyfs "$dir" second || exit 1
     store="$dir/mnt/store"
   fi
+  verified=0
+  if [ -n "${VERIFY:-}" ]; then
+    report=$("$VERIFY" verify "$store" 2>&1)
+    verified=$?
+    echo "$report" > "$dir/verify.txt"
+    noted=$(echo "$report" | sed -n 's/^note: \([^:]*\):.*/\1/p' | tr '\n' ' ')
+    note+="verify: $(echo "$report" | tail -1), notes: ${noted:-none}; "
+    [ $verified = 0 ] || note+="$(echo "$report" | grep -v '^note:' | head -3 | tr '\n' ' '); "
+  fi
   must_keep=(); [ "$MODE" = always ] && must_keep=(--must-keep)
   result=$("$WRITER" --check "$store" "$seed" "$ack" "${COMPACT_FLAGS[@]}" "${must_keep[@]}" 2>&1)
   status=$?
@@ -252,7 +280,7 @@ for run in $(seq 1 "$RUNS"); do
   [ -n "$prefix" ] && [ "$prefix" -lt "$ack" ] && lost=$((ack - prefix))
   acked_total=$((acked_total + ack))
   lost_total=$((lost_total + lost))
-  if [ $status = 0 ]; then verdict=PASS; passed=$((passed + 1)); else verdict=FAIL; fi
+  if [ $status = 0 ] && [ $verified = 0 ]; then verdict=PASS; passed=$((passed + 1)); else verdict=FAIL; fi
   if [[ $note == *"later data kept, earlier data lost"* ]]; then
     hits=$((hits + 1)); [ $verdict = PASS ] && hits_passed=$((hits_passed + 1))
   fi
@@ -262,6 +290,7 @@ for run in $(seq 1 "$RUNS"); do
 done
 summary="summary [$LABEL]: runs $RUNS, passed $passed, acknowledged $acked_total"
 summary+=", lost from acknowledged $lost_total"
+[ -n "$CRASH_RENAME" ] && summary+=", crashed after the rename $crashed_total"
 [ $REORDER = 1 ] && summary+=", faults fired $fired_total, targeted $targeted_total"
 [ $REORDER = 1 ] && summary+=", later data kept with earlier data lost $hits (passed $hits_passed)"
 echo "$summary"
