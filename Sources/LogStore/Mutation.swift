@@ -240,7 +240,8 @@ enum Mutation {
   /// is `lifetime` (µs; 0: none): a put that names no expiry gets the lifetime from `now()`
   /// (none if that passes the largest time), and one that says never (``Timestamp/never``) gets
   /// no expiry field. Packed puts get theirs in place, in the caller's memory; a batch's puts
-  /// keep their own (docs: a ``WriteBatch``'s puts do not get the default).
+  /// keep their own (a ``WriteBatch``'s puts do not get the default:
+  /// ``LogStore/createTable(_:defaultLifetime:)``).
   func withFinalExpiry(lifetime: Int64, now: () -> Int64) -> Mutation {
     func final(_ expiry: Int64?) -> Int64? {
       if expiry == Timestamp.never.microsecondsSince1970 { return nil }
