@@ -10,9 +10,9 @@
 #   default:   freeze the writer (SIGSTOP), lazyfs::clear-cache (drop every unsynced byte),
 #              SIGKILL the writer, unmount;
 #   --crash-after-rename REGEX: LazyFS's crash fault, armed then: LazyFS dies (a power
-#              failure) just after the next rename of a file whose old name matches REGEX
-#              (such as `changes`, a changes file put in place by a close); if none comes
-#              within 3 s, a default failure instead;
+#              failure) just after the next rename to a name that matches REGEX (such as
+#              `changes`, a changes file put in place by a close); if none comes within 3 s,
+#              a default failure instead;
 #   --reorder: target.py freezes the writer between two growths of the active segment and
 #              arms lazyfs::torn-seq on it so that LazyFS persists the K-th of the page
 #              write-backs that come next, drops the earlier ones, and crashes there; if it
@@ -192,6 +192,16 @@ arm_untargeted() {
   done
 }
 
+# crashed_or_cleared NOTE: waits (at most 3 s) for an armed fault to crash LazyFS; true if it
+# did. If not, the power failure of a default run instead, noting NOTE.
+crashed_or_cleared() {
+  for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || return 0; sleep 0.005; done
+  freeze $writer
+  clear_cache
+  note+="$1; "
+  return 1
+}
+
 # target.py and fired.py read LazyFS's log of every operation.
 LOG_ALL=${LAZYFS_LOG_ALL:-$([ $REORDER = 1 ] && echo true || echo false)}
 mkdir -p "$WORK"
@@ -211,15 +221,12 @@ for run in $(seq 1 "$RUNS"); do
   kill -0 $writer 2>/dev/null || note+="writer ended early: $(head -c 200 "$dir/writer.err"); "
 
   if [ -n "$CRASH_RENAME" ]; then
-    command "lazyfs::crash::timing=after::op=rename::from_rgx=$CRASH_RENAME"
-    for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || break; sleep 0.005; done
-    if kill -0 $LAZYFS_PID 2>/dev/null; then
-      freeze $writer
-      clear_cache
-      note+="no rename of $CRASH_RENAME, cache cleared; "
-    else
+    # Matched against the new name: LazyFS a47a5ba checks a rename's old name only when its
+    # from_rgx matches the text "none", so it is given to_rgx as well, which it does check.
+    command "lazyfs::crash::timing=after::op=rename::from_rgx=$CRASH_RENAME::to_rgx=$CRASH_RENAME"
+    if crashed_or_cleared "no rename of $CRASH_RENAME, cache cleared"; then
       crashed_total=$((crashed_total + 1))
-      note+="crashed after renaming $(ls "$dir/root/store" | grep -E "$CRASH_RENAME" | tr '\n' ' '); "
+      note+="crashed after a rename to $CRASH_RENAME (on disk: $(cd "$dir/root/store" && ls -s | grep -E "$CRASH_RENAME" | tr -s ' \n' ' ')); "
     fi
   elif [ $REORDER = 0 ]; then
     freeze $writer
@@ -239,12 +246,7 @@ for run in $(seq 1 "$RUNS"); do
       note+="armed persist=$k on every file; "
     fi
     kill -CONT $writer 2>/dev/null
-    for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || break; sleep 0.005; done
-    if kill -0 $LAZYFS_PID 2>/dev/null; then
-      freeze $writer
-      clear_cache
-      note+="fault not fired, cache cleared; "
-    else
+    if crashed_or_cleared "fault not fired, cache cleared"; then
       fired_total=$((fired_total + 1))
       what=$("$HERE/fired.py" "$dir/first.log")
       note+="fault fired: $what; "
