@@ -19,6 +19,18 @@ struct CRC32CTests {
     #expect(CRC32C.checksum([]) == 0)
   }
 
+  @Test("the checksum of a word is the checksum of its four bytes, little-endian")
+  func word() {
+    var word: UInt32 = 0x9E37_79B9
+    for _ in 0..<1000 {
+      let bytes = withUnsafeBytes(of: word.littleEndian) { Array($0) }
+      #expect(CRC32C.checksum(ofWord: word) == CRC32C.checksum(bytes))
+      word = word &* 0x0019_660D &+ 0x3C6E_F35F
+    }
+    #expect(CRC32C.checksum(ofWord: 0) == CRC32C.checksum([0, 0, 0, 0]))
+    #expect(CRC32C.checksum(ofWord: .max) == CRC32C.checksum([0xFF, 0xFF, 0xFF, 0xFF]))
+  }
+
   @Test("extending a checksum equals checksumming the concatenation, at every split")
   func extend() {
     let bytes = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

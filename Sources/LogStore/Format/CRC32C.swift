@@ -15,6 +15,14 @@ package enum CRC32C {
     bytes.withUnsafeBytes { extend(0, $0) }
   }
 
+  /// The CRC-32C of the four bytes of `word`, little-endian: `checksum` of those bytes, as
+  /// one step of four lookups in line (a record's checksum starts from its salt's, at every
+  /// read).
+  @inline(__always)
+  package static func checksum(ofWord word: UInt32) -> UInt32 {
+    ~lookups(tables, 3, ~word)
+  }
+
   /// The CRC-32C of the concatenation of the bytes `crc` was computed over and `bytes`:
   /// `extend(checksum(a), b) == checksum(a + b)`.
   package static func extend(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {

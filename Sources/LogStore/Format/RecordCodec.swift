@@ -192,7 +192,7 @@ package enum RecordCodec {
   /// The CRC-32C of a salt's bytes, where every record's checksum starts.
   @inline(__always)
   private static func seed(_ salt: UInt32) -> UInt32 {
-    withUnsafeBytes(of: salt.littleEndian) { CRC32C.checksum($0) }
+    CRC32C.checksum(ofWord: salt)
   }
 
   /// A record to check (``intactRecords(_:)``): the one at `offset` in `bytes`, a segment's
