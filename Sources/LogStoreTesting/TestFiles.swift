@@ -76,17 +76,22 @@ package func fileBytes(_ path: String) throws -> [UInt8] {
 /// Writes `bytes` to the file at `path`, created or emptied first, without syncing it. A test
 /// reads its files back through the page cache; the sync `Data.write(to:)` makes on Linux, for
 /// every damaged copy a suite writes, was most of the damage suite's time on a busy disk.
-package func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+///
+/// With `inPlace`, the bytes go over the start of the existing file, which is not emptied
+/// first: an open that has it mapped (the shared state of `.manyProcesses` use) never finds it
+/// shorter than its mapping, where a read is a `SIGBUS`, and sees it change as another
+/// process's write would change it.
+package func writeFile(_ path: String, _ bytes: [UInt8], inPlace: Bool = false) throws {
   func failure() -> POSIXError {
     POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO, userInfo: [NSFilePathErrorKey: path])
   }
-  let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  let descriptor = open(path, O_WRONLY | O_CLOEXEC | (inPlace ? 0 : O_CREAT | O_TRUNC), 0o644)
   guard descriptor >= 0 else { throw failure() }
   defer { close(descriptor) }
   var written = 0
   while written < bytes.count {
     let count = bytes.withUnsafeBytes {
-      write(descriptor, $0.baseAddress! + written, $0.count - written)
+      pwrite(descriptor, $0.baseAddress! + written, $0.count - written, off_t(written))
     }
     if count < 0 && errno == EINTR { continue }
     guard count > 0 else { throw failure() }

@@ -1314,7 +1314,8 @@ struct ManyProcessesTests {
     let other = try LogStore(path: path, options: Self.options())
     // The file is mapped: writing zeros over it zeroes what both opens see.
     try writeFile(
-      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size))
+      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size),
+      inPlace: true)
     let refused = #expect(throws: LogStoreError.self) {
       try store.put("w".bytes, forKey: "k".bytes, in: "t")
     }
@@ -1335,7 +1336,7 @@ struct ManyProcessesTests {
     var bytes = try fileBytes(path + "/" + SharedState.fileName)
     for offset in SharedState.slotOffset..<SharedState.slotOffset + 128 { bytes[offset] ^= 0x5A }
     bytes[SharedState.publicationsOffset] &+= 1
-    try writeFile(path + "/" + SharedState.fileName, bytes)
+    try writeFile(path + "/" + SharedState.fileName, bytes, inPlace: true)
     let refused = #expect(throws: LogStoreError.self) {
       try store.put("w".bytes, forKey: "k".bytes, in: "t")
     }
@@ -1353,9 +1354,12 @@ struct ManyProcessesTests {
     let store = try LogStore(path: path, options: options)
     try store.createTable("t")
     // Reset at once after a write, so that the sync thread's next turn meets it with the write
-    // unsynced (and no call of this open sees the reset first).
+    // unsynced (and no call of this open sees the reset first). In place: emptied first, the
+    // mapped file would be shorter than its mapping for a moment, and the sync thread's read of
+    // it then a SIGBUS.
     try writeFile(
-      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size))
+      path + "/" + SharedState.fileName, [UInt8](repeating: 0, count: SharedState.size),
+      inPlace: true)
     usleep(100_000)
     let refused = #expect(throws: LogStoreError.self) {
       try store.put("w".bytes, forKey: "k".bytes, in: "t")
