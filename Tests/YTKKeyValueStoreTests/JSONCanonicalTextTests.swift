@@ -65,6 +65,7 @@ struct JSONCanonicalTextTests {
       do { _ = try JSONReader.parse(bytes) } catch { expected = error }
       try #require(expected != nil, "\(text)")
       var output = JSONOutput(capacity: 16)
+      defer { output.release() }
       output.append(JSONByte.openBracket)
       let result = bytes.withUnsafeBytes { raw in
         Result { () throws(JSONCodecError) in
@@ -135,6 +136,7 @@ struct JSONCanonicalTextTests {
     throws(JSONCodecError) -> [UInt8]
   {
     var output = JSONOutput(capacity: 16)
+    defer { output.release() }
     let result = bytes.withUnsafeBytes { raw in
       Result { () throws(JSONCodecError) in
         try canonicalizer.append(canonicalTextOf: raw, to: &output)

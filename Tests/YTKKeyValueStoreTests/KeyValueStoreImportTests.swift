@@ -511,6 +511,7 @@ struct KeyValueStoreImportTests {
         let producer = YTKRowProducer(database: database, tables: [table])
         var canonicalizer = JSONCanonicalizer()
         var output = JSONOutput(capacity: 16)
+        defer { output.release() }
         var rows: [String] = []
         var rawItems = 0
         while let chunk = try producer.nextChunk(raw: raw) {
