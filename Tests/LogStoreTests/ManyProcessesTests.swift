@@ -701,6 +701,43 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a commit slot whose checksum holds but whose fields disagree (offsets out of order, numbers out of reach) is no commit"
+  )
+  func inconsistentCommitSlot() {
+    let valid = SharedState.Commit(
+      generation: 1, nextSequence: 10, activeSegment: 2, capacity: 1 << 20, committedEnd: 4096,
+      allocated: 8192, durableEnd: 2048, dataEnd: 4000, markedEnd: 4096, nextFileNumber: 3)
+    /// The slot `commit` encodes, checksum included, read back.
+    func readBack(_ commit: SharedState.Commit) -> SharedState.Commit? {
+      var bytes = [UInt8](repeating: 0, count: 64)
+      return bytes.withUnsafeMutableBytes { slot in
+        commit.encode(into: slot.baseAddress!)
+        return SharedState.Commit.decode(slot.baseAddress!)
+      }
+    }
+    #expect(readBack(valid) == valid)
+    let broken: [(String, (inout SharedState.Commit) -> Void)] = [
+      ("no active segment", { $0.activeSegment = 0 }),
+      ("the active segment not below the next number", { $0.nextFileNumber = 2 }),
+      ("the next number out of reach", { $0.nextFileNumber = StoreFileName.maximumNumber &+ 2 }),
+      ("the data inside the header", { $0.dataEnd = 10 }),
+      ("the data past the committed end", { $0.dataEnd = 5000 }),
+      ("a sync mark past the committed end", { $0.markedEnd = 5000 }),
+      ("durable past the committed end", { $0.durableEnd = 5000 }),
+      ("committed past the allocated space", { $0.committedEnd = 9000 }),
+      ("allocated past the mapping", { $0.allocated = 2 << 20 }),
+      ("a mapping of 2 GiB", { $0.capacity = 1 << 31 }),
+      ("no sequence number", { $0.nextSequence = 0 }),
+      ("a sequence number out of reach", { $0.nextSequence = 1 << 62 }),
+    ]
+    for (label, breaking) in broken {
+      var commit = valid
+      breaking(&commit)
+      #expect(readBack(commit) == nil, "\(label)")
+    }
+  }
+
+  @Test(
     "a shared state damaged anywhere, cut short or another boot's is rebuilt from the log: nothing is lost"
   )
   func damagedSharedState() throws {
