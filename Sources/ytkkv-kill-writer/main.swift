@@ -68,18 +68,21 @@ func options(
 /// for an --interval without a positive number after it.
 func syncPolicy(_ arguments: [String]) -> SyncPolicy? {
   if arguments.contains("--always") { return .always }
-  guard let flag = arguments.firstIndex(of: "--interval") else { return .never }
-  guard flag + 1 < arguments.count, let milliseconds = Int(arguments[flag + 1]), milliseconds > 0
-  else { return nil }
-  return .interval(milliseconds: milliseconds)
+  guard arguments.contains("--interval") else { return .never }
+  return positiveNumber(after: "--interval", in: arguments).map { .interval(milliseconds: $0) }
 }
 
 /// The number after `--reopen`: 0 without the flag, nil when it is not a positive number.
 func reopenInterval(_ arguments: [String]) -> Int? {
-  guard let flag = arguments.firstIndex(of: "--reopen") else { return 0 }
-  guard flag + 1 < arguments.count, let interval = Int(arguments[flag + 1]), interval > 0
+  arguments.contains("--reopen") ? positiveNumber(after: "--reopen", in: arguments) : 0
+}
+
+/// The positive number right after `flag` in `arguments`; nil if there is none.
+func positiveNumber(after flag: String, in arguments: [String]) -> Int? {
+  guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count,
+    let number = Int(arguments[index + 1]), number > 0
   else { return nil }
-  return interval
+  return number
 }
 
 /// The writer: performs the workload's operations forever, acknowledging each; with a
