@@ -17,8 +17,8 @@ struct ChangesFileTests {
 
   /// A store whose index file holds tables a to e, then a session that changes each of them
   /// differently (overwrites, deletes one by one and by prefix of the index file's keys, new
-  /// keys, a cleared table, a dropped one, one dropped and made again, a new one) and closes,
-  /// which writes the changes file. Returns what the store holds.
+  /// keys, a cleared table, a dropped one, one dropped and made again, a new one, puts that
+  /// expire) and closes, which writes the changes file. Returns what the store holds.
   private func changedStore(at path: String, keys: Int = 300) throws -> [String: [String: String]] {
     var expected: [String: [String: String]] = [:]
     let store = try LogStore(path: path, options: Self.options)
@@ -62,6 +62,17 @@ struct ChangesFileTests {
     for index in 0..<keys / 6 {
       try changing.put(Self.bytes("f\(index)"), forKey: Self.bytes("k\(index)"), in: "f")
       expected["f", default: [:]]["k\(index)"] = "f\(index)"
+    }
+    // Changes with expiries, which the file keeps beside their locations: a put that says
+    // its own, and puts into a table with a default lifetime (a day: none expires here).
+    let tomorrow = Timestamp(
+      microsecondsSince1970: Timestamp.now().microsecondsSince1970 + 86_400_000_000)
+    try changing.put(Self.bytes("expiring"), forKey: Self.bytes("k4"), in: "a", expiresAt: tomorrow)
+    expected["a"]!["k4"] = "expiring"
+    try changing.createTable("g", defaultLifetime: 86_400_000_000)
+    for index in 0..<keys / 10 {
+      try changing.put(Self.bytes("g\(index)"), forKey: Self.bytes("k\(index)"), in: "g")
+      expected["g", default: [:]]["k\(index)"] = "g\(index)"
     }
     try changing.close()
     return expected

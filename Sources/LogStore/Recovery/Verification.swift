@@ -311,7 +311,7 @@ struct Verifier {
         for change in table.changes {
           guard let location = change.location else { continue }
           if !Self.holdsPut(
-            at: location, key: change.key, expiry: nil, table: tableName, files: files,
+            at: location, key: change.key, expiry: change.expiry, table: tableName, files: files,
             headers: headers)
           {
             wrong += 1
