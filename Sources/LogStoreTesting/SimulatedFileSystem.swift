@@ -43,7 +43,8 @@ import LogStore
 /// Two more controls let a test run a read-only open beside a writer on the same file system:
 /// ``callHook`` runs test code just before every operation, and ``mappingViolations`` lists
 /// every time a file was cut shorter than a live read-only mapping of it, which on a real
-/// system kills a reader touching those bytes with `SIGBUS`.
+/// system kills a reader touching those bytes with `SIGBUS` (and every `madvise` past a
+/// mapping).
 package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   // `@unchecked Sendable`: every stored property is guarded by `lock`, and the file contents
   // behind mappings are shared memory whose use the engine orders itself.
@@ -543,7 +544,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   /// could touch: the path, the old and new sizes and the mapping's length. On a real system,
   /// a reader touching a page of the mapping wholly past the new end dies of `SIGBUS`. Writable
   /// mappings do not count: the writer maps its active segment past the file's end on purpose
-  /// and never touches what it cut.
+  /// and never touches what it cut. Also every time pages past a mapping's end were handed back
+  /// (`madvise`), which on a real system may drop another mapping's memory.
   package var mappingViolations: [String] { state.withLock { $0.mappingViolations } }
 
   // MARK: Calls
@@ -1072,15 +1074,24 @@ private final class SimulatedMapping: FileMapping, @unchecked Sendable {
     try fileSystem.synchronize(node, path: path, mapped: true, strength)
   }
 
-  /// Memory is not simulated: nothing to hand back, but the hook hears of it.
+  /// Memory is not simulated: nothing to hand back, but the hook hears of it, and a range past
+  /// the mapping (which on a real system may hand back another mapping's pages) is a violation.
   func release(offset: Int, count: Int) {
     fileSystem.announce("madvise", path, counted: false)
+    if offset < 0 || count < 0 || offset + count > length {
+      fileSystem.recordMappingViolation(
+        "madvise of \(path) at \(offset), \(count) bytes, past a mapping of \(length) bytes")
+    }
   }
 }
 
 extension SimulatedFileSystem {
   fileprivate func releaseMapping(_ node: Node, number: Int) {
     state.withLock { _ in _ = node.mappings.removeValue(forKey: number) }
+  }
+
+  fileprivate func recordMappingViolation(_ violation: String) {
+    state.withLock { $0.mappingViolations.append(violation) }
   }
 }
 

@@ -105,6 +105,73 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "opens with different segment sizes read and append past where the smaller one mapped the active segment, as the larger one grew it"
+  )
+  func differentSegmentSizes() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // The first open makes segment 1, mapped 4 KiB long, and the follower maps it as long.
+    let small = try LogStore(path: path, options: Self.options(maxSegmentSize: 4 << 10))
+    try small.createTable("t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    // The second takes segment 1 over as its active segment, with room for 1 MiB (as `ytkkv`,
+    // with 64 MiB segments, does beside an app with smaller ones), and fills it past 4 KiB.
+    let large = try LogStore(path: path, options: Self.options(maxSegmentSize: 1 << 20))
+    var expected: [String: String] = [:]
+    for index in 0..<100 {
+      let value = String(repeating: "\(index % 10)", count: 100)
+      try large.put(value.bytes, forKey: "k\(index)".bytes, in: "t")
+      expected["k\(index)"] = value
+    }
+    #expect(try segmentFiles(in: path).count == 1)
+    #expect(try small.snapshot() == ["t": expected])
+    #expect(try follower.snapshot() == ["t": expected])
+    // The smaller one appends to the grown segment too.
+    try small.put("s".bytes, forKey: "s".bytes, in: "t")
+    expected["s"] = "s"
+    #expect(try segmentFiles(in: path).count == 1)
+    #expect(try large.snapshot() == ["t": expected])
+    #expect(try follower.snapshot() == ["t": expected])
+    try follower.close()
+    try small.close()
+    try large.close()
+    try Self.expectClosedStore(at: path, holds: ["t": expected])
+  }
+
+  @Test(
+    "a write of an open with smaller segments, right after another open grew the active segment past its mapping, appends to that segment: no segment is sealed without its ending mark"
+  )
+  func smallerSegmentsWriteAfterGrowth() throws {
+    let fileSystem = SimulatedFileSystem()
+    var smallOptions = Self.options(maxSegmentSize: 4 << 10)
+    smallOptions.fileSystem = fileSystem
+    var largeOptions = Self.options(maxSegmentSize: 1 << 20)
+    largeOptions.fileSystem = fileSystem.process(77)
+    let small = try LogStore(path: "/store", options: smallOptions)
+    try small.createTable("t")
+    let large = try LogStore(path: "/store", options: largeOptions)
+    for index in 0..<100 {
+      try large.put(Array(repeating: UInt8(index), count: 100), forKey: "k\(index)".bytes, in: "t")
+    }
+    // Its first call since is a write (which defers catching up on puts of others).
+    try small.put("s".bytes, forKey: "s".bytes, in: "t")
+    let segments = try fileSystem.contentsOfDirectory("/store").filter { $0.hasSuffix(".log") }
+    #expect(segments == ["000001.log"])
+    try large.close()
+    try small.close()
+    // Nothing read, written or handed back past a mapping.
+    #expect(fileSystem.mappingViolations.isEmpty)
+    let report = try LogStore.verify(path: "/store", fileSystem: fileSystem)
+    #expect(report.problems.isEmpty, "\(report.problems.prefix(3))")
+    var reopenOptions = LogStore.Options(readOnly: true, corruption: .fail)
+    reopenOptions.fileSystem = fileSystem
+    let reopened = try LogStore(path: "/store", options: reopenOptions)
+    #expect(try reopened.count(in: "t") == 101)
+    #expect(try reopened.value(forKey: "s".bytes, in: "t") == "s".bytes)
+    try reopened.close()
+  }
+
+  @Test(
     "a store in use in one mode refuses a writer's open in the other, saying which mode holds it")
   func modesRefuseEachOther() throws {
     let directory = TemporaryDirectory()

@@ -543,7 +543,8 @@ final class SystemFileMapping: FileMapping, @unchecked Sendable {
       // carefully for shared mappings, so it is not used there.)
       let page = Int(sysconf(Int32(_SC_PAGESIZE)))
       let start = (offset + page - 1) / page * page
-      let end = (offset + count) / page * page
+      // Never past the mapping: the pages there may be another mapping's.
+      let end = min(offset + count, length) / page * page
       if end > start { madvise(address + start, end - start, MADV_DONTNEED) }
     #endif
   }

@@ -117,9 +117,20 @@ final class ProcessSharing: @unchecked Sendable {
     guard let seen = seenCommit, shared.publications != seenPublications,
       let commit = shared.currentCommit(boot: boot),
       commit.generation == seen.generation && commit.activeSegment == seen.activeSegment
-        && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd
+        && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd,
+      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
     else { return nil }
     return commit
+  }
+
+  /// Whether this process's mapping of `active`, the commit's active segment, reaches as far as
+  /// `commit` lets the segment grow. Another process that took the segment over with a larger
+  /// `maxSegmentSize` maps it longer, and may have appended past this process's mapping: then
+  /// the view is read anew (``reload(_:)``), which maps the segment as long as the commit says,
+  /// before anything in it is read or appended to.
+  private func mapsAsFar(as commit: SharedState.Commit, _ active: SegmentFile) -> Bool {
+    // A writer's capacity is its mapping's length.
+    Int(commit.capacity) <= active.mapping.bytes.count
   }
 
   /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
@@ -174,8 +185,8 @@ final class ProcessSharing: @unchecked Sendable {
   }
 
   /// Catches up on the newest commit: the records appended to the active segment since the
-  /// last one this process saw, or, when the segments changed (a rotation, a compaction), a
-  /// view read anew. Call with the log's lock held (and, `locked`, the file lock).
+  /// last one this process saw, or, when the segments changed (a rotation, a compaction) or the
+  /// active segment may grow past this process's mapping of it, a view read anew. Call with the log's lock held (and, `locked`, the file lock).
   private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
     let publications = shared.publications
     guard publications != seenPublications else { return }
@@ -187,7 +198,7 @@ final class ProcessSharing: @unchecked Sendable {
     }
     if let seen = seenCommit, seen.generation == commit.generation,
       seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
-      let active = index.segments[commit.activeSegment]
+      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
     {
       try applyPublished(
         active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
@@ -211,6 +222,14 @@ final class ProcessSharing: @unchecked Sendable {
     _ file: SegmentFile, from start: Int, to end: Int, nextSequence: UInt64
   ) throws(LogStoreError) {
     guard end > start else { return }
+    // The commit's capacity was checked against the mapping (``mapsAsFar(as:_:)``), and a
+    // commit's end is within its capacity: this holds unless the shared state was overwritten.
+    guard end <= file.mapping.bytes.count else {
+      throw LogStoreError(
+        .corrupted,
+        "the shared state of \(directory) says \(file.path) holds records up to \(end), past "
+          + "the \(file.mapping.bytes.count) bytes this process maps")
+    }
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
       // Published bytes are records to their end, as a sealed segment's are: a bad one among
