@@ -363,6 +363,67 @@ struct OneProcessDiesTests {
     try? living.close()
   }
 
+  @Test(
+    "an open that read its view while a dead process's rotation was listed, then cleared that rotation, lists the segment its own rotation starts: every open reads the store"
+  )
+  func rotationAfterDeadRotationListed() throws {
+    let fileSystem = SimulatedFileSystem()
+    let dying = try LogStore(
+      path: "/store", options: Self.options(fileSystem, process: Self.dyingProcess))
+    let living = try LogStore(
+      path: "/store", options: Self.options(fileSystem, process: Self.livingProcess))
+    let other = try LogStore(path: "/store", options: Self.options(fileSystem, process: 303))
+    try other.createTable("t")
+    for index in 0..<10 {
+      try other.put(Array(repeating: 1, count: 80), forKey: "k\(index)".bytes, in: "t")
+    }
+    #expect(try living.count(in: "t") == 10)
+    #expect(try dying.count(in: "t") == 10)
+    // A rotation of the other process, which the living one has not caught up on yet.
+    try other.put(Array(repeating: 2, count: 3_800), forKey: "big".bytes, in: "t")
+    let segmentsBefore = try Self.segmentNames(on: fileSystem)
+    // The dying process rotates too, and is killed once it has listed its new segment in the
+    // manifest and written the segment's header, before its record: before it publishes.
+    let newSegmentWrites = Guarded(0)
+    let dyingStop = Self.runUntilKilled(Self.dyingProcess, on: fileSystem) { upcoming in
+      guard upcoming.operation == "mapped write", upcoming.path.hasSuffix(".log"),
+        !segmentsBefore.contains(StorePath.name(of: upcoming.path))
+      else { return false }
+      return newSegmentWrites.withLock {
+        $0 += 1
+        return $0
+      } == 2
+    } step: {
+      try dying.put(Array(repeating: 4, count: 600), forKey: "d".bytes, in: "t")
+    }
+    #expect(dyingStop.reached)
+    // The living process catches up on the other's rotation from a manifest that lists the
+    // dying process's new segment too.
+    #expect(try living.count(in: "t") == 11)
+    fileSystem.kill(Self.dyingProcess)
+    // Its write clears the dead rotation (a manifest without that segment, the file removed),
+    // then starts a segment of its own.
+    try living.put(Array(repeating: 3, count: 3_000), forKey: "r".bytes, in: "t")
+    #expect(try Self.segmentNames(on: fileSystem).count == segmentsBefore.count + 1)
+    // The other process, and any new open, reads the store.
+    #expect(try other.value(forKey: "r".bytes, in: "t") == Array(repeating: 3, count: 3_000))
+    let joined = try LogStore(path: "/store", options: Self.options(fileSystem, process: 404))
+    #expect(try joined.count(in: "t") == 12)
+    try joined.close()
+    try living.close()
+    try other.close()
+    let report = try LogStore.verify(path: "/store", fileSystem: fileSystem.process(505))
+    #expect(report.isClean, "\(report.problems.prefix(3))")
+    fileSystem.crash(atCall: fileSystem.calls + 1)
+    dyingStop.letGo()
+    try? dying.close()
+  }
+
+  /// The names of the segment files in the store.
+  static func segmentNames(on fileSystem: SimulatedFileSystem) throws -> Set<String> {
+    Set(try fileSystem.contentsOfDirectory("/store").filter { $0.hasSuffix(".log") })
+  }
+
   /// Runs `step` as `process` on a thread of its own, and stops the process for good before
   /// the first call `isPoint` picks (its thread waits there). Returns once it stopped there or
   /// the step ended: whether it reached the point, and `letGo`, which lets the thread go on

@@ -43,7 +43,8 @@ final class ActiveLog: @unchecked Sendable {
     nextSequence = state.nextSequence
     fileNumbers = FileNumbers(next: state.nextFileNumber, directory: directory)
     manifest = ManifestPublisher(
-      directory: directory, fileSystem: options.fileSystem, read: state.manifest)
+      directory: directory, fileSystem: options.fileSystem, read: state.manifest,
+      sharedWithOthers: options.sharing == .manyProcesses)
   }
 
   // MARK: Many processes
@@ -78,7 +79,8 @@ final class ActiveLog: @unchecked Sendable {
     nextSequence = state.nextSequence
     fileNumbers = FileNumbers(next: nextFileNumber, directory: directory)
     manifest = ManifestPublisher(
-      directory: directory, fileSystem: options.fileSystem, read: state.manifest)
+      directory: directory, fileSystem: options.fileSystem, read: state.manifest,
+      sharedWithOthers: options.sharing == .manyProcesses)
   }
 
   // MARK: Guards

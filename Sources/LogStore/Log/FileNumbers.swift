@@ -1,5 +1,8 @@
 /// The numbers a store's new files get: segments, and index files, from one counter that only
 /// grows, so that a number is never reused, not even that of a file whose creation failed.
+/// (In `.manyProcesses` use the counter is the shared state's: the numbers a write that died
+/// took without publishing are taken again, once the next writer has removed their files and
+/// the manifest no longer lists them; no commit ever named them.)
 ///
 /// Guarded by the log's lock.
 struct FileNumbers {
