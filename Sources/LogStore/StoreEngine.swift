@@ -65,7 +65,14 @@ final class StoreEngine: @unchecked Sendable {
     }
     // A writer in `.manyProcesses` use holds the file lock until the open has published.
     defer { if !options.readOnly { sharedLog?.releaseOpenLocks() } }
-    let state = try Recovery(directory: directory, options: options, commit: commit).run()
+    var recovery = Recovery(directory: directory, options: options, commit: commit)
+    if options.readOnly, let sharedLog {
+      // Other processes publish while a follower reads: it reads up to a newer commit when
+      // the segments of the first were replaced meanwhile.
+      recovery.newestCommit = { sharedLog.currentCommit(boot: boot) }
+    }
+    let state = try recovery.run()
+    commit = state.commit
     index = IndexView(
       directory: directory, keys: state.keys, segments: state.segments,
       damagedRecords: state.damagedRecords, verifyChecksums: options.verifyChecksumsOnRead)

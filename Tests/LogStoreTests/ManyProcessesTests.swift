@@ -1540,6 +1540,57 @@ struct ManyProcessesTests {
     try compacting.close()
     #expect(try LogStore.verify(path: "/store", fileSystem: fileSystem.process(44)).isClean)
   }
+  @Test(
+    "a follower that reads its view while another process compacts (the segments it was told of replaced before it opened them) reads the newer view, never fails",
+    arguments: ["an open", "a catch-up across a rotation"])
+  func followerReadsBesideCompaction(reading: String) throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options(maxSegmentSize: 4 << 10)
+    options.corruption = .fail
+    options.fileSystem = fileSystem
+    let writer = try LogStore(path: "/store", options: options)
+    try writer.createTable("t")
+    var expected: [String: String] = [:]
+    for index in 0..<60 {
+      let value = String(repeating: "v\(index)", count: 60)
+      try writer.put(value.bytes, forKey: "k\(index % 15)".bytes, in: "t")
+      expected["k\(index % 15)"] = value
+    }
+    var followerOptions = Self.options(readOnly: true, maxSegmentSize: 4 << 10)
+    followerOptions.corruption = .fail
+    followerOptions.fileSystem = fileSystem.process(88)
+    // A whole compaction of the writer, run when the follower first opens a segment it was told
+    // of: it removes them all.
+    let compacted = Guarded(false)
+    func compactWhenFollowerOpensSegment() {
+      fileSystem.callHook = { upcoming in
+        guard upcoming.process == 88, upcoming.operation == "open", upcoming.path.hasSuffix(".log"),
+          !compacted.withLock({ $0 })
+        else { return }
+        compacted.withLock { $0 = true }
+        #expect(throws: Never.self) { try writer.compact() }
+      }
+    }
+    let follower: LogStore
+    if reading == "an open" {
+      compactWhenFollowerOpensSegment()
+      follower = try LogStore(path: "/store", options: followerOptions)
+    } else {
+      follower = try LogStore(path: "/store", options: followerOptions)
+      #expect(try follower.snapshot() == ["t": expected])
+      // A rotation: the follower's next call reads its view anew.
+      try writer.put(String(repeating: "b", count: 3_800).bytes, forKey: "big".bytes, in: "t")
+      expected["big"] = String(repeating: "b", count: 3_800)
+      compactWhenFollowerOpensSegment()
+    }
+    let seen = try follower.snapshot()
+    fileSystem.callHook = nil
+    #expect(compacted.withLock { $0 })
+    #expect(seen == ["t": expected])
+    #expect(try follower.statistics().damagedRecords == 0)
+    try follower.close()
+    try writer.close()
+  }
 
   @Test(
     "a manifest removed under opens in .manyProcesses use makes the next open fail as damage, not read a wrong view"

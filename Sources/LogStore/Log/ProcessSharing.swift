@@ -190,7 +190,7 @@ final class ProcessSharing: @unchecked Sendable {
   private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
     let publications = shared.publications
     guard publications != seenPublications else { return }
-    guard let commit = shared.currentCommit(boot: boot) else {
+    guard var commit = shared.currentCommit(boot: boot) else {
       // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
       // while this open is registered: the file was replaced or damaged.
       if locked { throw stateReset() }
@@ -205,7 +205,9 @@ final class ProcessSharing: @unchecked Sendable {
         nextSequence: seen.nextSequence)
       log.follow(commit)
     } else {
-      try reload(commit)
+      // Without the write lock, another process may publish while the view is read: it is
+      // read up to a newer commit then.
+      commit = try reload(commit, from: locked ? nil : shared)
       if let seen = seenCommit, let observer = log.commitObserver {
         tellChanges(since: seen, upTo: commit, to: observer)
       }
@@ -319,13 +321,24 @@ final class ProcessSharing: @unchecked Sendable {
     observer(.gap)
   }
 
-  /// Reads the store's view anew from the files, up to `commit`, and puts it in place.
-  private func reload(_ commit: SharedState.Commit) throws(LogStoreError) {
-    let state = try Recovery(directory: directory, options: options, commit: commit).run()
+  /// Reads the store's view anew from the files, up to `commit`, and puts it in place; returns
+  /// the commit it was read up to: a newer one of `shared`, when given, if the segments
+  /// `commit` names were replaced before they could be read (``Recovery/newestCommit``).
+  private func reload(_ commit: SharedState.Commit, from shared: SharedLog?)
+    throws(LogStoreError) -> SharedState.Commit
+  {
+    var recovery = Recovery(directory: directory, options: options, commit: commit)
+    if let shared {
+      let boot = boot
+      recovery.newestCommit = { shared.currentCommit(boot: boot) }
+    }
+    let state = try recovery.run()
+    let read = state.commit ?? commit
     index.change { index.replaceAll(with: state) }
-    log.adopt(state, nextFileNumber: commit.nextFileNumber)
-    log.tableChanges = commit.tableChanges
+    log.adopt(state, nextFileNumber: read.nextFileNumber)
+    log.tableChanges = read.tableChanges
     indexFile.use(state)
+    return read
   }
 
   // MARK: Opening

@@ -27,6 +27,9 @@ struct RecoveredState {
   var report = OpenReport()
   /// The manifest on disk once the open is done (a writer may have replaced it).
   var manifest: Manifest?
+  /// In `.manyProcesses` use, the commit the view was read up to: ``Recovery/commit``, or a
+  /// newer one when the segments it named were replaced meanwhile (``Recovery/newestCommit``).
+  var commit: SharedState.Commit?
 }
 
 /// How opening a store rebuilt its index, for tests and `ytkkv stats`.
@@ -78,6 +81,11 @@ struct Recovery {
   /// says, the segments are the manifest's up to its active one, and nothing on disk is
   /// changed (other processes use the files). A writer then takes its active segment as is.
   var commit: SharedState.Commit? = nil
+  /// Reads the shared state's newest commit again, for a read-only open or a catch-up that
+  /// reads without the write lock: when a segment `commit` names is gone, or the manifest no
+  /// longer lists its active segment, another process rotated or compacted meanwhile, and
+  /// the snapshot starts again from the newer commit (``RecoveredState/commit``) and manifest.
+  var newestCommit: (() -> SharedState.Commit?)? = nil
   var fileSystem: any FileSystem { options.fileSystem }
   var writable: Bool { !options.readOnly }
   /// A writer that has the directory to itself (``takeOver(_:)``): it removes what it does
@@ -111,6 +119,7 @@ struct Recovery {
 
   func run() throws(LogStoreError) -> RecoveredState {
     var state = RecoveredState()
+    state.commit = commit
     let live = changesFiles ? try takeOver(&state) : try openSnapshot(&state)
     var maxSequence: UInt64 = 0
     var first = 0
@@ -174,7 +183,7 @@ struct Recovery {
     if let writer = state.writer, let base = writer.file.header?.baseSequence {
       state.nextSequence = max(state.nextSequence, base)
     }
-    if let commit {
+    if let commit = state.commit {
       state.nextSequence = commit.nextSequence
       state.nextFileNumber = commit.nextFileNumber
     }
@@ -272,10 +281,19 @@ struct Recovery {
           manifest = try Manifest.read(directory: directory, fileSystem: fileSystem)
         }
         var numbers: [UInt32]
-        if let commit {
+        if let commit = state.commit {
           // Segments above the active one are a rotation's that its process did not finish:
           // they hold nothing committed.
           guard let manifest, manifest.segments.contains(commit.activeSegment) else {
+            // Read after the commit, the manifest is as new as it, or newer: another process's
+            // compaction replaced the commit's active segment meanwhile.
+            if attempt < Self.snapshotAttempts, let newer = newestCommit?(),
+              newer.publication != commit.publication
+            {
+              state.commit = newer
+              attempt += 1
+              continue
+            }
             throw LogStoreError(
               .corrupted,
               "the manifest of \(directory) does not list segment \(commit.activeSegment), "
@@ -293,7 +311,7 @@ struct Recovery {
         for number in numbers {
           candidates.append(try openCandidate(number))
         }
-        if let commit, var last = candidates.last {
+        if let commit = state.commit, var last = candidates.last {
           // The active segment holds what was published, no more.
           last.size = min(last.size, Int(commit.committedEnd))
           candidates[candidates.count - 1] = last
@@ -302,6 +320,7 @@ struct Recovery {
         for candidate in candidates { candidate.handle.close() }
         if let manifest, manifest == previous { trustsManifest = false }
         previous = manifest
+        if let newer = newestCommit?() { state.commit = newer }
         attempt += 1
         continue
       }
@@ -504,7 +523,7 @@ struct Recovery {
       && header?.version == SegmentHeader.currentVersion
     // In `.manyProcesses` use the active segment is mapped as long as it may grow, so that
     // what other processes append to it can be read.
-    let sharedCapacity = isLast ? commit.map { Int($0.capacity) } ?? 0 : 0
+    let sharedCapacity = isLast ? state.commit.map { Int($0.capacity) } ?? 0 : 0
     let capacity =
       becomesWriter
       ? max(options.maxSegmentSize, candidate.size, sharedCapacity)
@@ -612,7 +631,7 @@ struct Recovery {
       }
       size = scanner.end
     }
-    if becomesWriter, let commit {
+    if becomesWriter, let commit = state.commit {
       // The shared state knows what this scan cannot: how much of the segment is allocated
       // and synced.
       state.writer = SegmentWriter(
