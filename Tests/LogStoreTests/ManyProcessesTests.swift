@@ -1591,6 +1591,51 @@ struct ManyProcessesTests {
     try follower.close()
     try writer.close()
   }
+  @Test(
+    "a read while a durable write of another thread syncs sees a write another process completed before the read began"
+  )
+  func readBesideSyncingWrite() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = Self.options()
+    options.sync = .always
+    options.fileSystem = fileSystem.process(66)
+    let here = try LogStore(path: "/store", options: options)
+    options.sync = .never
+    options.fileSystem = fileSystem.process(77)
+    let other = try LogStore(path: "/store", options: options)
+    try here.createTable("t")
+    try here.put("1".bytes, forKey: "k".bytes, in: "t")
+    #expect(try other.value(forKey: "k".bytes, in: "t") == "1".bytes)
+    try other.put("2".bytes, forKey: "k".bytes, in: "t")
+    // A put of this process on a thread of its own (which appends after the other's put
+    // without applying it), held in its sync, outside the log's lock, until the read is done.
+    let syncing = DispatchSemaphore(value: 0)
+    let readDone = DispatchSemaphore(value: 0)
+    let held = Guarded(false)
+    fileSystem.callHook = { upcoming in
+      guard upcoming.process == 66, upcoming.operation == "msync",
+        upcoming.path.hasSuffix(".log"), !held.withLock({ $0 })
+      else { return }
+      held.withLock { $0 = true }
+      syncing.signal()
+      readDone.wait()
+    }
+    let written = DispatchSemaphore(value: 0)
+    Thread {
+      #expect(throws: Never.self) { try here.put("x".bytes, forKey: "x".bytes, in: "t") }
+      written.signal()
+    }.start()
+    syncing.wait()
+    let seen = Result { try here.value(forKey: "k".bytes, in: "t") }
+    readDone.signal()
+    written.wait()
+    fileSystem.callHook = nil
+    #expect(try seen.get() == "2".bytes)
+    #expect(try here.snapshot() == ["t": ["k": "2", "x": "x"]])
+    #expect(try other.snapshot() == ["t": ["k": "2", "x": "x"]])
+    try here.close()
+    try other.close()
+  }
 
   @Test(
     "a manifest removed under opens in .manyProcesses use makes the next open fail as damage, not read a wrong view"

@@ -164,8 +164,33 @@ final class ProcessSharing: @unchecked Sendable {
     }
     guard shared.publications != seen else { return }
     try log.lock.withLock { () throws(LogStoreError) in
-      if !writeInProgress { try catchUp(shared, locked: false) }
+      if !writeInProgress {
+        try catchUp(shared, locked: false)
+      } else if viewBehind {
+        try catchUpBesideDeferredWrite(shared)
+      }
     }
+  }
+
+  /// While a write of another thread of this process that deferred its catching up
+  /// (``beginWrite(deferringCatchUp:)``) syncs without the log's lock, applies what other
+  /// processes published before it: the commit it went on from, which stays the newest while it
+  /// holds the write lock. A read then sees every write another process completed before it
+  /// began (docs/CONCURRENCY.md, "Many processes", rule 2), however long the sync takes. The
+  /// view stays behind the write itself, which the next catch-up after it publishes applies.
+  private func catchUpBesideDeferredWrite(_ shared: SharedLog) throws(LogStoreError) {
+    guard let seen = seenCommit, let commit = shared.currentCommit(boot: boot),
+      commit.publication != seen.publication, commit.generation == seen.generation,
+      commit.activeSegment == seen.activeSegment, commit.committedEnd >= seen.committedEnd,
+      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
+    else { return }
+    try applyPublished(
+      active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
+      nextSequence: seen.nextSequence)
+    // Not ``noteSeen(_:_:)``: the log (which the write already took to this commit and past it)
+    // is left as it is, and the view stays behind.
+    seenCommit = commit
+    index.change { seenPublications = commit.publication }
   }
 
   /// A follower that opened before any writer: looks for the shared state, at most every 50 ms,
