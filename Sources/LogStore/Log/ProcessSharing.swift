@@ -211,7 +211,8 @@ final class ProcessSharing: @unchecked Sendable {
 
   /// Catches up on the newest commit: the records appended to the active segment since the
   /// last one this process saw, or, when the segments changed (a rotation, a compaction) or the
-  /// active segment may grow past this process's mapping of it, a view read anew. Call with the log's lock held (and, `locked`, the file lock).
+  /// active segment may grow past this process's mapping of it, a view read anew. Call with the
+  /// log's lock held (and, `locked`, the file lock).
   private func catchUp(_ shared: SharedLog, locked: Bool) throws(LogStoreError) {
     let publications = shared.publications
     guard publications != seenPublications else { return }
