@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LogStore
+@testable import LogStoreTesting
 
 @Suite("Compaction")
 struct CompactionTests {
@@ -308,6 +309,71 @@ struct CompactionTests {
     try check(store)
     try store.close()
     try check(try LogStore(path: path, options: options))
+  }
+
+  /// A compaction judges what is live by the key directory, which holds the writes made while
+  /// it copies; the records those writes overwrite, delete or drop are left behind, and go
+  /// when the outputs replace the inputs. Under `.never` (and `.interval`, whose interval has
+  /// not come) nothing else has made those writes durable by then.
+  @Test(
+    "a power loss after a compaction keeps the writes made while it copied, or the data they replaced, never neither",
+    arguments: [SyncPolicy.never, .interval(milliseconds: 60_000)],
+    SimulatedFileSystem.Platform.allCases)
+  func powerLossAfterWritesWhileCopying(
+    sync: SyncPolicy, platform: SimulatedFileSystem.Platform
+  ) throws {
+    let fileSystem = SimulatedFileSystem(platform: platform)
+    var options = options()
+    options.sync = sync
+    options.fileSystem = fileSystem
+    let store = try LogStore(path: "/store", options: options)
+    var before = StoreModel()
+    for table in ["t", "cleared", "dropped"] {
+      for number in 0..<10 {
+        let operation = StoreOperation.put(
+          table: table, key: "k\(number)",
+          value: "old \(number) " + String(repeating: "v", count: 90))
+        if number == 0 { try StoreOperation.createTable(table).apply(to: store) }
+        before.apply(.createTable(table))
+        try operation.apply(to: store)
+        before.apply(operation)
+      }
+    }
+    // Made once the live records are listed, before they are judged: each shadows records
+    // of the inputs.
+    let whileCopying: [StoreOperation] = [
+      .put(table: "t", key: "k1", value: "new"),
+      .delete(table: "t", key: "k2"),
+      .deletePrefix(table: "t", prefix: "k3"),
+      .clearTable("cleared"),
+      .dropTable("dropped"),
+    ]
+    var made = false
+    try store.compact { _, _ in
+      guard !made else { return }
+      made = true
+      for operation in whileCopying {
+        do { try operation.apply(to: store) } catch { Issue.record("\(operation): \(error)") }
+      }
+    }
+    #expect(made)
+    var states = [before]
+    for operation in whileCopying {
+      var next = states.last!
+      next.apply(operation)
+      states.append(next)
+    }
+    #expect(try StoreModel.reading(store) == states.last!)
+    // Power losses after the compaction: the one that keeps nothing unsynced, and others.
+    var images = [fileSystem.syncedFiles]
+    for seed: UInt64 in 0..<4 { images.append(fileSystem.image(.power(seed: seed))) }
+    for (number, image) in images.enumerated() {
+      var reopening = options
+      reopening.fileSystem = SimulatedFileSystem(files: image, platform: platform)
+      let reopened = try LogStore(path: "/store", options: reopening)
+      let state = try StoreModel.reading(reopened)
+      #expect(states.contains(state), "power loss \(number): \(state)")
+    }
   }
 
   @Test("a crash at any step of compaction leaves a store with the same data")

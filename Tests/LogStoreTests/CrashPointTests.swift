@@ -108,6 +108,132 @@ enum CrashWorkload {
   }()
 }
 
+/// The crash-point workload of writes made while compactions copy: each compaction is handed
+/// writes once it has listed its live records, before it judges them, that overwrite, delete,
+/// clear and drop what it listed and give a table a new creation record (a new default
+/// lifetime), so that the records they shadow are left out of its outputs. The writes made
+/// during the second one fill the active segment, which is sealed while that compaction runs.
+enum CompactingWorkload {
+  enum Step {
+    case operation(StoreOperation)
+    /// Creates `table` with a default lifetime (0: none): a new creation record when the table
+    /// has another.
+    case lifetime(table: String, microseconds: Int64)
+    /// A compaction, and the next `writesWhileCopying` steps made while it copies.
+    case compaction(writesWhileCopying: Int)
+  }
+
+  static let steps: [Step] = {
+    func value(_ index: Int) -> String {
+      "value \(index) " + String(repeating: "abcdefgh", count: 20 + index % 30)
+    }
+    var steps: [Step] = ["users", "cache", "extra"].map { .operation(.createTable($0)) }
+    for index in 0..<12 {
+      steps.append(.operation(.put(table: "users", key: "user_\(index)", value: value(index))))
+    }
+    for index in 0..<6 {
+      steps.append(.operation(.put(table: "cache", key: "feed_\(index)", value: value(index))))
+      steps.append(.operation(.put(table: "extra", key: "e\(index)", value: value(index + 1))))
+    }
+    steps.append(.lifetime(table: "cache", microseconds: 3_600_000_000))
+    let whileFirst: [Step] = [
+      .operation(.put(table: "users", key: "user_3", value: value(40))),
+      .operation(.delete(table: "users", key: "user_4")),
+      .operation(.deletePrefix(table: "users", prefix: "user_1")),
+      .operation(.clearTable("cache")),
+      .lifetime(table: "cache", microseconds: 0),
+      .operation(.dropTable("extra")),
+      .operation(
+        .batch([
+          .put(
+            table: "users", key: Array("batch_a".utf8), value: Array(value(7).utf8),
+            timestamp: nil),
+          .delete(table: "users", key: Array("user_5".utf8)),
+        ])),
+    ]
+    steps.append(.compaction(writesWhileCopying: whileFirst.count))
+    steps += whileFirst
+    steps += [
+      .operation(.put(table: "users", key: "user_2", value: value(41))),
+      .operation(.createTable("extra")),
+      .operation(.put(table: "extra", key: "e9", value: value(9))),
+    ]
+    var whileSecond: [Step] = (0..<12).map {
+      .operation(.put(table: "users", key: "user_\($0 % 4)", value: value(50 + $0)))
+    }
+    whileSecond += [
+      .operation(.deleteMany(table: "users", keys: ["user_6", "user_7", "missing"])),
+      .operation(.dropTable("extra")),
+      .operation(.put(table: "cache", key: "feed_9", value: value(5))),
+    ]
+    steps.append(.compaction(writesWhileCopying: whileSecond.count))
+    steps += whileSecond
+    steps.append(.operation(.put(table: "users", key: "last", value: value(6))))
+    return steps
+  }()
+
+  /// The models after each prefix of the writes (compactions are no writes).
+  static let states: [StoreModel] = {
+    var states = [StoreModel()]
+    for step in steps {
+      var model = states.last!
+      switch step {
+      case .operation(let operation): model.apply(operation)
+      case .lifetime(let table, _): model.apply(.createTable(table))
+      case .compaction: continue
+      }
+      states.append(model)
+    }
+    return states
+  }()
+
+  /// Runs the workload on the crash-point workload's store until it ends or the file system
+  /// crashes; returns how many writes completed before the crash (the acknowledged ones).
+  static func run(
+    on fileSystem: SimulatedFileSystem, sync: SyncPolicy, compactionIndex: Bool
+  ) -> Int {
+    var acknowledged = 0
+    var position = 0
+    func write(_ step: Step, to store: LogStore) throws(LogStoreError) {
+      switch step {
+      case .operation(let operation): try operation.apply(to: store)
+      case .lifetime(let table, let microseconds):
+        try store.createTable(table, defaultLifetime: microseconds)
+      case .compaction: break
+      }
+    }
+    /// Makes the next write; false when it failed or the file system crashed.
+    func writeNext(to store: LogStore) -> Bool {
+      do { try write(steps[position], to: store) } catch { return false }
+      guard fileSystem.crashImage == nil else { return false }
+      position += 1
+      acknowledged += 1
+      return true
+    }
+    do {
+      let store = try LogStore(
+        path: CrashWorkload.path,
+        options: CrashWorkload.options(fileSystem, sync: sync, compactionIndex: compactionIndex))
+      while position < steps.count {
+        guard case .compaction(let count) = steps[position] else {
+          guard writeNext(to: store) else { return acknowledged }
+          continue
+        }
+        position += 1
+        var written: Int?
+        try store.compact { _, _ in
+          guard written == nil else { return }
+          written = 0
+          while written! < count, writeNext(to: store) { written! += 1 }
+        }
+        if fileSystem.crashImage != nil || written != count { return acknowledged }
+      }
+      try store.close()
+    } catch {}
+    return acknowledged
+  }
+}
+
 @Suite("Crash points")
 struct CrashPointTests {
   /// Opens the image a crash left and returns what it holds; then checks the store still
@@ -165,9 +291,11 @@ struct CrashPointTests {
     return state
   }
 
-  /// Which prefixes of the workload a crash image may hold.
-  private func allowed(acknowledged: Int, mustKeepAcknowledged: Bool) -> ClosedRange<Int> {
-    let upper = min(acknowledged + 1, CrashWorkload.operations.count)
+  /// Which prefixes of a workload of `count` writes a crash image may hold.
+  private func allowed(acknowledged: Int, of count: Int, mustKeepAcknowledged: Bool)
+    -> ClosedRange<Int>
+  {
+    let upper = min(acknowledged + 1, count)
     return (mustKeepAcknowledged ? acknowledged : 0)...upper
   }
 
@@ -178,7 +306,10 @@ struct CrashPointTests {
   }
 
   /// Crashes at `call` and checks each image the crash can leave (`cuts`), from one run of
-  /// the workload: every image must hold the model after an allowed prefix.
+  /// the workload (``CrashWorkload`` unless `run` and `states` give another: it runs on the
+  /// file system it is given and returns how many writes were acknowledged, and `states`
+  /// holds the models after each prefix of them): every image must hold the model after an
+  /// allowed prefix.
   ///
   /// An image met lately (the same bytes in the same files: at a call that changes no file,
   /// or when a power loss keeps the same writes as another) is not opened again: opening is
@@ -188,12 +319,14 @@ struct CrashPointTests {
   private func check(
     crashAt call: Int, cuts: [SimulatedFileSystem.CrashCut], sync: SyncPolicy,
     platform: SimulatedFileSystem.Platform, compactionIndex: Bool,
+    run: ((SimulatedFileSystem) -> Int)? = nil, states: [StoreModel] = CrashWorkload.states,
     opened: inout [[String: [UInt8]]: Opened], opens: inout Int, points: inout Int
   ) throws {
     let fileSystem = SimulatedFileSystem(platform: platform)
     fileSystem.crash(atCall: call, leaving: cuts)
-    let acknowledged = CrashWorkload.run(
-      on: fileSystem, sync: sync, compactionIndex: compactionIndex)
+    let acknowledged =
+      run?(fileSystem)
+      ?? CrashWorkload.run(on: fileSystem, sync: sync, compactionIndex: compactionIndex)
     let images = try #require(fileSystem.crashImages, "call \(call) was never reached")
     for (cut, image) in zip(cuts, images) {
       let point =
@@ -219,12 +352,13 @@ struct CrashPointTests {
       // A process crash keeps everything handed to the OS; a power loss keeps what was
       // synced, which with `.always` is every acknowledged write.
       let keepsAcknowledged = cut.mode == .process || sync == .always
-      let range = allowed(acknowledged: acknowledged, mustKeepAcknowledged: keepsAcknowledged)
+      let range = allowed(
+        acknowledged: acknowledged, of: states.count - 1, mustKeepAcknowledged: keepsAcknowledged)
       #expect(
-        range.contains { CrashWorkload.states[$0] == seen.writable },
+        range.contains { states[$0] == seen.writable },
         "\(point): \(acknowledged) acknowledged; got \(seen.writable)")
       #expect(
-        range.contains { CrashWorkload.states[$0] == seen.readOnly },
+        range.contains { states[$0] == seen.readOnly },
         "read-only open after a \(point): \(acknowledged) acknowledged; got \(seen.readOnly)")
       points += 1
     }
@@ -320,5 +454,52 @@ struct CrashPointTests {
     let points = try crashEverywhere(
       sync: .always, platform: platform, compactionIndex: compactionIndex)
     #expect(points > 1000)
+  }
+
+  /// ``CompactingWorkload``: every call under a process crash and a power loss (three
+  /// different ones at full depth, under both platforms' sync rules). Writes made while a
+  /// compaction copies shadow records it then leaves out of its outputs: those writes must be
+  /// durable before the outputs replace the inputs, under every policy.
+  @Test(
+    "a crash at any call, with writes made while compactions copy, leaves a prefix of the acknowledged writes, all of them under sync always",
+    arguments: [SyncPolicy.never, .always], [false, true])
+  func crashPointsWhileCompacting(sync: SyncPolicy, compactionIndex: Bool) throws {
+    let run = { (fileSystem: SimulatedFileSystem) in
+      CompactingWorkload.run(on: fileSystem, sync: sync, compactionIndex: compactionIndex)
+    }
+    let states = CompactingWorkload.states
+    var points = 0
+    for platform in TestDepth.choose(sample: [.linux], full: SimulatedFileSystem.Platform.allCases)
+    {
+      let reference = SimulatedFileSystem(platform: platform)
+      #expect(run(reference) == states.count - 1)
+      let calls = reference.calls
+      if compactionIndex {
+        let written = reference.log.filter {
+          $0.operation == "rename" && $0.path.hasSuffix(".index.tmp")
+        }
+        #expect(written.count >= 2, "index files written: \(written.map(\.path))")
+      }
+      let finished = try LogStore(
+        path: CrashWorkload.path,
+        options: CrashWorkload.options(reference, sync: sync, compactionIndex: compactionIndex))
+      #expect(try StoreModel.reading(finished) == states.last!)
+      var opened: [[String: [UInt8]]: Opened] = [:]
+      var opens = 0
+      let seeds: [UInt64] = TestDepth.choose(sample: [1], full: [1, 2, 3])
+      for call in 1...calls {
+        let cuts =
+          [.init(mode: .process)]
+          + seeds.map { SimulatedFileSystem.CrashCut(mode: .power(seed: $0 &+ UInt64(call))) }
+        try check(
+          crashAt: call, cuts: cuts, sync: sync, platform: platform,
+          compactionIndex: compactionIndex, run: run, states: states, opened: &opened,
+          opens: &opens, points: &points)
+      }
+    }
+    print(
+      "crash points with writes while compacting checked, sync \(sync), compaction's index file: \(compactionIndex), \(TestDepth.current): \(points)"
+    )
+    #expect(points > 200)
   }
 }

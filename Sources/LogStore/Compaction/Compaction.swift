@@ -8,8 +8,11 @@
 ///    copy those, table by table in key order, numbered anew, into outputs named
 ///    `NNNNNN.log.tmp`. Tombstones, overwritten values and table drops are left behind: every
 ///    record they shadow is in the inputs too, and all of them go away together. So are puts
-///    that have expired (by the store's ``ExpiryClock``, read once when the compaction starts).
-/// 3. *Commit*: sync each output, rename it to its final name, sync the directory. Each output's
+///    that have expired (by the store's ``ExpiryClock``, read once when the compaction starts),
+///    and records shadowed by writes made since step 1, which the key directory judged by
+///    holds: those writes outlive the inputs, and step 3 makes them durable first.
+/// 3. *Commit*: sync the active segment (``synchronizeWritesJudgedBy()``), then sync each
+///    output, rename it to its final name, sync the directory. Each output's
 ///    header says how many outputs there are, so the moment the last rename is durable, the
 ///    compaction has happened: recovery treats the inputs as gone from then on. A store large
 ///    enough for an index file (``Checkpointer/followsCompaction()``) then gets one of the
@@ -154,6 +157,7 @@ final class Compactor: @unchecked Sendable {
       copied = try copyLiveRecords(plan, into: &outputs, progress: progress)
       if copied != nil {
         indexFile = startIndexFile(copied!.index.take(), of: outputs, plan: plan)
+        try synchronizeWritesJudgedBy()
         try commitOutputs(outputs)
       }
     } catch {
@@ -605,6 +609,19 @@ final class Compactor: @unchecked Sendable {
     guard record.kind == (isCreation ? .createTable : .put) else { return false }
     if !isCreation, KeyHash.hash(record.key) != item.keyHash { return false }
     return tables[Int(item.table)].name.withUTF8Bytes { bytesEqual($0, record.table) }
+  }
+
+  /// Step 3, first: make durable every write the copy judged the inputs' records by. The
+  /// judgments read the key directory, which holds the writes made since the compaction
+  /// began, and left out of the outputs every record those writes overwrote, deleted or
+  /// dropped: once the outputs are committed, those records are gone, and the writes must
+  /// not be lost to a power loss that keeps the outputs. Under `.always` they are durable
+  /// already (what the directory holds was synced before it was applied); under `.never` and
+  /// `.interval` they may not be. Those that went to segments sealed since the compaction
+  /// began are durable (sealing syncs); the active segment is synced to its end, which is past
+  /// what it held when the copy ended.
+  private func synchronizeWritesJudgedBy() throws(LogStoreError) {
+    try checkpointer.synchronizeLog(proving: false)
   }
 
   /// Step 3: make the outputs durable under their final names. Once this returns, the

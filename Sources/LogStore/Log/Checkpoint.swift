@@ -289,17 +289,8 @@ final class Checkpointer: @unchecked Sendable {
     var failure: LogStoreError?
     var size = 0
     do {
-      // `close` waits for this checkpoint, so the sync must happen even once it has begun. The
-      // mark after it is synced too: the log itself proves the position durable.
-      if let sharing {
-        try lock.withLock { () throws(LogStoreError) in
-          try sharing.beginWrite()
-          defer { sharing.endWrite() }
-          try log.synchronizeActive(proving: true)
-        }
-      } else {
-        try log.flushOutsideLock(evenWhenClosing: true, proving: true)
-      }
+      // The mark after the sync is synced too: the log itself proves the position durable.
+      try synchronizeLog(proving: true)
       size = try write(copy) { giveUp.map { giveUp in lock.withLock { giveUp() } } ?? false }
     } catch {
       failure = error
@@ -307,6 +298,23 @@ final class Checkpointer: @unchecked Sendable {
     lock.lock()
     if let failure { throw failure }
     try publish(copy, size: size)
+  }
+
+  /// Syncs what the log holds and marks it, for a checkpoint or a compaction about to put on
+  /// disk a file that depends on it: outside the log's lock, so that writers go on, or, in
+  /// `.manyProcesses` use, as a write of the store, under its file lock. With `proving`, the
+  /// mark is synced too. It syncs even once `close` has begun, since `close` waits for
+  /// checkpoints and compactions. Call without the log's lock.
+  func synchronizeLog(proving: Bool) throws(LogStoreError) {
+    if let sharing {
+      try log.lock.withLock { () throws(LogStoreError) in
+        try sharing.beginWrite()
+        defer { sharing.endWrite() }
+        try log.synchronizeActive(proving: proving)
+      }
+    } else {
+      try log.flushOutsideLock(evenWhenClosing: true, proving: proving)
+    }
   }
 
   /// At close, with the log's lock held and everything stopped: writes an index file if it
