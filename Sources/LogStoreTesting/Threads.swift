@@ -1,4 +1,5 @@
 import Foundation
+import LogStore
 
 /// Runs `body(index)` on `count` new OS threads at once and waits for all of them.
 ///
@@ -64,6 +65,7 @@ package final class WaitingThread: @unchecked Sendable {
   private var kernelID: Int32 = 0
   private let started = DispatchSemaphore(value: 0)
   private let finished = DispatchSemaphore(value: 0)
+  private let returned = OnceFlag()
 
   package init(_ body: @escaping @Sendable () -> Void) {
     let thread = Thread { [self] in
@@ -74,6 +76,7 @@ package final class WaitingThread: @unchecked Sendable {
       #endif
       started.signal()
       body()
+      returned.set()
       finished.signal()
     }
     thread.stackSize = 4 << 20
@@ -84,10 +87,13 @@ package final class WaitingThread: @unchecked Sendable {
   /// Returns once the thread sleeps in the kernel (Linux: its state in `/proc` is `S`); fails
   /// with ``WaitTimedOut`` if it does not within a minute. Elsewhere it waits a tenth of a second,
   /// which lets the thread reach its wait but does not prove it did.
-  package func waitUntilAsleep() throws {
+  /// With `orReturn`, returns as well once `body` has returned: for a thread that either
+  /// waits for what the test holds or, on code that does not wait for it, runs to its end.
+  package func waitUntilAsleep(orReturn: Bool = false) throws {
     #if os(Linux)
       let path = "/proc/self/task/\(kernelID)/stat"
       try waitUntil("thread \(kernelID) to sleep") {
+        if orReturn && returned.isSet { return true }
         guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
           let end = stat.lastIndex(of: ")")
         else { return false }

@@ -276,6 +276,97 @@ struct InFlightTests {
     }
   }
 
+  /// What takes in a file written while writes go on, in ``failedSyncWhileTakingIn(_:)``.
+  enum TakingIn: String, CaseIterable, CustomTestStringConvertible {
+    /// A compaction that writes an index file of its outputs, which the swap takes in
+    /// (``Checkpointer/adopt(number:segments:sizes:)``, reading the log after it back).
+    case compactionsIndexFile = "a compaction's index file"
+    /// A compaction without one: the swap points each key at its copy.
+    case compactionsOutputs = "a compaction's outputs"
+    /// A checkpoint's index file, published as a compaction's is taken in.
+    case checkpointsIndexFile = "a checkpoint's index file"
+
+    var testDescription: String { rawValue }
+
+    /// Whether `call` is the first one after the log is synced for what is taken in: the
+    /// file's first write, or, when the compaction writes none, its first output's rename.
+    func startsWriter(_ call: SimulatedFileSystem.UpcomingCall) -> Bool {
+      switch self {
+      case .compactionsOutputs: call.operation == "rename" && call.path.hasSuffix(".log.tmp")
+      case .compactionsIndexFile, .checkpointsIndexFile: call.path.hasSuffix(".index.tmp")
+      }
+    }
+  }
+
+  /// Under `.always` a group's records are appended, synced without the log's lock, and
+  /// applied only once the sync succeeds; a sync that fails zeroes them and hands their
+  /// sequence numbers back. A checkpoint's new index file, and one a compaction writes of its
+  /// outputs, become the key directory with the log after them read back to its end: read
+  /// while such a sync is in flight, a delete whose sync then fails read as done, in memory.
+  @Test(
+    "a .always write whose group sync is in flight while the store takes in a new index file or a compaction's outputs, and then fails, stays undone in memory and on disk",
+    arguments: TakingIn.allCases)
+  func failedSyncWhileTakingIn(_ takingIn: TakingIn) throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = options(fileSystem, sync: .always, maxSegmentSize: 4096)
+    if takingIn == .compactionsIndexFile { options.indexFileMinimumLiveBytes = 0 }
+    let store = try LogStore(path: Self.path, options: options)
+    let model = try fill(store, keys: 40, rounds: 2)
+    // The writer starts once the log is synced for what is taken in (what the compaction's
+    // copy judged by, or the checkpoint's position). Its sync is held until the thread taking
+    // the file in waits for it (or, on code that does not wait, has taken it in and returned).
+    let writer = Arrival()
+    let triggered = OnceFlag()
+    let writerHeld = OnceFlag()
+    let syncHeld = OnceFlag()
+    let release = DispatchSemaphore(value: 0)
+    let failure = Guarded<(any Error)?>(nil)
+    fileSystem.callHook = { call in
+      if takingIn.startsWriter(call), triggered.set() {
+        do {
+          try writer.start { () throws(LogStoreError) in
+            try store.delete(key: "k1".bytes, in: "t")
+          }
+        } catch { failure.withLock { $0 = error } }
+        writerHeld.set()
+      } else if triggered.isSet, !writerHeld.isSet, Self.isDataSync(call),
+        let number = call.number, syncHeld.set()
+      {
+        // The writer's sync: only the writer makes calls until it is held here.
+        release.wait()
+        fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+      }
+    }
+    let taker = WaitingThread {
+      do {
+        if takingIn == .checkpointsIndexFile {
+          try store.checkpoint()
+        } else {
+          try store.compact()
+        }
+      } catch {
+        Issue.record("\(takingIn): \(error)")
+      }
+    }
+    try waitUntil("the writer to be held at its sync") { writerHeld.isSet }
+    #expect(syncHeld.isSet && failure.withLock { $0 } == nil)
+    let asleep = Result { try taker.waitUntilAsleep(orReturn: true) }
+    release.signal()
+    try asleep.get()
+    #expect(try writer.finish()?.code == .io)
+    taker.join()
+    fileSystem.callHook = nil
+    if takingIn != .compactionsOutputs {
+      #expect(try fileSystem.contentsOfDirectory(Self.path).contains { $0.hasSuffix(".index") })
+    }
+    #expect(try store.value(forKey: "k1".bytes, in: "t") == model["k1"]?.bytes)
+    #expect(try store.snapshot() == ["t": model])
+    #expect(try afterPowerLosses(fileSystem) == [["t": model]])
+    try store.close()
+    let reopened = try LogStore(path: Self.path, options: options)
+    #expect(try reopened.snapshot() == ["t": model])
+  }
+
   /// The store's states after power losses now, as seen by a reopened store.
   private func afterPowerLosses(_ fileSystem: SimulatedFileSystem) throws -> Set<
     [String: [String: String]]

@@ -658,6 +658,9 @@ final class Compactor: @unchecked Sendable {
     var manifestFailure: LogStoreError?
     var adopted = false
     try log.lock.withLock { () throws(LogStoreError) in
+      // The directory becomes `written` and the log after it read back up to its end: first,
+      // every record appended must be applied (``Checkpointer/publish(_:size:)`` says why).
+      if written != nil { groupCommit.waitUntilIdle() }
       // Other processes learn of the outputs from the manifest and commit published here.
       do throws(LogStoreError) {
         try sharing?.beginWrite()

@@ -190,9 +190,18 @@ final class Checkpointer: @unchecked Sendable {
   }
 
   /// Step 3: makes `copy`'s file the current one, removes the one before, and puts the new
-  /// one under the key directory (``adopt(_:)``). Call with the log's lock held.
+  /// one under the key directory (``adopt(number:segments:sizes:)``). Call with the log's lock
+  /// held; it is released while a group commit ends.
+  ///
+  /// The new directory is the file and the log after it read back to its end, so it first
+  /// waits until the group commit is idle: under `.always` a group's records are appended
+  /// before their sync, which runs without the lock, and applied only once it succeeds; if it
+  /// fails, they are zeroed and their sequence numbers reused. Read back while it ran, they
+  /// would be in the directory all the same: a failed delete would read as done, a failed put
+  /// would point at zeros that the next write reuses.
   func publish(_ copy: Copy, size: Int) throws(LogStoreError) {
     guard size > 0 else { return }
+    groupCommit.waitUntilIdle()
     // In `.manyProcesses` use, another process's compaction may have replaced segments the
     // file covers while it was written, and this process's view taken that in: the file then
     // describes a log that is gone (keys it holds may have been deleted since, their deletions
@@ -214,7 +223,8 @@ final class Checkpointer: @unchecked Sendable {
   /// holds only the changes since, and the next checkpoint copies only those. `sizes` gives the
   /// bytes of each segment from the file's last on. Returns false, keeping the directory as it
   /// is, if the file cannot be opened or a record after it cannot be read (it was written
-  /// moments ago, so neither should happen). Call with the log's lock held.
+  /// moments ago, so neither should happen). Call with the log's lock held and the group
+  /// commit idle: every record appended applied (``publish(_:size:)``).
   ///
   /// In `.manyProcesses` use the view may be behind the log's end (writes of this process that
   /// left catching up to the next read, ``ProcessSharing``): the records up to the end are read
