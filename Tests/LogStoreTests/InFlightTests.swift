@@ -367,6 +367,62 @@ struct InFlightTests {
     #expect(try reopened.snapshot() == ["t": model])
   }
 
+  /// The same for a key directory rebuilt from the log, which a reader or a writer makes when
+  /// it meets damage in the index file (``IndexRepair/rebuild()``): read while a group's sync
+  /// was in flight, it took in the group's records, and a put whose sync then failed pointed at
+  /// the zeros left in its place.
+  @Test(
+    "a .always put whose group sync is in flight while a reader meets a damaged index file and rebuilds the key directory from the log, and then fails, stays undone"
+  )
+  func failedSyncWhileRebuilding() throws {
+    // An index file, then keys written after it, left by a crash: the open reads those after
+    // the file and looks them up in it only once counts are asked for.
+    let written = SimulatedFileSystem()
+    var options = options(written, sync: .always)
+    options.indexFileMinimumLiveBytes = 0
+    let store = try LogStore(path: Self.path, options: options)
+    var model = try fill(store, keys: 40, rounds: 1)
+    try store.checkpoint()
+    for number in 40..<60 {
+      try store.put("after \(number)".bytes, forKey: "k\(number)".bytes, in: "t")
+      model["k\(number)"] = "after \(number)"
+    }
+    var image = written.image(.process)
+    try store.close()
+    let index = try #require(image.keys.first { $0.hasSuffix(".index") })
+    image[index] = IndexFileTests.damagingSlotGroups(image[index]!, every: 7)
+    let fileSystem = SimulatedFileSystem(files: image)
+    options.fileSystem = fileSystem
+    let damaged = try LogStore(path: Self.path, options: options)
+    #expect(damaged.openReport.indexFile != nil)
+    let writer = Arrival()
+    let syncHeld = OnceFlag()
+    let release = DispatchSemaphore(value: 0)
+    fileSystem.callHook = { call in
+      guard Self.isDataSync(call), let number = call.number, syncHeld.set() else { return }
+      release.wait()
+      fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+    }
+    try writer.start { () throws(LogStoreError) in
+      try damaged.put("lost".bytes, forKey: "k1".bytes, in: "t")
+    }
+    #expect(syncHeld.isSet)
+    // Counting settles the keys written after the file, meets the damage, and rebuilds.
+    #expect(try damaged.statistics().indexMappedBytes == 0)
+    release.signal()
+    #expect(try writer.finish()?.code == .io)
+    fileSystem.callHook = nil
+    #expect(try damaged.value(forKey: "k1".bytes, in: "t") == model["k1"]?.bytes)
+    #expect(try damaged.snapshot() == ["t": model])
+    #expect(try damaged.statistics().liveItems == model.count)
+    try damaged.put("next".bytes, forKey: "k2".bytes, in: "t")
+    model["k2"] = "next"
+    #expect(try damaged.snapshot() == ["t": model])
+    try damaged.close()
+    let reopened = try LogStore(path: Self.path, options: options)
+    #expect(try reopened.snapshot() == ["t": model])
+  }
+
   /// The store's states after power losses now, as seen by a reopened store.
   private func afterPowerLosses(_ fileSystem: SimulatedFileSystem) throws -> Set<
     [String: [String: String]]

@@ -65,7 +65,7 @@ struct IndexFileTests {
   /// `bytes` of an index file with every `stride`-th byte of every table's slot groups flipped:
   /// the open accepts the file (it checks the directory; making a table checks the ends of its
   /// entries), and lookups find the damage.
-  private func damagingSlotGroups(
+  static func damagingSlotGroups(
     _ bytes: [UInt8], every stride: Int, entries: Bool = false, firstHalf: Bool = false
   )
     -> [UInt8]
@@ -877,7 +877,7 @@ struct IndexFileTests {
     }
     expected["e"] = [:]
     let index = try indexFiles(in: path)[0]
-    let damaged = damagingSlotGroups(try fileBytes(index), every: 3)
+    let damaged = Self.damagingSlotGroups(try fileBytes(index), every: 3)
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
     store.expiryClock.skip(microseconds: 2_000_000)
@@ -916,7 +916,7 @@ struct IndexFileTests {
   func damagedEntriesBeforeCompaction() throws {
     // The first half of each table's entries, which the open does not read.
     let calls = try compactWithDamagedIndexFile(beforeCompaction: true) {
-      damagingSlotGroups($0, every: 3, entries: true, firstHalf: true)
+      Self.damagingSlotGroups($0, every: 3, entries: true, firstHalf: true)
     }
     // Undone once, then run again: each run reports its start.
     #expect(calls > 2)
@@ -930,7 +930,7 @@ struct IndexFileTests {
     // entries were checked as compaction listed them, and a file never changes under a store
     // that uses it (only damage does that).
     try compactWithDamagedIndexFile(beforeCompaction: false) {
-      damagingSlotGroups($0, every: 2)
+      Self.damagingSlotGroups($0, every: 2)
     }
   }
 
@@ -1487,7 +1487,7 @@ struct IndexFileTests {
       try store.close()
     }
     let index = try indexFiles(in: path)[0]
-    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 5))
+    try writeFile(index, Self.damagingSlotGroups(try fileBytes(index), every: 5))
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
     try store.put(Array("later".utf8), forKey: Array("key5".utf8), in: "a")
@@ -1543,7 +1543,7 @@ struct IndexFileTests {
     let (path, expected, index) = try checkpointedStore(directory)
     // Every slot group damaged, so that settling the writes after the file meets it; and a
     // record the file covers damaged too, which only reading the whole log finds.
-    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 7))
+    try writeFile(index, Self.damagingSlotGroups(try fileBytes(index), every: 7))
     let segment = try segmentFiles(in: path)[0]
     var records = try fileBytes(segment)
     records[SegmentHeader.size + 200] ^= 0x01
@@ -1605,7 +1605,7 @@ struct IndexFileTests {
       #expect(store.openReport.indexFile != nil)
       try overwriteInPlace(
         index,
-        with: damagingSlotGroups(
+        with: Self.damagingSlotGroups(
           try fileBytes(index), every: 3, entries: ["read", "iterate", "checkpoint"].contains(step))
       )
       switch step {
@@ -1656,7 +1656,8 @@ struct IndexFileTests {
     // The first half of each table's entries: the open's checks (which read the last entries)
     // pass, and the prefix's place among the keys is found in the damage.
     try writeFile(
-      index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
+      index, Self.damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true)
+    )
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
     #expect(store.openReport.indexFile == nil)
@@ -1691,7 +1692,8 @@ struct IndexFileTests {
       try store.close()
     }
     try writeFile(
-      index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
+      index, Self.damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true)
+    )
     // And a record the index file covered, which only the whole log's reading meets. Found by
     // its key and value together, which a record holds one after the other: the value alone
     // also matched key25's "value 25" when the next record's first byte was "0" (once in a few
@@ -1807,7 +1809,7 @@ struct IndexFileTests {
   func rebuildBesideStrayCopies() throws {
     let directory = TemporaryDirectory()
     let (path, index) = try strayCopiesStore(directory)
-    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    try writeFile(index, Self.damagingSlotGroups(try fileBytes(index), every: 3))
     let store = try LogStore(path: path, options: Self.options)
     #expect(store.openReport.indexFile != nil)
     try writeOverStrayCopies(store)
@@ -1848,7 +1850,7 @@ struct IndexFileTests {
   func backupBesideStrayCopies() throws {
     let directory = TemporaryDirectory()
     let (path, index) = try strayCopiesStore(directory)
-    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    try writeFile(index, Self.damagingSlotGroups(try fileBytes(index), every: 3))
     let store = try LogStore(path: path, options: Self.options)
     try writeOverStrayCopies(store)
     // Before: the file is in use, and the copy's open uses it too.
@@ -1881,7 +1883,8 @@ struct IndexFileTests {
     }
     #expect(try indexFiles(in: path) == [index])
     try writeFile(
-      index, damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true))
+      index, Self.damagingSlotGroups(try fileBytes(index), every: 3, entries: true, firstHalf: true)
+    )
     for options in [LogStore.Options(readOnly: true), Self.options] {
       let store = try LogStore(path: path, options: options)
       #expect(store.openReport.rejectedIndexFiles.values.contains("a part of it is damaged"))
@@ -1910,7 +1913,7 @@ struct IndexFileTests {
   func closeReplacingDamagedFileCrashes() throws {
     let directory = TemporaryDirectory()
     let (path, index) = try strayCopiesStore(directory)
-    try writeFile(index, damagingSlotGroups(try fileBytes(index), every: 3))
+    try writeFile(index, Self.damagingSlotGroups(try fileBytes(index), every: 3))
     var files: [String: [UInt8]] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != "LOCK" {
       files["/store/" + name] = try fileBytes(path + "/" + name)
@@ -1999,7 +2002,7 @@ struct IndexFileTests {
     changed[at + pattern.count - 1] ^= 0x01
     try overwriteInPlace(segment, with: changed)
     try overwriteInPlace(
-      index, with: damagingSlotGroups(try fileBytes(index), every: 3, entries: true))
+      index, with: Self.damagingSlotGroups(try fileBytes(index), every: 3, entries: true))
     // The keys alone, read first: z1's value would be found damaged before the rebuild.
     #expect(try store.keys(in: "t").count == 102)
     let items = try store.snapshot()

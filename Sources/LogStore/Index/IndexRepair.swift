@@ -27,7 +27,13 @@ struct IndexRepair {
   /// ``CorruptionPolicy/salvage`` does. Call with no compaction running. Readers wait
   /// meanwhile; it takes as long as an open that reads every record.
   func rebuild() {
-    let sizes = log.segmentSizes
+    var sizes = log.segmentSizes
+    // Under `.always` a group's records are applied once their sync, which runs without the
+    // lock, succeeds; a sync that fails zeroes them. While one runs they are left out, as the
+    // directory being replaced leaves them out: the group applies them to the new one.
+    if log.options.sync == .always, log.syncInFlight, let active = log.writer {
+      sizes[active.file.number] = active.keptIfSyncFails
+    }
     let files = index.segments.byNumber.sorted { $0.key < $1.key }.compactMap {
       number, file -> (file: SegmentFile, size: Int)? in
       guard let size = sizes[number], size <= file.mapping.bytes.count else { return nil }

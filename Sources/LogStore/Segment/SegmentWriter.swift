@@ -203,6 +203,11 @@ final class SegmentWriter {
     markDurable(upTo: range.upperBound)
   }
 
+  /// The end of what ``discardUnsynchronized()`` keeps: the last durable point, the header, and
+  /// what an earlier session wrote. Under `.always`, what lies past it while a sync runs outside
+  /// the write lock is a group's records, applied only once that sync succeeds.
+  var keptIfSyncFails: Int { max(durable, foundEnd, SegmentHeader.size) }
+
   /// Forgets everything written after the last durable point (never the header, nor what an
   /// earlier session wrote), zeroing it so that no record written there can come back after a
   /// crash, and tries at once to make the zeros durable: the failed sync may have put some of
@@ -211,7 +216,7 @@ final class SegmentWriter {
   /// Returns the new end.
   @discardableResult
   func discardUnsynchronized() -> Int {
-    let keep = max(durable, foundEnd, SegmentHeader.size)
+    let keep = keptIfSyncFails
     if used > keep {
       let count = used - keep
       file.mapping.write(at: keep, count: count) {
