@@ -1540,10 +1540,11 @@ struct ManyProcessesTests {
     try compacting.close()
     #expect(try LogStore.verify(path: "/store", fileSystem: fileSystem.process(44)).isClean)
   }
+
   @Test(
-    "a follower that reads its view while another process compacts (the segments it was told of replaced before it opened them) reads the newer view, never fails",
-    arguments: ["an open", "a catch-up across a rotation"])
-  func followerReadsBesideCompaction(reading: String) throws {
+    "a follower that reads its view while another process compacts (the segments it was told of replaced before it read the manifest or opened them) reads the newer view, never fails",
+    arguments: ["an open", "a catch-up across a rotation"], ["the manifest", "a segment"])
+  func followerReadsBesideCompaction(reading: String, compactingAt: String) throws {
     let fileSystem = SimulatedFileSystem()
     var options = Self.options(maxSegmentSize: 4 << 10)
     options.corruption = .fail
@@ -1559,13 +1560,15 @@ struct ManyProcessesTests {
     var followerOptions = Self.options(readOnly: true, maxSegmentSize: 4 << 10)
     followerOptions.corruption = .fail
     followerOptions.fileSystem = fileSystem.process(88)
-    // A whole compaction of the writer, run when the follower first opens a segment it was told
-    // of: it removes them all.
+    // A whole compaction of the writer, run when the follower first opens the manifest (which
+    // then lists none of the segments of the commit it read) or a segment it was told of: it
+    // removes them all.
     let compacted = Guarded(false)
+    let fileName = compactingAt == "the manifest" ? "/" + Manifest.fileName : ".log"
     func compactWhenFollowerOpensSegment() {
       fileSystem.callHook = { upcoming in
-        guard upcoming.process == 88, upcoming.operation == "open", upcoming.path.hasSuffix(".log"),
-          !compacted.withLock({ $0 })
+        guard upcoming.process == 88, upcoming.operation == "open",
+          upcoming.path.hasSuffix(fileName), !compacted.withLock({ $0 })
         else { return }
         compacted.withLock { $0 = true }
         #expect(throws: Never.self) { try writer.compact() }
@@ -1591,6 +1594,7 @@ struct ManyProcessesTests {
     try follower.close()
     try writer.close()
   }
+
   @Test(
     "a read while a durable write of another thread syncs sees a write another process completed before the read began"
   )
