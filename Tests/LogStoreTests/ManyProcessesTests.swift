@@ -196,6 +196,48 @@ struct ManyProcessesTests {
     try joined.close()
   }
 
+  @Test(
+    "a follower beside a .oneProcess writer, which opens beside it and makes the shared state fresh, keeps its view, then sees every write once a writer publishes: the count never comes back to one it saw"
+  )
+  func followerBesideOneProcessWriter() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    func publications() throws -> UInt64 {
+      let bytes = try fileBytes(path + "/" + SharedState.fileName)
+      return bytes.withUnsafeBytes {
+        loadLittleEndian(UInt64.self, $0.baseAddress! + SharedState.publicationsOffset)
+      }
+    }
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    try writer.put("1".bytes, forKey: "k".bytes, in: "t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.value(forKey: "k".bytes, in: "t") == "1".bytes)
+    let seen = try publications()
+    try writer.close()
+    // A follower is not listed and holds nothing: a `.oneProcess` writer (`ytkkv`'s, here) may
+    // open.
+    #expect(LogStore.sharingInUse(at: path) == nil)
+    let single = try LogStore(path: path)
+    try single.put("2".bytes, forKey: "k".bytes, in: "t")
+    try single.put("s".bytes, forKey: "s".bytes, in: "t")
+    #expect(try follower.snapshot() == ["t": ["k": "1"]])
+    try single.close()
+    // Writes of the next `.manyProcesses` writer, up to the count the follower saw, if the
+    // count started again from zero.
+    let again = try LogStore(path: path, options: Self.options())
+    try again.put("3".bytes, forKey: "k".bytes, in: "t")
+    var filler = 0
+    while try publications() < seen {
+      try again.put("f".bytes, forKey: "f\(filler)".bytes, in: "t")
+      filler += 1
+    }
+    #expect(try follower.value(forKey: "k".bytes, in: "t") == "3".bytes)
+    #expect(try follower.snapshot() == again.snapshot())
+    try again.close()
+    try follower.close()
+  }
+
   /// What a write does before it appends, for a test that then appends and dies (releasing the
   /// write lock without publishing): takes the write lock, catches up, and marks the write in
   /// progress. Unlike ``ProcessSharing/beginWrite(deferringCatchUp:)``, it leaves the open

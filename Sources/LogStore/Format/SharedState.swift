@@ -14,7 +14,8 @@
 ///                            otherwise the kind of the mutex at 192 (``FileSystem/sharedMutexKind``)
 /// 12     16   boot           the system boot it was made in (``FileSystem/bootSession()``)
 /// 28      4   headerCRC      masked CRC-32C of the 28 bytes before it
-/// 32      8   publications   one more at each publication: what a call compares first
+/// 32      8   publications   one more at each publication: what a call compares first; a
+///                            fresh state keeps it (``SharedLog/reset(boot:)``)
 /// 40      8   dirty          a write in progress: the segment it writes to (high 32 bits) and
 ///                            how far into it it may write (low 32 bits); zero when none
 /// 48      4   reserved       zero

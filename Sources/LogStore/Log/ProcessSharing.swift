@@ -220,6 +220,10 @@ final class ProcessSharing: @unchecked Sendable {
       // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
       // while this open is registered: the file was replaced or damaged.
       if locked { throw stateReset() }
+      // A follower is not registered: a `.oneProcess` writer may have made the state fresh
+      // beside it, keeping the count (``SharedLog/reset(boot:)``). Its view stays as it is
+      // until a writer publishes again, under a number above this one.
+      if options.readOnly { index.change { seenPublications = publications } }
       return
     }
     if let seen = seenCommit, seen.generation == commit.generation,

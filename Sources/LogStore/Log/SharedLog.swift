@@ -153,9 +153,16 @@ final class SharedLog: @unchecked Sendable {
   /// Makes the state a fresh one of `boot`: no commit, no opens, no holder, and a write lock
   /// nobody holds. Only with ``openLock`` held and no live open in `.manyProcesses` use (a
   /// state found from another boot, damaged, or left by opens that are all gone).
+  ///
+  /// The count of publications goes on from where it was: followers are not listed, so one
+  /// may still map the state, and it compares only the count. Started again from zero, the
+  /// count would pass the number the follower saw last, which then took the commit of that
+  /// number for the one it had already read, and served its old view.
   func reset(boot: [UInt8]) throws(LogStoreError) {
+    let count = publications
     mapping.write(at: 0, count: SharedState.size) { buffer in
       SharedState.initialize(buffer.baseAddress!, boot: boot, lockKind: fileSystem.sharedMutexKind)
+      storeLittleEndian(count, buffer.baseAddress! + SharedState.publicationsOffset)
     }
     try renewWriteLock()
   }
