@@ -128,6 +128,40 @@ struct VerificationTests {
     try store.close()
   }
 
+  @Test("a hint file a writer's close replaces while verify reads the store is no problem")
+  func hintReplacedMeanwhile() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = options(fileSystem)
+    options.maxSegmentSize = 64 << 10
+    options.activeHintMinimumBytes = 0
+    let first = try LogStore(path: Self.path, options: options)
+    try first.createTable("t")
+    for index in 0..<20 { try first.put("v\(index)".bytes, forKey: "a\(index)".bytes, in: "t") }
+    try first.close()
+    // A writer that appends to the segment whose hint the close wrote, and closes as verify
+    // opens that hint: its close writes a new one, listing what it appended.
+    let writer = try LogStore(path: Self.path, options: options)
+    try writer.put("w".bytes, forKey: "b".bytes, in: "t")
+    let closed = OnceFlag()
+    let failure = Guarded<LogStoreError?>(nil)
+    fileSystem.callHook = { call in
+      guard call.operation == "open", call.path.hasSuffix(".hint"), closed.set() else { return }
+      do throws(LogStoreError) {
+        for index in 0..<20 {
+          try writer.put("x\(index)".bytes, forKey: "c\(index)".bytes, in: "t")
+        }
+        try writer.close()
+      } catch { failure.withLock { $0 = error } }
+    }
+    let report = try LogStore.verify(path: Self.path, fileSystem: fileSystem)
+    fileSystem.callHook = nil
+    #expect(closed.isSet)
+    #expect(failure.withLock { $0 } == nil)
+    #expect(report.hintFiles == 1)
+    #expect(report.isClean, "\(report.problems)")
+    #expect(try LogStore.verify(path: Self.path, fileSystem: fileSystem).isClean)
+  }
+
   /// Flips a byte in the middle of the `record`-th record of a segment past the first.
   private static func damage(_ bytes: inout [UInt8], record: Int) {
     bytes[SegmentHeader.size + record * recordLength + recordLength / 2] ^= 0x20

@@ -625,8 +625,12 @@ struct Verifier {
       return
     }
     report.hintFiles += 1
-    let segment = try readFile(StoreFileName.segment(number))
+    // The hint first: every record it lists was in the segment before it was written, and a
+    // record once written stays, so the segment read after it holds them all. Read the other
+    // way round, a writer's close between the two reads replaces the hint with one that lists
+    // records appended after the segment was read.
     let hint = try readFile(name)
+    let segment = try readFile(StoreFileName.segment(number))
     hint.withUnsafeBytes { hintBytes in
       segment.withUnsafeBytes { segmentBytes in
         let contents: HintFile.Contents
