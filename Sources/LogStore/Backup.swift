@@ -46,7 +46,9 @@ struct BackupSource {
   /// all of a sealed segment, the active one up to the end of its last record.
   let length: Int
   /// The segment is sealed and has a hint file. Neither changes again, so the hint describes
-  /// the copy as well.
+  /// the copy as well; but for a read-only store, whose last segment counts as sealed, the
+  /// writer beside it may replace the hint, which is copied only if it still covers no more
+  /// than `length` (``StoreBackup``'s `copyHint`).
   let copiesHint: Bool
   /// For the last segment: the last sequence number handed out at the backup's moment. Its
   /// copy ends with a sync mark (carrying that number) saying all of it is durable, as a
@@ -77,9 +79,10 @@ struct BackupFile {
 ///    those segments, and stays readable while the backup holds it open.
 /// 2. *Copy* (no lock): into a new directory beside the destination, each segment up to its
 ///    length (from its mapping, which the backup holds), the active one's followed by a sync
-///    mark, the hint file of each sealed segment that has one, and the index file, each
-///    synced; then a manifest naming exactly those segments, and the directory synced. The
-///    copy's first open maps the index file and reads only the log after it, as the store's
+///    mark, the hint file of each sealed segment that has one (if it covers no more than the
+///    bytes copied: beside a read-only store, a writer's close may have replaced it), and the
+///    index file, each synced; then a manifest naming exactly those segments, and the
+///    directory synced. The copy's first open maps the index file and reads only the log after it, as the store's
 ///    would. A damaged index file the store set aside is copied in its place, since the copy
 ///    must read the log after it as the store did (docs/FORMAT.md, "Index files", rule 5).
 /// 3. *Put in place*: the directory is renamed to the destination (which must be missing or
@@ -184,7 +187,7 @@ struct StoreBackup {
         }
       }
     }
-    if source.copiesHint { try copyHint(of: source.file.number, into: directory) }
+    if source.copiesHint { try copyHint(of: source, into: directory) }
   }
 
   /// Copies `source`, a whole file that never changes (a hint, index or changes file), into
@@ -209,11 +212,15 @@ struct StoreBackup {
     }
   }
 
-  /// Copies the hint file of segment `number` into `directory`. A missing one is left out:
-  /// only a read-only store meets that, when the writer beside it has compacted the segment
-  /// away (the reader still has the segment open); the copy then reads the segment whole.
-  private func copyHint(of number: UInt32, into directory: String) throws(LogStoreError) {
-    let name = StoreFileName.hint(number)
+  /// Copies the hint file of `segment` into `directory` if it describes the bytes copied: its
+  /// header names the segment and covers no more than `segment.length`. Beside a read-only
+  /// store, the writer may have changed the file since the reader opened: removed it when
+  /// compacting the segment away (the reader still has the segment open), or renamed a hint
+  /// over it at a clean close, covering records appended after the reader's moment, which the
+  /// copy does not hold. Either is left out, and the copy's open scans the segment. The file
+  /// open here never changes: a new hint takes its name, not its bytes.
+  private func copyHint(of segment: BackupSource, into directory: String) throws(LogStoreError) {
+    let name = StoreFileName.hint(segment.file.number)
     let hint: any FileHandle
     do {
       hint = try fileSystem.openFile(source + "/" + name, mode: .readOnly)
@@ -221,6 +228,11 @@ struct StoreBackup {
       return
     }
     defer { hint.close() }
+    guard
+      let covered = HintFile.coveredLength(
+        readingHeaderOf: hint, fileNumber: segment.file.number, salt: segment.file.salt),
+      covered <= segment.length
+    else { return }
     try copy(BackupFile(name: name, file: hint, size: try hint.size()), into: directory)
   }
 

@@ -241,6 +241,57 @@ struct BackupTests {
   }
 
   @Test(
+    "a read-only store's backup copies its last segment's hint only while the hint describes the bytes copied: one its writer's close rewrote meanwhile is left out, and the copy verifies clean"
+  )
+  func readOnlyStoreBesideRewrittenHint() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // One segment, whose hint every clean close rewrites.
+    var options = Self.options(maxSegmentSize: 1 << 20)
+    options.activeHintMinimumBytes = 0
+    let put = { (store: LogStore, prefix: String) throws in
+      for index in 0..<20 {
+        try store.put(
+          Array("\(prefix) value \(index)".utf8), forKey: Array("\(prefix)\(index)".utf8),
+          in: "t")
+      }
+    }
+    do {
+      let writer = try LogStore(path: path, options: options)
+      try writer.createTable("t")
+      try put(writer, "a")
+      try writer.close()
+    }
+    let writer = try LogStore(path: path, options: options)
+    try put(writer, "b")
+    let reader = try LogStore(path: path, options: LogStore.Options(readOnly: true))
+    defer { try? reader.close() }
+    #expect(reader.openReport.hintedSegments == 1)
+    let expected = try Self.contents(reader)
+    let hint = StoreFileName.hint(1)
+
+    // The hint on disk covers the start of what the reader copies: it comes along, and the
+    // copy's open reads it.
+    try reader.backup(to: directory.appending("before"))
+    // The writer goes on and closes: its hint, renamed over the old one, covers records the
+    // reader never saw, which are not in the copy.
+    try put(writer, "c")
+    try writer.close()
+    try reader.backup(to: directory.appending("after"))
+
+    for (name, copiesHint) in [("before", true), ("after", false)] {
+      let backup = directory.appending(name)
+      #expect(try Self.names(in: backup).contains(hint) == copiesHint, "\(name)")
+      let report = try LogStore.verify(path: backup)
+      #expect(report.problems.isEmpty, "\(name): \(report.problems)")
+      let copy = try LogStore(path: backup, options: LogStore.Options(readOnly: true))
+      defer { try? copy.close() }
+      #expect(copy.openReport.hintedSegments == (copiesHint ? 1 : 0), "\(name)")
+      #expect(try Self.contents(copy) == expected, "\(name)")
+    }
+  }
+
+  @Test(
     "an index file a checkpoint replaces during the copy is the one copied: the copy holds the store at the backup's moment"
   )
   func checkpointDuringCopy() throws {
