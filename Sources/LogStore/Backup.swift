@@ -83,8 +83,9 @@ struct BackupFile {
 ///    bytes copied: beside a read-only store, a writer's close may have replaced it), and the
 ///    index file, each synced; then a manifest naming exactly those segments, and the
 ///    directory synced. The copy's first open maps the index file and reads only the log
-///    after it, as the store's would. A damaged index file the store set aside is copied in its place, since the copy
-///    must read the log after it as the store did (docs/FORMAT.md, "Index files", rule 5).
+///    after it, as the store's would. A damaged index file the store set aside is copied in
+///    its place, since the copy must read the log after it as the store did (docs/FORMAT.md,
+///    "Index files", rule 5).
 /// 3. *Put in place*: the directory is renamed to the destination (which must be missing or
 ///    empty), and the destination's parent synced.
 /// 4. *End* (``StoreEngine/endBackup()``): files compactions retired meanwhile are removed.
