@@ -115,22 +115,28 @@ final class ProcessSharing: @unchecked Sendable {
   /// catch up first.
   private func commitToDeferTo() -> SharedState.Commit? {
     guard let seen = seenCommit, shared.publications != seenPublications,
-      let commit = shared.currentCommit(boot: boot),
-      commit.generation == seen.generation && commit.activeSegment == seen.activeSegment
-        && commit.tableChanges == seen.tableChanges && commit.committedEnd >= seen.committedEnd,
-      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
+      let commit = shared.currentCommit(boot: boot), commit.tableChanges == seen.tableChanges,
+      segmentContinuing(seen, to: commit) != nil
     else { return nil }
     return commit
   }
 
-  /// Whether this process's mapping of `active`, the commit's active segment, reaches as far as
-  /// `commit` lets the segment grow. Another process that took the segment over with a larger
-  /// `maxSegmentSize` maps it longer, and may have appended past this process's mapping: then
-  /// the view is read anew (``reload(_:)``), which maps the segment as long as the commit says,
-  /// before anything in it is read or appended to.
-  private func mapsAsFar(as commit: SharedState.Commit, _ active: SegmentFile) -> Bool {
-    // A writer's capacity is its mapping's length.
-    Int(commit.capacity) <= active.mapping.bytes.count
+  /// The active segment of `commit` when it goes on from `seen`, the commit of this process's
+  /// view, in the same segments and active segment, and this process maps that segment as far
+  /// as `commit` lets it grow: what was published between the two is then applied in place
+  /// (``applyPublished(_:from:to:nextSequence:)``). Nil when the view must be read anew
+  /// (``reload(_:from:)``): the segments changed, or another process that took the segment
+  /// over with a larger `maxSegmentSize` maps it longer (a writer's capacity is its mapping's
+  /// length) and may have appended past this process's mapping, which a reload maps as long as
+  /// the commit says before anything in it is read or appended to.
+  private func segmentContinuing(_ seen: SharedState.Commit, to commit: SharedState.Commit)
+    -> SegmentFile?
+  {
+    guard commit.generation == seen.generation, commit.activeSegment == seen.activeSegment,
+      commit.committedEnd >= seen.committedEnd, let active = index.segments[commit.activeSegment],
+      Int(commit.capacity) <= active.mapping.bytes.count
+    else { return nil }
+    return active
   }
 
   /// Records that this process's view is `commit`'s, the `publications`-th. Call with the log's
@@ -180,9 +186,7 @@ final class ProcessSharing: @unchecked Sendable {
   /// view stays behind the write itself, which the next catch-up after it publishes applies.
   private func catchUpBesideDeferredWrite(_ shared: SharedLog) throws(LogStoreError) {
     guard let seen = seenCommit, let commit = shared.currentCommit(boot: boot),
-      commit.publication != seen.publication, commit.generation == seen.generation,
-      commit.activeSegment == seen.activeSegment, commit.committedEnd >= seen.committedEnd,
-      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
+      commit.publication != seen.publication, let active = segmentContinuing(seen, to: commit)
     else { return }
     try applyPublished(
       active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
@@ -226,10 +230,7 @@ final class ProcessSharing: @unchecked Sendable {
       if options.readOnly { index.change { seenPublications = publications } }
       return
     }
-    if let seen = seenCommit, seen.generation == commit.generation,
-      seen.activeSegment == commit.activeSegment, commit.committedEnd >= seen.committedEnd,
-      let active = index.segments[commit.activeSegment], mapsAsFar(as: commit, active)
-    {
+    if let seen = seenCommit, let active = segmentContinuing(seen, to: commit) {
       try applyPublished(
         active, from: Int(seen.committedEnd), to: Int(commit.committedEnd),
         nextSequence: seen.nextSequence)
@@ -254,8 +255,9 @@ final class ProcessSharing: @unchecked Sendable {
     _ file: SegmentFile, from start: Int, to end: Int, nextSequence: UInt64
   ) throws(LogStoreError) {
     guard end > start else { return }
-    // The commit's capacity was checked against the mapping (``mapsAsFar(as:_:)``), and a
-    // commit's end is within its capacity: this holds unless the shared state was overwritten.
+    // The commit's capacity was checked against the mapping (``segmentContinuing(_:to:)``),
+    // and a commit's end is within its capacity: this holds unless the shared state was
+    // overwritten.
     guard end <= file.mapping.bytes.count else {
       throw LogStoreError(
         .corrupted,
