@@ -4,8 +4,8 @@ import LogStoreTesting
 // A writer process for the kill tests (Tests/LogStoreTests/ProcessKillTests.swift), and the
 // check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
-//   ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
-//     [--file-writes] [--reopen N]
+//   ytkkv-kill-writer PATH SEED [--compact [--compaction-index] [--compact-beside]]
+//     [--always | --interval MS] [--file-writes] [--reopen N]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
@@ -21,7 +21,11 @@ import LogStoreTesting
 // a kill or a power failure can land in a close (the hint, index or changes file it writes) or
 // in the open that reads what the close wrote. Its closes write the active segment's hint, and
 // with --compact --compaction-index (compactions write index files) changes files over them
-// (docs/FORMAT.md, "Changes files").
+// (docs/FORMAT.md, "Changes files"). With --compact-beside (and --compact, not --reopen), a
+// thread of its own compacts the store again and again while the writer writes, as the
+// background compactor does in an app: a failure can then land while a compaction copies
+// records that writes not yet synced have overwritten or deleted. Its compactions change no
+// item, so the check is the one of --compact.
 //
 //   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
 //     [--must-keep]
@@ -38,8 +42,8 @@ import LogStoreTesting
 #endif
 
 let usage = """
-  usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index]] [--always | --interval MS]
-           [--file-writes] [--reopen N]
+  usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index] [--compact-beside]]
+           [--always | --interval MS] [--file-writes] [--reopen N]
          ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
            [--must-keep]
 
@@ -88,8 +92,8 @@ func positiveNumber(after flag: String, in arguments: [String]) -> Int? {
 /// The writer: performs the workload's operations forever, acknowledging each; with a
 /// `reopenEvery` above 0, closes the store and opens it again after every so many.
 func write(
-  path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, fileWrites: Bool,
-  sync: SyncPolicy, reopenEvery: Int
+  path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, compactingBeside: Bool,
+  fileWrites: Bool, sync: SyncPolicy, reopenEvery: Int
 ) -> Never {
   let options = options(
     sync: sync, compacting: compacting, compactionIndex: compactionIndex, fileWrites: fileWrites,
@@ -97,6 +101,7 @@ func write(
   var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
   do {
     var store = try LogStore(path: path, options: options)
+    if compactingBeside { compactAgainAndAgain(store) }
     var number = 0
     while true {
       if reopenEvery > 0, number > 0, number % reopenEvery == 0 {
@@ -115,6 +120,22 @@ func write(
   } catch {
     emit("ytkkv-kill-writer: \(error)\n", to: 2)
     exit(1)
+  }
+}
+
+/// Compacts `store` on a thread of its own until the process ends, a millisecond between
+/// compactions; a compaction that fails ends the process, as a failed write does.
+func compactAgainAndAgain(_ store: LogStore) {
+  Task.detached {
+    while true {
+      do {
+        try store.compact()
+      } catch {
+        emit("ytkkv-kill-writer: compaction: \(error)\n", to: 2)
+        exit(1)
+      }
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
   }
 }
 
@@ -267,13 +288,15 @@ let arguments = CommandLine.arguments
 if arguments.count >= 2 && arguments[1] == "--check" {
   exit(check(Array(arguments.dropFirst(2))))
 }
+let compactingBeside = arguments.contains("--compact-beside")
 guard arguments.count >= 3, let seed = UInt64(arguments[2]), let sync = syncPolicy(arguments),
-  let reopenEvery = reopenInterval(arguments)
+  let reopenEvery = reopenInterval(arguments),
+  !compactingBeside || (arguments.contains("--compact") && reopenEvery == 0)
 else {
   emit(usage, to: 2)
   exit(64)
 }
 write(
   path: arguments[1], seed: seed, compacting: arguments.contains("--compact"),
-  compactionIndex: arguments.contains("--compaction-index"),
+  compactionIndex: arguments.contains("--compaction-index"), compactingBeside: compactingBeside,
   fileWrites: arguments.contains("--file-writes"), sync: sync, reopenEvery: reopenEvery)

@@ -23,6 +23,8 @@ struct ProcessKillTests {
     // Of those, the ones in a compacting run, and the ones inside the compaction itself.
     var killedWritingCompacting = 0
     var killedInCompaction = 0
+    // Of those, the ones in a run compacting beside its writes.
+    var killedBesideCompaction = 0
     // Kills in a reopening run that landed between the operation before a close and the one
     // after the open.
     var killedAtReopen = 0
@@ -38,17 +40,22 @@ struct ProcessKillTests {
       let compacting = run % 3 == 0 || reopening
       // Some of the runs killed at a compaction (below) write its outputs' index file.
       let compactionIndex = run % 12 == 0 || reopening
+      // Some compacting runs compact on a thread of their own, again and again, while they
+      // write, as the background compactor does: a kill lands in a compaction with writes
+      // beside it.
+      let compactingBeside = run % 6 == 3 && !reopening
       let always = run % 5 == 4
       // Half the runs append about half their records with `pwrite` (as a store does those of
       // 64 KiB and more), which a kill may leave torn as it may a store through the mapping.
       let fileWrites = run % 2 == 1
       let seed = UInt64(run) + 1
       let label =
-        "run \(run) (seed \(seed), compacting \(compacting), index file \(compactionIndex), always \(always), file writes \(fileWrites), reopening \(reopening))"
+        "run \(run) (seed \(seed), compacting \(compacting), index file \(compactionIndex), beside \(compactingBeside), always \(always), file writes \(fileWrites), reopening \(reopening))"
       let process = try ChildProcess(
         writer,
         [path, String(seed)] + (compacting ? ["--compact"] : [])
-          + (compactionIndex ? ["--compaction-index"] : []) + (always ? ["--always"] : [])
+          + (compactionIndex ? ["--compaction-index"] : [])
+          + (compactingBeside ? ["--compact-beside"] : []) + (always ? ["--always"] : [])
           + (fileWrites ? ["--file-writes"] : [])
           + (reopening ? ["--reopen", String(Self.reopenEvery)] : []))
       let earlier: Int
@@ -110,6 +117,7 @@ struct ProcessKillTests {
         killedWriting += 1
         if compacting { killedWritingCompacting += 1 }
         if next == .compact { killedInCompaction += 1 }
+        if compactingBeside { killedBesideCompaction += 1 }
         if atReopen { killedAtReopen += 1 }
       }
       acknowledgedTotal += acknowledged
@@ -122,9 +130,10 @@ struct ProcessKillTests {
       "only \(killedWriting) of \(runs) kills landed while the writer was at work")
     #expect(killedInCompaction >= 1, "no kill landed inside a compaction")
     #expect(killedAtReopen >= 1, "no kill landed in a close or the open after it")
+    #expect(killedBesideCompaction >= 1, "no kill landed in a run compacting beside its writes")
     #expect(acknowledgedTotal > runs * 100, "the writers barely ran before being killed")
     print(
-      "writer processes killed at work, \(TestDepth.current): \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction, \(killedAtReopen) in a close or the open after it); operations acknowledged: \(acknowledgedTotal)"
+      "writer processes killed at work, \(TestDepth.current): \(killedWriting) of \(runs) (\(killedWritingCompacting) compacting, \(killedInCompaction) inside a compaction, \(killedBesideCompaction) compacting beside their writes, \(killedAtReopen) in a close or the open after it); operations acknowledged: \(acknowledgedTotal)"
     )
   }
 }
