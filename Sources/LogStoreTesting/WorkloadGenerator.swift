@@ -10,12 +10,16 @@ package struct WorkloadGenerator: Sendable {
   private var random: SeededGenerator
   private let compactionEvery: Int?
   private var step = 0
-  private static let tables = ["users", "cache"]
+  private let tables: [String]
 
-  /// - Parameter compactionEvery: insert a compaction every this many operations.
-  package init(seed: UInt64, compactionEvery: Int? = nil) {
+  /// - Parameters:
+  ///   - compactionEvery: insert a compaction every this many operations.
+  ///   - tablePrefix: put before the two tables' names, so that several writers of one store
+  ///     each have tables of their own.
+  package init(seed: UInt64, compactionEvery: Int? = nil, tablePrefix: String = "") {
     random = SeededGenerator(seed: seed)
     self.compactionEvery = compactionEvery
+    tables = [tablePrefix + "users", tablePrefix + "cache"]
   }
 
   private mutating func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
@@ -30,9 +34,9 @@ package struct WorkloadGenerator: Sendable {
 
   package mutating func next() -> StoreOperation {
     step += 1
-    if step <= Self.tables.count { return .createTable(Self.tables[step - 1]) }
+    if step <= tables.count { return .createTable(tables[step - 1]) }
     if let compactionEvery, step % compactionEvery == 0 { return .compact }
-    let table = Self.tables[pick(Self.tables.count)]
+    let table = tables[pick(tables.count)]
     switch pick(100) {
     case 0..<50: return .put(table: table, key: key(), value: value())
     case 50..<55:

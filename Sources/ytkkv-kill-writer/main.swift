@@ -5,7 +5,7 @@ import LogStoreTesting
 // check of what a killed writer (or a power failure simulated with LazyFS, Tools/lazyfs/) left.
 //
 //   ytkkv-kill-writer PATH SEED [--compact [--compaction-index] [--compact-beside]]
-//     [--always | --interval MS] [--file-writes] [--reopen N]
+//     [--always | --interval MS] [--file-writes] [--reopen N] [--process I]
 //
 // Opens the store at PATH and performs the operations of `WorkloadGenerator(seed: SEED)`
 // forever, printing "N" on standard output (unbuffered) after operation N has returned. The
@@ -25,16 +25,20 @@ import LogStoreTesting
 // thread of its own compacts the store again and again while the writer writes, as the
 // background compactor does in an app: a failure can then land while a compaction copies
 // records that writes not yet synced have overwritten or deleted. Its compactions change no
-// item, so the check is the one of --compact.
+// item, so the check is the one of --compact. With --process I, one of several writer
+// processes of the store: it opens it in `.manyProcesses` use, and its workload's tables are
+// named with the prefix `pI_`, so that each process's tables hold a prefix of its own
+// operations whatever the others do.
 //
 //   ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
-//     [--must-keep]
+//     [--must-keep] [--process I]
 //
 // Opens the store at PATH read-only, then for writing (salvaging damaged records), and finds
 // the largest k in 0...ACKNOWLEDGED+1 such that the store holds the state after the first k
 // operations of the same workload. Prints "prefix k of ACKNOWLEDGED acknowledged (read-only
 // k'), damaged d" and exits 0; exits 1 if no k matches, if the two opens disagree, or, with
-// --must-keep, if k < ACKNOWLEDGED.
+// --must-keep, if k < ACKNOWLEDGED. With --process I, it opens the store in `.manyProcesses`
+// use and compares only the tables of process I.
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -43,9 +47,9 @@ import LogStoreTesting
 
 let usage = """
   usage: ytkkv-kill-writer PATH SEED [--compact [--compaction-index] [--compact-beside]]
-           [--always | --interval MS] [--file-writes] [--reopen N]
+           [--always | --interval MS] [--file-writes] [--reopen N] [--process I]
          ytkkv-kill-writer --check PATH SEED ACKNOWLEDGED [--compact [--compaction-index]]
-           [--must-keep]
+           [--must-keep] [--process I]
 
   """
 
@@ -57,11 +61,11 @@ func maxSegmentSize(compacting: Bool) -> Int { compacting ? 64 << 10 : 1 << 20 }
 /// bytes written since (by default a close writes them only past 1 MiB).
 func options(
   sync: SyncPolicy = .never, readOnly: Bool = false, compacting: Bool, compactionIndex: Bool,
-  fileWrites: Bool = false, reopening: Bool = false
+  fileWrites: Bool = false, reopening: Bool = false, sharing: StoreSharing = .oneProcess
 ) -> LogStore.Options {
   var options = LogStore.Options(
     sync: sync, readOnly: readOnly, corruption: .salvage, compaction: .manual,
-    maxSegmentSize: maxSegmentSize(compacting: compacting))
+    maxSegmentSize: maxSegmentSize(compacting: compacting), sharing: sharing)
   if compactionIndex { options.indexFileMinimumLiveBytes = 0 }
   if fileWrites { options.fileWriteMinimumBytes = 200 }
   if reopening { options.activeHintMinimumBytes = 1 }
@@ -81,6 +85,23 @@ func reopenInterval(_ arguments: [String]) -> Int? {
   arguments.contains("--reopen") ? positiveNumber(after: "--reopen", in: arguments) : 0
 }
 
+/// One of several writer processes (`--process I`): the number I, the store's sharing and the
+/// prefix of the process's tables.
+struct WriterProcess {
+  var number = 0
+
+  /// From the flags: no --process, one process alone (number 0); nil when the number after
+  /// --process is missing or not positive.
+  init?(_ arguments: [String]) {
+    guard arguments.contains("--process") else { return }
+    guard let number = positiveNumber(after: "--process", in: arguments) else { return nil }
+    self.number = number
+  }
+
+  var sharing: StoreSharing { number > 0 ? .manyProcesses : .oneProcess }
+  var tablePrefix: String { number > 0 ? "p\(number)_" : "" }
+}
+
 /// The positive number right after `flag` in `arguments`; nil if there is none.
 func positiveNumber(after flag: String, in arguments: [String]) -> Int? {
   guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count,
@@ -93,12 +114,13 @@ func positiveNumber(after flag: String, in arguments: [String]) -> Int? {
 /// `reopenEvery` above 0, closes the store and opens it again after every so many.
 func write(
   path: String, seed: UInt64, compacting: Bool, compactionIndex: Bool, compactingBeside: Bool,
-  fileWrites: Bool, sync: SyncPolicy, reopenEvery: Int
+  fileWrites: Bool, sync: SyncPolicy, reopenEvery: Int, process: WriterProcess
 ) -> Never {
   let options = options(
     sync: sync, compacting: compacting, compactionIndex: compactionIndex, fileWrites: fileWrites,
-    reopening: reopenEvery > 0)
-  var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
+    reopening: reopenEvery > 0, sharing: process.sharing)
+  var generator = WorkloadGenerator(
+    seed: seed, compactionEvery: compacting ? 300 : nil, tablePrefix: process.tablePrefix)
   do {
     var store = try LogStore(path: path, options: options)
     if compactingBeside { compactAgainAndAgain(store) }
@@ -203,9 +225,11 @@ struct Difference {
 /// Calls `body` with k and the model after the first k operations, for k in 0...last, applying
 /// the operations one at a time.
 func forEachModel(
-  seed: UInt64, compacting: Bool, through last: Int, _ body: (Int, StoreModel) -> Void
+  seed: UInt64, compacting: Bool, process: WriterProcess, through last: Int,
+  _ body: (Int, StoreModel) -> Void
 ) {
-  var generator = WorkloadGenerator(seed: seed, compactionEvery: compacting ? 300 : nil)
+  var generator = WorkloadGenerator(
+    seed: seed, compactionEvery: compacting ? 300 : nil, tablePrefix: process.tablePrefix)
   var model = StoreModel()
   body(0, model)
   for k in stride(from: 1, through: last, by: 1) {
@@ -225,20 +249,36 @@ func check(_ arguments: [String]) -> Int32 {
   let compacting = arguments.contains("--compact")
   let compactionIndex = arguments.contains("--compaction-index")
   let mustKeep = arguments.contains("--must-keep")
+  guard let process = WriterProcess(arguments) else {
+    emit(usage, to: 2)
+    return 64
+  }
   var opens: [Opened]
   do {
     opens = [
       try open(
         path,
-        options(readOnly: true, compacting: compacting, compactionIndex: compactionIndex)),
-      try open(path, options(compacting: compacting, compactionIndex: compactionIndex)),
+        options(
+          readOnly: true, compacting: compacting, compactionIndex: compactionIndex,
+          sharing: process.sharing)),
+      try open(
+        path,
+        options(compacting: compacting, compactionIndex: compactionIndex, sharing: process.sharing)),
     ]
+    if process.number > 0 {
+      // Only this process's tables.
+      for index in opens.indices {
+        opens[index].state.tables = opens[index].state.tables.filter {
+          $0.key.hasPrefix(process.tablePrefix)
+        }
+      }
+    }
   } catch {
     emit("check: cannot open \(path): \(error)\n", to: 1)
     return 1
   }
   let last = acknowledged + 1
-  forEachModel(seed: seed, compacting: compacting, through: last) { k, model in
+  forEachModel(seed: seed, compacting: compacting, process: process, through: last) { k, model in
     let count = itemCount(model)
     for index in opens.indices
     where itemCount(opens[index].state) == count && opens[index].state == model {
@@ -254,7 +294,8 @@ func check(_ arguments: [String]) -> Int32 {
     for (name, opened) in [("read-only", readOnly), ("writable", writable)]
     where opened.prefix == nil {
       var closest: (k: Int, model: StoreModel, difference: Difference)?
-      forEachModel(seed: seed, compacting: compacting, through: last) { k, model in
+      forEachModel(seed: seed, compacting: compacting, process: process, through: last) {
+        k, model in
         let difference = Difference(state: opened.state, model: model)
         if closest == nil || difference.total <= closest!.difference.total {
           closest = (k, model, difference)
@@ -290,7 +331,7 @@ if arguments.count >= 2 && arguments[1] == "--check" {
 }
 let compactingBeside = arguments.contains("--compact-beside")
 guard arguments.count >= 3, let seed = UInt64(arguments[2]), let sync = syncPolicy(arguments),
-  let reopenEvery = reopenInterval(arguments),
+  let reopenEvery = reopenInterval(arguments), let process = WriterProcess(arguments),
   !compactingBeside || (arguments.contains("--compact") && reopenEvery == 0)
 else {
   emit(usage, to: 2)
@@ -299,4 +340,5 @@ else {
 write(
   path: arguments[1], seed: seed, compacting: arguments.contains("--compact"),
   compactionIndex: arguments.contains("--compaction-index"), compactingBeside: compactingBeside,
-  fileWrites: arguments.contains("--file-writes"), sync: sync, reopenEvery: reopenEvery)
+  fileWrites: arguments.contains("--file-writes"), sync: sync, reopenEvery: reopenEvery,
+  process: process)

@@ -4,7 +4,7 @@
 #   run.sh RUNS never|always|interval [--interval-ms MS] [--compact [--compaction-index]]
 #          [--compact-beside] [--reorder]
 #          [--reorder-min K] [--reorder-max K] [--untargeted] [--seed BASE] [--direct] [--keep]
-#          [--file-writes] [--reopen N] [--crash-after-rename REGEX]
+#          [--file-writes] [--reopen N] [--crash-after-rename REGEX] [--processes N]
 #
 # Each run mounts a fresh LazyFS, runs ytkkv-kill-writer on a store inside it (seed BASE+run),
 # waits 0.2-2 s and simulates a power failure:
@@ -29,6 +29,10 @@
 # closes (the hint and changes files they write without a sync) and in the opens that read them.
 # With --compact-beside (which implies --compact) a thread of the writer compacts again and again
 # while it writes, so that failures land in compactions of records that unsynced writes replaced.
+# With --processes N (2 or more; not with --reorder or --reopen) N writer processes share the
+# store in `.manyProcesses` use, each with tables of its own (ytkkv-kill-writer's --process I,
+# seed BASE*10+I... per run); the power fails under all of them, and each process's tables must
+# hold a prefix of its operations (all of its acknowledged ones under always).
 #
 # With VERIFY set to a ytkkv binary, `ytkkv verify` runs on the store first: a problem it
 # reports (exit status not 0) fails the run, and the files it notes are named on the run's line.
@@ -48,7 +52,7 @@ usage() { sed -n '4,7p' "$0" | sed 's/^# *//' >&2; exit 64; }
 [ $# -ge 2 ] || usage
 RUNS=$1; MODE=$2; shift 2
 INTERVAL_MS=50; COMPACT=0; COMPACTION_INDEX=0; REORDER=0; REORDER_MIN=2; REORDER_MAX=; TARGETED=1
-SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0; REOPEN=0; CRASH_RENAME=; BESIDE=0
+SEED_BASE=1000; DIRECT=0; KEEP=0; FILE_WRITES=0; REOPEN=0; CRASH_RENAME=; BESIDE=0; PROCESSES=0
 while [ $# -gt 0 ]; do
   case $1 in
     --interval-ms) INTERVAL_MS=$2; shift 2 ;;
@@ -65,9 +69,14 @@ while [ $# -gt 0 ]; do
     --file-writes) FILE_WRITES=1; shift ;;
     --reopen) REOPEN=$2; shift 2 ;;
     --crash-after-rename) CRASH_RENAME=$2; shift 2 ;;
+    --processes) PROCESSES=$2; shift 2 ;;
     *) usage ;;
   esac
 done
+if [ "$PROCESSES" != 0 ]; then
+  # target.py watches one writer, and a reopening writer's closes are not for several.
+  [ "$PROCESSES" -ge 2 ] 2>/dev/null && [ $REORDER = 0 ] && [ "$REOPEN" = 0 ] || usage
+fi
 case $MODE in
   never) SYNC_FLAGS=() ;;
   always) SYNC_FLAGS=(--always) ;;
@@ -102,7 +111,7 @@ COMPACT_FLAGS=(); [ $COMPACT = 1 ] && COMPACT_FLAGS=(--compact)
 WRITE_FLAGS=(); [ $FILE_WRITES = 1 ] && WRITE_FLAGS=(--file-writes)
 [ "$REOPEN" != 0 ] && WRITE_FLAGS+=(--reopen "$REOPEN")
 [ $BESIDE = 1 ] && WRITE_FLAGS+=(--compact-beside)
-LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $BESIDE = 1 ] && echo ' beside')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')$([ "$REOPEN" != 0 ] && echo " reopen $REOPEN")$([ -n "$CRASH_RENAME" ] && echo " crash after rename $CRASH_RENAME")"
+LABEL="$MODE$([ $COMPACT = 1 ] && echo ' compact')$([ $COMPACTION_INDEX = 1 ] && echo ' index')$([ $BESIDE = 1 ] && echo ' beside')$([ $REORDER = 1 ] && echo ' reorder')$([ $FILE_WRITES = 1 ] && echo ' pwrite')$([ "$REOPEN" != 0 ] && echo " reopen $REOPEN")$([ -n "$CRASH_RENAME" ] && echo " crash after rename $CRASH_RENAME")$([ "$PROCESSES" != 0 ] && echo " $PROCESSES processes")"
 
 # mount_lazyfs DIR NAME: mounts LazyFS on DIR/mnt over DIR/root with the FIFOs DIR/NAME.fifo
 # (commands; held open on descriptor 9) and DIR/NAME.done (where LazyFS reports a finished
@@ -166,15 +175,20 @@ last_ack() {
   [[ $line =~ ^[0-9]+$ ]] && echo "$line" || echo 0
 }
 
-# freeze PID: SIGSTOP, then wait (at most about 2 s) until every thread is stopped, so that no
-# sync of the writer completes after the failure.
+# freeze PID...: SIGSTOP, then wait (at most about 2 s each) until every thread is stopped, so
+# that no sync of a writer completes after the failure.
 freeze() {
-  kill -STOP "$1" 2>/dev/null || return 0
-  for _ in $(seq 200); do
-    grep -qv '^[tT]' <(for t in /proc/$1/task/*/stat; do sed 's/.*) //' "$t"; done) || return 0
-    sleep 0.01
+  local pid
+  for pid in "$@"; do kill -STOP "$pid" 2>/dev/null; done
+  for pid in "$@"; do
+    [ -d /proc/$pid ] || continue
+    for _ in $(seq 200); do
+      grep -qv '^[tT]' <(for t in /proc/$pid/task/*/stat; do sed 's/.*) //' "$t"; done) \
+        || continue 2
+      sleep 0.01
+    done
+    note+="writer not stopped; "
   done
-  note+="writer not stopped; "
 }
 
 # clear_cache: the power failure of a default run.
@@ -206,7 +220,7 @@ arm_untargeted() {
 # did. If not, the power failure of a default run instead, noting NOTE.
 crashed_or_cleared() {
   for _ in $(seq 600); do kill -0 $LAZYFS_PID 2>/dev/null || return 0; sleep 0.005; done
-  freeze $writer
+  freeze "${writers[@]}"
   clear_cache
   note+="$1; "
   return 1
@@ -222,13 +236,27 @@ for run in $(seq 1 "$RUNS"); do
   rm -rf "$dir"; mkdir -p "$dir/root" "$dir/mnt"
   mount_lazyfs "$dir" first || exit 1
 
-  "$WRITER" "$dir/mnt/store" "$seed" "${COMPACT_FLAGS[@]}" "${SYNC_FLAGS[@]}" "${WRITE_FLAGS[@]}" \
-    > "$dir/writer.out" 2> "$dir/writer.err" &
-  writer=$!
+  # One writer, or with --processes N, writers 1...N, each with its seed, flags and output.
+  writers=(); names=(); seeds=(); processes=()
+  if [ "$PROCESSES" = 0 ]; then names=(writer); seeds=($seed); processes=("")
+  else
+    for i in $(seq 1 "$PROCESSES"); do
+      names+=(writer-$i); seeds+=($((seed * 10 + i))); processes+=("--process $i")
+    done
+  fi
+  for i in "${!names[@]}"; do
+    "$WRITER" "$dir/mnt/store" "${seeds[$i]}" "${COMPACT_FLAGS[@]}" "${SYNC_FLAGS[@]}" \
+      "${WRITE_FLAGS[@]}" ${processes[$i]} > "$dir/${names[$i]}.out" 2> "$dir/${names[$i]}.err" &
+    writers+=($!)
+  done
+  writer=${writers[0]}
   delay_ms=$((200 + RANDOM % 1801))
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   note=""
-  kill -0 $writer 2>/dev/null || note+="writer ended early: $(head -c 200 "$dir/writer.err"); "
+  for i in "${!names[@]}"; do
+    kill -0 ${writers[$i]} 2>/dev/null \
+      || note+="${names[$i]} ended early: $(head -c 200 "$dir/${names[$i]}.err"); "
+  done
 
   if [ -n "$CRASH_RENAME" ]; then
     # Matched against the new name: LazyFS a47a5ba checks a rename's old name only when its
@@ -239,7 +267,7 @@ for run in $(seq 1 "$RUNS"); do
       note+="crashed after a rename to $CRASH_RENAME (on disk: $(cd "$dir/root/store" && ls -s | grep -E "$CRASH_RENAME" | tr -s ' \n' ' ')); "
     fi
   elif [ $REORDER = 0 ]; then
-    freeze $writer
+    freeze "${writers[@]}"
     clear_cache
   else
     armed=""
@@ -262,10 +290,9 @@ for run in $(seq 1 "$RUNS"); do
       note+="fault fired: $what; "
     fi
   fi
-  kill -KILL $writer 2>/dev/null
-  wait $writer 2>/dev/null
+  for pid in "${writers[@]}"; do kill -KILL $pid 2>/dev/null; done
+  for pid in "${writers[@]}"; do wait $pid 2>/dev/null; done
   unmount_lazyfs "$dir"
-  ack=$(last_ack "$dir/writer.out")
 
   if [ $DIRECT = 1 ]; then
     store="$dir/root/store"
@@ -283,15 +310,21 @@ for run in $(seq 1 "$RUNS"); do
     [ $verified = 0 ] || note+="$(echo "$report" | grep -v '^note:' | head -3 | tr '\n' ' '); "
   fi
   must_keep=(); [ "$MODE" = always ] && must_keep=(--must-keep)
-  result=$("$WRITER" --check "$store" "$seed" "$ack" "${COMPACT_FLAGS[@]}" "${must_keep[@]}" 2>&1)
-  status=$?
+  # Each writer's check, one after the other (each ends with a writable open of the store).
+  status=0; acks=(); results=()
+  for i in "${!names[@]}"; do
+    ack=$(last_ack "$dir/${names[$i]}.out")
+    one=$("$WRITER" --check "$store" "${seeds[$i]}" "$ack" "${COMPACT_FLAGS[@]}" \
+      "${must_keep[@]}" ${processes[$i]} 2>&1) || status=1
+    prefix=$(echo "$one" | sed -n 's/^prefix \([0-9]*\) of.*/\1/p' | head -1)
+    [ -n "$prefix" ] && [ "$prefix" -lt "$ack" ] && lost_total=$((lost_total + ack - prefix))
+    acked_total=$((acked_total + ack))
+    acks+=("$ack"); results+=("$one")
+  done
   [ $DIRECT = 1 ] || unmount_lazyfs "$dir"
+  ack=$(IFS=,; echo "${acks[*]}")
+  result=$(printf '%s\n' "${results[@]}")
 
-  prefix=$(echo "$result" | sed -n 's/^prefix \([0-9]*\) of.*/\1/p' | head -1)
-  lost=0
-  [ -n "$prefix" ] && [ "$prefix" -lt "$ack" ] && lost=$((ack - prefix))
-  acked_total=$((acked_total + ack))
-  lost_total=$((lost_total + lost))
   if [ $status = 0 ] && [ $verified = 0 ]; then verdict=PASS; passed=$((passed + 1)); else verdict=FAIL; fi
   if [[ $note == *"later data kept, earlier data lost"* ]]; then
     hits=$((hits + 1)); [ $verdict = PASS ] && hits_passed=$((hits_passed + 1))
