@@ -238,6 +238,83 @@ struct ManyProcessesTests {
     try follower.close()
   }
 
+  /// Reads `key` of table "t" through `follower` until it is `expected`, for up to a second: a
+  /// follower without a shared state looks for one at most every 50 ms.
+  static func followerReads(
+    _ expected: String, forKey key: String, through follower: LogStore
+  ) throws -> Bool {
+    for _ in 0..<100 {
+      if try follower.value(forKey: key.bytes, in: "t") == expected.bytes { return true }
+      usleep(10_000)
+    }
+    return false
+  }
+
+  @Test(
+    "a follower beside recover keeps its view, then reads the copy once a writer publishes there",
+    arguments: [false, true])
+  func followerBesideRecover(many: Bool) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    // With many writes, the follower's commit is numbered past the copy's first ones.
+    for round in 0..<(many ? 50 : 1) {
+      try writer.put("\(round)".bytes, forKey: "k".bytes, in: "t")
+    }
+    try writer.put("gone".bytes, forKey: "g".bytes, in: "t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    let old: [String: [String: String]] = ["t": ["k": many ? "49" : "0", "g": "gone"]]
+    #expect(try follower.snapshot() == old)
+    let heard = Self.observe(follower)
+    try writer.close()
+    // Nobody is listed: recover (`ytkkv recover`'s) runs beside the follower.
+    _ = try LogStore.recover(path: path)
+    #expect(try follower.snapshot() == old)
+    // Its change streams end: what lies between the store and its copy is in no log.
+    #expect(Self.waitFor(1, in: heard) == ["gap"])
+    let again = try LogStore(path: path, options: Self.options())
+    try again.put("new".bytes, forKey: "k".bytes, in: "t")
+    try again.delete(key: "g".bytes, in: "t")
+    try again.put("more".bytes, forKey: "m".bytes, in: "t")
+    #expect(try Self.followerReads("new", forKey: "k", through: follower))
+    #expect(try follower.snapshot() == again.snapshot())
+    // And it follows on from there, at each call.
+    try again.delete(key: "m".bytes, in: "t")
+    #expect(try follower.snapshot() == ["t": ["k": "new"]])
+    #expect(Self.waitFor(2, in: heard) == ["gap", "delete t m"])
+    try again.close()
+    try follower.close()
+  }
+
+  @Test(
+    "a follower beside a .oneProcess writer's compaction keeps its view, then follows writers"
+  )
+  func followerBesideOfflineCompaction() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    for round in 0..<20 { try writer.put("\(round)".bytes, forKey: "k".bytes, in: "t") }
+    try writer.put("gone".bytes, forKey: "g".bytes, in: "t")
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    let old: [String: [String: String]] = ["t": ["k": "19", "g": "gone"]]
+    #expect(try follower.snapshot() == old)
+    try writer.close()
+    let single = try LogStore(path: path, options: .init(compaction: .manual))
+    try single.put("single".bytes, forKey: "k".bytes, in: "t")
+    try single.delete(key: "g".bytes, in: "t")
+    try single.compact()
+    #expect(try follower.snapshot() == old)
+    try single.close()
+    let again = try LogStore(path: path, options: Self.options())
+    try again.put("new".bytes, forKey: "m".bytes, in: "t")
+    #expect(try Self.followerReads("new", forKey: "m", through: follower))
+    #expect(try follower.snapshot() == ["t": ["k": "single", "m": "new"]])
+    try again.close()
+    try follower.close()
+  }
+
   /// What a write does before it appends, for a test that then appends and dies (releasing the
   /// write lock without publishing): takes the write lock, catches up, and marks the write in
   /// progress. Unlike ``ProcessSharing/beginWrite(deferringCatchUp:)``, it leaves the open

@@ -63,4 +63,43 @@ struct ManyProcessesCommandTests {
     #expect(try app.object(id: "a", from: "t") == 1)
     try app.close()
   }
+
+  @Test(
+    "a widget keeps its view while compact and recover run beside it, then follows the app"
+  )
+  func followerBesideCompactAndRecover() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = scratch.appending("store")
+    var app = try KeyValueStore(path: path, options: Self.options)
+    try app.createTable("t")
+    for round in 0..<20 { try app.put(["r": .int(Int64(round))], id: "a", into: "t") }
+    let widget = try KeyValueStore(
+      path: path, options: StoreOptions(readOnly: true, sharing: .manyProcesses))
+    #expect(try widget.object(id: "a", from: "t") == ["r": 19])
+    try app.close()
+    // Reads item `id` through the widget until it is `expected`, for up to a second: a
+    // follower without a shared state looks for one at most every 50 ms.
+    func widgetReads(_ expected: JSONValue, id: String) throws -> Bool {
+      for _ in 0..<100 {
+        if try widget.object(id: id, from: "t") == expected { return true }
+        usleep(10_000)
+      }
+      return false
+    }
+    // Nobody is listed: the tool opens the store in .oneProcess use, beside the widget.
+    var seen: JSONValue = ["r": 19]
+    for command in ["compact", "recover"] {
+      let result = try Tool.run([command, path])
+      #expect(result.status == 0, "\(command): \(result.standardError)")
+      #expect(try widget.object(id: "a", from: "t") == seen, "\(command)")
+      app = try KeyValueStore(path: path, options: Self.options)
+      try app.put(["after": .string(command)], id: "a", into: "t")
+      seen = ["after": .string(command)]
+      #expect(try widgetReads(seen, id: "a"), "\(command)")
+      try app.put(["n": 1], id: command, into: "t")
+      #expect(try widget.object(id: command, from: "t") == ["n": 1], "\(command)")
+      try app.close()
+    }
+    try widget.close()
+  }
 }

@@ -8,7 +8,7 @@
 ///
 /// ```
 /// offset size field
-///  0      8   magic          "YTKKVSHR"
+///  0      8   magic          "YTKKVSHR"; "YTKKVOLD" once `recover` put its store aside
 ///  8      2   version        2
 /// 10      2   lockKind       how writes exclude each other: 0, the lock file's `flock`;
 ///                            otherwise the kind of the mutex at 192 (``FileSystem/sharedMutexKind``)
@@ -38,6 +38,10 @@ package enum SharedState {
   package static let fileName = "SHARED"
   package static let size = 4096
   static let magic: [UInt8] = Array("YTKKVSHR".utf8)
+  /// The magic of a state whose store ``LogStore/recover(path:)`` put aside, with a copy in
+  /// its place (``SharedLog/retire()``): no process may use it, and a follower that maps it
+  /// looks for the state of the store at its path again.
+  static let retiredMagic: [UInt8] = Array("YTKKVOLD".utf8)
   static let version: UInt16 = 2
   static let lockKindOffset = 10
   static let headerLength = 28
@@ -194,6 +198,11 @@ package enum SharedState {
   /// How the writes of the state at `base` exclude each other (see `lockKind` above).
   static func lockKind(_ base: UnsafeRawPointer) -> UInt16 {
     loadLittleEndian(UInt16.self, base + lockKindOffset)
+  }
+
+  /// Whether the bytes at `base` are a state that ``LogStore/recover(path:)`` retired.
+  static func isRetired(_ base: UnsafeRawPointer) -> Bool {
+    bytesEqual(UnsafeRawBufferPointer(start: base, count: 8), retiredMagic)
   }
 
   /// Whether the bytes at `base` (``size`` of them) hold a header of this version made in

@@ -6,9 +6,10 @@
 /// up, marks itself in progress, and publishes its end before releasing the lock; one such
 /// write at a time in a process. Everything here is guarded by the log's lock.
 final class ProcessSharing: @unchecked Sendable {
-  /// The shared state. Nil only for a follower that opened before any writer made it: it
-  /// looks for it again now and then (``followOthers()``), and sets it once, with the log's
-  /// lock and the index lock held (a call reads it under the shared index lock).
+  /// The shared state. Nil only for a follower that opened before any writer made it, or whose
+  /// state `recover` retired (``lookAgain(insteadOf:)``): it looks for it again now and then
+  /// (``followOthers()``). Set with the log's lock and the index lock held (a call reads it
+  /// under the shared index lock).
   @exclusivity(unchecked) private(set) var sharedState: SharedLog?
   /// The shared state of a writer, which always has one.
   var shared: SharedLog { sharedState! }
@@ -197,8 +198,8 @@ final class ProcessSharing: @unchecked Sendable {
     index.change { seenPublications = commit.publication }
   }
 
-  /// A follower that opened before any writer: looks for the shared state, at most every 50 ms,
-  /// and once there is one follows it from its newest commit.
+  /// A follower that opened before any writer, or whose state `recover` retired: looks for the
+  /// shared state, at most every 50 ms, and once there is one follows it from its newest commit.
   private func lookForSharedState() throws(LogStoreError) {
     try log.lock.withLock { () throws(LogStoreError) in
       let now = monotonicNanoseconds()
@@ -224,10 +225,18 @@ final class ProcessSharing: @unchecked Sendable {
       // Only a `.oneProcess` open or a restart makes the state fresh, and neither can happen
       // while this open is registered: the file was replaced or damaged.
       if locked { throw stateReset() }
-      // A follower is not registered: a `.oneProcess` writer may have made the state fresh
-      // beside it, keeping the count (``SharedLog/reset(boot:)``). Its view stays as it is
-      // until a writer publishes again, under a number above this one.
-      if options.readOnly { index.change { seenPublications = publications } }
+      guard options.readOnly else { return }
+      // A follower is not registered: `recover` may have put the store aside beside it, with a
+      // copy in its place (``SharedLog/retire()``). Its view stays as it is, and it looks for
+      // the copy's state at its path.
+      if SharedState.isRetired(shared.baseAddress) {
+        lookAgain(insteadOf: shared)
+        return
+      }
+      // Or a `.oneProcess` writer may have made the state fresh beside it, keeping the count
+      // (``SharedLog/reset(boot:)``). Its view stays as it is until a writer publishes again,
+      // under a number above this one.
+      index.change { seenPublications = publications }
       return
     }
     if let seen = seenCommit, let active = segmentContinuing(seen, to: commit) {
@@ -244,6 +253,28 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     noteSeen(commit.publication, commit)
+  }
+
+  /// For a follower whose shared state `recover` retired: drops it and looks for the state at
+  /// the store's path again, as a follower that opened before any writer does
+  /// (``lookForSharedState()``), keeping its view meanwhile. The view is of the store put
+  /// aside: the copy's files take the same numbers, so no commit of the copy's state goes on
+  /// from it, and the view is read anew at the first one (``catchUp(_:locked:)``, with no commit
+  /// seen). The commit observer hears of a gap, once: what changed between the two stores is
+  /// in no log. Call with the log's lock held.
+  private func lookAgain(insteadOf retired: SharedLog) {
+    // Found again at the path while `recover` copies, before it puts the copy there, the
+    // retired state adds nothing to the gap told.
+    if seenCommit != nil || seenPublications != 0 { log.commitObserver?(.gap) }
+    seenCommit = nil
+    lastLook = monotonicNanoseconds()
+    // The copy's state counts its own publications, from 0: one that has none yet has no commit
+    // to take.
+    index.change {
+      sharedState = nil
+      seenPublications = 0
+    }
+    retired.close()
   }
 
   private func stateReset() -> LogStoreError {
@@ -535,16 +566,24 @@ final class ProcessSharing: @unchecked Sendable {
   /// past the published end (as the next `.manyProcesses` writer would: the store is the same
   /// whichever way it is opened next) and makes the shared state fresh, since this writer will
   /// not keep it.
-  static func leaveSharedUse(directory: String, fileSystem: any FileSystem)
-    throws(LogStoreError)
-  {
+  ///
+  /// With `retiring` (``LogStore/recover(path:)``, which puts a copy in the store's place),
+  /// the state is then retired (``SharedLog/retire()``), whatever its header says: a follower
+  /// that maps it looks for the copy's. Beside a `.oneProcess` writer a follower keeps the
+  /// state, which the next `.manyProcesses` writer of the same files publishes in.
+  static func leaveSharedUse(
+    directory: String, fileSystem: any FileSystem, retiring: Bool = false
+  ) throws(LogStoreError) {
     guard
       let shared = try SharedLog.open(
         directory: directory, fileSystem: fileSystem, writable: true, create: false)
     else { return }
     defer { shared.close() }
     let boot = try fileSystem.bootSession()
-    guard SharedState.headerIsValid(shared.baseAddress, boot: boot) else { return }
+    guard SharedState.headerIsValid(shared.baseAddress, boot: boot) else {
+      if retiring { shared.retire() }
+      return
+    }
     shared.dropDeadOpens()
     let opens = shared.opens
     if !opens.isEmpty {
@@ -563,6 +602,7 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     try shared.reset(boot: boot)
+    if retiring { shared.retire() }
   }
 
   /// A process died inside a write: what it wrote past the published end is not part of the

@@ -167,6 +167,25 @@ final class SharedLog: @unchecked Sendable {
     try renewWriteLock()
   }
 
+  /// Marks the state as one of a store that ``LogStore/recover(path:)`` puts aside, with a
+  /// copy in its place: its magic becomes ``SharedState/retiredMagic`` (so its header no
+  /// longer checks, and no process uses it), then the count of publications goes up. Only
+  /// with ``openLock`` held and no live open in `.manyProcesses` use.
+  ///
+  /// Followers are not listed, so one may still map this file, and the copy at their path has
+  /// a state of its own (once a `.manyProcesses` writer opens it), whose publications this
+  /// file never hears of. The count makes a follower look, and the magic tells it to look for
+  /// the state at its path again, and to read its view anew once a writer publishes there: its
+  /// view, of the store put aside, says nothing of the copy, whose files take the same
+  /// numbers.
+  func retire() {
+    let count = publications
+    mapping.write(at: 0, count: SharedState.retiredMagic.count) { buffer in
+      buffer.copyBytes(from: SharedState.retiredMagic)
+    }
+    store(count &+ 1, at: SharedState.publicationsOffset)
+  }
+
   /// Publishes `commit`, numbered one more than the publications so far: written whole into
   /// the older slot, then the count of publications goes up, then the mark of a write in
   /// progress is cleared (in that order: a process that dies between two of the steps leaves

@@ -19,6 +19,8 @@ extension LogStore {
   ///
   /// The store's lock is held throughout, so no other process can write to it meanwhile.
   /// Nothing is deleted: the damaged store stays beside the new one for inspection.
+  /// Read-only opens in `.manyProcesses` use may stay open beside it: each keeps the view it
+  /// had, of the damaged store, and reads the new one once a writer publishes in it.
   ///
   /// A recovery cut short between its two renames (a crash, a power loss) left nothing at
   /// `path`: the damaged store is aside, and its complete copy waits beside it. Running this
@@ -53,7 +55,9 @@ extension LogStore {
     let lock = try fileSystem.lockFile(path + "/" + StoreFileName.lock)
     defer { lock.unlock() }
     // Opens in `.manyProcesses` use hold the lock only while they write: they must be gone.
-    try ProcessSharing.leaveSharedUse(directory: path, fileSystem: fileSystem)
+    // Followers may stay, and follow the copy once a writer opens it: they are told to look for
+    // its state, since the one they map stays with the store put aside.
+    try ProcessSharing.leaveSharedUse(directory: path, fileSystem: fileSystem, retiring: true)
 
     // Names that are free, even when recovering twice within a second.
     let stamp = CalendarTime(now).iso8601(basic: true)
