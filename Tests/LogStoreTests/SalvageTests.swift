@@ -178,6 +178,41 @@ struct RecoverSimulatedTests {
     #expect(failures > 0)
   }
 
+  @Test(
+    "items that expire while recover copies them are left out as expired, not counted unreadable")
+  func copyingMeetsExpiry() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(compaction: .manual)
+    options.fileSystem = fileSystem
+    let store = try LogStore(path: Self.path, options: options)
+    try store.createTable("t")
+    let expiry = Timestamp(microsecondsSince1970: store.expiryNow() + 60_000_000)
+    try store.put("damaged value".bytes, forKey: "bad".bytes, in: "t")
+    try store.put("kept".bytes, forKey: "kept".bytes, in: "t")
+    for key in ["soon1", "soon2"] {
+      try store.put("expiring".bytes, forKey: key.bytes, in: "t", expiresAt: expiry)
+    }
+    // Compacted, the records are read through a hint file: a damaged value is met only when
+    // it is read, and counted as an unreadable item.
+    try store.compact()
+    try store.close()
+    var files = fileSystem.files
+    let damaged = try #require(
+      files.first { name, bytes in
+        name.hasSuffix(".log") && bytes.firstRange(of: "damaged value".bytes) != nil
+      })
+    files[damaged.key]![damaged.value.firstRange(of: "damaged value".bytes)!.lowerBound] ^= 0xFF
+    let run = SimulatedFileSystem(files: files)
+    // The expiring items are listed, then expire before their values are read.
+    let report = try LogStore.recover(path: Self.path, fileSystem: run, now: Self.now) { old in
+      old.expiryClock.skip(microseconds: 120_000_000)
+    }
+    #expect(report.items == 1)
+    #expect(report.unreadableItems == 1)
+    #expect(report.damagedRegions == 0)
+    #expect(try Self.readable(at: Self.path, files: run.files).tables == ["t": ["kept": "kept"]])
+  }
+
   @Test("recover of a path with no store, absolute or relative, throws storeNotFound")
   func missingStore() {
     for path in ["/data/missing", "missing"] {

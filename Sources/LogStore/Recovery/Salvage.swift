@@ -7,6 +7,8 @@ public struct SalvageReport: Sendable, Equatable {
   /// Damaged regions of the old store that were skipped (their records are lost).
   public var damagedRegions = 0
   /// Keys whose latest value could not be read back (it failed its checksum) and were left out.
+  /// Items that expire while the recovery runs are not among them: they are left out as
+  /// expired ones are, and counted nowhere.
   public var unreadableItems = 0
   /// Where the damaged store now is.
   public var damagedStorePath: String
@@ -35,10 +37,13 @@ extension LogStore {
   }
 
   /// ``recover(path:)`` on another file system (tests), at the time `now` (which names the
-  /// damaged store's new place).
-  package static func recover(path: String, fileSystem: any FileSystem, now: Timestamp)
-    throws(LogStoreError) -> SalvageReport
-  {
+  /// damaged store's new place). `keysListed` is called with the damaged store, open read-only,
+  /// once a table's keys are listed and before their values are read: tests move its expiry
+  /// clock there.
+  package static func recover(
+    path: String, fileSystem: any FileSystem, now: Timestamp,
+    keysListed: (LogStore) -> Void = { _ in }
+  ) throws(LogStoreError) -> SalvageReport {
     let path = StorePath.trimmingTrailingSlashes(path)
     guard fileSystem.directoryExists(path) else {
       guard let damaged = try finishInterruptedRecovery(at: path, fileSystem: fileSystem) else {
@@ -87,11 +92,19 @@ extension LogStore {
         report.tables += 1
         // Batches of up to 1,000 items or 8 MiB (a batch holds at most 256 MiB).
         var writer = BatchWriter(store: new)
-        for key in try old.keys(in: table) {
-          guard let entry = try? old.entry(forKey: key, in: table) else {
+        let keys = try old.keys(in: table)
+        keysListed(old)
+        for key in keys {
+          let read: Entry?
+          do {
+            read = try old.entry(forKey: key, in: table)
+          } catch {
             report.unreadableItems += 1
             continue
           }
+          // Nil: the item expired since the keys were listed (nothing else writes to the
+          // store, whose lock this holds). It is left out as one expired before, not lost.
+          guard let entry = read else { continue }
           try writer.put(
             entry.value, forKey: key, in: table, timestamp: entry.timestamp,
             expiresAt: entry.expires)
