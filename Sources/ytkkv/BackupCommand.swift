@@ -1,3 +1,5 @@
+import YTKKeyValueStore
+
 /// `ytkkv backup STORE DEST`: copies a store, as it is at one moment, to a new directory.
 struct BackupCommand: Command {
   static let name = "backup"
@@ -8,7 +10,8 @@ struct BackupCommand: Command {
     is the store as it was when the command opened it, whole: writes another process makes
     meanwhile are not in it. It works while another process has the store open for writing,
     even while it compacts, and is on stable storage when the command ends. DEST opens as a
-    store of its own. A backup that fails removes what it wrote.
+    store of its own. The tables and items printed are the copy's. A backup that fails removes
+    what it wrote.
 
     Example:
       $ ytkkv backup test.db backups/test.db
@@ -34,7 +37,12 @@ struct BackupCommand: Command {
     let store = try StoreAccess.openForReading(path, manyProcesses: manyProcesses)
     defer { try? store.close() }
     try store.backup(to: destination)
-    let statistics = try store.statistics()
+    // Counted in the copy, which holds the store as it was at the backup's moment. The store
+    // itself has moved on by now in `.manyProcesses` use: each of its calls follows what the
+    // apps wrote since, which the copy does not hold.
+    let copy = try KeyValueStore(path: destination, options: StoreOptions(readOnly: true))
+    defer { try? copy.close() }
+    let statistics = try copy.statistics()
     output.print(
       "backed up \(statistics.tables) table\(statistics.tables == 1 ? "" : "s"), "
         + "\(statistics.liveItems) item\(statistics.liveItems == 1 ? "" : "s") to \(destination)")

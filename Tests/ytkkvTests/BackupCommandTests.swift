@@ -148,3 +148,39 @@ struct BackupCommandTests {
     #expect(try Self.dump(destination) == dump)
   }
 }
+
+extension BackupCommandTests {
+  @Test("the counts it prints are the copy's, while an app in .manyProcesses use writes on")
+  func countsOfTheCopy() throws {
+    let scratch = TemporaryDirectory("ytkkv-tests")
+    let path = scratch.appending("store")
+    let destination = scratch.appending("backup.db")
+    let app = try KeyValueStore(
+      path: path, options: StoreOptions(compaction: .manual, sharing: .manyProcesses))
+    try app.createTable("t")
+    try app.put(["n": 0], id: "first", into: "t")
+    // The app puts new ids until the tool is done: the tool, which follows its writes, sees
+    // some made after the moment its backup copied.
+    let stop = Guarded(false)
+    let written = Guarded(1)
+    let writer = WaitingThread {
+      while !stop.withLock({ $0 }) {
+        let number = written.withLock { $0 }
+        guard (try? app.put(["n": .int(Int64(number))], id: "w\(number)", into: "t")) != nil
+        else { return }
+        written.withLock { $0 += 1 }
+      }
+    }
+    let result = try Tool.run(["backup", path, destination])
+    stop.withLock { $0 = true }
+    writer.join()
+    try app.close()
+    #expect(result.status == 0, "\(result.standardError)")
+    let copy = try KeyValueStore(path: destination, options: StoreOptions(readOnly: true))
+    let items = try copy.count(in: "t")
+    #expect(try copy.tableNames() == ["t"])
+    try copy.close()
+    #expect(items <= written.withLock { $0 })
+    #expect(result.outputLines == ["backed up 1 table, \(items) items to \(destination)"])
+  }
+}
