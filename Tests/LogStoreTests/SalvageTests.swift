@@ -213,6 +213,33 @@ struct RecoverSimulatedTests {
     #expect(try Self.readable(at: Self.path, files: run.files).tables == ["t": ["kept": "kept"]])
   }
 
+  @Test(
+    "a .manyProcesses writer's open while recover runs is refused at once, naming the process"
+  )
+  func manyProcessesOpenDuringRecover() throws {
+    let fileSystem = SimulatedFileSystem()
+    var options = LogStore.Options(compaction: .manual, sharing: .manyProcesses)
+    options.fileSystem = fileSystem
+    // Patience enough to tell a refusal for the holder from one for a lock held too long.
+    options.otherProcessPatience = 200
+    // Last opened in `.manyProcesses` use, which leaves no process ID in the lock file.
+    let store = try LogStore(path: Self.path, options: options)
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    try store.close()
+    var refusal: LogStoreError?
+    _ = try LogStore.recover(path: Self.path, fileSystem: fileSystem, now: Self.now) { _ in
+      do throws(LogStoreError) {
+        try LogStore(path: Self.path, options: options).close()
+      } catch {
+        refusal = error
+      }
+    }
+    let error = try #require(refusal, "the open went ahead while recover held the store")
+    #expect(error.code == .locked)
+    #expect(error.message.contains("by process \(fileSystem.processID)"), "\(error)")
+  }
+
   @Test("recover of a path with no store, absolute or relative, throws storeNotFound")
   func missingStore() {
     for path in ["/data/missing", "missing"] {

@@ -63,6 +63,10 @@ extension LogStore {
     // Followers may stay, and follow the copy once a writer opens it: they are told to look for
     // its state, since the one they map stays with the store put aside.
     try ProcessSharing.leaveSharedUse(directory: path, fileSystem: fileSystem, retiring: true)
+    // A `.manyProcesses` writer's open that waits for the lock meanwhile is refused once it
+    // reads this process's ID there, as beside a `.oneProcess` writer. Let in when the lock is
+    // released, it would hold the lock file of the store put aside while it wrote the copy.
+    try ProcessSharing.recordHolder(fileSystem.processID, directory: path, fileSystem: fileSystem)
 
     // Names that are free, even when recovering twice within a second.
     let stamp = CalendarTime(now).iso8601(basic: true)
