@@ -34,6 +34,8 @@ public final class SQLiteDatabase {
   /// The database header, as recovered; nil for an empty (0-byte) file, which SQLite reads as
   /// a database without tables.
   public var header: SQLiteHeader? { pager.header }
+  /// How the database stores text: the header's encoding, UTF-8 for an empty file.
+  public var textEncoding: SQLiteTextEncoding { pager.header?.textEncoding ?? .utf8 }
   /// The database's size in pages.
   public var pageCount: UInt32 { pager.pageCount }
   /// What was honoured beside the file: committed WAL frames, a rolled-back journal.
@@ -128,7 +130,8 @@ public final class SQLiteDatabase {
       }
       entries.append(
         SQLiteSchemaEntry(
-          type: type, name: name, tableName: tableName, rootPage: rootPage, sql: sql))
+          type: type, name: name, tableName: tableName, rootPage: rootPage, sql: sql,
+          nameIsWellFormed: try cursor.isWellFormedText(at: 1) ?? true))
       index += 1
     }
     return entries

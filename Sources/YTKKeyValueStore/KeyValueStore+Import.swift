@@ -30,7 +30,9 @@ extension KeyValueStore {
   /// Each row becomes an item of the table of the same name (created if missing), with its
   /// id, its JSON value in the stored form, and its `createdTime` (seconds since 1970, kept
   /// to the microsecond). An item with the same id is replaced. A row whose `json` is not JSON
-  /// (or whose id is not text, or too long) is left out and listed in the report.
+  /// (or whose id is not text, or too long) is left out and listed in the report; so is a row
+  /// whose id or `json` is text that is not well-formed (bytes that are not UTF-8), which no
+  /// `String` holds, and every row of a table whose name is such text (the table is not made).
   ///
   /// ```swift
   /// let report = try store.importYTKDatabase(at: oldPath)
@@ -72,7 +74,9 @@ extension KeyValueStore {
       throw source.storeError(error)
     }
     let chosen = try source.chosenTables(of: database, named: names)
-    for table in chosen { try checkTableName(table.name) }
+    for table in chosen where table.refusal == nil { try checkTableName(table.name) }
+    // The tables written to; the rows of the others are read only to be listed.
+    let imported = chosen.filter { $0.refusal == nil }
 
     // Rows are read and converted on a second thread while this one writes what the other
     // has converted. Without a second thread, this one does both in turn.
@@ -100,7 +104,7 @@ extension KeyValueStore {
     // table exists, whose items could not be put back, the whole file is read once first.
     let existing = try Set(tableNames())
     var total = 0
-    if chosen.contains(where: { existing.contains($0.name) }) {
+    if imported.contains(where: { existing.contains($0.name) }) {
       do {
         for table in chosen {
           let cursor = try database.cursor(over: table.table)
@@ -117,20 +121,21 @@ extension KeyValueStore {
       }
     }
 
-    var report = YTKImportReport(tables: chosen.map(\.name).sorted())
+    var report = YTKImportReport(tables: imported.map(\.name).sorted())
     var done = 0
     var canonicalizer = JSONCanonicalizer()
     var output = JSONOutput(capacity: 4096)
     defer { output.release() }
     do {
       var creation = WriteBatch()
-      for table in chosen where !existing.contains(table.name) {
+      for table in imported where !existing.contains(table.name) {
         creation.createTable(table.name)
       }
       try logStore.write(creation)
       while let chunk = try concurrent ? queue.take() : producer.nextChunk() {
         let (puts, rejected) = chunk.finish(with: &canonicalizer, output: &output)
-        try logStore.write(puts)
+        // (A table whose rows are all left out, as a refused table's are, may not exist.)
+        if puts.count > 0 { try logStore.write(puts) }
         report.items += puts.count
         report.rejected += rejected.map { (puts.table, $0.id, $0.reason) }
         let before = done
@@ -138,7 +143,7 @@ extension KeyValueStore {
         if done / 10_000 != before / 10_000 { progress?(done, total) }
       }
     } catch {
-      removeCreatedTables(chosen.map(\.name), existing: existing)
+      removeCreatedTables(imported.map(\.name), existing: existing)
       throw source.storeError(error)
     }
     progress?(done, total)
@@ -171,9 +176,14 @@ package struct YTKTable {
   package var id: Int
   package var json: Int
   package var createdTime: Int
+  /// How the file stores text.
+  package var encoding: SQLiteTextEncoding
+  /// Why every row of the table is left out (each listed with it), or nil when its rows are
+  /// imported: its name is one this store cannot hold.
+  package var refusal: String?
   package var name: String { table.name }
 
-  package init?(_ table: SQLiteTable) {
+  package init?(_ table: SQLiteTable, encoding: SQLiteTextEncoding) {
     guard table.isReadable, let id = table.columnIndex(named: "id"),
       let json = table.columnIndex(named: "json"),
       let createdTime = table.columnIndex(named: "createdTime")
@@ -182,6 +192,15 @@ package struct YTKTable {
     self.id = id
     self.json = json
     self.createdTime = createdTime
+    self.encoding = encoding
+    if !table.nameIsWellFormed {
+      // Its name reads with U+FFFD in place of what is ill-formed, as another table's may:
+      // imported under that reading, two tables would become one, and one's rows replace the
+      // other's of the same id.
+      refusal =
+        "the table's name is not well-formed \(encoding), which no String holds (it reads as "
+        + "\"\(table.name)\")"
+    }
   }
 }
 
@@ -200,9 +219,21 @@ package enum YTKRow {
   static func read(
     _ cursor: SQLiteRowCursor, _ table: YTKTable, using canonicalizer: inout JSONCanonicalizer
   ) throws -> YTKRow {
-    guard case .text(let id) = try cursor.value(at: table.id) else {
-      let shown = describe(try cursor.value(at: table.id))
+    let idValue = try cursor.value(at: table.id)
+    if let refusal = table.refusal {
+      if case .text(let id) = idValue { return .rejected(id: id, reason: refusal) }
+      return .rejected(id: describe(idValue), reason: refusal)
+    }
+    guard case .text(let id) = idValue else {
+      let shown = describe(idValue)
       return .rejected(id: shown, reason: "the id is \(shown), not text")
+    }
+    // An id that is not well-formed reads with U+FFFD in place of what is ill-formed, as
+    // another row's id (or a well-formed id holding U+FFFD) may: imported under that reading,
+    // one of the rows would silently replace the other.
+    guard try cursor.isWellFormedText(at: table.id) == true else {
+      let reason = try illFormedReason("the id", cursor, table.id, table.encoding)
+      return .rejected(id: id, reason: reason)
     }
     let parsed: Result<[UInt8], JSONCodecError>? = try cursor.withUTF8Text(at: table.json) {
       text in
@@ -224,6 +255,12 @@ package enum YTKRow {
     case .success(let bytes)?:
       value = bytes
     }
+    // The canonicalizer refuses ill-formed UTF-8 itself; UTF-16 text reached it converted,
+    // an unpaired surrogate read as U+FFFD, which would change the value.
+    if table.encoding != .utf8, try cursor.isWellFormedText(at: table.json) != true {
+      let reason = try illFormedReason("the json column", cursor, table.json, table.encoding)
+      return .rejected(id: id, reason: reason)
+    }
     do {
       try LogStore.validate(table: table.name, key: Array(id.utf8), value: value)
     } catch {
@@ -243,6 +280,24 @@ package enum YTKRow {
       }
     }
     return .item(id: id, value: value, createdTime: createdTime)
+  }
+
+  /// Why text that is not well-formed is left out: in a UTF-8 file with its bytes (the first
+  /// 32), in a UTF-16 file with what is wrong in it.
+  private static func illFormedReason(
+    _ what: String, _ cursor: SQLiteRowCursor, _ column: Int, _ encoding: SQLiteTextEncoding
+  ) throws -> String {
+    guard encoding == .utf8 else {
+      return "\(what) is not well-formed \(encoding) (an unpaired surrogate), which no String holds"
+    }
+    let bytes = try cursor.withUTF8Text(at: column) { text in
+      let hex = text.prefix(32).map { byte in
+        let digits = String(byte, radix: 16, uppercase: true)
+        return byte < 0x10 ? "0" + digits : digits
+      }
+      return hex.joined(separator: " ") + (text.count > 32 ? " …" : "")
+    }
+    return "\(what) is not well-formed UTF-8 (bytes \(bytes ?? "")), which no String holds"
   }
 
   private static func describe(_ value: SQLiteValue) -> String {
@@ -374,13 +429,20 @@ final class YTKSource {
   func chosenTables(of database: SQLiteDatabase, named names: [String]?)
     throws(KeyValueStoreError) -> [YTKTable]
   {
-    guard let names else { return database.tables.compactMap(YTKTable.init) }
+    let encoding = database.textEncoding
+    guard let names else {
+      return database.tables.compactMap { YTKTable($0, encoding: encoding) }
+    }
     var chosen: [YTKTable] = []
     for name in names where !chosen.contains(where: { $0.name == name }) {
-      guard let table = database.tables.first(where: { $0.name == name }) else {
+      // A name that is not well-formed reads with U+FFFD, but it is not the name of that
+      // reading, which may be another table's: no String names it.
+      guard
+        let table = database.tables.first(where: { $0.nameIsWellFormed && $0.name == name })
+      else {
         throw KeyValueStoreError(.tableNotFound, "\(path) has no table named \"\(name)\"")
       }
-      guard let ytk = YTKTable(table) else {
+      guard let ytk = YTKTable(table, encoding: encoding) else {
         throw KeyValueStoreError(
           .invalidArgument,
           "table \"\(name)\" of \(path) is not a YTKKeyValueStore table "

@@ -87,8 +87,9 @@ struct YTKImportChunk: Sendable {
 /// that runs on a thread of its own while the caller's thread writes the chunks before it.
 ///
 /// Each row is converted the quick way when it is the common case (an ASCII id, JSON text,
-/// a created time as text), straight from the file's bytes into the chunk; any other row goes
-/// through ``YTKRow/read(_:_:using:)``, which makes the same item or says why it is left out.
+/// a created time as text, in a table whose name the store holds), straight from the file's
+/// bytes into the chunk; any other row goes through ``YTKRow/read(_:_:using:)``, which makes
+/// the same item or says why it is left out.
 final class YTKRowProducer: @unchecked Sendable {
   // Used by one thread at a time: the producing thread, or the caller when there is none
   // (so the runtime's exclusivity checks, per access of a class's property, are not needed).
@@ -144,7 +145,7 @@ final class YTKRowProducer: @unchecked Sendable {
   ) throws {
     chunk.rows += 1
     let keyStart = chunk.puts.keys.count
-    if try convertQuickly(cursor, table, raw: raw, into: &chunk.puts) {
+    if table.refusal == nil, try convertQuickly(cursor, table, raw: raw, into: &chunk.puts) {
       if raw { chunk.raw.append(true) }
       return
     }
@@ -188,6 +189,11 @@ final class YTKRowProducer: @unchecked Sendable {
     }
     // (Raw text over the limit goes the row-by-row way, which says why it is left out.)
     guard isJSON == true, output.count <= LogStore.maxValueLength else { return false }
+    // UTF-16 text reached the canonicalizer converted, an unpaired surrogate as U+FFFD: such
+    // a row goes the row-by-row way, which leaves it out. (It refuses ill-formed UTF-8.)
+    if table.encoding != .utf8, try cursor.isWellFormedText(at: table.json) != true {
+      return false
+    }
     guard let time = try cursor.withUTF8Text(at: table.createdTime, YTKTime.timestamp(utf8:)),
       let createdTime = time
     else { return false }

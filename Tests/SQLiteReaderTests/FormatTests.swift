@@ -104,6 +104,34 @@ struct FormatTests {
       ])
   }
 
+  @Test("text is well-formed as Unicode defines it: UTF-8 sequences, UTF-16 surrogate pairs")
+  func wellFormedText() {
+    func check(_ bytes: [UInt8], _ encoding: SQLiteTextEncoding) -> Bool {
+      bytes.withUnsafeBytes { isWellFormed($0, encoding: encoding) }
+    }
+    for good in ["", "plain", "aé中😀", "\u{FFFD}", "\u{10FFFF}"] {
+      #expect(check(Array(good.utf8), .utf8), "\(good)")
+      let units = Array(good.utf16)
+      #expect(check(units.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, .utf16LittleEndian))
+      #expect(check(units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }, .utf16BigEndian))
+    }
+    // A byte no UTF-8 has, a lone continuation, a sequence cut short, an overlong form, a
+    // surrogate (as CESU-8 writes one), a code point above U+10FFFF.
+    for bad: [UInt8] in [
+      [0x61, 0xFF], [0x80], [0x61, 0xE4, 0xB8], [0xC0, 0xAF], [0xED, 0xA0, 0x80],
+      [0xF4, 0x90, 0x80, 0x80],
+    ] {
+      #expect(!check(bad, .utf8), "\(bad)")
+    }
+    // A high surrogate alone, at the end or before another unit; a low one alone. An odd
+    // last byte is ignored, as reading ignores it.
+    for bad: [UInt16] in [[0x61, 0xD800], [0xD800, 0x61], [0xDC00], [0xDBFF, 0xD800]] {
+      #expect(!check(bad.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, .utf16LittleEndian))
+      #expect(!check(bad.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }, .utf16BigEndian))
+    }
+    #expect(check([0x61, 0x00, 0x62], .utf16LittleEndian))
+  }
+
   @Test("records whose header or fields do not fit are refused")
   func damagedRecords() {
     #expect(Self.layout([]).1 == "the record's header size is cut off")

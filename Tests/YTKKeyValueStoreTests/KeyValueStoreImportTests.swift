@@ -317,6 +317,134 @@ struct KeyValueStoreImportTests {
     #expect(try store.object(id: "good", from: "odd") == [1])
   }
 
+  /// Text that is not well-formed in each encoding the tests use: SQL literals of text whose
+  /// bytes are as written (`CAST(x'…' AS TEXT)` keeps a blob's bytes as the database's text).
+  static let illFormed = [
+    // "a" and a byte no UTF-8 has, twice; `["a` then such a byte, then `"]`.
+    (
+      encoding: "UTF-8", id1: "CAST(x'61ff' AS TEXT)", id2: "CAST(x'61fe' AS TEXT)",
+      json: "CAST(x'5b2261ff225d' AS TEXT)"
+    ),
+    // "a" and an unpaired high surrogate, two different ones; `["a`, one, `"]`.
+    (
+      encoding: "UTF-16le", id1: "CAST(x'610000d8' AS TEXT)", id2: "CAST(x'610001d8' AS TEXT)",
+      json: "CAST(x'5b002200610000d822005d00' AS TEXT)"
+    ),
+  ]
+
+  @Test(
+    "ids that are not well-formed text are listed, not merged into one id; so is such json"
+  )
+  func illFormedIDs() throws {
+    for text in Self.illFormed {
+      let directory = TemporaryDirectory()
+      // YTKKeyValueStore's own schema: the two ids differ for SQLite (its primary key), but
+      // both read "a\u{FFFD}" with the ill-formed part replaced, as does the third, whose
+      // text is well-formed and holds U+FFFD itself.
+      let path = try Self.database(
+        """
+        PRAGMA encoding = '\(text.encoding)';
+        CREATE TABLE user_table (id TEXT NOT NULL, json TEXT NOT NULL, createdTime TEXT NOT NULL,
+          PRIMARY KEY(id));
+        INSERT INTO user_table VALUES ('a' || char(65533), '[3]', '1'),
+          (\(text.id1), '[1]', '2'), (\(text.id2), '[2]', '3'),
+          ('bad-text', \(text.json), '4'), ('good', '[4]', '5');
+        """, in: directory)
+      let store = try KeyValueStore(path: directory.storePath)
+      defer { try? store.close() }
+      let report = try store.importYTKDatabase(at: path)
+      #expect(report.items == 2, "\(text.encoding)")
+      #expect(try store.count(in: "user_table") == 2, "\(text.encoding)")
+      #expect(try store.object(id: "a\u{FFFD}", from: "user_table") == [3], "\(text.encoding)")
+      #expect(try store.object(id: "good", from: "user_table") == [4], "\(text.encoding)")
+      // Every row left out is listed: the two ids, each with its own bytes where they are
+      // UTF-8, and the json that is not text.
+      let rejected = report.rejected.map { "\($0.table)/\($0.id): \($0.reason)" }
+      #expect(rejected.count == 3, "\(text.encoding): \(rejected)")
+      let ids = report.rejected.filter { $0.id == "a\u{FFFD}" }
+      #expect(ids.count == 2, "\(text.encoding): \(rejected)")
+      for row in ids {
+        #expect(row.table == "user_table")
+        #expect(
+          row.reason.contains("not well-formed \(text.encoding.prefix(6))"),
+          "\(text.encoding): \(row.reason)")
+      }
+      if text.encoding == "UTF-8" {
+        #expect(ids.map(\.reason).contains { $0.contains("61 FF") }, "\(rejected)")
+        #expect(ids.map(\.reason).contains { $0.contains("61 FE") }, "\(rejected)")
+      }
+      let json = try #require(report.rejected.first { $0.id == "bad-text" }, "\(rejected)")
+      #expect(json.reason.contains("json"), "\(text.encoding): \(json.reason)")
+    }
+  }
+
+  @Test(
+    "tables whose names are not well-formed text are not created; their rows are listed with why"
+  )
+  func illFormedTableNames() throws {
+    for text in Self.illFormed {
+      let directory = TemporaryDirectory()
+      // Tables `tab_AA` and `tab_BB`, then renamed in the file's bytes (the same length, so the
+      // records stay valid) to names that differ but both read "tab_\u{FFFD}X"; a third has
+      // that well-formed name.
+      let made = try Self.database(
+        """
+        PRAGMA encoding = '\(text.encoding)';
+        CREATE TABLE tab_AA (id, json, createdTime);
+        CREATE TABLE tab_BB (id, json, createdTime);
+        CREATE TABLE "tab_\u{FFFD}X" (id, json, createdTime);
+        CREATE TABLE fine (id, json, createdTime);
+        INSERT INTO tab_AA VALUES ('a', '[1]', '1');
+        INSERT INTO tab_BB VALUES ('a', '[2]', '2');
+        INSERT INTO "tab_\u{FFFD}X" VALUES ('a', '[3]', '3');
+        INSERT INTO fine VALUES ('a', '[4]', '4');
+        """, in: directory)
+      let utf16 = text.encoding == "UTF-16le"
+      func encoded(_ string: String) -> Data {
+        utf16
+          ? Data(string.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }) : Data(string.utf8)
+      }
+      var bytes = try Data(contentsOf: URL(fileURLWithPath: made))
+      let replacements: [(String, [UInt8])] = [
+        ("tab_AA", utf16 ? [0x00, 0xD8, 0x58, 0x00] : [0xFF, 0x58]),
+        ("tab_BB", utf16 ? [0x01, 0xD8, 0x58, 0x00] : [0xFE, 0x58]),
+      ]
+      for (name, replacement) in replacements {
+        let new = encoded("tab_") + Data(replacement)
+        var replaced = 0
+        while let range = bytes.range(of: encoded(name)) {
+          bytes.replaceSubrange(range, with: new)
+          replaced += 1
+        }
+        // The name, the table's name and the CREATE statement of its sqlite_schema row.
+        #expect(replaced == 3, "\(text.encoding) \(name)")
+      }
+      let path = directory.appending("renamed.sqlite")
+      try bytes.write(to: URL(fileURLWithPath: path))
+
+      let store = try KeyValueStore(path: directory.storePath)
+      defer { try? store.close() }
+      let report = try store.importYTKDatabase(at: path)
+      #expect(report.tables == ["fine", "tab_\u{FFFD}X"], "\(text.encoding)")
+      #expect(try store.tableNames() == ["fine", "tab_\u{FFFD}X"], "\(text.encoding)")
+      #expect(try store.object(id: "a", from: "tab_\u{FFFD}X") == [3], "\(text.encoding)")
+      #expect(try store.object(id: "a", from: "fine") == [4], "\(text.encoding)")
+      #expect(report.items == 2, "\(text.encoding)")
+      let rejected = report.rejected.map { "\($0.table)/\($0.id): \($0.reason)" }
+      #expect(rejected.count == 2, "\(text.encoding): \(rejected)")
+      for row in report.rejected {
+        #expect(row.table == "tab_\u{FFFD}X" && row.id == "a", "\(text.encoding): \(rejected)")
+        #expect(
+          row.reason.contains("name is not well-formed \(text.encoding.prefix(6))"),
+          "\(text.encoding): \(row.reason)")
+      }
+      // Named, the tables whose names are not well-formed are not those of the name.
+      let named = try store.importYTKDatabase(at: path, tables: ["tab_\u{FFFD}X"])
+      #expect(named.tables == ["tab_\u{FFFD}X"] && named.items == 1, "\(text.encoding)")
+      #expect(named.rejected.isEmpty, "\(text.encoding)")
+    }
+  }
+
   @Test(
     "createdTime as text, integer or real is seconds since 1970; NULL, a blob or other text is the import's time"
   )
@@ -462,10 +590,12 @@ struct KeyValueStoreImportTests {
     "every row is imported as the row-by-row conversion makes it: ids, values, times, order and rejections, UTF-8 and UTF-16"
   )
   func rowsAsConvertedOneByOne() throws {
-    for encoding in ["UTF-8", "UTF-16le"] {
+    for text in Self.illFormed {
+      let encoding = text.encoding
       let directory = TemporaryDirectory()
       // A table without a primary key, so that an id can repeat (the last row wins), and every
-      // kind of id, json and createdTime the quick conversion leaves to the row-by-row one.
+      // kind of id, json and createdTime the quick conversion leaves to the row-by-row one
+      // (text that is not well-formed among them).
       let path = try Self.database(
         """
         PRAGMA encoding = '\(encoding)';
@@ -477,7 +607,8 @@ struct KeyValueStoreImportTests {
           ('escaped-key', '{"a\\"b":1,"a#":2}', '5'), (7, '[1]', '6'), ('blob-json', x'5b315d', '7'),
           ('not-json', '[1,]', '8'), ('int-time', '[3]', 1448000001), ('real-time', '[4]', 1.5),
           ('null-time', '[5]', NULL), ('word-time', '[6]', 'soon'), ('exp-time', '[7]', '1e3'),
-          ('', '""', '9'), ('big', '[123456789012345678901234567890, -0, 0.1]', '10');
+          ('', '""', '9'), ('big', '[123456789012345678901234567890, -0, 0.1]', '10'),
+          (\(text.id1), '[8]', '11'), ('ill-formed-json', \(text.json), '12');
         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
         INSERT INTO mixed SELECT 'row' || i, '{"n":' || i || ',"id":"row' || i || '"}',
           '1448000000.' || i FROM n;
@@ -488,7 +619,7 @@ struct KeyValueStoreImportTests {
       defer { source.close() }
       let database = try source.open()
       let first = try #require(database.tables.first)
-      let table = try #require(YTKTable(first))
+      let table = try #require(YTKTable(first, encoding: database.textEncoding))
       var expectedItems: [String: (value: [UInt8], time: Timestamp?)] = [:]
       var expectedRows: [String] = []
       var expectedRejected: [String] = []
@@ -503,7 +634,7 @@ struct KeyValueStoreImportTests {
           expectedRows.append(id + ": " + reason)
         }
       }
-      #expect(expectedItems.count > 2500 && expectedRejected.count == 3, "\(encoding)")
+      #expect(expectedItems.count > 2500 && expectedRejected.count == 5, "\(encoding)")
 
       // The producer's chunks, with every value in the stored form or every quickly read one
       // left to the writer, finish as the same rows in the same order.

@@ -16,13 +16,14 @@ import YTKKeyValueStore
 ///
 /// Opening and reading must never trap, loop or fail with anything but an `SQLiteReaderError`
 /// naming one of the files. Every table is walked with a cursor, every value read with
-/// `value(at:)` and `withUTF8Text(at:_:)`, which must agree; `row()` must equal the values read
-/// one at a time; rowids must increase; a finished cursor stays finished; a second walk
+/// `value(at:)` and `withUTF8Text(at:_:)`, which must agree (and text `isWellFormedText(at:)`
+/// calls well-formed must read as it is, the rest with U+FFFD); `row()` must equal the values
+/// read one at a time; rowids must increase; a finished cursor stays finished; a second walk
 /// (`rows(of:)`) must give the same rows or the same error. Tables with YTKKeyValueStore's
-/// columns are then read as the import reads them (`YTKRow.read`): every item's value must be
-/// canonical JSON, and its `createdTime`, read from the text's bytes, what the text's String
-/// gives. The reading stops after `SQLiteFuzzBudget.values` values, so that no input
-/// runs for long; the reader itself is bounded by the pages it has.
+/// columns are then read as the import reads them (`YTKRow.read`): every item's id must be
+/// well-formed text, its value canonical JSON, and its `createdTime`, read from the text's
+/// bytes, what the text's String gives. The reading stops after `SQLiteFuzzBudget.values`
+/// values, so that no input runs for long; the reader itself is bounded by the pages it has.
 ///
 /// The import itself (`KeyValueStore.importYTKDatabase(at:)`) reads files by path and writes a
 /// store on disk. Measured on the seeds (debug build), writing the files alone took 1.0 ms an
@@ -42,7 +43,8 @@ package func fuzzSQLite(_ data: UnsafeRawBufferPointer) {
   for table in database.tables where budget.remains {
     walk(table, of: database, files: files, budget: &budget)
   }
-  for table in database.tables.compactMap(YTKTable.init) where budget.remains {
+  let ytkTables = database.tables.compactMap { YTKTable($0, encoding: database.textEncoding) }
+  for table in ytkTables where budget.remains {
     readAsImport(table, of: database, files: files, budget: &budget)
   }
 }
@@ -177,9 +179,11 @@ private func checkRow(_ cursor: SQLiteRowCursor, files: SQLiteFuzzFiles) -> SQLi
   for column in 0..<cursor.columnCount {
     let value: SQLiteValue
     let utf8: [UInt8]?
+    let wellFormed: Bool?
     do {
       value = try cursor.value(at: column)
       utf8 = try cursor.withUTF8Text(at: column) { Array($0) }
+      wellFormed = try cursor.isWellFormedText(at: column)
     } catch {
       files.checkError(error, "column \(column) of \(cursor.table.name)")
       precondition(
@@ -194,11 +198,18 @@ private func checkRow(_ cursor: SQLiteRowCursor, files: SQLiteFuzzFiles) -> SQLi
       precondition(
         String(decoding: utf8, as: UTF8.self) == text,
         "withUTF8Text and value(at:) give different text")
+      // Well-formed text reads as it is; the rest has U+FFFD in place of what is ill-formed.
+      switch wellFormed {
+      case true?: precondition(Array(text.utf8) == utf8, "well-formed text read otherwise")
+      case false?:
+        precondition(text.unicodeScalars.contains("\u{FFFD}"), "ill-formed text without U+FFFD")
+      case nil: preconditionFailure("text that isWellFormedText does not take for text")
+      }
     case .real(let real):
       precondition(!real.isNaN, "a NaN read as a real")
-      precondition(utf8 == nil, "withUTF8Text gave a real as text")
+      precondition(utf8 == nil && wellFormed == nil, "withUTF8Text gave a real as text")
     default:
-      precondition(utf8 == nil, "withUTF8Text gave text for \(value)")
+      precondition(utf8 == nil && wellFormed == nil, "withUTF8Text gave text for \(value)")
     }
     values.append(value)
   }
@@ -232,6 +243,9 @@ private func readAsImport(
       case .item(let id, let value, let createdTime):
         precondition(
           (try? cursor.value(at: table.id)) == .text(id), "an item's id is not the row's id")
+        precondition(
+          (try? cursor.isWellFormedText(at: table.id)) == true,
+          "an item's id is not well-formed text")
         // The import reads a text createdTime from its bytes; it must agree with the String.
         if case .text(let text)? = try? cursor.value(at: table.createdTime) {
           precondition(

@@ -297,6 +297,29 @@ public final class SQLiteRowCursor {
     }
   }
 
+  /// Whether value `column` of the current row is text well-formed in the database's
+  /// encoding: UTF-8 as Unicode defines it, or UTF-16 without an unpaired surrogate. Nil if
+  /// the value is not text.
+  ///
+  /// SQLite stores text's bytes as it is given them, checked or not. ``value(at:)`` reads
+  /// ill-formed sequences as U+FFFD, so two texts that differ only there read as the same
+  /// `String` (and as the same UTF-8 from ``withUTF8Text(at:_:)`` in a UTF-16 database): a
+  /// caller that must keep different values apart (keys) asks this first.
+  public func isWellFormedText(at column: Int) throws -> Bool? {
+    precondition(column >= 0 && column < table.columns.count, "column \(column) is out of range")
+    guard column < record.count, !table.columns[column].isRowidAlias else {
+      // A default is read from the table's statement, text already decoded.
+      guard case .text = try value(at: column) else { return nil }
+      return true
+    }
+    let serialType = record.serialTypes[column]
+    guard serialType >= 13, serialType & 1 == 1 else { return nil }
+    let start = record.offsets[column]
+    return isWellFormed(
+      UnsafeRawBufferPointer(rebasing: payload[start..<start + record.bodySize(column)]),
+      encoding: encoding)
+  }
+
   /// The current row, every value made.
   public func row() throws -> SQLiteRow {
     var values: [SQLiteValue] = []

@@ -1,8 +1,17 @@
 /// How a database stores text. Fixed when the database is made (`PRAGMA encoding`).
-public enum SQLiteTextEncoding: Sendable, Equatable {
+public enum SQLiteTextEncoding: Sendable, Equatable, CustomStringConvertible {
   case utf8
   case utf16LittleEndian
   case utf16BigEndian
+
+  /// The encoding as `PRAGMA encoding` names it: `UTF-8`, `UTF-16le` or `UTF-16be`.
+  public var description: String {
+    switch self {
+    case .utf8: "UTF-8"
+    case .utf16LittleEndian: "UTF-16le"
+    case .utf16BigEndian: "UTF-16be"
+    }
+  }
 }
 
 /// The first 100 bytes of a database file, which describe the rest of it.

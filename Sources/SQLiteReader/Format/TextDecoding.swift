@@ -59,3 +59,42 @@ private func appendUTF8(scalar: UInt32, to output: ByteBuffer) {
     output.append(UInt8(0x80 | scalar & 0x3F))
   }
 }
+
+/// Whether `bytes` are well-formed text in `encoding`: UTF-8 by Unicode's table of
+/// well-formed sequences (no surrogate, overlong form or code point above U+10FFFF), UTF-16
+/// without an unpaired surrogate (an odd last byte is ignored, as the conversion ignores it).
+/// Text that is not is read with U+FFFD in place of its ill-formed sequences, so two different
+/// texts can read as the same; a caller for whom that matters asks this first.
+func isWellFormed(_ bytes: UnsafeRawBufferPointer, encoding: SQLiteTextEncoding) -> Bool {
+  switch encoding {
+  case .utf8:
+    // Most text is ASCII: checked a byte at a time before the parser is needed.
+    guard let first = bytes.firstIndex(where: { $0 >= 0x80 }) else { return true }
+    var iterator = UnsafeRawBufferPointer(rebasing: bytes[first...]).makeIterator()
+    var parser = Unicode.UTF8.ForwardParser()
+    while true {
+      switch parser.parseScalar(from: &iterator) {
+      case .valid: continue
+      case .emptyInput: return true
+      case .error: return false
+      }
+    }
+  case .utf16LittleEndian, .utf16BigEndian:
+    let units = bytes.count / 2
+    func unit(_ index: Int) -> UInt16 {
+      let first = UInt16(bytes[2 * index])
+      let second = UInt16(bytes[2 * index + 1])
+      return encoding == .utf16BigEndian ? first << 8 | second : second << 8 | first
+    }
+    var index = 0
+    while index < units {
+      let scalar = unit(index)
+      index += 1
+      guard scalar & 0xF800 == 0xD800 else { continue }
+      // A high surrogate followed by a low one is a pair; anything else is unpaired.
+      guard scalar < 0xDC00, index < units, unit(index) & 0xFC00 == 0xDC00 else { return false }
+      index += 1
+    }
+    return true
+  }
+}

@@ -10,6 +10,9 @@ public struct SQLiteSchemaEntry: Sendable, Hashable {
   /// The statement that made the object; nil for indexes SQLite makes itself (for a
   /// `PRIMARY KEY` or `UNIQUE` constraint).
   public var sql: String?
+  /// Whether ``name`` is well-formed text in the database's encoding. When it is not, its
+  /// ill-formed sequences read as U+FFFD, and another object's name can read the same.
+  public var nameIsWellFormed = true
 }
 
 /// How a column converts values, from its declared type (SQLite's "type affinity"). The
@@ -75,6 +78,10 @@ enum ColumnDefault: Sendable, Hashable {
 /// `sqlite_stat1`); ``unsupportedReason`` says when the reader cannot read its rows.
 public struct SQLiteTable: Sendable, Hashable {
   public var name: String
+  /// Whether ``name`` is well-formed text in the database's encoding
+  /// (``SQLiteSchemaEntry/nameIsWellFormed``): when it is not, it reads with U+FFFD, and
+  /// another table's name can read the same.
+  public var nameIsWellFormed = true
   /// The root page of the table's b-tree.
   public var rootPage: UInt32
   /// The `CREATE TABLE` statement, as stored.
@@ -103,6 +110,7 @@ public struct SQLiteTable: Sendable, Hashable {
   /// The table described by `entry`, whose type is `table`.
   init(_ entry: SQLiteSchemaEntry) {
     name = entry.name
+    nameIsWellFormed = entry.nameIsWellFormed
     rootPage = entry.rootPage
     sql = entry.sql ?? ""
     columns = []
