@@ -32,7 +32,8 @@ extension KeyValueStore {
   /// to the microsecond). An item with the same id is replaced. A row whose `json` is not JSON
   /// (or whose id is not text, or too long) is left out and listed in the report; so is a row
   /// whose id or `json` is text that is not well-formed (bytes that are not UTF-8), which no
-  /// `String` holds, and every row of a table whose name is such text (the table is not made).
+  /// `String` holds, and every row of a table whose name is such text, or is not one this store
+  /// allows (1 to 255 bytes without NUL); the table is not made.
   ///
   /// ```swift
   /// let report = try store.importYTKDatabase(at: oldPath)
@@ -49,7 +50,7 @@ extension KeyValueStore {
   /// - Throws: `.io` when the file cannot be opened or read; `.corrupted` when it is not an
   ///   SQLite database or is damaged (the message names the file and the page); `.tableNotFound`
   ///   for a name in `tables` the file does not have; `.invalidArgument` for one without
-  ///   YTKKeyValueStore's columns, or a table name the store does not allow; `.readOnly`.
+  ///   YTKKeyValueStore's columns; `.readOnly`.
   @discardableResult
   public func importYTKDatabase(at path: String, tables: [String]? = nil)
     throws(KeyValueStoreError) -> YTKImportReport
@@ -74,7 +75,6 @@ extension KeyValueStore {
       throw source.storeError(error)
     }
     let chosen = try source.chosenTables(of: database, named: names)
-    for table in chosen where table.refusal == nil { try checkTableName(table.name) }
     // The tables written to; the rows of the others are read only to be listed.
     let imported = chosen.filter { $0.refusal == nil }
 
@@ -150,16 +150,6 @@ extension KeyValueStore {
     return report
   }
 
-  private func checkTableName(_ name: String) throws(KeyValueStoreError) {
-    let bytes = Array(name.utf8)
-    guard !bytes.isEmpty, bytes.count <= 255, !bytes.contains(0) else {
-      throw KeyValueStoreError(
-        .invalidArgument,
-        "the table \"\(Self.shown(name))\" of the SQLite file has a name this store does not "
-          + "allow (1 to 255 bytes of UTF-8 without NUL)")
-    }
-  }
-
   /// After a failed import: drops the tables it created (best effort; the store's own error
   /// is the one reported).
   private func removeCreatedTables(_ names: [String], existing: Set<String>) {
@@ -179,7 +169,8 @@ package struct YTKTable {
   /// How the file stores text.
   package var encoding: SQLiteTextEncoding
   /// Why every row of the table is left out (each listed with it), or nil when its rows are
-  /// imported: its name is one this store cannot hold.
+  /// imported: its name is one this store cannot hold (not well-formed, or over the store's
+  /// limits: SQLite's names may be longer than 255 bytes, or empty).
   package var refusal: String?
   package var name: String { table.name }
 
@@ -200,6 +191,14 @@ package struct YTKTable {
       refusal =
         "the table's name is not well-formed \(encoding), which no String holds (it reads as "
         + "\"\(table.name)\")"
+    } else {
+      // Refused per row rather than for the whole file: the other tables are imported, and
+      // every row of this one is listed.
+      do {
+        try LogStore.validate(table: table.name, key: [], value: [])
+      } catch {
+        refusal = "the table's name is not one this store allows: \(error.message)"
+      }
     }
   }
 }

@@ -7,6 +7,11 @@ import YTKKeyValueStore
 /// As the original did, the methods log an error and return nil, `false`, 0 or nothing;
 /// ``lastError`` keeps the last one for an app that wants to know. ``keyValueStore`` is the
 /// `KeyValueStore` underneath, the API to move to.
+///
+/// The limits are the store's, which the original (on SQLite) did not have: a table name is
+/// at most 255 bytes of UTF-8 and an id at most 65,535 (`KeyValueStore.maxIDLength`), fixed
+/// by the store's record format. A call over one is refused as other failures are, with
+/// `.invalidTableName` or `.invalidArgument` naming the length and the limit.
 open class YTKKeyValueStore: YTKCompatObject, @unchecked Sendable {
   // `@unchecked Sendable`: its one stored property is a `Sendable` connection.
   let connection: Connection

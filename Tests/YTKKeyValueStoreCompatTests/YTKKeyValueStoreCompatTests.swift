@@ -207,6 +207,52 @@ struct YTKKeyValueStoreCompatTests {
     reopened.close()
   }
 
+  @Test(
+    "names over 255 bytes and ids over 65,535 bytes are refused with an error saying the limit"
+  )
+  func limits() throws {
+    let directory = TemporaryDirectory()
+    let store = Self.store(directory)
+    // Up to the limits, everything works.
+    let longest = String(repeating: "n", count: 255)
+    let longestID = String(repeating: "i", count: 65_535)
+    store.createTable(withName: longest)
+    store.putString("x", withId: longestID, intoTable: longest)
+    #expect(store.getStringById(longestID, fromTable: longest) == "x")
+    #expect(store.getAllItemsFromTable(longest)?.map(\.itemId) == [longestID])
+    #expect(store.lastError == nil)
+
+    // One byte more: every call logs the error and gives nil, false, 0 or nothing.
+    let long = longest + "n"
+    store.createTable(withName: long)
+    let nameError = try #require(store.lastError)
+    #expect(nameError.code == .invalidTableName)
+    #expect(nameError.message.contains("256 bytes") && nameError.message.contains("1 to 255 bytes"))
+    #expect(!store.isTableExists(long))
+    store.putString("x", withId: "1", intoTable: long)
+    #expect(store.getStringById("1", fromTable: long) == nil)
+    #expect(store.getAllItemsFromTable(long) == nil)
+    #expect(store.getCountFromTable(long) == 0)
+    store.deleteObjectById("1", fromTable: long)
+    store.clearTable(long)
+    store.dropTable(long)
+    #expect(store.lastError?.code == .invalidTableName)
+
+    let longID = longestID + "i"
+    store.putString("y", withId: longID, intoTable: longest)
+    let idError = try #require(store.lastError)
+    #expect(idError.code == .invalidArgument)
+    #expect(idError.message.contains("65536 bytes") && idError.message.contains("65535"))
+    #expect(store.getObjectById(longID, fromTable: longest) == nil)
+    // All of the ids or none: the one within the limit stays.
+    store.deleteObjectsByIdArray([longestID, longID], fromTable: longest)
+    #expect(store.lastError?.code == .invalidArgument)
+    #expect(store.getCountFromTable(longest) == 1)
+    store.deleteObjectsByIdPrefix(longID, fromTable: longest)
+    #expect(store.lastError?.code == .invalidArgument)
+    #expect(try store.keyValueStore!.tableNames() == [longest, "t"])
+  }
+
   @Test("a store that cannot be opened gives nothing, with the reason as the last error")
   func openFails() throws {
     let directory = TemporaryDirectory()

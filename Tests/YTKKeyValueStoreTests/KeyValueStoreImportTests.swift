@@ -475,24 +475,55 @@ struct KeyValueStoreImportTests {
     }
   }
 
-  @Test("a table whose name this store does not allow imports nothing")
-  func disallowedTableNames() throws {
+  @Test(
+    "a table whose name the store does not allow is not made; its rows are listed, as long ids are"
+  )
+  func namesAndIDsOverTheLimits() throws {
     let directory = TemporaryDirectory()
+    // SQLite takes names longer than 255 bytes, and an empty one; YTKKeyValueStore made
+    // tables of any name its app gave.
     let long = String(repeating: "t", count: 256)
+    let longest = String(repeating: "l", count: 255)
+    let longestID = String(repeating: "i", count: KeyValueStore.maxIDLength)
+    // (Made by SQLite: two such ids are more than one argument of a process may hold.)
+    let idSQL = "replace(hex(zeroblob(\(KeyValueStore.maxIDLength))), '00', 'i')"
     let path = try Self.database(
       """
       CREATE TABLE fine (id, json, createdTime);
       CREATE TABLE "\(long)" (id, json, createdTime);
-      INSERT INTO fine VALUES ('a', '[1]', '1');
-      INSERT INTO "\(long)" VALUES ('a', '[1]', '1');
+      CREATE TABLE "" (id, json, createdTime);
+      CREATE TABLE "\(longest)" (id, json, createdTime);
+      INSERT INTO fine VALUES ('a', '[1]', '1'), (\(idSQL), '[2]', '2'),
+        (\(idSQL) || 'i', '[3]', '3');
+      INSERT INTO "\(long)" VALUES ('a', '[1]', '1'), (7, '[2]', '2');
+      INSERT INTO "" VALUES ('a', '[1]', '1');
+      INSERT INTO "\(longest)" VALUES ('a', '[1]', '1');
       """, in: directory)
     let store = try KeyValueStore(path: directory.storePath)
     defer { try? store.close() }
-    expectError(.invalidArgument, mentioning: ["does not allow", "1 to 255 bytes"]) {
-      try store.importYTKDatabase(at: path)
+    let report = try store.importYTKDatabase(at: path)
+    #expect(report.tables == ["fine", longest])
+    #expect(try store.tableNames() == ["fine", longest])
+    #expect(report.items == 3)
+    #expect(try store.object(id: longestID, from: "fine") == [2])
+    #expect(try store.object(id: "a", from: longest) == [1])
+    let rows = report.rejected.map { "\($0.table.prefix(3))/\($0.id.suffix(3)): \($0.reason)" }
+    #expect(report.rejected.count == 4, "\(rows)")
+    let longRows = report.rejected.filter { $0.table == long }
+    #expect(longRows.map(\.id) == ["a", "the integer 7"], "\(rows)")
+    #expect(report.rejected.filter { $0.table.isEmpty }.map(\.id) == ["a"], "\(rows)")
+    for row in report.rejected where row.table != "fine" {
+      #expect(row.reason.contains("not one this store allows"), "\(row.reason)")
+      #expect(row.reason.contains("1 to 255 bytes"), "\(row.reason)")
     }
-    #expect(try store.tableNames().isEmpty)
-    #expect(try store.importYTKDatabase(at: path, tables: ["fine"]).items == 1)
+    let tooLongID = try #require(report.rejected.first { $0.table == "fine" }, "\(rows)")
+    #expect(tooLongID.id == longestID + "i")
+    #expect(tooLongID.reason.contains("\(KeyValueStore.maxIDLength)"), "\(tooLongID.reason)")
+
+    // Named, the same: its rows are listed, and the other tables named are imported.
+    let named = try store.importYTKDatabase(at: path, tables: [long, "fine"])
+    #expect(named.tables == ["fine"] && named.items == 2)
+    #expect(named.rejected.filter { $0.table == long }.count == 2)
   }
 
   @Test("a column default the reader does not evaluate, met while reading, imports nothing")
