@@ -7,8 +7,9 @@ struct BackupCommand: Command {
   static let usage = "ytkkv backup STORE DEST"
   static let discussion = """
     Writes a copy of STORE to DEST, which must not exist or be an empty directory. The copy
-    is the store as it was when the command opened it, whole: writes another process makes
-    meanwhile are not in it. It works while another process has the store open for writing,
+    is the store as it was at one moment, whole: when the command opened it (in
+    .manyProcesses use, when it began to copy). Writes another process makes after that are
+    not in it. It works while another process has the store open for writing,
     even while it compacts, and is on stable storage when the command ends. DEST opens as a
     store of its own. The tables and items printed are the copy's. A backup that fails removes
     what it wrote.

@@ -13,8 +13,9 @@ struct ImportCommand: Command {
     missing): each id with its JSON value and its createdTime, to the microsecond. Empty
     tables are created empty; an item with the same id is replaced.
 
-    Rows whose json column is not JSON are left out and listed on standard error; the rest
-    is imported. A file that cannot be read (not SQLite, damaged, truncated) imports
+    Rows that cannot be imported (a json column that is not JSON; an id or a table name that
+    is not well-formed text, or longer than the store allows) are left out and listed on
+    standard error, with the reason; the rest is imported. A file that cannot be read (not SQLite, damaged, truncated) imports
     nothing. Progress is shown on a terminal.
 
     Options:
