@@ -113,16 +113,22 @@ final class ChangeStreams: @unchecked Sendable {
       return
     }
     var ended: [(table: String, id: Int, continuation: Continuation)] = []
+    // The streams this change ended (by a drop, or by a change their buffer had no room for)
+    // get nothing more of it: after a drop the stream is over, and after a change left out a
+    // later one would follow a gap, should the consumer have made room meanwhile.
+    var endedIDs: Set<Int> = []
     func deliver(_ event: KeyValueChange, to table: String) {
       guard let subscribers = streams[table] else { return }
-      for (id, continuation) in subscribers {
+      for (id, continuation) in subscribers where !endedIDs.contains(id) {
+        let enqueued: Bool
         switch continuation.yield(event) {
-        case .enqueued:
-          if event == .dropped { ended.append((table, id, continuation)) }
-        case .dropped, .terminated:
+        case .enqueued: enqueued = true
+        case .dropped, .terminated: enqueued = false
+        @unknown default: enqueued = false
+        }
+        if !enqueued || event == .dropped {
           ended.append((table, id, continuation))
-        @unknown default:
-          ended.append((table, id, continuation))
+          endedIDs.insert(id)
         }
       }
     }

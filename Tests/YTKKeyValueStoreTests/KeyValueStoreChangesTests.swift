@@ -193,6 +193,70 @@ struct KeyValueStoreChangesTests {
     #expect(await Self.collect(again, limit: 1) == [.deleted(ids: ["0"])])
   }
 
+  @Test(
+    "a stream ends at a drop inside a batch: nothing of the batch after it, though the table is made again there"
+  )
+  func dropInsideBatch() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    let stream = store.changes(in: table)
+    var batch = WriteBatch()
+    batch.put(Array("[1]".utf8), forKey: Array("before".utf8), in: table)
+    batch.dropTable(table)
+    batch.createTable(table)
+    batch.put(Array("[2]".utf8), forKey: Array("after".utf8), in: table)
+    batch.delete(key: Array("after".utf8), in: table)
+    try store.logStore.write(batch)
+    #expect(await Self.collect(stream) == [.put(id: "before"), .dropped])
+  }
+
+  @Test(
+    "a consumer that falls behind in the middle of a batch gets what came before, then the end: never a later id of the batch"
+  )
+  func fallsBehindInsideBatch() async throws {
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(table)
+    let limit = KeyValueStore.changeBufferLimit
+    // Ids whose byte order is their number's, so that the batch's order is known.
+    let ids = (0..<3 * limit).map { "id\(String(1_000_000 + $0))" }
+    var objects: [String: JSONValue] = [:]
+    for id in ids { objects[id] = 1 }
+    // Rounds until one where the consumer took some changes while the batch was delivered,
+    // after the buffer had filled: it then had room again before the batch ended.
+    for round in 0..<20 {
+      let stream = store.changes(in: table)
+      // A consumer that reads more slowly than a batch is delivered, from the first change on.
+      let started = Locked(false)
+      let consumer = Task.detached { () -> [KeyValueChange] in
+        var seen: [KeyValueChange] = []
+        for await change in stream {
+          started.withLock { $0 = true }
+          seen.append(change)
+          let until = DispatchTime.now().uptimeNanoseconds + 20_000
+          while DispatchTime.now().uptimeNanoseconds < until {}
+        }
+        return seen
+      }
+      try store.put(["first": 1], into: table)
+      while !started.value { await Task.yield() }
+      try store.put(objects, into: table)
+      // The end of the stream, had it kept up.
+      try store.dropTable(table)
+      try store.createTable(table)
+      let seen = await consumer.value
+      let expected = [KeyValueChange.put(id: "first")] + ids.map { .put(id: $0) } + [.dropped]
+      // Whatever the stream delivered is the start of what was committed, with no gap.
+      let gap = seen.indices.first { $0 >= expected.count || seen[$0] != expected[$0] }
+      let shown = gap.map {
+        "after \($0) changes, \(seen[$0]), not \(String(describing: expected.dropFirst($0).first))"
+      }
+      #expect(gap == nil, "round \(round): \(shown ?? "")")
+      if seen.last != .dropped { break }
+    }
+  }
+
   @Test("closing the store ends its streams; a stream asked for after close is empty")
   func closeEndsStreams() async throws {
     let store = try KeyValueStore(path: directory.storePath)
