@@ -80,4 +80,23 @@ extension LogStore {
     engine.log.lock.withLock { engine.log.commitObserver = observer }
     engine.watchOtherProcesses()
   }
+
+  /// Runs `body` with the log's lock held, once this open has caught up on every change
+  /// committed before the call (in `.manyProcesses` use, those of other processes, and its
+  /// own writes that left the catching up for later), so that the commit observer heard of
+  /// them before `body` and hears of every later one after it: for a follower of the changes
+  /// that starts now and wants none from before. `body` must be quick and must not call the
+  /// store.
+  ///
+  /// Catching up may fail (the store closing, a damaged shared state): `body` runs anyway, and
+  /// the next call reports the error.
+  package func afterChangesSoFar<R>(_ body: () -> R) -> R {
+    // Most of the catching up without the lock, as every call does (and a follower that has
+    // not found the shared state yet looks for it); then what was published meanwhile.
+    try? engine.sharing?.followOthers()
+    return engine.log.lock.withLock {
+      try? engine.sharing?.followOthersHoldingLock()
+      return body()
+    }
+  }
 }

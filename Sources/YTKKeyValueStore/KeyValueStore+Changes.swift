@@ -49,7 +49,11 @@ extension KeyValueStore {
     changeStreams.installOnce {
       logStore.observeCommits { [changeStreams] change in changeStreams.publish(change) }
     }
-    return changeStreams.makeStream(for: table)
+    // In `.manyProcesses` use the view follows the others (and its own writes made before
+    // there was a stream) at the next call or catch-up, which publishes what it applies: the
+    // stream starts once everything committed so far was published, else it would be handed
+    // changes from before it was asked for.
+    return logStore.afterChangesSoFar { changeStreams.makeStream(for: table) }
   }
 
   /// How many changes a stream of ``changes(in:)`` holds for a consumer that has not read

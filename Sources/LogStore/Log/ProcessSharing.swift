@@ -170,12 +170,22 @@ final class ProcessSharing: @unchecked Sendable {
       return
     }
     guard shared.publications != seen else { return }
-    try log.lock.withLock { () throws(LogStoreError) in
-      if !writeInProgress {
-        try catchUp(shared, locked: false)
-      } else if viewBehind {
-        try catchUpBesideDeferredWrite(shared)
-      }
+    try log.lock.withLock { () throws(LogStoreError) in try followOthersLocked(shared) }
+  }
+
+  /// ``followOthers()`` for a caller that holds the log's lock: brings this process's view up
+  /// to what other processes published (a follower that has not found the shared state yet
+  /// stays as it is: looking for it takes the lock).
+  func followOthersHoldingLock() throws(LogStoreError) {
+    guard let shared = sharedState, shared.publications != seenPublications else { return }
+    try followOthersLocked(shared)
+  }
+
+  private func followOthersLocked(_ shared: SharedLog) throws(LogStoreError) {
+    if !writeInProgress {
+      try catchUp(shared, locked: false)
+    } else if viewBehind {
+      try catchUpBesideDeferredWrite(shared)
     }
   }
 
