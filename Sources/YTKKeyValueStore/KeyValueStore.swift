@@ -266,8 +266,9 @@ public final class KeyValueStore: Sendable {
   /// ```
   ///
   /// A batch is written as one record, so a large one holds the store's writers while it is
-  /// written; it must encode to less than the batch limit (`.invalidArgument` otherwise),
-  /// about 64 MiB.
+  /// written; it must encode to at most the batch limit (`.invalidArgument` otherwise),
+  /// 256 MiB: each item takes its JSON text, its id, the table's name and 28 bytes (8 more with
+  /// an expiry).
   ///
   /// With `expiresAfter`, every item of the batch expires that many seconds from now; as in
   /// ``put(_:id:into:expiresAfter:)`` otherwise.
