@@ -24,9 +24,10 @@ import YTKKeyValueStore
 /// stops following the store once the store is closed.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecked Sendable {
-  // `@unchecked Sendable`: `current`, `currentBytes`, `error` and `applied` are read and
-  // written with `lock` held; `readLock` orders the reads of the store (a later read is never
-  // applied before an earlier one), `nextRead` with it; `follower` is set once, in `init`.
+  // `@unchecked Sendable`: `current`, `error`, `decided`, `decidedBytes` and `decidedChange`
+  // are read and written with `lock` held; `readLock` orders the reads of the store (a later
+  // read is never applied before an earlier one), `nextRead` with it; `follower` is set once,
+  // in `init`.
 
   /// The store the value follows.
   public let store: KeyValueStore
@@ -39,10 +40,15 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
   private let lock = ConditionLock()
   private let readLock = ConditionLock()
   private var current: Value?
-  private var currentBytes: [UInt8]?
   private var error: KeyValueStoreError?
   private var nextRead: UInt64 = 0
-  private var applied: UInt64 = 0
+  /// The latest read decided on (``refresh()``): whether it changes the value or not, no
+  /// earlier one is taken after it.
+  private var decided: UInt64 = 0
+  /// The bytes `current` holds once the latest read that changes it is taken.
+  private var decidedBytes: [UInt8]?
+  /// The latest read that changes the value: the one to take, of those decided.
+  private var decidedChange: UInt64 = 0
   private var follower: Task<Void, Never>?
 
   init(store: KeyValueStore, id: String, table: String) {
@@ -129,17 +135,25 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
       return failure.code != .closed
     }
     if let failure = stored.failure { note(failure) }
-    let changes = lock.withLock { read > applied && stored.bytes != currentBytes }
-    guard changes else {
-      lock.withLock { applied = max(applied, read) }
+    // Whether this read changes the value is decided at once, against the bytes the reads
+    // decided before it leave (taken or about to be): another read of the same bytes, such as
+    // the change stream's of a value this thread has just set, is then no second change, and a
+    // read decided after this one is never undone by it. Observers are told outside the lock
+    // (they may read the value), so the value is taken after the decision.
+    let changes = lock.withLock { () -> Bool in
+      guard read > decided else { return false }
+      decided = read
+      guard stored.bytes != decidedBytes else { return false }
+      decidedBytes = stored.bytes
+      decidedChange = read
       return true
     }
+    guard changes else { return true }
     registrar.withMutation(of: self, keyPath: \.value) {
       lock.withLock {
-        guard read > applied else { return }
-        applied = read
+        // A later read that changes the value was decided meanwhile: it takes its own.
+        guard decidedChange == read else { return }
         current = stored.value
-        currentBytes = stored.bytes
       }
     }
     return true

@@ -134,6 +134,40 @@ struct StoredValueTests {
   }
 
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test(
+    "a value set is one observed change also when the change stream's follower reads it before the setter has taken it"
+  )
+  func setterAndFollowerAtOnce() async throws {
+    let directory = TemporaryDirectory()
+    let (store, observer) = try Self.setUp(directory)
+    defer { try? store.close() }
+    let theme = observer.theme
+    let dark = Theme(name: "dark", size: 2)
+    let changes = Guarded(0)
+    // The setter's change is observed between its read of the store and its taking the value
+    // (an observer is told before the value changes): there, an observer that tracks the
+    // value again waits for the follower, which reads the same new value meanwhile.
+    withObservationTracking {
+      _ = theme.value
+    } onChange: {
+      changes.withLock { $0 += 1 }
+      withObservationTracking {
+        _ = theme.value
+      } onChange: {
+        changes.withLock { $0 += 1 }
+      }
+      let deadline = Deadline(secondsFromNow: 2)
+      while changes.withLock({ $0 }) < 2 && !deadline.hasPassed { usleep(1000) }
+    }
+    let setter = Thread { theme.value = dark }
+    setter.start()
+    #expect(await Self.eventually { theme.value == dark })
+    await Self.pause(milliseconds: 100)
+    #expect(changes.withLock { $0 } == 1)
+    #expect(theme.value == dark)
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
   @Test("in .manyProcesses use, another open's change arrives without a call of this one")
   func changesFromAnotherOpen() async throws {
     let directory = TemporaryDirectory()
