@@ -667,6 +667,18 @@ public final class KeyValueStore: Sendable {
     return stored
   }
 
+  /// The stored JSON text of `id`, as bytes, with when it expires (microseconds since 1970, by
+  /// the store's expiry clock, `logStore.expiryNow()`; nil: never).
+  package func storedItem(id: String, from table: String) throws(KeyValueStoreError)
+    -> (bytes: [UInt8], expires: Int64?)?
+  {
+    var stored: (bytes: [UInt8], expires: Int64?)?
+    try visitStoredValue(id: id, in: table) { bytes, _, expires in
+      stored = (Array(bytes), expires?.microsecondsSince1970)
+    }
+    return stored
+  }
+
   private static func storedValue(
     _ parsed: Result<JSONValue, JSONCodecError>, id: String, table: String
   ) throws(KeyValueStoreError) -> JSONValue {

@@ -22,12 +22,16 @@ import YTKKeyValueStore
 /// ``value`` is there when the setter returns. A write or read that fails leaves ``value`` as it
 /// was (nil where the stored JSON does not decode as `Value`) and sets ``lastError``. The value
 /// stops following the store once the store is closed.
+///
+/// An item with an expiry (``KeyValueStore/put(encodable:id:into:expiresAfter:)``) reads as nil
+/// from the moment it expires, as every read of the store does; its expiry is one observed
+/// change, shortly after that moment (the store reports no change when an item expires).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecked Sendable {
-  // `@unchecked Sendable`: `current`, `error`, `decided`, `decidedBytes` and `decidedChange`
-  // are read and written with `lock` held; `readLock` orders the reads of the store (a later
-  // read is never applied before an earlier one), `nextRead` with it; `follower` is set once,
-  // in `init`.
+  // `@unchecked Sendable`: `current`, `error`, `decided`, `decidedBytes`, `decidedChange`,
+  // `taken`, `expiry` and `expiryTimer` are read and written with `lock` held; `readLock`
+  // orders the reads of the store (a later read is never applied before an earlier one),
+  // `nextRead` with it; `follower` is set once, in `init`.
 
   /// The store the value follows.
   public let store: KeyValueStore
@@ -49,6 +53,16 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
   private var decidedBytes: [UInt8]?
   /// The latest read that changes the value: the one to take, of those decided.
   private var decidedChange: UInt64 = 0
+  /// The read `current` was taken from (of those that change the value).
+  private var taken: UInt64 = 0
+  /// When `current` expires (µs since 1970, by the store's expiry clock); nil: never, or no
+  /// value. The getter reads nil once it has passed, also while observers are being told
+  /// (before the nil is taken).
+  private var expiry: Int64?
+  /// The task that reads the value again once the latest read's expiry has passed, so that
+  /// the expiry is observed (the change stream does not report it), with the expiry it waits
+  /// for.
+  private var expiryTimer: (expiry: Int64, task: Task<Void, Never>)?
   private var follower: Task<Void, Never>?
 
   init(store: KeyValueStore, id: String, table: String) {
@@ -77,13 +91,20 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
     }
   }
 
-  deinit { follower?.cancel() }
+  deinit {
+    follower?.cancel()
+    expiryTimer?.task.cancel()
+  }
 
   /// The stored value, nil when there is none. Setting it puts it (nil: deletes the id).
   public var value: Value? {
     get {
       registrar.access(self, keyPath: \.value)
-      return lock.withLock { current }
+      let (held, expires) = lock.withLock { () -> (Value?, Int64?) in (current, expiry) }
+      // Nil from the moment it expires, as the store reads it; observers hear of it when the
+      // timer has read it again.
+      if let expires, expires <= store.logStore.expiryNow() { return nil }
+      return held
     }
     set {
       do {
@@ -129,7 +150,7 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
       stored = found
     case .failure(let failure) where failure.code == .tableNotFound:
       // No table (not created yet, or dropped): no value.
-      stored = Stored(bytes: nil, value: nil, failure: nil)
+      stored = Stored(bytes: nil, expires: nil, value: nil, failure: nil)
     case .failure(let failure):
       note(failure)
       return failure.code != .closed
@@ -143,7 +164,18 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
     let changes = lock.withLock { () -> Bool in
       guard read > decided else { return false }
       decided = read
-      guard stored.bytes != decidedBytes else { return false }
+      // The timer follows the latest read's expiry, changed or not (the same bytes put again
+      // may have another lifetime).
+      if expiryTimer?.expiry != stored.expires {
+        expiryTimer?.task.cancel()
+        expiryTimer = stored.expires.map { ($0, readAgain(after: $0)) }
+      }
+      guard stored.bytes != decidedBytes else {
+        // The value held is these bytes (unless a change is still to be taken): their expiry
+        // is now this read's.
+        if taken == decidedChange { expiry = stored.expires }
+        return false
+      }
       decidedBytes = stored.bytes
       decidedChange = read
       return true
@@ -154,28 +186,47 @@ public final class StoredValue<Value: Codable & Sendable>: Observable, @unchecke
         // A later read that changes the value was decided meanwhile: it takes its own.
         guard decidedChange == read else { return }
         current = stored.value
+        expiry = stored.expires
+        taken = read
       }
     }
     return true
   }
 
-  /// What a read of the store found: the stored bytes, and what they decode to (nil, with
-  /// the reason, when they do not decode as `Value`).
+  /// A task that reads the value again once the store's expiry clock has passed `expiry`
+  /// (µs since 1970): then a value that expired reads as nil, and observers hear of it. Waits
+  /// a day at most: a value that has not expired when it reads it gets a new task.
+  private func readAgain(after expiry: Int64) -> Task<Void, Never> {
+    let wait = min(max(expiry - store.logStore.expiryNow(), 0), 86_400_000_000)
+    return Task.detached { [weak self] in
+      // A millisecond more, so that the clock has passed it when the value is read.
+      try? await Task.sleep(nanoseconds: UInt64(wait) * 1000 + 1_000_000)
+      guard !Task.isCancelled, let value = self else { return }
+      value.lock.withLock {
+        if value.expiryTimer?.expiry == expiry { value.expiryTimer = nil }
+      }
+      value.refresh()
+    }
+  }
+
+  /// What a read of the store found: the stored bytes, when they expire, and what they decode
+  /// to (nil, with the reason, when they do not decode as `Value`).
   private struct Stored {
     var bytes: [UInt8]?
+    var expires: Int64?
     var value: Value?
     var failure: KeyValueStoreError?
   }
 
   private func readStored() throws(KeyValueStoreError) -> Stored {
-    guard let bytes = try store.storedBytes(id: id, from: table) else {
-      return Stored(bytes: nil, value: nil, failure: nil)
+    guard let (bytes, expires) = try store.storedItem(id: id, from: table) else {
+      return Stored(bytes: nil, expires: nil, value: nil, failure: nil)
     }
     do {
       let value = try store.decodeStored(Value.self, bytes, id: id, table: table)
-      return Stored(bytes: bytes, value: value, failure: nil)
+      return Stored(bytes: bytes, expires: expires, value: value, failure: nil)
     } catch {
-      return Stored(bytes: bytes, value: nil, failure: error)
+      return Stored(bytes: bytes, expires: expires, value: nil, failure: error)
     }
   }
 

@@ -168,6 +168,44 @@ struct StoredValueTests {
   }
 
   @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @Test(
+    "a value that expires is nil from that moment, as the store reads it, and its expiry is one observed change, by a lifetime of its own or its table's"
+  )
+  func expiringValue() async throws {
+    let directory = TemporaryDirectory()
+    let (store, observer) = try Self.setUp(directory)
+    defer { try? store.close() }
+    let theme = observer.theme
+    let dark = Theme(name: "dark", size: 2)
+    // A lifetime of its own, as the clock goes: the expiry is observed. The value is read
+    // when it is made, before the item expires (the change stream's follower might read it
+    // later than that when the tests beside this one keep the concurrency pool busy).
+    try store.put(encodable: dark, id: "other", into: "settings", expiresAfter: 2)
+    let other = Observer(store.observe(Theme.self, id: "other", in: "settings"))
+    #expect(other.theme.value == dark)
+    other.arm()
+    #expect(await Self.eventually { other.changes == 1 })
+    #expect(other.theme.value == nil)
+    // Set through the value into a table whose items expire by default.
+    try store.createTable("settings", expiresAfter: 2)
+    observer.arm()
+    theme.value = dark
+    #expect(theme.value == dark)
+    #expect(observer.changes == 1)
+    observer.arm()
+    #expect(await Self.eventually { observer.changes == 2 })
+    #expect(theme.value == nil)
+    // By the store's expiry clock moved on: nil at once, as the store reads it.
+    theme.value = Theme(name: "light", size: 1)
+    try store.put(encodable: dark, id: "theme", into: "settings", expiresAfter: 600)
+    #expect(await Self.eventually { theme.value == dark })
+    store.logStore.expiryClock.skip(microseconds: 601_000_000)
+    #expect(try store.decode(Theme.self, id: "theme", from: "settings") == nil)
+    #expect(theme.value == nil)
+    #expect(theme.lastError == nil)
+  }
+
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
   @Test("in .manyProcesses use, another open's change arrives without a call of this one")
   func changesFromAnotherOpen() async throws {
     let directory = TemporaryDirectory()
