@@ -336,7 +336,8 @@ public final class LogStore: Sendable {
   /// - Throws: ``LogStoreError/Code/tableNotFound`` if an operation names a table that does
   ///   not exist at that point of the batch (nothing is written then).
   public func write(_ batch: WriteBatch) throws(LogStoreError) {
-    guard !batch.isEmpty else { return }
+    // An empty batch writes nothing, but a closed or read-only store refuses it as any write.
+    guard !batch.isEmpty else { return try engine.checkWritable() }
     try withUnsafePointer(to: batch) { batch throws(LogStoreError) in
       try engine.commit(.batch(batch))
     }
@@ -345,7 +346,7 @@ public final class LogStore: Sendable {
   /// Writes puts into one table atomically, as one batch record (the record a
   /// ``WriteBatch`` of the same puts makes).
   package func write(_ puts: PackedPuts) throws(LogStoreError) {
-    guard puts.count > 0 else { return }
+    guard puts.count > 0 else { return try engine.checkWritable() }
     var puts = puts
     try withUnsafeMutablePointer(to: &puts) { puts throws(LogStoreError) in
       try engine.commit(.puts(puts))

@@ -621,6 +621,11 @@ final class StoreEngine: @unchecked Sendable {
   /// Ends what ``beginBackup()`` began; `close()` waits for it.
   func endBackup() { log.lock.withLock { log.endBackup() } }
 
+  /// Throws what a write would throw before it writes: the store is closed or read-only.
+  func checkWritable() throws(LogStoreError) {
+    try log.lock.withLock { () throws(LogStoreError) in try log.checkWritable() }
+  }
+
   /// Throws ``LogStoreError/Code/closed`` once `close()` has begun: a backup asks between its
   /// writes, so that `close()` does not wait for a whole copy.
   func checkNotClosing() throws(LogStoreError) {

@@ -18,6 +18,8 @@ struct LockingTests {
     #expect(try reader.value(forKey: Array("k".utf8), in: "t") == Array("v".utf8))
     let refused = #expect(throws: LogStoreError.self) { try reader.createTable("u") }
     #expect(refused?.code == .readOnly)
+    let empty = #expect(throws: LogStoreError.self) { try reader.write(WriteBatch()) }
+    #expect(empty?.code == .readOnly)
     try first.close()
     let second = try LogStore(path: path)
     #expect(try second.value(forKey: Array("k".utf8), in: "t") == Array("v".utf8))
@@ -68,6 +70,8 @@ struct LockingTests {
       { try store.createTable("u") }, { _ = try store.tableNames() },
       { _ = try store.value(forKey: [1], in: "t") }, { try store.put([1], forKey: [1], in: "t") },
       { _ = try store.statistics() }, { try store.compact() }, { try store.sync() },
+      // An empty batch writes nothing, and still is a write of a closed store.
+      { try store.write(WriteBatch()) },
     ] {
       let error = #expect(throws: LogStoreError.self) { try call() }
       #expect(error?.code == .closed)
