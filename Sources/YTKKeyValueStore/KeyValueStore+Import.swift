@@ -29,11 +29,13 @@ extension KeyValueStore {
   ///
   /// Each row becomes an item of the table of the same name (created if missing), with its
   /// id, its JSON value in the stored form, and its `createdTime` (seconds since 1970, kept
-  /// to the microsecond). An item with the same id is replaced. A row whose `json` is not JSON
-  /// (or whose id is not text, or too long) is left out and listed in the report; so is a row
-  /// whose id or `json` is text that is not well-formed (bytes that are not UTF-8), which no
-  /// `String` holds, and every row of a table whose name is such text, or is not one this store
-  /// allows (1 to 255 bytes without NUL); the table is not made.
+  /// to the microsecond). An item with the same id is replaced. Imported items never expire,
+  /// but in a table with a default lifetime, which each then gets from the import, as a put
+  /// does. A row whose `json` is not JSON (or whose id is not text, or too long) is left out
+  /// and listed in the report; so is a row whose id or `json` is text that is not well-formed
+  /// (bytes that are not UTF-8), which no `String` holds, and every row of a table whose name
+  /// is such text, or is not one this store allows (1 to 255 bytes without NUL); the table is
+  /// not made.
   ///
   /// ```swift
   /// let report = try store.importYTKDatabase(at: oldPath)

@@ -222,6 +222,27 @@ struct KeyValueStoreImportTests {
       try store.object(id: "user-0", from: "user_table") == ["id": 0, "name": "name 0", "tags": []])
   }
 
+  @Test(
+    "into a table with a default lifetime, imported items get it from the import, as puts do; other tables' items never expire"
+  )
+  func importIntoTableWithLifetime() throws {
+    let directory = TemporaryDirectory()
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable("user_table", expiresAfter: 3600)
+    let before = Date()
+    _ = try store.importYTKDatabase(at: try Self.fixture("ytk-tables"))
+    let after = Date()
+    let imported = try #require(try store.item(id: "user-0", from: "user_table"))
+    let expires = try #require(imported.expiresTime, "no expiry from the table's lifetime")
+    #expect(expires >= before.addingTimeInterval(3600 - 1))
+    #expect(expires <= after.addingTimeInterval(3600 + 1))
+    // The item keeps the createdTime it had in the old database.
+    #expect(imported.createdTime < before.addingTimeInterval(-1))
+    let other = try #require(try store.allItems(in: "mixed_table").first)
+    #expect(other.expiresTime == nil)
+  }
+
   @Test("a file that cannot be read imports nothing: damaged, truncated, not SQLite, missing")
   func unreadableFiles() throws {
     let directory = TemporaryDirectory()
