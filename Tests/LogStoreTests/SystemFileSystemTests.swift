@@ -86,6 +86,29 @@ struct SystemFileSystemTests {
     #expect(try fileSystem.contentsOfDirectory(directory.path).sorted() == names.sorted())
   }
 
+  @Test("a directory listing that fails part way is an error, never a shorter list")
+  func listingFailure() throws {
+    // `readdir` as it fails on a damaged directory: one entry, then nil with `errno` set.
+    let entry = UnsafeMutablePointer<dirent>.allocate(capacity: 1)
+    defer { entry.deallocate() }
+    entry.initialize(to: dirent())
+    withUnsafeMutableBytes(of: &entry.pointee.d_name) { $0.copyBytes(from: Array("a".utf8)) }
+    var calls = 0
+    func next(failing: Bool) -> UnsafeMutablePointer<dirent>? {
+      calls += 1
+      if calls == 1 { return entry }
+      if failing { errno = EIO }
+      return nil
+    }
+    expectFailure(.io, EIO, "readdir failed for /store: Input/output error") {
+      _ = try SystemFileSystem.names(in: "/store") { next(failing: true) }
+    }
+    // The end of the directory is nil with `errno` untouched, whatever it held before.
+    calls = 0
+    errno = ENOENT
+    #expect(try SystemFileSystem.names(in: "/store") { next(failing: false) } == ["a"])
+  }
+
   @Test("EACCES and EPERM are permissionDenied, not damage or a generic I/O error")
   func permissionErrors() {
     for code in [EACCES, EPERM] {

@@ -13,7 +13,8 @@ package protocol FileSystem: Sendable {
   func createDirectory(_ path: String) throws(LogStoreError)
   /// Whether `path` names an existing directory.
   func directoryExists(_ path: String) -> Bool
-  /// The names (not paths) of the entries of the directory at `path`, without `.` and `..`.
+  /// The names (not paths) of the entries of the directory at `path`, without `.` and `..`;
+  /// a listing that fails part way throws (it is never returned cut short).
   func contentsOfDirectory(_ path: String) throws(LogStoreError) -> [String]
   /// Removes the file at `path`; a missing file is not an error.
   func removeFile(_ path: String) throws(LogStoreError)

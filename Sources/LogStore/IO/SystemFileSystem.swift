@@ -47,8 +47,28 @@ package struct SystemFileSystem: FileSystem {
       throw SystemCall.error("opendir", path, errno)
     }
     defer { closedir(directory) }
+    return try Self.names(in: path) { readdir(directory) }
+  }
+
+  /// The names of the entries `next` reads one by one (`readdir` of the open directory at
+  /// `path`; a test's stand-in that fails), without `.` and `..`.
+  ///
+  /// `readdir` returns nil both at the end and when it fails (`EIO`, `ENOENT` for a directory
+  /// gone, `EOVERFLOW`), and only `errno` tells them apart, so it is cleared before each call.
+  /// A failure is an error, never a shorter list: a writer's open takes the segments from the
+  /// listing and numbers its next file above the highest listed, so a list cut short would
+  /// leave segments out of the store and then create one over a segment it did not see.
+  static func names(
+    in path: String, _ next: () -> UnsafeMutablePointer<dirent>?
+  ) throws(LogStoreError) -> [String] {
     var names: [String] = []
-    while let entry = readdir(directory) {
+    while true {
+      errno = 0
+      guard let entry = next() else {
+        let code = errno
+        if code != 0 { throw SystemCall.error("readdir", path, code) }
+        return names
+      }
       // `d_name` is a fixed array of characters (256 on Linux, 1,024 on Darwin), NUL-terminated.
       let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
       let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
@@ -56,7 +76,6 @@ package struct SystemFileSystem: FileSystem {
       }
       if name != "." && name != ".." { names.append(name) }
     }
-    return names
   }
 
   package func removeFile(_ path: String) throws(LogStoreError) {
