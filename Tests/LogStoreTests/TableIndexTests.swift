@@ -2,6 +2,14 @@ import Testing
 
 @testable import LogStore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 @Suite("Table index")
 struct TableIndexTests {
   private func location(_ value: Int) -> RecordLocation {
@@ -148,4 +156,27 @@ struct TableIndexTests {
       IndexMemory.deallocate(memory, byteCount: byteCount)
     }
   }
+
+  #if os(Linux)
+    @Test(
+      "index memory of 2 MiB and more is a mapping of its own, which deallocate unmaps, even where the aligned mapping fails"
+    )
+    func indexMemoryWithoutAlignment() {
+      let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+      for byteCount in [2 << 20, (2 << 20) + 8] {
+        // No aligned region (a process out of address space for the extra 2 MiB).
+        let memory = IndexMemory.mapZeroed(byteCount, touchedWhole: true) { _ in nil }
+        let bytes = UnsafeMutableRawBufferPointer(start: memory, count: byteCount)
+        #expect(bytes.allSatisfy { $0 == 0 })
+        bytes[byteCount - 1] = 0x5A
+        // What deallocate unmaps, whole pages from `memory` to the next 2 MiB, is mapped: the
+        // C library's memory would not start at a page (glibc's never does), and unmapping it
+        // would fail and leak it, or take pages the allocator hands out again.
+        #expect(Int(bitPattern: memory) % page == 0)
+        let length = (byteCount + (2 << 20) - 1) / (2 << 20) * (2 << 20)
+        #expect(msync(memory, length, MS_ASYNC) == 0)
+        IndexMemory.deallocate(memory, byteCount: byteCount)
+      }
+    }
+  #endif
 }

@@ -27,10 +27,8 @@ enum IndexMemory {
   static func allocateZeroed(byteCount: Int, touchedWhole: Bool = false) -> UnsafeMutableRawPointer
   {
     #if os(Linux)
-      if byteCount >= hugePage, let region = mapAligned(byteCount) {
-        // MADV_POPULATE_WRITE, Linux 5.14 and later; refused (and ignored) before.
-        if touchedWhole { _ = madvise(region, roundedUp(byteCount), 23) }
-        return region
+      if byteCount >= hugePage {
+        return mapZeroed(byteCount, touchedWhole: touchedWhole, aligning: mapAligned)
       }
     #endif
     guard let memory = calloc(1, max(byteCount, 1)) else {
@@ -39,7 +37,9 @@ enum IndexMemory {
     return memory
   }
 
-  /// Frees what ``allocateZeroed(byteCount:)`` returned for the same `byteCount`.
+  /// Frees what ``allocateZeroed(byteCount:touchedWhole:)`` returned for the same `byteCount`:
+  /// on Linux, a region of 2 MiB or more is always a mapping
+  /// (``mapZeroed(_:touchedWhole:aligning:)``).
   static func deallocate(_ memory: UnsafeMutableRawPointer, byteCount: Int) {
     #if os(Linux)
       if byteCount >= hugePage {
@@ -55,6 +55,31 @@ enum IndexMemory {
   }
 
   #if os(Linux)
+    /// `byteCount` (2 MiB or more) bytes of zeroes mapped as whole huge pages, at a huge-page
+    /// boundary by `aligning` (``mapAligned(_:)``, a stand-in in tests); where that fails, a
+    /// mapping of the same length anywhere, without the huge pages' gain. Never `calloc`:
+    /// ``deallocate(_:byteCount:)`` unmaps every region of this size, and unmapping the C
+    /// library's memory would leak it (glibc's blocks are not page-aligned, `munmap` refuses
+    /// them) or, under an allocator whose large blocks are page-aligned, take pages from under
+    /// it that it hands out again. If no mapping can be made, memory has run out, which traps.
+    static func mapZeroed(
+      _ byteCount: Int, touchedWhole: Bool, aligning: (Int) -> UnsafeMutableRawPointer?
+    ) -> UnsafeMutableRawPointer {
+      let length = roundedUp(byteCount)
+      var region = aligning(byteCount)
+      if region == nil {
+        let mapped = mmap(
+          nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        if let mapped, mapped != MAP_FAILED { region = mapped }
+      }
+      guard let region else {
+        fatalError("out of memory mapping \(byteCount) bytes for the index")
+      }
+      // MADV_POPULATE_WRITE, Linux 5.14 and later; refused (and ignored) before.
+      if touchedWhole { _ = madvise(region, length, 23) }
+      return region
+    }
+
     /// Maps `byteCount` rounded up to whole huge pages, at a huge-page boundary: maps one
     /// huge page more than needed and unmaps the unaligned ends.
     private static func mapAligned(_ byteCount: Int) -> UnsafeMutableRawPointer? {
