@@ -111,7 +111,8 @@ struct StoreBackup {
     let unique = String(UInt32.random(in: .min ... .max), radix: 16)
     let temporary = destination + ".backing-up-" + stamp + "-" + unique
     do {
-      try fileSystem.createDirectory(temporary)
+      // Its parents too, synced where new: the rename below is synced only in the parent.
+      try fileSystem.createDirectoryDurably(temporary)
       for source in sources { try copy(source, into: temporary) }
       for file in indexFiles { try copy(file, into: temporary) }
       try Manifest(segments: sources.map(\.file.number), generation: 1).publish(

@@ -51,7 +51,7 @@ final class StoreEngine: @unchecked Sendable {
         // A `recover` cut short may have left the store's copy beside an empty place.
         _ = try LogStore.finishInterruptedRecovery(at: directory, fileSystem: fileSystem)
       }
-      try fileSystem.createDirectory(directory)
+      try fileSystem.createDirectoryDurably(directory)
       if manyProcesses {
         (sharedLog, commit) = try ProcessSharing.joinWriters(
           directory: directory, options: options)

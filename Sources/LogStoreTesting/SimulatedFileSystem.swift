@@ -22,7 +22,9 @@ import LogStore
 ///   last sync, each page as one of the versions it went through (a disk writes back the page
 ///   cache in any order: a later page can survive an earlier one); and the directory keeps a
 ///   prefix of its unsynced changes. A page is ``pageSize`` bytes: 512 by default, a disk
-///   sector, so that every loss of whole 4 KiB or 16 KiB memory pages is among the losses.
+///   sector, so that every loss of whole 4 KiB or 16 KiB memory pages is among the losses. A
+///   directory made since the last sync of its parent is lost with everything in it: it is an
+///   entry of its parent, which only that sync makes durable.
 ///
 /// Every operation the engine performs is one *call*, counted in ``calls``. A test can
 /// ``crash(atCall:mode:tearing:)`` — freeze the file system just before call N, recording the
@@ -329,6 +331,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var files: [String: Node] = [:]
     var durableFiles: [String: Node] = [:]
     var directories: Set<String> = ["/"]
+    /// The directories made since the last sync of their parent, which a power loss takes with
+    /// everything in them.
+    var pendingDirectories: Set<String> = []
     var pendingNamespace: [NamespaceChange] = []
     /// The locks held, and the process holding each.
     var locks: [String: Int32] = [:]
@@ -504,9 +509,12 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   }
 
   /// The files a power loss that kept nothing unsynced would leave: the entries of the last
-  /// directory sync, each with the contents of its file's last sync.
+  /// directory sync, each with the contents of its file's last sync, but those in a directory
+  /// whose parent was not synced since it was made.
   package var syncedFiles: [String: [UInt8]] {
-    state.withLock { state in state.durableFiles.mapValues(\.durable) }
+    state.withLock { state in
+      state.durableFiles.filter { !Self.inPendingDirectory($0.key, state) }.mapValues(\.durable)
+    }
   }
 
   /// Syncs of a file's data (through its descriptor or a mapping) made so far; directory
@@ -638,6 +646,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     for change in state.pendingNamespace.prefix(keptChanges) {
       change.apply(to: &namespace)
     }
+    if case .power = mode {
+      namespace = namespace.filter { !Self.inPendingDirectory($0.key, state) }
+    }
     var image: [String: [UInt8]] = [:]
     for (path, node) in namespace.sorted(by: { $0.key < $1.key }) {
       switch mode {
@@ -648,6 +659,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       }
     }
     return image
+  }
+
+  /// Whether `path` lies in a directory made since its parent's last sync (at any depth).
+  private static func inPendingDirectory(_ path: String, _ state: State) -> Bool {
+    state.pendingDirectories.contains { path.hasPrefix($0 + "/") }
   }
 
   // MARK: FileSystem
@@ -682,7 +698,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       try enter(&state, number, "mkdir", path)
       var directory = path
       while directory != "/" && !directory.isEmpty {
-        state.directories.insert(directory)
+        if state.directories.insert(directory).inserted {
+          state.pendingDirectories.insert(directory)
+        }
         directory = parent(of: directory)
       }
     }
@@ -722,6 +740,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
           .io, "rmdir failed for \(path): Directory not empty", systemError: ENOTEMPTY)
       }
       state.directories.remove(path)
+      state.pendingDirectories.remove(path)
     }
   }
 
@@ -736,6 +755,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         {
           state.directories.remove(directory)
           state.directories.insert(destination + directory.dropFirst(source.count))
+        }
+        for directory in state.pendingDirectories
+        where directory == source || directory.hasPrefix(inside) {
+          state.pendingDirectories.remove(directory)
+          state.pendingDirectories.insert(destination + directory.dropFirst(source.count))
         }
         var files = state.files
         NamespaceChange.renameDirectory(source, destination).apply(to: &files)
@@ -765,6 +789,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       }
       state.durableFiles = durable
       state.pendingNamespace = []
+      // The directories made in this one are entries of it (a sync of their own does not make
+      // them durable).
+      state.pendingDirectories = state.pendingDirectories.filter { parent(of: $0) != path }
     }
   }
 

@@ -1,3 +1,5 @@
+import LogStore
+
 #if canImport(Darwin)
   import Foundation
 #endif
@@ -20,22 +22,24 @@ public enum FileProtection: Sendable, Equatable {
 }
 
 extension FileProtection {
-  /// Gives the store's directory this class, creating the directory if needed, and every
-  /// file already in it; files created later in the directory inherit it from there. Only
-  /// where the system has data protection; a no-op elsewhere.
+  /// Gives the store's directory this class, creating the directory if needed (through
+  /// `fileSystem`, durably: `FileSystem.createDirectoryDurably(_:)`), and every file already
+  /// in it; files created later in the directory inherit it from there. Only where the system
+  /// has data protection; a no-op elsewhere.
   ///
   /// The class is the store's directory's alone. The directories above it that this creates
   /// (in a fresh container, `Application Support` and the bundle's own) get none of ours: they
-  /// are the app's, the files it makes there later inherit their class, and `createDirectory`
-  /// gives its `attributes` to every directory it creates, not only the last. A class that
+  /// are the app's, and the files it makes there later inherit their class. A class that
   /// cannot be set is an error, not a store left less protected than asked.
-  func apply(toStoreAt path: String) throws(KeyValueStoreError) {
+  func apply(toStoreAt path: String, fileSystem: any FileSystem) throws(KeyValueStoreError) {
     #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
+      // Made as the engine makes it, each new directory synced into its parent: made here
+      // first, the engine finds it and would not sync anything for it, and a power loss could
+      // take the new store with it.
+      try bridge { () throws(LogStoreError) in try fileSystem.createDirectoryDurably(path) }
       let manager = FileManager.default
       let attributes: [FileAttributeKey: Any] = [.protectionKey: type]
       do {
-        try manager.createDirectory(
-          atPath: path, withIntermediateDirectories: true, attributes: nil)
         try manager.setAttributes(attributes, ofItemAtPath: path)
         for name in try manager.contentsOfDirectory(atPath: path) {
           try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)

@@ -53,7 +53,10 @@ public final class KeyValueStore: Sendable {
   ///   `.permissionDenied` if the system refuses access (permissions, a sandbox, or protected
   ///   data while the device is locked); `.io` if its files cannot be read or created.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
-    if !options.readOnly { try options.fileProtection.apply(toStoreAt: path) }
+    if !options.readOnly {
+      try options.fileProtection.apply(
+        toStoreAt: path, fileSystem: options.logStoreOptions.fileSystem)
+    }
     coding = options.coding
     logStore = try bridge { () throws(LogStoreError) in
       try LogStore(path: path, options: options.logStoreOptions)

@@ -66,6 +66,56 @@ struct SyncStrengthTests {
     }
   }
 
+  @Test(
+    "a store made in new directories keeps what sync always acknowledged through a power loss, and so does a backup made into new ones"
+  )
+  func newDirectoriesAreDurable() throws {
+    for platform in SimulatedFileSystem.Platform.allCases {
+      // Only the root exists: the store's directory and the two above it are made by the open.
+      let fileSystem = SimulatedFileSystem(platform: platform)
+      var options = options(fileSystem, sync: .always)
+      let path = "/data/app/store"
+      let store = try LogStore(path: path, options: options)
+      try store.createTable("t")
+      try store.put("v".bytes, forKey: "k".bytes, in: "t")
+      try store.backup(to: "/backups/daily/copy")
+      try store.close()
+      for seed: UInt64 in 0..<8 {
+        let copy = SimulatedFileSystem(
+          files: fileSystem.image(.power(seed: seed)), platform: platform)
+        options.fileSystem = copy
+        options.readOnly = true
+        for opened in [path, "/backups/daily/copy"] {
+          let reopened = try LogStore(path: opened, options: options)
+          #expect(try reopened.snapshot()["t"] == ["k": "v"], "\(platform) \(seed) \(opened)")
+          try reopened.close()
+        }
+      }
+    }
+  }
+
+  @Test(
+    "a new directory whose parent's sync failed is made and synced again by the next open, not taken as durable"
+  )
+  func failedDirectorySyncIsRedone() throws {
+    let path = "/data/store"
+    let reference = SimulatedFileSystem()
+    try LogStore(path: path, options: options(reference, sync: .always)).close()
+    // The sync of `/`, which makes `/data` durable.
+    let call = try #require(reference.log.firstIndex { $0.operation == "fsync" && $0.path == "/" })
+    let fileSystem = SimulatedFileSystem()
+    fileSystem.inject(.init(call: call + 1, errorNumber: EIO, persistent: false))
+    #expect(throws: LogStoreError.self) {
+      try LogStore(path: path, options: options(fileSystem, sync: .always))
+    }
+    #expect(!fileSystem.directoryExists("/data"))
+    let store = try LogStore(path: path, options: options(fileSystem, sync: .always))
+    try store.createTable("t")
+    try store.put("v".bytes, forKey: "k".bytes, in: "t")
+    #expect(fileSystem.syncedFiles.keys.contains { $0.hasPrefix(path + "/") })
+    try store.close()
+  }
+
   @Test("sync interval on Darwin: a barrier, which a power loss may undo; sync() makes it durable")
   func intervalIsBarrierOnDarwin() throws {
     let fileSystem = SimulatedFileSystem(platform: .darwin)

@@ -97,6 +97,38 @@ package protocol SharedMutex: ProcessLock {
 }
 
 extension FileSystem {
+  /// Creates the directory at `path` and any missing parents (``createDirectory(_:)``), then
+  /// syncs the parent of each directory it made. A new directory is an entry of its parent,
+  /// which a power loss can take, with everything in the directory, until the parent is
+  /// synced: syncs of the files in it and of the directory itself do not make it durable. So
+  /// a store opened in a new directory (or a backup made into one) would not survive a power
+  /// loss, whatever its syncs promised, on a file system that does not happen to order the
+  /// two. Nothing more than ``createDirectory(_:)`` when `path` exists already.
+  ///
+  /// If a sync fails, the directories it made are removed again (those still empty), so that
+  /// the next attempt, which would otherwise find them and sync nothing, makes and syncs them
+  /// anew.
+  package func createDirectoryDurably(_ path: String) throws(LogStoreError) {
+    var missing: [String] = []
+    var directory = path
+    while !directoryExists(directory) {
+      let parent = StorePath.parent(of: directory)
+      // `/` and `.` are their own parents, and never made here.
+      if parent == directory { break }
+      missing.append(directory)
+      directory = parent
+    }
+    try createDirectory(path)
+    do {
+      for made in missing.reversed() {
+        try synchronizeDirectory(StorePath.parent(of: made))
+      }
+    } catch {
+      for made in missing { try? removeDirectory(made) }
+      throw error
+    }
+  }
+
   /// Writes take the lock file unless a file system says otherwise.
   package var sharedMutexKind: UInt16 { 0 }
 
