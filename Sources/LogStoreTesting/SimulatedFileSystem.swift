@@ -29,7 +29,9 @@ import LogStore
 /// Every operation the engine performs is one *call*, counted in ``calls``. A test can
 /// ``crash(atCall:mode:tearing:)`` — freeze the file system just before call N, recording the
 /// image then, and failing every later call — or ``inject(_:)`` an error (EIO, ENOSPC) into the
-/// N-th call, once or from then on.
+/// N-th call, once or from then on. A sync that fails so leaves what it covered off the disk
+/// until it is written again, as Linux does (it reports a failed write-back once and marks the
+/// pages clean): a later sync that succeeds does not make it durable.
 ///
 /// Writes through a mapping are calls too (they can be crash points and torn, but never fail:
 /// a real `memcpy` cannot). A crash in the middle of a `pwrite` can tear it as well (a process
@@ -94,7 +96,15 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     var storage: UnsafeMutableRawPointer
     var capacity: Int
     var size = 0
+    /// The contents at the last sync: with `pending`, what a process crash leaves.
     var durable: [UInt8] = []
+    /// What the disk holds as of the last sync: `durable`, but for the `lost` ranges.
+    var onDisk: [UInt8] = []
+    /// Ranges a failed sync left off the disk for good, until written again: Linux reports a
+    /// failed write-back once and marks the pages clean, so a later sync that succeeds writes
+    /// nothing of them (what a failed sync does on Darwin is not documented: the same is
+    /// assumed).
+    var lost: [Range<Int>] = []
     var pending: [Change] = []
     /// The live mappings of this file, by the number the file system gave each.
     var mappings: [Int: MappingShape] = [:]
@@ -120,6 +130,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       contents.withUnsafeBytes { storage.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
       size = contents.count
       durable = contents
+      onDisk = contents
     }
 
     deinit {
@@ -153,6 +164,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       reserve(newSize)
       if newSize < size {
         memset(storage + newSize, 0, size - newSize)
+        forget(newSize..<size)
       }
       size = newSize
       pending.append(.resize(newSize))
@@ -167,18 +179,51 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         (storage + offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
       }
       size = max(size, offset + bytes.count)
-      pending.append(.write(offset: offset, bytes: Array(bytes)))
+      noteWrite(offset: offset, bytes: Array(bytes))
     }
 
-    func synchronize() {
+    /// Records a write made to the contents (through a mapping, or by ``write(_:at:)``): it is
+    /// pending, and what it covers of a range lost by a failed sync is dirty again.
+    func noteWrite(offset: Int, bytes: [UInt8]) {
+      forget(offset..<offset + bytes.count)
+      pending.append(.write(offset: offset, bytes: bytes))
+    }
+
+    /// Takes `range` out of the lost ranges.
+    private func forget(_ range: Range<Int>) {
+      guard !range.isEmpty else { return }
+      lost = lost.flatMap { part -> [Range<Int>] in
+        let before = part.lowerBound..<max(part.lowerBound, min(range.lowerBound, part.upperBound))
+        let after = max(part.lowerBound, min(range.upperBound, part.upperBound))..<part.upperBound
+        return [before, after].filter { !$0.isEmpty }
+      }
+    }
+
+    /// A sync of the whole file: the contents become durable, and the disk holds them but for
+    /// the lost ranges. A sync that `failed` (an injected fault, not a crash) wrote back what
+    /// was pending without success: the pages are clean again, so every write pending joins
+    /// the lost ranges, and only writing it again puts it on the disk.
+    func synchronize(failed: Bool = false) {
+      if failed {
+        for case .write(let offset, let data) in pending where !data.isEmpty {
+          lost.append(offset..<offset + data.count)
+        }
+      }
+      var disk = contents
+      for range in lost {
+        for index in range where index < disk.count {
+          disk[index] = index < onDisk.count ? onDisk[index] : 0
+        }
+      }
+      onDisk = disk
       durable = contents
       pending = []
     }
 
-    /// The durable contents plus the first `kept` pending changes, the last torn after
-    /// `tear` bytes when given.
-    func image(kept: Int, tear: Int?) -> [UInt8] {
-      var bytes = durable
+    /// The durable contents (or `base`) plus the first `kept` pending changes, the last torn
+    /// after `tear` bytes when given.
+    func image(kept: Int, tear: Int?, base: [UInt8]? = nil) -> [UInt8] {
+      var bytes = base ?? durable
       for (index, change) in pending.prefix(kept).enumerated() {
         if case .write(let offset, let data) = change, index == kept - 1, let tear {
           Self.apply(.write(offset: offset, bytes: Array(data.prefix(tear))), to: &bytes)
@@ -207,7 +252,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       }
     }
 
-    /// What a power loss may leave of the file: its durable contents, every change before some
+    /// What a power loss may leave of the file: what the disk holds, every change before some
     /// barrier (all of them, or none: a later change reaches the disk only after the earlier
     /// ones), and of the changes after that barrier, either a prefix (the last write torn at
     /// any byte) or, page by page, any number of the changes to each page: every page is one of
@@ -223,7 +268,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       let openStart = crossed == 0 ? 0 : barriers[crossed - 1] + 1
       let openEnd = crossed < barriers.count ? barriers[crossed] : pending.count
       let open = pending[openStart..<openEnd]
-      var bytes = image(kept: openStart, tear: nil)
+      var bytes = image(kept: openStart, tear: nil, base: onDisk)
       if generator.next() % 2 == 0 {
         var kept = Int(generator.next() % UInt64(open.count + 1))
         var tear: Int?
@@ -233,7 +278,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
           tear = Int(generator.next() % UInt64(data.count + 1))
         }
         kept += openStart
-        return image(kept: kept, tear: tear)
+        return image(kept: kept, tear: tear, base: onDisk)
       }
       // Page by page: first what each change touches, then which versions each page keeps.
       func touched(_ change: Change, size: Int) -> Range<Int>? {
@@ -275,7 +320,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       let largest = max(bytes.count, sizes.max() ?? 0)
       bytes += [UInt8](repeating: 0, count: largest - bytes.count)
       var applied: [Int: Int] = [:]
-      current = image(kept: openStart, tear: nil).count
+      current = image(kept: openStart, tear: nil, base: onDisk).count
       for change in open {
         if let range = touched(change, size: current) {
           for page in pages(range) {
@@ -513,7 +558,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
   /// whose parent was not synced since it was made.
   package var syncedFiles: [String: [UInt8]] {
     state.withLock { state in
-      state.durableFiles.filter { !Self.inPendingDirectory($0.key, state) }.mapValues(\.durable)
+      state.durableFiles.filter { !Self.inPendingDirectory($0.key, state) }.mapValues(\.onDisk)
     }
   }
 
@@ -881,7 +926,13 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let pause = state.withLock { $0.dataSyncPause }
     if pause > 0 { usleep(UInt32(pause)) }
     try state.withLock { state throws(LogStoreError) in
-      try enter(&state, number, operation, path)
+      do throws(LogStoreError) {
+        try enter(&state, number, operation, path)
+      } catch {
+        // Failed, not crashed: what it covered was written back without success.
+        if state.images == nil { node.synchronize(failed: true) }
+        throw error
+      }
       state.dataSyncs += 1
       if platform == .linux || strength == .durable {
         node.synchronize()
@@ -964,7 +1015,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
       } catch {
         return  // crashed: the bytes are in memory but not in the image
       }
-      node.pending.append(.write(offset: offset, bytes: bytes))
+      node.noteWrite(offset: offset, bytes: bytes)
     }
   }
 }

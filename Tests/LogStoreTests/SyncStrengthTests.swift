@@ -116,6 +116,29 @@ struct SyncStrengthTests {
     try store.close()
   }
 
+  @Test(
+    "a sync that failed is not taken back by the next one that succeeds: what it covered is written again first"
+  )
+  func failedSyncIsNotRetriedAsDone() throws {
+    for platform in SimulatedFileSystem.Platform.allCases {
+      for policy in [SyncPolicy.never, .interval(milliseconds: 60_000)] {
+        let fileSystem = SimulatedFileSystem(platform: platform)
+        let store = try LogStore(path: Self.path, options: options(fileSystem, sync: policy))
+        try store.createTable("t")
+        try store.put("v".bytes, forKey: "k".bytes, in: "t")
+        // The sync of the segment fails (EIO): Linux has written the pages back without
+        // success and marked them clean, and says so once.
+        fileSystem.inject(.init(call: fileSystem.calls + 1, errorNumber: EIO, persistent: false))
+        #expect(throws: LogStoreError.self) { try store.sync() }
+        // The device works again: a sync that succeeds must have put the put on the disk.
+        try store.sync()
+        #expect(
+          try survivingPowerLosses(fileSystem, keeping: ["k": "v"]) == 32, "\(platform) \(policy)")
+        try store.close()
+      }
+    }
+  }
+
   @Test("sync interval on Darwin: a barrier, which a power loss may undo; sync() makes it durable")
   func intervalIsBarrierOnDarwin() throws {
     let fileSystem = SimulatedFileSystem(platform: .darwin)

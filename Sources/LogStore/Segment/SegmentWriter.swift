@@ -180,10 +180,44 @@ final class SegmentWriter {
   /// Darwin, where it is only a barrier, so it never counts as durable.
   @exclusivity(unchecked) private(set) var ordered = 0
 
-  /// Makes `range` durable, or only ordered.
+  /// Makes `range` durable, or only ordered. If the sync fails, the range is written again
+  /// before the error is thrown (``rewrite(_:)``), so that the next sync that succeeds has
+  /// really put it on the disk when the log marks it so.
   func synchronize(_ range: Range<Int>, _ strength: SyncStrength) throws(LogStoreError) {
     guard !range.isEmpty else { return }
-    try file.mapping.synchronize(offset: range.lowerBound, count: range.count, strength)
+    do {
+      try file.mapping.synchronize(offset: range.lowerBound, count: range.count, strength)
+    } catch {
+      rewrite(range)
+      throw error
+    }
+  }
+
+  /// Writes the bytes of `range` over themselves through the mapping, so that its pages are
+  /// dirty again after a failed sync. Linux reports a failed write-back once and marks the
+  /// pages clean: the next `msync` would write none of them, succeed, and let the log mark
+  /// bytes durable that the disk never got (what a failed sync does on Darwin is not
+  /// documented; writing again is right there too). The bytes come from the page cache, which
+  /// still holds them unless the system dropped those pages meanwhile; then the disk's bytes
+  /// come back and are written, and a later open finds those records damaged (each is
+  /// checksummed), never taken for what was written. Copied through a buffer a chunk at a time:
+  /// a copy of the mapping onto itself could be skipped as storing nothing new.
+  private func rewrite(_ range: Range<Int>) {
+    let chunk = 64 << 10
+    let buffer = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: min(chunk, range.count), alignment: 16)
+    defer { buffer.deallocate() }
+    var offset = range.lowerBound
+    while offset < range.upperBound {
+      let count = min(chunk, range.upperBound - offset)
+      let part = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+      part.copyMemory(
+        from: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[offset..<offset + count]))
+      file.mapping.write(at: offset, count: count) {
+        $0.copyMemory(from: UnsafeRawBufferPointer(part))
+      }
+      offset += count
+    }
   }
 
   /// Records that everything below `end` is durable.
