@@ -39,7 +39,7 @@ final class StoreEngine: @unchecked Sendable {
     var sharedLog: SharedLog?
     if options.readOnly {
       guard fileSystem.directoryExists(directory) else {
-        throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
+        throw fileSystem.missingStoreError(directory)
       }
       sharedLog =
         manyProcesses

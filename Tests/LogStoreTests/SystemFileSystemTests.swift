@@ -109,6 +109,29 @@ struct SystemFileSystemTests {
     #expect(try SystemFileSystem.names(in: "/store") { next(failing: false) } == ["a"])
   }
 
+  @Test(
+    "a store the system will not look into is its error (a loop of links here; EACCES/EPERM in a sandbox), not a missing store"
+  )
+  func unreachableStore() throws {
+    let directory = TemporaryDirectory()
+    let loop = directory.appending("loop")
+    try #require(symlink(loop, loop) == 0)
+    func expectLoop(_ body: () throws -> Void) {
+      let error = #expect(throws: LogStoreError.self) { try body() }
+      #expect(error?.code == .io)
+      #expect(error?.systemError == ELOOP, "\(error?.message ?? "")")
+    }
+    expectLoop { _ = try LogStore(path: loop, options: LogStore.Options(readOnly: true)) }
+    expectLoop { _ = try LogStore(path: loop) }
+    expectLoop { _ = try LogStore.verify(path: loop) }
+    expectLoop { _ = try LogStore.recover(path: loop) }
+    // Nothing there at all is still a missing store.
+    let missing = #expect(throws: LogStoreError.self) {
+      _ = try LogStore(path: directory.appending("none"), options: LogStore.Options(readOnly: true))
+    }
+    #expect(missing?.code == .storeNotFound)
+  }
+
   @Test("EACCES and EPERM are permissionDenied, not damage or a generic I/O error")
   func permissionErrors() {
     for code in [EACCES, EPERM] {

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The seam between the engine and the operating system.
 ///
 /// Every file operation the engine performs goes through these three protocols, so tests can
@@ -127,6 +135,21 @@ extension FileSystem {
       for made in missing { try? removeDirectory(made) }
       throw error
     }
+  }
+
+  /// The error for a store expected at `path` where ``directoryExists(_:)`` found no
+  /// directory: `.storeNotFound` when nothing is there (or a file is), but the system's own
+  /// error when it would not look: `EACCES` or `EPERM` (permissions, a sandbox: reported as
+  /// ``LogStoreError/Code/permissionDenied``), a loop of symbolic links, an I/O error. A store
+  /// may well be there then, and an app told it is missing might make a new one elsewhere or
+  /// give up on its data. Listing the directory says which.
+  package func missingStoreError(_ path: String) -> LogStoreError {
+    do throws(LogStoreError) {
+      _ = try contentsOfDirectory(path)
+    } catch  where error.systemError != ENOENT && error.systemError != ENOTDIR {
+      return error
+    } catch {}
+    return LogStoreError(.storeNotFound, "there is no store at \(path)")
   }
 
   /// Writes take the lock file unless a file system says otherwise.

@@ -31,7 +31,11 @@ package struct SystemFileSystem: FileSystem {
       }
       prefix += "/"
     }
-    guard directoryExists(path) else {
+    // Every component exists now (`EEXIST` is fine): a directory, or why not. A `stat` that
+    // fails says why (`EACCES`, a loop of links), where "not a directory" would be wrong.
+    var info = stat()
+    _ = try SystemCall.retrying("stat", path) { stat(path, &info) }
+    guard (info.st_mode & S_IFMT) == S_IFDIR else {
       throw LogStoreError(.io, "\(path) exists and is not a directory", systemError: ENOTDIR)
     }
   }

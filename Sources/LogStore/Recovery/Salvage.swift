@@ -47,7 +47,7 @@ extension LogStore {
     let path = StorePath.trimmingTrailingSlashes(path)
     guard fileSystem.directoryExists(path) else {
       guard let damaged = try finishInterruptedRecovery(at: path, fileSystem: fileSystem) else {
-        throw LogStoreError(.storeNotFound, "there is no store at \(path)")
+        throw fileSystem.missingStoreError(path)
       }
       var options = Options(readOnly: true)
       options.fileSystem = fileSystem

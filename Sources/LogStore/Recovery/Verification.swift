@@ -66,7 +66,7 @@ struct Verifier {
 
   func run() throws(LogStoreError) -> VerificationReport {
     guard fileSystem.directoryExists(directory) else {
-      throw LogStoreError(.storeNotFound, "there is no store at \(directory)")
+      throw fileSystem.missingStoreError(directory)
     }
     var attempt = 1
     while true {
