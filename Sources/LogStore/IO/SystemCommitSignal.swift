@@ -4,6 +4,11 @@
   import Musl
 #elseif canImport(Darwin)
   import Darwin
+  // notify(3) is a module of its own in Apple's SDKs (`notify.h`), which `Darwin` may not
+  // export: imported where it exists, so that the calls below never rest on a re-export.
+  #if canImport(notify)
+    import notify
+  #endif
 #endif
 
 /// ``CommitSignal`` on the real system.
