@@ -342,7 +342,7 @@ final class StoreEngine: @unchecked Sendable {
       // Other processes wait for this write from here to its publication only: what follows
       // it is this process's own.
       defer { sharing?.endWrite() }
-      var tables: [String: IndexView.PendingTable] = [:]
+      var tables: [TableName: IndexView.PendingTable] = [:]
       for i in mutations.indices {
         do {
           try log.checkWritable()

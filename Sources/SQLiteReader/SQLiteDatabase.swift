@@ -72,9 +72,11 @@ public final class SQLiteDatabase {
   }
 
   /// The table named `name`, compared as SQLite compares names (ASCII letters without case,
-  /// an exact match first).
+  /// an exact match first). Exact is byte for byte: `String`'s `==` would take a name that is
+  /// only canonically equivalent (another table's, to SQLite) for this one.
   public func table(named name: String) -> SQLiteTable? {
-    tables.first { $0.name == name } ?? tables.first { equalsIgnoringASCIICase($0.name, name) }
+    tables.first { $0.name.utf8.elementsEqual(name.utf8) }
+      ?? tables.first { equalsIgnoringASCIICase($0.name, name) }
   }
 
   /// A cursor over the rows of `table`, in rowid order.

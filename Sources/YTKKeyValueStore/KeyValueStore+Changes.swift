@@ -61,14 +61,16 @@ extension KeyValueStore {
   public static let changeBufferLimit = 10_000
 }
 
-/// The streams of ``KeyValueStore/changes(in:)``, by table.
+/// The streams of ``KeyValueStore/changes(in:)``, by table: by the bytes of its name, as the
+/// store tells tables apart (``TableName``), so that a stream of one table hears nothing of
+/// another whose name is equal as a `String` but not in its bytes.
 final class ChangeStreams: @unchecked Sendable {
   typealias Continuation = AsyncStream<KeyValueChange>.Continuation
 
   // Guarded by `lock`. `publish` takes it under the log's lock, so nothing may take the
   // log's lock while holding it.
   private let lock = ConditionLock()
-  private var streams: [String: [Int: Continuation]] = [:]
+  private var streams: [TableName: [Int: Continuation]] = [:]
   private var nextID = 0
   private var closed = false
 
@@ -86,7 +88,8 @@ final class ChangeStreams: @unchecked Sendable {
     }
   }
 
-  func makeStream(for table: String) -> AsyncStream<KeyValueChange> {
+  func makeStream(for name: String) -> AsyncStream<KeyValueChange> {
+    let table = TableName(name)
     var made: Continuation?
     let stream = AsyncStream(
       KeyValueChange.self, bufferingPolicy: .bufferingOldest(KeyValueStore.changeBufferLimit)
@@ -116,12 +119,12 @@ final class ChangeStreams: @unchecked Sendable {
       endAll(closing: false)
       return
     }
-    var ended: [(table: String, id: Int, continuation: Continuation)] = []
+    var ended: [(table: TableName, id: Int, continuation: Continuation)] = []
     // The streams this change ended (by a drop, or by a change their buffer had no room for)
     // get nothing more of it: after a drop the stream is over, and after a change left out a
     // later one would follow a gap, should the consumer have made room meanwhile.
     var endedIDs: Set<Int> = []
-    func deliver(_ event: KeyValueChange, to table: String) {
+    func deliver(_ event: KeyValueChange, to table: TableName) {
       guard let subscribers = streams[table] else { return }
       for (id, continuation) in subscribers where !endedIDs.contains(id) {
         let enqueued: Bool
@@ -137,13 +140,13 @@ final class ChangeStreams: @unchecked Sendable {
       }
     }
     // Consecutive deletes of one table (a `delete(ids:)`) are one change.
-    var deletes: (table: String, ids: [String])?
+    var deletes: (table: TableName, ids: [String])?
     func flushDeletes() {
       if let (table, ids) = deletes { deliver(.deleted(ids: ids), to: table) }
       deletes = nil
     }
     change.forEachOperation { kind, tableBytes, key in
-      let table = String(decoding: tableBytes, as: UTF8.self)
+      let table = TableName(tableBytes)
       if kind == .delete, deletes?.table == table {
         deletes!.ids.append(String(decoding: key, as: UTF8.self))
         return
@@ -166,7 +169,7 @@ final class ChangeStreams: @unchecked Sendable {
     for stream in ended { stream.continuation.finish() }
   }
 
-  private func remove(_ ids: [(table: String, id: Int)]) {
+  private func remove(_ ids: [(table: TableName, id: Int)]) {
     lock.withLock {
       for (table, id) in ids {
         streams[table]?[id] = nil

@@ -3,7 +3,8 @@ import SQLiteReader
 
 /// What ``KeyValueStore/importYTKDatabase(at:tables:)`` did.
 public struct YTKImportReport: Sendable {
-  /// The tables imported (created if missing), sorted.
+  /// The tables imported (created if missing), sorted by their names' UTF-8 bytes, as
+  /// ``KeyValueStore/tableNames()`` lists them.
   public var tables: [String]
   /// The items stored.
   public var items: Int
@@ -104,9 +105,11 @@ extension KeyValueStore {
     // A file that cannot be read imports nothing. When every table is new to the store, the
     // rows are written as they are read, and a failure removes the tables again. When a
     // table exists, whose items could not be put back, the whole file is read once first.
-    let existing = try Set(tableNames())
+    // By the names' bytes, as the store tells tables apart (``TableName``): a table of the file
+    // whose name is equal as a `String` to one of the store's, but not in its bytes, is new.
+    let existing = Set(try tableNames().map(TableName.init))
     var total = 0
-    if imported.contains(where: { existing.contains($0.name) }) {
+    if imported.contains(where: { existing.contains(TableName($0.name)) }) {
       do {
         for table in chosen {
           let cursor = try database.cursor(over: table.table)
@@ -123,14 +126,15 @@ extension KeyValueStore {
       }
     }
 
-    var report = YTKImportReport(tables: imported.map(\.name).sorted())
+    var report = YTKImportReport(
+      tables: imported.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     var done = 0
     var canonicalizer = JSONCanonicalizer()
     var output = JSONOutput(capacity: 4096)
     defer { output.release() }
     do {
       var creation = WriteBatch()
-      for table in imported where !existing.contains(table.name) {
+      for table in imported where !existing.contains(TableName(table.name)) {
         creation.createTable(table.name)
       }
       try logStore.write(creation)
@@ -154,8 +158,8 @@ extension KeyValueStore {
 
   /// After a failed import: drops the tables it created (best effort; the store's own error
   /// is the one reported).
-  private func removeCreatedTables(_ names: [String], existing: Set<String>) {
-    for name in names where !existing.contains(name) {
+  private func removeCreatedTables(_ names: [String], existing: Set<TableName>) {
+    for name in names where !existing.contains(TableName(name)) {
       try? dropTable(name)
     }
   }
@@ -435,11 +439,15 @@ final class YTKSource {
       return database.tables.compactMap { YTKTable($0, encoding: encoding) }
     }
     var chosen: [YTKTable] = []
-    for name in names where !chosen.contains(where: { $0.name == name }) {
+    // Names are compared by their bytes, as SQLite and the store compare them: a name equal
+    // as a `String` but not in its bytes names another table.
+    for name in names where !chosen.contains(where: { $0.name.hasSameUTF8(as: name) }) {
       // A name that is not well-formed reads with U+FFFD, but it is not the name of that
       // reading, which may be another table's: no String names it.
       guard
-        let table = database.tables.first(where: { $0.nameIsWellFormed && $0.name == name })
+        let table = database.tables.first(where: {
+          $0.nameIsWellFormed && $0.name.hasSameUTF8(as: name)
+        })
       else {
         throw KeyValueStoreError(.tableNotFound, "\(path) has no table named \"\(name)\"")
       }

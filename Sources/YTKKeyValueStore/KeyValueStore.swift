@@ -150,7 +150,9 @@ public final class KeyValueStore: Sendable {
     try bridge { () throws(LogStoreError) in try logStore.tableExists(name) }
   }
 
-  /// The names of all tables, sorted.
+  /// The names of all tables, sorted by their UTF-8 bytes. A table is its name's bytes: two
+  /// names that are equal as `String`s but not in their bytes ("é" as one scalar and as "e"
+  /// and a combining accent) are two tables, both listed.
   public func tableNames() throws(KeyValueStoreError) -> [String] {
     try bridge { () throws(LogStoreError) in try logStore.tableNames() }
   }

@@ -202,8 +202,10 @@ final class BatchLoader {
   let store: KeyValueStore
   private var writer: BatchWriter
   private(set) var items = 0
-  private(set) var tables: Set<String> = []
-  private var existing: Set<String> = []
+  // By the names' bytes, as the store tells tables apart: a dump of two tables whose names
+  // are equal as `String`s but not in their bytes loads as two.
+  private(set) var tables: Set<TableName> = []
+  private var existing: Set<TableName> = []
 
   init(store: KeyValueStore) {
     self.store = store
@@ -211,10 +213,11 @@ final class BatchLoader {
   }
 
   func createTable(_ name: String) throws {
-    tables.insert(name)
-    if existing.contains(name) { return }
+    let table = TableName(name)
+    tables.insert(table)
+    if existing.contains(table) { return }
     if try !store.tableExists(name) { writer.createTable(name) }
-    existing.insert(name)
+    existing.insert(table)
   }
 
   func add(_ item: LoadCommand.Item) throws {

@@ -4,7 +4,9 @@ struct TablesCommand: Command {
   static let abstract = "List the tables of a store with their item counts."
   static let usage = "ytkkv tables PATH"
   static let discussion = """
-    Prints one line per table, sorted by name: the name, a tab, the number of items.
+    Prints one line per table, sorted by the UTF-8 bytes of the names: the name, a tab, the
+    number of items. A table is its name's bytes: two names that look alike but are different
+    bytes (an accent precomposed or not) are two tables.
     Works while another process has the store open (it reads a snapshot).
 
     Example:

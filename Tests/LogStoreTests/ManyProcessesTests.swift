@@ -67,6 +67,55 @@ struct ManyProcessesTests {
     try again.close()
   }
 
+  @Test(
+    "a table another open creates under a name equal as a string but not as bytes to a table of this open's is a table of its own, for writers and a follower, across a drop, a compaction and a reopen"
+  )
+  func equivalentTableNames() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let first = try LogStore(path: path, options: Self.options())
+    let second = try LogStore(path: path, options: Self.options())
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    // "café", its é precomposed (NFC) and decomposed (NFD): equal as `String`s.
+    let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+    try first.createTable(composed)
+    try first.put("first".bytes, forKey: "k".bytes, in: composed)
+    // The other open's view holds the composed name: the creation is not taken for one that
+    // changes nothing.
+    try second.createTable(decomposed)
+    try second.put("second".bytes, forKey: "k".bytes, in: decomposed)
+    var expected: [[UInt8]: [[UInt8]: [UInt8]]] = [
+      composed.bytes: ["k".bytes: "first".bytes], decomposed.bytes: ["k".bytes: "second".bytes],
+    ]
+    for store in [first, second, follower] {
+      // In byte order: "cafe" before "caf\xC3".
+      #expect(try store.tableNames().map(\.bytes) == [decomposed.bytes, composed.bytes])
+      #expect(try store.tablesByBytes() == expected)
+    }
+    // Dropped by one open, one table is gone for every open, the other stays.
+    try second.dropTable(composed)
+    expected[composed.bytes] = nil
+    for store in [first, second, follower] {
+      #expect(try store.tableNames().map(\.bytes) == [decomposed.bytes])
+      #expect(try !store.tableExists(composed))
+      #expect(try store.tablesByBytes() == expected)
+    }
+    try first.createTable(composed)
+    try second.put("again".bytes, forKey: "k".bytes, in: composed)
+    expected[composed.bytes] = ["k".bytes: "again".bytes]
+    try first.compact()
+    for store in [first, second, follower] {
+      #expect(try store.tablesByBytes() == expected)
+    }
+    try follower.close()
+    try second.close()
+    try first.close()
+    #expect(try LogStore.verify(path: path).problems.isEmpty)
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.tablesByBytes() == expected)
+    try reopened.close()
+  }
+
   @Test("writes that fill several segments are seen across rotations, by writers and by a follower")
   func acrossRotations() throws {
     let directory = TemporaryDirectory()

@@ -1,5 +1,6 @@
 import Foundation
 @_exported import LogStoreTesting
+import Testing
 
 @testable import LogStore
 
@@ -70,6 +71,20 @@ extension LogStore {
           decoding: entry.value, as: UTF8.self)
       }
       result[table] = items
+    }
+    return result
+  }
+
+  /// Every table with its keys and values, by the bytes of the tables' names: unlike
+  /// ``snapshot()``, whose `String` keys make canonically equivalent names one, two tables whose
+  /// names differ only in their bytes stay two.
+  func tablesByBytes() throws -> [[UInt8]: [[UInt8]: [UInt8]]] {
+    var result: [[UInt8]: [[UInt8]: [UInt8]]] = [:]
+    for table in try tableNames() {
+      #expect(result[Array(table.utf8)] == nil, "table \(table) listed twice")
+      var items: [[UInt8]: [UInt8]] = [:]
+      for entry in try entries(in: table) { items[entry.key] = entry.value }
+      result[Array(table.utf8)] = items
     }
     return result
   }

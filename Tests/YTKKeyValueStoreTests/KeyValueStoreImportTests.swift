@@ -547,6 +547,47 @@ struct KeyValueStoreImportTests {
     #expect(named.rejected.filter { $0.table == long }.count == 2)
   }
 
+  @Test(
+    "tables whose names are equal as strings but not as bytes are imported as two, beside the store's table of one of the names; tables: chooses by the bytes"
+  )
+  func equivalentTableNames() throws {
+    let directory = TemporaryDirectory()
+    // "café", its é precomposed (NFC) and decomposed (NFD): two tables to SQLite, equal as
+    // `String`s.
+    let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+    let path = try Self.database(
+      """
+      CREATE TABLE "\(decomposed)" (id, json, createdTime);
+      CREATE TABLE "\(composed)" (id, json, createdTime);
+      INSERT INTO "\(composed)" VALUES ('1', '{"from":"composed"}', '1');
+      INSERT INTO "\(decomposed)" VALUES ('1', '{"from":"decomposed"}', '2'), ('2', '[2]', '3');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    try store.createTable(composed)
+    try store.put(["kept": true], id: "mine", into: composed)
+    // By the bytes, and in their order: "cafe" before "caf\xC3".
+    let both = [Array(decomposed.utf8), Array(composed.utf8)]
+    let report = try store.importYTKDatabase(at: path)
+    #expect(report.tables.map { Array($0.utf8) } == both)
+    #expect(report.items == 3)
+    #expect(try store.tableNames().map { Array($0.utf8) } == both)
+    #expect(try store.allItems(in: composed).map(\.id) == ["1", "mine"])
+    #expect(try store.object(id: "1", from: composed) == ["from": "composed"])
+    #expect(try store.allItems(in: decomposed).map(\.id) == ["1", "2"])
+    #expect(try store.object(id: "1", from: decomposed) == ["from": "decomposed"])
+
+    // Named, a table is the one of those bytes: the other spelling's is left alone.
+    let again = TemporaryDirectory()
+    let other = try KeyValueStore(path: again.storePath)
+    defer { try? other.close() }
+    let named = try other.importYTKDatabase(at: path, tables: [composed, composed])
+    #expect(named.tables.map { Array($0.utf8) } == [Array(composed.utf8)])
+    #expect(named.items == 1)
+    #expect(try other.tableNames().map { Array($0.utf8) } == [Array(composed.utf8)])
+    #expect(try other.object(id: "1", from: composed) == ["from": "composed"])
+  }
+
   @Test("a column default the reader does not evaluate, met while reading, imports nothing")
   func unsupportedDefault() throws {
     let directory = TemporaryDirectory()

@@ -241,4 +241,44 @@ struct KeyValueStoreTablesTests {
     expectError(.tableNotFound, mentioning: named) { try store.dropTable("gone") }
     #expect(try store.tableExists("gone") == false)
   }
+
+  @Test(
+    "names equal as strings but not as bytes are two tables: each its own items, counts, lifetime, batch puts, clear and drop; both listed, in byte order; both survive a compaction"
+  )
+  func equivalentNamesAreTwoTables() throws {
+    // "café", its é precomposed (NFC) and decomposed (NFD): equal as `String`s.
+    let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+    try store.createTable(composed)
+    #expect(try !store.tableExists(decomposed))
+    try store.createTable(decomposed, expiresAfter: 3600)
+    #expect(try store.defaultLifetime(of: composed) == nil)
+    #expect(try store.defaultLifetime(of: decomposed) == 3600)
+    // In byte order: "cafe" before "caf\xC3".
+    let listed = [Array(decomposed.utf8), Array(composed.utf8)]
+    #expect(try store.tableNames().map { Array($0.utf8) } == listed)
+    try store.put(["from": "composed"], id: "1", into: composed)
+    try store.put(["from": "decomposed"], id: "1", into: decomposed)
+    try store.put(["2": ["n": 2], "3": ["n": 3]], into: composed)
+    try store.put(encodables: ["4": 4], into: decomposed)
+    #expect(try store.object(id: "1", from: composed) == ["from": "composed"])
+    #expect(try store.object(id: "1", from: decomposed) == ["from": "decomposed"])
+    #expect(try store.allItems(in: composed).map(\.id) == ["1", "2", "3"])
+    #expect(try store.allItems(in: decomposed).map(\.id) == ["1", "4"])
+    #expect(try store.count(in: composed) == 3)
+    #expect(try store.count(in: decomposed) == 2)
+    // Each table's puts get its own default lifetime.
+    #expect(try store.item(id: "1", from: composed)?.expiresTime == nil)
+    #expect(try store.item(id: "1", from: decomposed)?.expiresTime != nil)
+    try store.compact()
+    #expect(try store.tableNames().map { Array($0.utf8) } == listed)
+    #expect(try store.count(in: composed) == 3)
+    #expect(try store.count(in: decomposed) == 2)
+    #expect(try store.object(id: "1", from: decomposed) == ["from": "decomposed"])
+    try store.clearTable(composed)
+    #expect(try store.count(in: decomposed) == 2)
+    try store.put(number: 5, id: "5", into: composed)
+    try store.dropTable(decomposed)
+    #expect(try store.tableNames().map { Array($0.utf8) } == [Array(composed.utf8)])
+    #expect(try store.integer(id: "5", from: composed) == 5)
+  }
 }

@@ -35,11 +35,12 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
   }
   guard !files.isEmpty else { return }
   /// What an open found: damage it met at open, damage counted after reading, and every item
-  /// it reads.
+  /// it reads, by the bytes of its table's name (names equal as `String`s but not in their
+  /// bytes are two tables).
   struct Seen: Equatable {
     var damageAtOpen: Int
     var damage: Int
-    var items: [String: [[UInt8]: [UInt8]?]]
+    var items: [[UInt8]: [[UInt8]: [UInt8]?]]
   }
   var seen: [CorruptionPolicy: Seen] = [:]
   for corruption in [CorruptionPolicy.salvage, .fail] {
@@ -48,14 +49,14 @@ package func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     guard let store = try? LogStore(path: "/store", options: options) else { continue }
     let damageAtOpen = store.openReport.damagedRecords
     let damage = (try? store.statistics().damagedRecords) ?? 0
-    var items: [String: [[UInt8]: [UInt8]?]] = [:]
+    var items: [[UInt8]: [[UInt8]: [UInt8]?]] = [:]
     for table in (try? store.tableNames()) ?? [] {
       var values: [[UInt8]: [UInt8]?] = [:]
       for key in (try? store.keys(in: table)) ?? [] {
         // A read either returns a value or reports damage; it never traps.
         values[key] = try? store.entry(forKey: key, in: table)?.value
       }
-      items[table] = values
+      items[Array(table.utf8)] = values
       _ = try? store.entries(in: table)
     }
     seen[corruption] = Seen(damageAtOpen: damageAtOpen, damage: damage, items: items)

@@ -723,8 +723,7 @@ final class Compactor: @unchecked Sendable {
             inOutput += 1
             copy += 1
             if record.kind == .createTable {
-              keys.relocateCreation(
-                of: String(decoding: record.table, as: UTF8.self), below: plan.firstOutput, to: new)
+              keys.relocateCreation(of: record.table, below: plan.firstOutput, to: new)
             } else {
               _ = keys.table(record.table)?.relocate(
                 record.key, hash: KeyHash.hash(record.key), to: new, below: plan.firstOutput,

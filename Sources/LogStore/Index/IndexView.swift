@@ -364,14 +364,15 @@ final class IndexView: @unchecked Sendable {
   /// by the default lifetime its table has at its place in the log: a put that commits while
   /// its table's creation is being synced gets the lifetime the creation gives. Call with the
   /// log's lock held (which keeps the index from changing).
-  func checkTables(_ mutation: Mutation, pending: inout [String: PendingTable])
+  func checkTables(_ mutation: Mutation, pending: inout [TableName: PendingTable])
     throws(LogStoreError) -> Mutation
   {
     var local = pending
     // The lifetime of the table a single put or packed puts name, their only table.
     var lifetime: Int64 = 0
     try mutation.forEachTableUse { kind, table, creation throws(LogStoreError) in
-      let name = local.isEmpty ? nil : String(decoding: table, as: UTF8.self)
+      // By the name's bytes, as the directory has its tables.
+      let name = local.isEmpty ? nil : TableName(table)
       let current: Int64?
       switch name.flatMap({ local[$0] }) {
       case .exists(let pendingLifetime)?: current = pendingLifetime
@@ -380,12 +381,11 @@ final class IndexView: @unchecked Sendable {
       }
       if kind == .createTable {
         // A creation without a lifetime keeps the one an existing table has.
-        local[name ?? String(decoding: table, as: UTF8.self)] = .exists(
-          lifetime: creation ?? current ?? 0)
+        local[name ?? TableName(table)] = .exists(lifetime: creation ?? current ?? 0)
         return
       }
       guard let current else { throw tableNotFound(table) }
-      if kind == .dropTable { local[name ?? String(decoding: table, as: UTF8.self)] = .dropped }
+      if kind == .dropTable { local[name ?? TableName(table)] = .dropped }
       lifetime = current
     }
     pending = local

@@ -9,14 +9,18 @@
 final class KeyDirectory {
   // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
   // Changed only through `insertTable` and `removeTable`, which keep what is derived from it
-  // (the short list, the tables by bytes, the cached table, the totals) in step.
-  @exclusivity(unchecked) private(set) var tables: [String: TableIndex] = [:]
-  /// The same tables by the UTF-8 bytes of their names, for writers and the log's replay, which
-  /// have the bytes of a record.
+  // (the short list, the tables by bytes, the cached table, the totals) in step. Keyed by the
+  // names' bytes (``TableName``): names that are equal strings but different bytes are two
+  // tables, as their records are.
+  @exclusivity(unchecked) private(set) var tables: [TableName: TableIndex] = [:]
+  /// The same tables by the UTF-8 bytes of their names: how writers and the log's replay, which
+  /// have the bytes of a record, find a table, and readers too (``table(_:)-(String)``; a
+  /// lookup changes nothing, so readers under the shared lock may look up at once).
   private let tablesByBytes = NameTable<Unmanaged<TableIndex>>()
   /// The same tables as a list while there are at most `fewTablesLimit`, empty beyond: most
-  /// stores have a few, and comparing names is cheaper than hashing one on every read. Kept
-  /// only while short, so that creating a table costs the same whether it is the tenth or the
+  /// stores have a few, and a read that names its table by the same string as the directory's
+  /// (``String/hasSameRepresentation(as:)``) finds it here without hashing the name. Kept only
+  /// while short, so that creating a table costs the same whether it is the tenth or the
   /// ten-thousandth.
   @exclusivity(unchecked) private var fewTables: [(name: String, index: TableIndex)] = []
   private static let fewTablesLimit = 8
@@ -90,7 +94,7 @@ final class KeyDirectory {
 
   /// The names of all tables, those not made yet included, in no particular order.
   func tableNames() -> [String] {
-    var names = Array(tables.keys)
+    var names = tables.keys.map(\.string)
     if waitingCount > 0, let mapped {
       names.reserveCapacity(names.count + waitingCount)
       for place in waiting.indices where waiting[place] {
@@ -109,8 +113,7 @@ final class KeyDirectory {
   }
 
   private func waitingPlace(_ name: String) -> Int? {
-    var name = name
-    return name.withUTF8 { waitingPlace(UnsafeRawBufferPointer($0)) }
+    name.withUTF8Bytes { waitingPlace($0) }
   }
 
   /// Whether a table named `name` exists, made or not.
@@ -187,7 +190,7 @@ final class KeyDirectory {
   /// index file not made yet is read from the file for the caller alone (it is unchanged since
   /// the file).
   func tablesForReading() -> [(name: String, table: TableIndex)] {
-    var all = tables.map { ($0.key, $0.value) }
+    var all = tables.map { ($0.key.string, $0.value) }
     for place in waiting.indices where waiting[place] {
       all.append((mapped!.name(ofTable: place), fileTableForReading(at: place)))
     }
@@ -263,12 +266,20 @@ final class KeyDirectory {
     for table in tables.values where !table.isSettled { table.settle() }
   }
 
+  /// The made table named `name` (by its bytes), if there is one. For readers: it changes
+  /// nothing, not even the table cached for writers.
   func table(_ name: String) -> TableIndex? {
+    // A read mostly names its table by the directory's own string, or the same small string:
+    // two words compared, and no call that would make the loop count references to the list
+    // and its entries.
     if tables.count <= Self.fewTablesLimit {
-      for entry in fewTables where entry.name == name { return entry.index }
-      return nil
+      for entry in fewTables where entry.name.hasSameRepresentation(as: name) {
+        return entry.index
+      }
     }
-    return tables[name]
+    // Otherwise by the name's bytes, as writers find tables: never by `String`'s `==`, and the
+    // name table's hash costs less than the dictionary's.
+    return name.withUTF8Bytes { tablesByBytes.find($0) }?.takeUnretainedValue()
   }
 
   /// The table named by UTF-8 bytes, if it exists, made now if it is a table of the index
@@ -302,26 +313,28 @@ final class KeyDirectory {
       }
       return table
     }
-    // Not by its bytes; by its name as a `String` too, in case the bytes are not valid UTF-8
-    // (no valid record has such a name): decoding repairs them as it did when the table was
-    // created, so the same table is found. ASCII decodes to itself: a new table's first
-    // record, in a replay of thousands of tables, makes no `String` here.
+    // Not by its bytes; by their repair too, in case they are not valid UTF-8 (no valid
+    // record has such a name): decoding repairs them as it did when the table was created
+    // (``createTable(_:)``), so the same table is found. Valid UTF-8 decodes to itself, bytes
+    // and all: a name equal as a `String` but not in its bytes is another table, never found
+    // here. ASCII is valid: a new table's first record, in a replay of thousands of tables,
+    // makes no `String` here.
     guard name.contains(where: { $0 >= 0x80 }) else { return nil }
-    return tables[String(decoding: name, as: UTF8.self)].map(Unmanaged.passUnretained)
+    let repaired = TableName(name)
+    guard !repaired.string.withUTF8Bytes({ bytesEqual($0, name) }) else { return nil }
+    return tables[repaired].map(Unmanaged.passUnretained)
   }
 
   /// Adds `table` under `name`; a table it replaces leaves the totals.
   private func insertTable(_ table: TableIndex, named name: String) {
-    tables.updateValue(table, forKey: name)?.detachFromTotals()
-    var name = name
-    name.withUTF8 { _ = tablesByBytes.set(UnsafeRawBufferPointer($0), .passUnretained(table)) }
+    tables.updateValue(table, forKey: TableName(name))?.detachFromTotals()
+    name.withUTF8Bytes { _ = tablesByBytes.set($0, .passUnretained(table)) }
     tablesChanged()
   }
 
   private func removeTable(named name: String) {
-    tables.removeValue(forKey: name)?.detachFromTotals()
-    var name = name
-    name.withUTF8 { _ = tablesByBytes.set(UnsafeRawBufferPointer($0), nil) }
+    tables.removeValue(forKey: TableName(name))?.detachFromTotals()
+    name.withUTF8Bytes { _ = tablesByBytes.set($0, nil) }
     tablesChanged()
   }
 
@@ -329,7 +342,7 @@ final class KeyDirectory {
   /// short) and the table cached for writers.
   private func tablesChanged() {
     if tables.count <= Self.fewTablesLimit {
-      fewTables = tables.map { ($0.key, $0.value) }
+      fewTables = tables.map { ($0.key.string, $0.value) }
     } else if !fewTables.isEmpty {
       fewTables = []
     }
@@ -350,12 +363,11 @@ final class KeyDirectory {
     for (name, table) in tables {
       var place: Int?
       if table.base != nil {
-        var name = name
-        place = name.withUTF8 { mapped.place(ofTable: UnsafeRawBufferPointer($0)) }
+        place = name.string.withUTF8Bytes { mapped.place(ofTable: $0) }
         guard let place else { return nil }
         over[place] = true
       }
-      made.append((name, place, table))
+      made.append((name.string, place, table))
     }
     let dropped = waiting.indices.filter { !waiting[$0] && !over[$0] }
     return (dropped, made)
@@ -604,7 +616,10 @@ final class KeyDirectory {
 
   /// Points the creation record of `table` at `new`, its copy, if it is still in a segment
   /// below `limit` (a compaction's inputs; see ``TableIndex/relocate(_:hash:to:below:listedFrom:)``).
-  func relocateCreation(of table: String, below limit: UInt32, to new: RecordLocation) {
+  /// The table is named by its record's bytes, as the puts relocated beside it are.
+  func relocateCreation(
+    of table: UnsafeRawBufferPointer, below limit: UInt32, to new: RecordLocation
+  ) {
     if let table = self.table(table), let creation = table.creation, creation.segment < limit {
       table.creation = new
     }
@@ -616,7 +631,7 @@ final class KeyDirectory {
   func forEachLocation(_ body: (String, UnsafeRawBufferPointer, RecordLocation) -> Void) {
     makeAllTables()
     for (name, table) in tables {
-      table.forEachKey { key, location in body(name, key, location) }
+      table.forEachKey { key, location in body(name.string, key, location) }
     }
   }
 }

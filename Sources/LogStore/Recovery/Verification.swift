@@ -307,11 +307,10 @@ struct Verifier {
       defer { for entry in files.values { entry.file.close() } }
       var wrong = 0
       for table in contents.tables {
-        let tableName = String(decoding: table.name, as: UTF8.self)
         for change in table.changes {
           guard let location = change.location else { continue }
           if !Self.holdsPut(
-            at: location, key: change.key, expiry: change.expiry, table: tableName, files: files,
+            at: location, key: change.key, expiry: change.expiry, table: table.name, files: files,
             headers: headers)
           {
             wrong += 1
@@ -345,9 +344,11 @@ struct Verifier {
   private typealias CoveredFile = (file: any FileHandle, mapping: any FileMapping, covered: Int)
 
   /// Whether `location`, within what `files` cover, holds a good put of `key` (with `expiry`)
-  /// in the table named `table`.
+  /// in the table named `table`: a record of a name equal to it as a `String` but not in its
+  /// bytes is another table's.
   private static func holdsPut(
-    at location: RecordLocation, key: UnsafeRawBufferPointer, expiry: Int64?, table: String,
+    at location: RecordLocation, key: UnsafeRawBufferPointer, expiry: Int64?,
+    table: UnsafeRawBufferPointer,
     files: [UInt32: CoveredFile], headers: [UInt32: SegmentHeader]
   ) -> Bool {
     guard let segment = files[location.segment],
@@ -360,8 +361,7 @@ struct Verifier {
         member: segment.mapping.bytes[Int(location.offset) + RecordLayout.kindOffset]
           & RecordLayout.memberFlag != 0),
       record.kind == .put, record.length == Int(location.length),
-      bytesEqual(record.key, key), record.expiry == expiry,
-      String(decoding: record.table, as: UTF8.self) == table
+      bytesEqual(record.key, key), record.expiry == expiry, bytesEqual(record.table, table)
     else { return false }
     return true
   }
@@ -423,9 +423,10 @@ struct Verifier {
         continue
       }
       var wrong = 0
+      let tableName = mapped.nameBytes(ofTable: place)
       entry.table.forEachEntry { item in
         if !Self.holdsPut(
-          at: item.location, key: item.key, expiry: item.expiry, table: entry.name, files: files,
+          at: item.location, key: item.key, expiry: item.expiry, table: tableName, files: files,
           headers: headers)
         {
           wrong += 1
