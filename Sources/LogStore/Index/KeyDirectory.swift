@@ -9,7 +9,7 @@
 final class KeyDirectory {
   // Guarded by the store's index lock; the runtime's exclusivity checks are off for speed.
   // Changed only through `insertTable` and `removeTable`, which keep what is derived from it
-  // (the short list, the tables by bytes, the cached table, the totals) in step. Keyed by the
+  // (the tables by bytes, the cached table, the totals) in step. Keyed by the
   // names' bytes (``TableName``): names that are equal strings but different bytes are two
   // tables, as their records are.
   @exclusivity(unchecked) private(set) var tables: [TableName: TableIndex] = [:]
@@ -17,13 +17,6 @@ final class KeyDirectory {
   /// have the bytes of a record, find a table, and readers too (``table(_:)-(String)``; a
   /// lookup changes nothing, so readers under the shared lock may look up at once).
   private let tablesByBytes = NameTable<Unmanaged<TableIndex>>()
-  /// The same tables as a list while there are at most `fewTablesLimit`, empty beyond: most
-  /// stores have a few, and a read that names its table by the same string as the directory's
-  /// (``String/hasSameRepresentation(as:)``) finds it here without hashing the name. Kept only
-  /// while short, so that creating a table costs the same whether it is the tenth or the
-  /// ten-thousandth.
-  @exclusivity(unchecked) private var fewTables: [(name: String, index: TableIndex)] = []
-  private static let fewTablesLimit = 8
   /// The keys and live bytes of all tables together, which each table updates as it changes.
   private let totals = IndexTotals()
   /// The table the previous record named, to skip hashing its name when consecutive records
@@ -269,16 +262,8 @@ final class KeyDirectory {
   /// The made table named `name` (by its bytes), if there is one. For readers: it changes
   /// nothing, not even the table cached for writers.
   func table(_ name: String) -> TableIndex? {
-    // A read mostly names its table by the directory's own string, or the same small string:
-    // two words compared, and no call that would make the loop count references to the list
-    // and its entries.
-    if tables.count <= Self.fewTablesLimit {
-      for entry in fewTables where entry.name.hasSameRepresentation(as: name) {
-        return entry.index
-      }
-    }
-    // Otherwise by the name's bytes, as writers find tables: never by `String`'s `==`, and the
-    // name table's hash costs less than the dictionary's.
+    // By the name's bytes, as writers find tables: never by `String`'s `==`, and the name
+    // table's hash costs less than the dictionary's.
     return name.withUTF8Bytes { tablesByBytes.find($0) }?.takeUnretainedValue()
   }
 
@@ -338,14 +323,8 @@ final class KeyDirectory {
     tablesChanged()
   }
 
-  /// Brings what is derived from `tables` up to date: the short list (rebuilt only while it is
-  /// short) and the table cached for writers.
+  /// Brings what is derived from `tables` up to date: the table cached for writers.
   private func tablesChanged() {
-    if tables.count <= Self.fewTablesLimit {
-      fewTables = tables.map { ($0.key.string, $0.value) }
-    } else if !fewTables.isEmpty {
-      fewTables = []
-    }
     lastTable = nil
   }
 
