@@ -19,11 +19,15 @@ package final class TemporaryDirectory {
 }
 
 /// Runs `body` with the environment variable `name` set to `value`, and puts the variable
-/// back as it was (set or not) after. The environment is the process's: a test that reads
-/// `name` must not run meanwhile.
+/// back as it was (set or not) after. The environment is the process's, and the test targets
+/// share one process on Linux: calls run one at a time, body included, so that two tests
+/// (of any suites) never see each other's value or restore out of turn. A test that reads
+/// `name` without this must not run meanwhile.
 package func withEnvironment<R>(_ name: String, setTo value: String, _ body: () throws -> R)
   rethrows -> R
 {
+  environmentLock.lock()
+  defer { environmentLock.unlock() }
   let saved = ProcessInfo.processInfo.environment[name]
   setenv(name, value, 1)
   defer {
@@ -31,6 +35,9 @@ package func withEnvironment<R>(_ name: String, setTo value: String, _ body: () 
   }
   return try body()
 }
+
+/// Held by ``withEnvironment(_:setTo:_:)`` for the whole of each call.
+private let environmentLock = NSLock()
 
 /// An executable of this package, built beside the running test bundle (a test target that
 /// depends on an executable target gets it built): next to the test executable, else in the
