@@ -33,7 +33,18 @@ extension LogStore {
   ///   ``LogStoreError/Code/permissionDenied`` when the copy cannot be written. The store
   ///   itself is never changed by a backup that fails.
   public func backup(to path: String) throws(LogStoreError) {
-    try StoreBackup(engine: engine, destination: StorePath.trimmingTrailingSlashes(path)).run()
+    try backup(to: path) { _ throws(LogStoreError) in }
+  }
+
+  /// ``backup(to:)``, calling `prepare` with the copy's directory (beside `path`, renamed to
+  /// it at the end) once it is made and before anything is written into it: where the app API
+  /// gives it a data-protection class, which the files made in it then inherit. A `prepare`
+  /// that throws fails the backup.
+  package func backup(
+    to path: String, preparingDirectory prepare: (String) throws(LogStoreError) -> Void
+  ) throws(LogStoreError) {
+    try StoreBackup(engine: engine, destination: StorePath.trimmingTrailingSlashes(path)).run(
+      preparingDirectory: prepare)
   }
 }
 
@@ -100,7 +111,11 @@ struct StoreBackup {
   /// Bytes copied per write; between writes the backup stops if the store is closing.
   static let chunkSize = 1 << 20
 
-  func run() throws(LogStoreError) {
+  /// Makes the copy; `prepare` is called with its directory once it is made, before anything
+  /// is written into it.
+  func run(preparingDirectory prepare: (String) throws(LogStoreError) -> Void)
+    throws(LogStoreError)
+  {
     let destinationWasDirectory = try checkDestination()
     let (sources, indexFiles) = try engine.beginBackup()
     defer {
@@ -113,6 +128,7 @@ struct StoreBackup {
     do {
       // Its parents too, synced where new: the rename below is synced only in the parent.
       try fileSystem.createDirectoryDurably(temporary)
+      try prepare(temporary)
       for source in sources { try copy(source, into: temporary) }
       for file in indexFiles { try copy(file, into: temporary) }
       try Manifest(segments: sources.map(\.file.number), generation: 1).publish(

@@ -22,53 +22,97 @@ public enum FileProtection: Sendable, Equatable {
 }
 
 extension FileProtection {
-  /// Gives the store's directory this class, creating the directory if needed (through
-  /// `fileSystem`, durably: `FileSystem.createDirectoryDurably(_:)`), and every file already
-  /// in it; files created later in the directory inherit it from there. Only where the system
-  /// has data protection; a no-op elsewhere.
+  /// Gives the directory at `path` this class, then every file in it (listed through
+  /// `fileSystem`); files created in the directory later inherit the class from it.
   ///
-  /// The class is the store's directory's alone. The directories above it that this creates
-  /// (in a fresh container, `Application Support` and the bundle's own) get none of ours: they
-  /// are the app's, and the files it makes there later inherit their class. A class that
-  /// cannot be set is an error, not a store left less protected than asked.
-  func apply(toStoreAt path: String, fileSystem: any FileSystem) throws(KeyValueStoreError) {
+  /// A writer's open calls it once it holds the store (an open refused `.locked` changes no
+  /// file), and a backup for its copy's directory while it is still empty. The class is the
+  /// store's directory's alone: the directories above it are the app's, and the files it
+  /// makes there inherit their class. A class that cannot be set is an error, not a store
+  /// left less protected than asked.
+  func apply(
+    toDirectory path: String, fileSystem: any FileSystem, access: FileProtectionAccess
+  ) throws(LogStoreError) {
+    try access.setClass(self, path)
+    for name in try fileSystem.contentsOfDirectory(path) {
+      try access.setClass(self, path + "/" + name)
+    }
+  }
+}
+
+/// Reads and sets the data-protection class of a file or directory: the system's calls where
+/// it has data protection (``system``), none elsewhere. Tests give their own, to check which
+/// files get a class and when on a system without data protection.
+package struct FileProtectionAccess: Sendable {
+  /// The class of the file or directory at the path; nil when it has none of the four.
+  package var classOf: @Sendable (_ path: String) throws(LogStoreError) -> FileProtection?
+  /// Gives the file or directory at the path the class.
+  package var setClass:
+    @Sendable (_ protection: FileProtection, _ path: String) throws(LogStoreError) -> Void
+
+  package init(
+    classOf: @escaping @Sendable (String) throws(LogStoreError) -> FileProtection?,
+    setClass: @escaping @Sendable (FileProtection, String) throws(LogStoreError) -> Void
+  ) {
+    self.classOf = classOf
+    self.setClass = setClass
+  }
+
+  /// The system's: `FileManager`'s protection attribute on iOS, iPadOS, tvOS, watchOS and
+  /// visionOS; nil on macOS (Mac Catalyst included) and off Apple platforms.
+  package static var system: FileProtectionAccess? {
     #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
-      // Made as the engine makes it, each new directory synced into its parent: made here
-      // first, the engine finds it and would not sync anything for it, and a power loss could
-      // take the new store with it.
-      try bridge { () throws(LogStoreError) in try fileSystem.createDirectoryDurably(path) }
-      let manager = FileManager.default
-      let attributes: [FileAttributeKey: Any] = [.protectionKey: type]
-      do {
-        try manager.setAttributes(attributes, ofItemAtPath: path)
-        for name in try manager.contentsOfDirectory(atPath: path) {
-          try manager.setAttributes(attributes, ofItemAtPath: path + "/" + name)
-        }
-      } catch {
-        throw Self.storeError(error, path: path)
-      }
+      FileProtectionAccess(
+        classOf: { path throws(LogStoreError) in
+          let attributes: [FileAttributeKey: Any]
+          do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+          } catch {
+            throw FileProtectionAccess.storeError(error, reading: true, path: path)
+          }
+          guard let type = attributes[.protectionKey] as? FileProtectionType else { return nil }
+          switch type {
+          case FileProtectionType.none: return FileProtection.none
+          case FileProtectionType.complete: return .complete
+          case FileProtectionType.completeUnlessOpen: return .completeUnlessOpen
+          case FileProtectionType.completeUntilFirstUserAuthentication:
+            return .completeUntilFirstUserAuthentication
+          default: return nil
+          }
+        },
+        setClass: { protection, path throws(LogStoreError) in
+          let type: FileProtectionType =
+            switch protection {
+            case .none: .none
+            case .complete: .complete
+            case .completeUnlessOpen: .completeUnlessOpen
+            case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
+            }
+          do {
+            try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: path)
+          } catch {
+            throw FileProtectionAccess.storeError(error, reading: false, path: path)
+          }
+        })
+    #else
+      nil
     #endif
   }
 
   #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
-    private var type: FileProtectionType {
-      switch self {
-      case .none: .none
-      case .complete: .complete
-      case .completeUnlessOpen: .completeUnlessOpen
-      case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
-      }
-    }
-
     /// A file manager's failure as the store reports it: refusals as `.permissionDenied`.
-    private static func storeError(_ error: any Error, path: String) -> KeyValueStoreError {
-      let message = "cannot set the data protection of \(path): \(error.localizedDescription)"
+    private static func storeError(_ error: any Error, reading: Bool, path: String)
+      -> LogStoreError
+    {
+      let message =
+        "cannot \(reading ? "read" : "set") the data protection of \(path): "
+        + error.localizedDescription
       if let cocoa = error as? CocoaError,
         cocoa.code == .fileReadNoPermission || cocoa.code == .fileWriteNoPermission
       {
-        return KeyValueStoreError(.permissionDenied, message)
+        return LogStoreError(.permissionDenied, message)
       }
-      return KeyValueStoreError(.io, message)
+      return LogStoreError(.io, message)
     }
   #endif
 }

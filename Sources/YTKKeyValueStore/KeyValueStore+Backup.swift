@@ -12,6 +12,10 @@ extension KeyValueStore {
   /// own, as fast as this one would (its index file comes along). A read-only store is copied
   /// as it was when it was opened.
   ///
+  /// On iOS, iPadOS, tvOS, watchOS and visionOS the copy has the data-protection class of the
+  /// store's directory (``StoreOptions/fileProtection``), given to the copy's directory before
+  /// anything is written into it: no file of the copy is ever less protected than the store.
+  ///
   /// ```swift
   /// let store = try KeyValueStore(path: "test.db")
   /// try store.backup(to: "backups/test-2026-11-29.db")
@@ -26,6 +30,13 @@ extension KeyValueStore {
   ///   meanwhile; `.io`, `.diskFull` or `.permissionDenied` when the copy cannot be written.
   ///   A failed backup removes what it wrote and leaves the store as it was.
   public func backup(to path: String) throws(KeyValueStoreError) {
-    try bridge { () throws(LogStoreError) in try logStore.backup(to: path) }
+    try bridge { () throws(LogStoreError) in
+      guard let access = protectionAccess, let protection = try access.classOf(logStore.path)
+      else { return try logStore.backup(to: path) }
+      try logStore.backup(to: path) { directory throws(LogStoreError) in
+        try protection.apply(
+          toDirectory: directory, fileSystem: logStore.options.fileSystem, access: access)
+      }
+    }
   }
 }

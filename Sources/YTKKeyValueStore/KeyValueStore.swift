@@ -46,6 +46,10 @@ public final class KeyValueStore: Sendable {
   /// The streams of ``changes(in:)``.
   let changeStreams = ChangeStreams()
 
+  /// How data-protection classes are read and set (``StoreOptions/fileProtection``): a
+  /// backup gives its copy the store's.
+  let protectionAccess: FileProtectionAccess?
+
   /// Opens the store in directory `path`, creating it (and the directory) if missing.
   ///
   /// - Throws: `.locked` if another process has it open for writing; `.storeNotFound` for a
@@ -53,13 +57,22 @@ public final class KeyValueStore: Sendable {
   ///   `.permissionDenied` if the system refuses access (permissions, a sandbox, or protected
   ///   data while the device is locked); `.io` if its files cannot be read or created.
   public init(path: String, options: StoreOptions = StoreOptions()) throws(KeyValueStoreError) {
-    if !options.readOnly {
-      try options.fileProtection.apply(
-        toStoreAt: path, fileSystem: options.logStoreOptions.fileSystem)
-    }
     coding = options.coding
+    protectionAccess = options.protectionAccess
     logStore = try bridge { () throws(LogStoreError) in
       try LogStore(path: path, options: options.logStoreOptions)
+    }
+    // Once the store is held: an open refused `.locked` must not change the class of files
+    // that another process's store is using. The files this open made meanwhile hold nothing
+    // yet that a fresh store did not.
+    guard !options.readOnly, let access = options.protectionAccess else { return }
+    do {
+      try options.fileProtection.apply(
+        toDirectory: logStore.path, fileSystem: options.logStoreOptions.fileSystem,
+        access: access)
+    } catch {
+      try? logStore.close()
+      throw KeyValueStoreError(error)
     }
   }
 

@@ -79,6 +79,9 @@ public struct StoreOptions: Sendable, Equatable {
   /// files created later inherit it. Ignored by read-only opens, on macOS and off Apple
   /// platforms. See docs/PLATFORMS.md before choosing `.complete`.
   public var fileProtection: FileProtection
+  /// How ``fileProtection`` is read and set: the system's calls, or none where there is no data
+  /// protection (``FileProtectionAccess/system``); tests give their own.
+  package var protectionAccess: FileProtectionAccess? = .system
   /// How `Encodable` values are stored and `Decodable` ones read: their dates, `Data` and
   /// keys. Default `CodingStrategies()`, `JSONEncoder`'s and `JSONDecoder`'s defaults: what
   /// is stored is what `JSONEncoder()` writes, and `JSONDecoder()` reads it. Not recorded in
