@@ -86,7 +86,8 @@ final class StoreEngine: @unchecked Sendable {
       manyProcesses
       ? ProcessSharing(
         shared: sharedLog, log: log, indexFile: indexFile, boot: boot,
-        signal: try fileSystem.commitSignal(for: directory)) : nil
+        signal: try fileSystem.commitSignal(for: directory),
+        openedWithoutCommit: options.readOnly && commit == nil) : nil
     groupCommit = GroupCommit(log: log)
     checkpointer = Checkpointer(
       log: log, groupCommit: groupCommit, repair: repair, sharing: sharing)

@@ -300,6 +300,57 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a follower that opened before anyone published hears, at its first catch-up, the changes since the view its open read from the files; a gap where a compaction took them out of the log",
+    arguments: [false, true])
+  func followerOpenedWithoutCommit(compacted: Bool) throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    // Written by a `.oneProcess` writer, which leaves no commit behind.
+    let first = try LogStore(path: path, options: .init(compaction: .manual))
+    try first.createTable("t")
+    try first.put("1".bytes, forKey: "a".bytes, in: "t")
+    try first.close()
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.snapshot() == ["t": ["a": "1"]])
+    let heard = Self.observe(follower)
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.put("2".bytes, forKey: "b".bytes, in: "t")
+    try writer.delete(key: "a".bytes, in: "t")
+    if compacted { try writer.compact() }
+    try writer.put("3".bytes, forKey: "c".bytes, in: "t")
+    #expect(try Self.followerReads("3", forKey: "c", through: follower))
+    #expect(try follower.snapshot() == ["t": ["b": "2", "c": "3"]])
+    // A compaction's outputs hold what was live, numbered anew: nothing after the view can be
+    // told in order from there, the put after the compaction included.
+    let expected = compacted ? ["gap"] : ["put t b", "delete t a", "put t c"]
+    #expect(Self.waitFor(expected.count, in: heard) == expected)
+    try writer.close()
+    try follower.close()
+  }
+
+  @Test(
+    "a follower that opened before anyone published, beside recover of an undamaged store: at the copy's first commit it hears just the change since its view (the copy's records keep their numbers, which the telling checks)"
+  )
+  func followerWithoutCommitBesideRecover() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let first = try LogStore(path: path, options: .init(compaction: .manual))
+    try first.createTable("t")
+    for round in 0..<20 { try first.put("\(round)".bytes, forKey: "k\(round)".bytes, in: "t") }
+    try first.close()
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    let heard = Self.observe(follower)
+    _ = try LogStore.recover(path: path)
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.put("new".bytes, forKey: "k0".bytes, in: "t")
+    #expect(try Self.followerReads("new", forKey: "k0", through: follower))
+    #expect(try follower.snapshot() == writer.snapshot())
+    #expect(Self.waitFor(1, in: heard) == ["put t k0"])
+    try writer.close()
+    try follower.close()
+  }
+
+  @Test(
     "a follower beside recover keeps its view, then reads the copy once a writer publishes there",
     arguments: [false, true])
   func followerBesideRecover(many: Bool) throws {

@@ -18,6 +18,10 @@ final class ProcessSharing: @unchecked Sendable {
   /// The count of publications when it was: written with the log's lock and the index lock
   /// both held, read with either (a call compares it under the shared index lock).
   @exclusivity(unchecked) private var seenPublications: UInt64 = 0
+  /// A follower's view was read from the files at its open, with no commit to start from
+  /// (nobody had published yet): its first reload tells the changes from where that view ends
+  /// (``ViewEnd``). Cleared once it has seen a commit.
+  @exclusivity(unchecked) private var viewReadWithoutCommit: Bool
   /// When a follower without a shared state last looked for one (monotonic nanoseconds).
   @exclusivity(unchecked) private var lastLook: Int64 = .min
   private let log: ActiveLog
@@ -36,10 +40,13 @@ final class ProcessSharing: @unchecked Sendable {
   private var directory: String { log.directory }
   private var options: LogStore.Options { log.options }
 
+  /// `openedWithoutCommit`: a follower's open that found no commit and read its view from the
+  /// files.
   init(
     shared: SharedLog?, log: ActiveLog, indexFile: IndexFileInUse, boot: [UInt8],
-    signal: any CommitSignal
+    signal: any CommitSignal, openedWithoutCommit: Bool
   ) {
+    self.viewReadWithoutCommit = openedWithoutCommit
     self.sharedState = shared
     self.log = log
     self.indexFile = indexFile
@@ -144,6 +151,7 @@ final class ProcessSharing: @unchecked Sendable {
   /// lock held.
   func noteSeen(_ publications: UInt64, _ commit: SharedState.Commit) {
     seenCommit = commit
+    viewReadWithoutCommit = false
     viewBehind = false
     index.change { seenPublications = publications }
   }
@@ -255,11 +263,21 @@ final class ProcessSharing: @unchecked Sendable {
         nextSequence: seen.nextSequence)
       log.follow(commit)
     } else {
+      // Where the view ends: the commit seen, or for a follower that has seen none, the end of
+      // what its open read from the files. Never after `recover` retired the state seen
+      // (``lookAgain(insteadOf:)``, which told the gap): the copy's files take the same numbers.
+      let viewEnd =
+        seenCommit.map(ViewEnd.init) ?? (viewReadWithoutCommit ? ViewEnd(log) : nil)
       // Without the write lock, another process may publish while the view is read: it is
       // read up to a newer commit then.
       commit = try reload(commit, from: locked ? nil : shared)
-      if let seen = seenCommit, let observer = log.commitObserver {
-        tellChanges(since: seen, upTo: commit, to: observer)
+      if let observer = log.commitObserver {
+        if let viewEnd {
+          tellChanges(since: viewEnd, upTo: commit, to: observer)
+        } else if viewReadWithoutCommit {
+          // A view of no segment: nothing to tell the changes from.
+          observer(.gap)
+        }
       }
     }
     noteSeen(commit.publication, commit)
@@ -275,8 +293,11 @@ final class ProcessSharing: @unchecked Sendable {
   private func lookAgain(insteadOf retired: SharedLog) {
     // Found again at the path while `recover` copies, before it puts the copy there, the
     // retired state adds nothing to the gap told.
-    if seenCommit != nil || seenPublications != 0 { log.commitObserver?(.gap) }
+    if seenCommit != nil || seenPublications != 0 || viewReadWithoutCommit {
+      log.commitObserver?(.gap)
+    }
     seenCommit = nil
+    viewReadWithoutCommit = false
     lastLook = monotonicNanoseconds()
     // The copy's state counts its own publications, from 0: one that has none yet has no commit
     // to take.
@@ -339,21 +360,46 @@ final class ProcessSharing: @unchecked Sendable {
     if let failure { throw failure }
   }
 
-  /// Tells `observer` of the changes other processes committed between `seen` and `commit`,
-  /// after a reload: the records numbered from `seen.nextSequence` up to `commit.nextSequence`,
-  /// read from the view's segments from `seen`'s active one on, in order. Where they cannot
+  /// Where a view ends in the log: the segment its records end in, where, and the number of
+  /// the next record.
+  private struct ViewEnd {
+    let segment: UInt32
+    let end: Int
+    let nextSequence: UInt64
+
+    init(_ commit: SharedState.Commit) {
+      segment = commit.activeSegment
+      end = Int(commit.committedEnd)
+      nextSequence = commit.nextSequence
+    }
+
+    /// The end of the view `log` holds, read from the files: its last segment's records; nil
+    /// without a segment.
+    init?(_ log: ActiveLog) {
+      let sizes = log.segmentSizes
+      guard let last = sizes.keys.max(), let size = sizes[last] else { return nil }
+      segment = last
+      end = size
+      nextSequence = log.nextSequence
+    }
+  }
+
+  /// Tells `observer` of the changes other processes committed between `seen` (where this
+  /// process's view ended) and `commit`, after a reload: the records numbered from
+  /// `seen.nextSequence` up to `commit.nextSequence`, read from the view's segments from
+  /// `seen`'s last one on, in order. Where they cannot
   /// all be read in order (a compaction of another process took some out of the log before
   /// this process looked, or some are damaged), it hears of a gap at that point instead. A
   /// compaction's outputs never tell: they hold what was live, in key order and numbered anew.
   private func tellChanges(
-    since seen: SharedState.Commit, upTo commit: SharedState.Commit,
+    since seen: ViewEnd, upTo commit: SharedState.Commit,
     to observer: (CommittedChange) -> Void
   ) {
     var expected = seen.nextSequence
     guard expected < commit.nextSequence else { return }
     let sizes = log.segmentSizes
     let numbers = index.segments.numbers.filter {
-      $0 >= seen.activeSegment && $0 <= commit.activeSegment
+      $0 >= seen.segment && $0 <= commit.activeSegment
     }.sorted()
     for (position, number) in numbers.enumerated() {
       guard let file = index.segments[number], let header = file.header else { break }
@@ -368,7 +414,7 @@ final class ProcessSharing: @unchecked Sendable {
       }
       if header.compaction != nil { break }
       let end = number == commit.activeSegment ? Int(commit.committedEnd) : sizes[number] ?? 0
-      let start = number == seen.activeSegment ? Int(seen.committedEnd) : SegmentHeader.size
+      let start = number == seen.segment ? seen.end : SegmentHeader.size
       guard start < end, end <= file.mapping.bytes.count else { continue }
       var scanner = SegmentScanner(
         bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
