@@ -51,7 +51,13 @@ final class StoreEngine: @unchecked Sendable {
         // A `recover` cut short may have left the store's copy beside an empty place.
         _ = try LogStore.finishInterruptedRecovery(at: directory, fileSystem: fileSystem)
       }
-      try fileSystem.createDirectoryDurably(directory)
+      let made = try fileSystem.createDirectoryDurably(directory)
+      // An open that made the directory and died before syncing it into its parent leaves it
+      // to be found here as any other; it had published no manifest yet. So where there is
+      // none, the entries are synced now, before anything written here is acknowledged.
+      if !made, try !fileSystem.contentsOfDirectory(directory).contains(Manifest.fileName) {
+        try fileSystem.synchronizeEntries(of: directory)
+      }
       if manyProcesses {
         (sharedLog, commit) = try ProcessSharing.joinWriters(
           directory: directory, options: options)

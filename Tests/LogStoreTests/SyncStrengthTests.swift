@@ -95,6 +95,37 @@ struct SyncStrengthTests {
   }
 
   @Test(
+    "directories an open made and died before syncing into their parents are synced by the next open, before it acknowledges anything"
+  )
+  func directoriesOfADeadOpenAreSynced() throws {
+    for platform in SimulatedFileSystem.Platform.allCases {
+      let fileSystem = SimulatedFileSystem(platform: platform)
+      // What an open that died between making the directories and syncing them leaves.
+      let path = "/data/app/store"
+      try fileSystem.createDirectory(path)
+      var options = options(fileSystem, sync: .always)
+      let store = try LogStore(path: path, options: options)
+      try store.createTable("t")
+      try store.put("v".bytes, forKey: "k".bytes, in: "t")
+      for seed: UInt64 in 0..<8 {
+        let copy = SimulatedFileSystem(
+          files: fileSystem.image(.power(seed: seed)), platform: platform)
+        options.fileSystem = copy
+        options.readOnly = true
+        let reopened = try LogStore(path: path, options: options)
+        #expect(try reopened.snapshot()["t"] == ["k": "v"], "\(platform) \(seed)")
+        try reopened.close()
+      }
+      try store.close()
+      // Once a manifest is there, an open syncs no directory above the store's.
+      let opened = fileSystem.log.count
+      try LogStore(path: path, options: self.options(fileSystem, sync: .always)).close()
+      #expect(
+        !fileSystem.log[opened...].contains { $0.operation == "fsync" && !$0.path.hasPrefix(path) })
+    }
+  }
+
+  @Test(
     "a new directory whose parent's sync failed is made and synced again by the next open, not taken as durable"
   )
   func failedDirectorySyncIsRedone() throws {

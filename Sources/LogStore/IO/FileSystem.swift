@@ -115,8 +115,10 @@ extension FileSystem {
   ///
   /// If a sync fails, the directories it made are removed again (those still empty), so that
   /// the next attempt, which would otherwise find them and sync nothing, makes and syncs them
-  /// anew.
-  package func createDirectoryDurably(_ path: String) throws(LogStoreError) {
+  /// anew. A process that dies between the two leaves them unsynced, and nothing here can tell:
+  /// ``synchronizeEntries(of:)`` is for a caller that can. Returns whether `path` was made.
+  @discardableResult
+  package func createDirectoryDurably(_ path: String) throws(LogStoreError) -> Bool {
     var missing: [String] = []
     var directory = path
     while !directoryExists(directory) {
@@ -134,6 +136,20 @@ extension FileSystem {
     } catch {
       for made in missing { try? removeDirectory(made) }
       throw error
+    }
+    return !missing.isEmpty
+  }
+
+  /// Syncs the entry of the directory at `path`, and of each directory above it, into its
+  /// parent, up to the root (or `.`): for a directory that may have been made by a process that
+  /// died before ``createDirectoryDurably(_:)`` synced it.
+  package func synchronizeEntries(of path: String) throws(LogStoreError) {
+    var directory = path
+    while true {
+      let parent = StorePath.parent(of: directory)
+      if parent == directory { return }
+      try synchronizeDirectory(parent)
+      directory = parent
     }
   }
 
