@@ -329,6 +329,28 @@ struct ManyProcessesTests {
   }
 
   @Test(
+    "a follower that opened on a directory with no segment yet hears a gap at its first catch-up: its view has no end to tell the changes from"
+  )
+  func followerOpenedOnNoSegment() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let follower = try LogStore(path: path, options: Self.options(readOnly: true))
+    #expect(try follower.tableNames() == [])
+    let heard = Self.observe(follower)
+    let writer = try LogStore(path: path, options: Self.options())
+    try writer.createTable("t")
+    try writer.put("1".bytes, forKey: "a".bytes, in: "t")
+    // It looks for the shared state at most every 50 ms; until it finds it, it has no table.
+    try waitUntil("the follower to read the put", seconds: 5) {
+      (try? follower.value(forKey: "a".bytes, in: "t")) == "1".bytes
+    }
+    #expect(Self.waitFor(1, in: heard) == ["gap"])
+    try writer.close()
+    try follower.close()
+  }
+
+  @Test(
     "a follower that opened before anyone published, beside recover of an undamaged store: at the copy's first commit it hears just the change since its view (the copy's records keep their numbers, which the telling checks)"
   )
   func followerWithoutCommitBesideRecover() throws {
