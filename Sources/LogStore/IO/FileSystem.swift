@@ -241,6 +241,10 @@ extension FileHandle {
   /// read into a new array that is not zeroed first: a hint file read at open is copied once,
   /// not cleared and then copied.
   func readBytes(count: Int, at offset: Int = 0) throws(LogStoreError) -> [UInt8] {
+    // An array made with no capacity is the standard library's one shared empty array, whose
+    // count `init(unsafeUninitializedCapacity:)` writes: threads reading empty files at once
+    // would write it together (the thread sanitizer reports it).
+    guard count > 0 else { return [] }
     var failure: LogStoreError?
     let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
       do throws(LogStoreError) {

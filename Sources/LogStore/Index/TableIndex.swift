@@ -775,14 +775,19 @@ final class TableIndex {
       if change.unsettled { settling.append(reference) }
     }
     for block in 1..<blockStarts.count { blockStarts[block] += blockStarts[block - 1] }
-    let ordered = [Slot](unsafeUninitializedCapacity: unplaced.count) { ordered, initialized in
-      for slot in unplaced {
-        let block = (Int(truncatingIfNeeded: slot.hash) & mask) >> blockShift
-        ordered.initializeElement(at: blockStarts[block], to: slot)
-        blockStarts[block] += 1
+    // Not with no capacity, which would write the count of the shared empty array
+    // (``FileHandle/readBytes(count:at:)``).
+    let ordered =
+      unplaced.isEmpty
+      ? []
+      : [Slot](unsafeUninitializedCapacity: unplaced.count) { ordered, initialized in
+        for slot in unplaced {
+          let block = (Int(truncatingIfNeeded: slot.hash) & mask) >> blockShift
+          ordered.initializeElement(at: blockStarts[block], to: slot)
+          blockStarts[block] += 1
+        }
+        initialized = unplaced.count
       }
-      initialized = unplaced.count
-    }
     unplaced = []
     for slot in ordered {
       var index = Int(truncatingIfNeeded: slot.hash) & mask
