@@ -3,17 +3,17 @@ import YTKKeyValueStore
 
 /// The store behind a ``YTKKeyValueStore``, and what its calls leave behind: the last error,
 /// logged as the original logged its errors. Calls take turns (the original ran each one on
-/// its database queue). Instances of one path share the process's one open of it
+/// its database queue). Instances of one store share the process's one open of it
 /// (``OpenStores``).
 final class Connection: @unchecked Sendable {
-  // `@unchecked Sendable`: every stored property but `path` (a constant) is read and written
+  // `@unchecked Sendable`: every stored property but `key` (a constant) is read and written
   // with `lock` held.
   private let lock = NSLock()
   private var store: KeyValueStore?
   private var lastErrorValue: KeyValueStoreError?
   private var logsErrorsValue = true
-  /// The key of the store in ``OpenStores``; nil when there is no path to open.
-  private let path: String?
+  /// The key of the store in ``OpenStores``; nil when there is none open.
+  private let key: OpenStores.Identity?
 
   /// The store at the path `place` finds, shared with the other instances of this process
   /// that have it open; one that cannot be opened leaves the connection closed, with the reason
@@ -21,13 +21,14 @@ final class Connection: @unchecked Sendable {
   init(at place: () throws(KeyValueStoreError) -> String) {
     var failure: KeyValueStoreError?
     do {
-      let key = OpenStores.key(try place())
-      store = try OpenStores.shared.acquire(key) { () throws(KeyValueStoreError) in
-        try KeyValueStore(path: key)
+      let path = OpenStores.absolute(try place())
+      let (opened, key) = try OpenStores.shared.acquire(path) { () throws(KeyValueStoreError) in
+        try KeyValueStore(path: path)
       }
-      path = key
+      store = opened
+      self.key = key
     } catch {
-      path = nil
+      key = nil
       failure = error
     }
     if let failure { lock.withLock { note(failure) } }
@@ -36,7 +37,7 @@ final class Connection: @unchecked Sendable {
   /// An instance that goes away without `close()` lets go of the store as the original's
   /// database queue did.
   deinit {
-    if store != nil, let path { try? OpenStores.shared.release(path) }
+    if store != nil, let key { try? OpenStores.shared.release(key) }
   }
 
   /// The store, while it is open.
@@ -83,10 +84,10 @@ final class Connection: @unchecked Sendable {
   func close() {
     lock.lock()
     defer { lock.unlock() }
-    guard store != nil, let path else { return }
+    guard store != nil, let key else { return }
     store = nil
     do {
-      try OpenStores.shared.release(path)
+      try OpenStores.shared.release(key)
     } catch {
       note(error)
     }

@@ -298,6 +298,46 @@ struct YTKKeyValueStoreCompatTests {
     try KeyValueStore(path: path).close()
   }
 
+  @Test(
+    "instances share the open of a directory, not of a path's text: through a symbolic link too, and two names equal as strings but not in their bytes are two stores"
+  )
+  func instancesShareByDirectory() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("real.db")
+    let first = YTKKeyValueStore(dbWithPath: path)
+    first.logsErrors = false
+    first.createTable(withName: "t")
+    first.putString("one", withId: "1", intoTable: "t")
+    try FileManager.default.createSymbolicLink(
+      atPath: directory.appending("link.db"), withDestinationPath: path)
+    let linked = YTKKeyValueStore(dbWithPath: directory.appending("link.db"))
+    linked.logsErrors = false
+    #expect(linked.lastError == nil)
+    #expect(linked.getStringById("1", fromTable: "t") == "one")
+    first.close()
+    linked.close()
+    // Precomposed and decomposed `é`: one name to `String`'s `==`, two directories where file
+    // names are bytes (on Apple's file systems, one).
+    let composed = YTKKeyValueStore(dbWithPath: directory.appending("caf\u{E9}.db"))
+    let decomposed = YTKKeyValueStore(dbWithPath: directory.appending("cafe\u{301}.db"))
+    for (store, value) in [(composed, "composed"), (decomposed, "decomposed")] {
+      store.logsErrors = false
+      store.createTable(withName: "t")
+      store.putString(value, withId: "k", intoTable: "t")
+    }
+    #if canImport(Darwin)
+      let expected: [String?] = ["decomposed", "decomposed"]
+    #else
+      let expected: [String?] = ["composed", "decomposed"]
+      let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+      #expect(names.count == 4, "\(names)")
+    #endif
+    #expect(
+      [composed, decomposed].map { $0.getStringById("k", fromTable: "t") } == expected)
+    composed.close()
+    decomposed.close()
+  }
+
   @Test("calls from many threads at once on one store take turns and lose nothing")
   func threads() {
     let directory = TemporaryDirectory()
