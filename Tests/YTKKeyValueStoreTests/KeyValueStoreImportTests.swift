@@ -400,6 +400,26 @@ struct KeyValueStoreImportTests {
   }
 
   @Test(
+    "an ill-formed id is listed with its first 32 bytes in hex, two digits each, and … for the rest"
+  )
+  func illFormedIDBytes() throws {
+    let directory = TemporaryDirectory()
+    // A byte below 0x10, forty `a`, and a byte no UTF-8 has: 42 bytes.
+    let path = try Self.database(
+      """
+      CREATE TABLE t (id TEXT NOT NULL, json TEXT NOT NULL, createdTime TEXT NOT NULL,
+        PRIMARY KEY(id));
+      INSERT INTO t VALUES (CAST(x'05\(String(repeating: "61", count: 40))ff' AS TEXT), '[1]', '1');
+      """, in: directory)
+    let store = try KeyValueStore(path: directory.storePath)
+    defer { try? store.close() }
+    let report = try store.importYTKDatabase(at: path)
+    let row = try #require(report.rejected.first)
+    let shown = "05 " + Array(repeating: "61", count: 31).joined(separator: " ") + " …"
+    #expect(row.reason.contains("(bytes \(shown))"), "\(row.reason)")
+  }
+
+  @Test(
     "tables whose names are not well-formed text are not created; their rows are listed with why"
   )
   func illFormedTableNames() throws {
