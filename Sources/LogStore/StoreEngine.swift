@@ -37,6 +37,8 @@ final class StoreEngine: @unchecked Sendable {
     let boot = manyProcesses ? try fileSystem.bootSession() : []
     var commit: SharedState.Commit?
     var sharedLog: SharedLog?
+    /// Whether a writer's open made the store's directory (and synced it into its parent).
+    var madeDirectory = false
     if options.readOnly {
       guard fileSystem.directoryExists(directory) else {
         throw fileSystem.missingStoreError(directory)
@@ -51,13 +53,7 @@ final class StoreEngine: @unchecked Sendable {
         // A `recover` cut short may have left the store's copy beside an empty place.
         _ = try LogStore.finishInterruptedRecovery(at: directory, fileSystem: fileSystem)
       }
-      let made = try fileSystem.createDirectoryDurably(directory)
-      // An open that made the directory and died before syncing it into its parent leaves it
-      // to be found here as any other; it had published no manifest yet. So where there is
-      // none, the entries are synced now, before anything written here is acknowledged.
-      if !made, try !fileSystem.contentsOfDirectory(directory).contains(Manifest.fileName) {
-        try fileSystem.synchronizeEntries(of: directory)
-      }
+      madeDirectory = try fileSystem.createDirectoryDurably(directory)
       if manyProcesses {
         (sharedLog, commit) = try ProcessSharing.joinWriters(
           directory: directory, options: options)
@@ -78,6 +74,12 @@ final class StoreEngine: @unchecked Sendable {
       recovery.newestCommit = { sharedLog.currentCommit(boot: boot) }
     }
     let state = try recovery.run()
+    // An open that made the directory and died before syncing it into its parent left it to be
+    // found as any other; it had published no manifest yet. Where recovery read none, the
+    // entries are synced now, before anything this open writes is acknowledged.
+    if !options.readOnly, !madeDirectory, state.manifest == nil {
+      try fileSystem.synchronizeEntries(of: directory)
+    }
     commit = state.commit
     index = IndexView(
       directory: directory, keys: state.keys, segments: state.segments,
