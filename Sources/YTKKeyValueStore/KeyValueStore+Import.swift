@@ -10,15 +10,22 @@ public struct YTKImportReport: Sendable {
   public var items: Int
   /// The rows left out, each with its table, its id, and why.
   public var rejected: [(table: String, id: String, reason: String)]
+  /// The tables of the file with YTKKeyValueStore's columns that were not made, each with why
+  /// (a name that is not well-formed text, or one this store does not allow), sorted as
+  /// ``tables`` is. Each of their rows is in ``rejected`` too; an empty table is listed here
+  /// only.
+  public var rejectedTables: [(table: String, reason: String)]
 
-  /// A report of these tables, items and rejected rows.
+  /// A report of these tables, items, rejected rows and rejected tables.
   public init(
     tables: [String] = [], items: Int = 0,
-    rejected: [(table: String, id: String, reason: String)] = []
+    rejected: [(table: String, id: String, reason: String)] = [],
+    rejectedTables: [(table: String, reason: String)] = []
   ) {
     self.tables = tables
     self.items = items
     self.rejected = rejected
+    self.rejectedTables = rejectedTables
   }
 }
 
@@ -36,7 +43,7 @@ extension KeyValueStore {
   /// and listed in the report; so is a row whose id or `json` is text that is not well-formed
   /// (bytes that are not UTF-8), which no `String` holds, and every row of a table whose name
   /// is such text, or is not one this store allows (1 to 255 bytes without NUL); the table is
-  /// not made.
+  /// not made, and is listed in the report's `rejectedTables`, empty or not.
   ///
   /// ```swift
   /// let report = try store.importYTKDatabase(at: oldPath)
@@ -127,7 +134,9 @@ extension KeyValueStore {
     }
 
     var report = YTKImportReport(
-      tables: imported.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+      tables: imported.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
+      rejectedTables: chosen.compactMap { table in table.refusal.map { (table.name, $0) } }
+        .sorted { $0.table.utf8.lexicographicallyPrecedes($1.table.utf8) })
     var done = 0
     var canonicalizer = JSONCanonicalizer()
     var output = JSONOutput(capacity: 4096)

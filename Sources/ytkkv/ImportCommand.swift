@@ -13,10 +13,11 @@ struct ImportCommand: Command {
     missing): each id with its JSON value and its createdTime, to the microsecond. Empty
     tables are created empty; an item with the same id is replaced.
 
-    Rows that cannot be imported (a json column that is not JSON; an id or a table name that
-    is not well-formed text, or longer than the store allows) are left out and listed on
-    standard error, with the reason; the rest is imported. A file that cannot be read (not SQLite, damaged, truncated) imports
-    nothing. Progress is shown on a terminal.
+    Rows that cannot be imported (a json column that is not JSON; an id that is not
+    well-formed text, or longer than the store allows) are left out and listed on standard
+    error, with the reason; so are tables whose name is not well-formed text or not one the
+    store allows, with each of their rows. The rest is imported. A file that cannot be read
+    (not SQLite, damaged, truncated) imports nothing. Progress is shown on a terminal.
 
     Options:
       --table NAME   import this table (repeat for several); default: every YTK table
@@ -68,14 +69,21 @@ struct ImportCommand: Command {
     }
     if showProgress { output.progress(nil) }
     try target.close()
+    for table in report.rejectedTables {
+      output.error("left out: table \"\(table.table)\": \(table.reason)")
+    }
     for row in report.rejected {
       output.error("left out: table \"\(row.table)\", id \"\(row.id)\": \(row.reason)")
     }
-    let left = report.rejected.count
+    func counted(_ count: Int, _ noun: String) -> String {
+      "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+    var left: [String] = []
+    if !report.rejectedTables.isEmpty { left.append(counted(report.rejectedTables.count, "table")) }
+    if !report.rejected.isEmpty { left.append(counted(report.rejected.count, "row")) }
     output.print(
-      "imported \(report.tables.count) table\(report.tables.count == 1 ? "" : "s"), "
-        + "\(report.items) item\(report.items == 1 ? "" : "s")"
-        + (left == 0 ? "" : " (\(left) row\(left == 1 ? "" : "s") left out)"))
+      "imported \(counted(report.tables.count, "table")), \(counted(report.items, "item"))"
+        + (left.isEmpty ? "" : " (\(left.joined(separator: " and ")) left out)"))
     return .success
   }
 }

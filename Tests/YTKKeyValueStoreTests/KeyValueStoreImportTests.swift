@@ -479,6 +479,12 @@ struct KeyValueStoreImportTests {
           row.reason.contains("name is not well-formed \(text.encoding.prefix(6))"),
           "\(text.encoding): \(row.reason)")
       }
+      // Each table left out is listed once, under its name as read, with the rows' reason.
+      #expect(
+        report.rejectedTables.map(\.table) == ["tab_\u{FFFD}X", "tab_\u{FFFD}X"],
+        "\(text.encoding)")
+      #expect(
+        report.rejectedTables.map(\.reason) == report.rejected.map(\.reason), "\(text.encoding)")
       // Named, the tables whose names are not well-formed are not those of the name.
       let named = try store.importYTKDatabase(at: path, tables: ["tab_\u{FFFD}X"])
       #expect(named.tables == ["tab_\u{FFFD}X"] && named.items == 1, "\(text.encoding)")
@@ -534,6 +540,7 @@ struct KeyValueStoreImportTests {
       CREATE TABLE "\(long)" (id, json, createdTime);
       CREATE TABLE "" (id, json, createdTime);
       CREATE TABLE "\(longest)" (id, json, createdTime);
+      CREATE TABLE "\(long)_empty" (id, json, createdTime);
       INSERT INTO fine VALUES ('a', '[1]', '1'), (\(idSQL), '[2]', '2'),
         (\(idSQL) || 'i', '[3]', '3');
       INSERT INTO "\(long)" VALUES ('a', '[1]', '1'), (7, '[2]', '2');
@@ -560,11 +567,17 @@ struct KeyValueStoreImportTests {
     let tooLongID = try #require(report.rejected.first { $0.table == "fine" }, "\(rows)")
     #expect(tooLongID.id == longestID + "i")
     #expect(tooLongID.reason.contains("\(KeyValueStore.maxIDLength)"), "\(tooLongID.reason)")
+    // Every table not made is listed, the empty one too, which has no row to list.
+    #expect(report.rejectedTables.map(\.table) == ["", long, long + "_empty"])
+    for table in report.rejectedTables {
+      #expect(table.reason.contains("not one this store allows"), "\(table.reason)")
+    }
 
     // Named, the same: its rows are listed, and the other tables named are imported.
-    let named = try store.importYTKDatabase(at: path, tables: [long, "fine"])
+    let named = try store.importYTKDatabase(at: path, tables: [long, "fine", long + "_empty"])
     #expect(named.tables == ["fine"] && named.items == 2)
     #expect(named.rejected.filter { $0.table == long }.count == 2)
+    #expect(named.rejectedTables.map(\.table) == [long, long + "_empty"])
   }
 
   @Test(

@@ -68,7 +68,9 @@ struct ImportCommandTests {
     #expect(missing.standardError.contains(#"no table named "nope""#))
   }
 
-  @Test("rows whose json is not JSON are listed on standard error; the rest is imported, exit 0")
+  @Test(
+    "rows whose json is not JSON and tables whose name the store refuses are listed on standard error; the rest is imported, exit 0"
+  )
   func rejectedRows() throws {
     let scratch = TemporaryDirectory("ytkkv-tests")
     let database = scratch.appending("old.sqlite")
@@ -81,6 +83,8 @@ struct ImportCommandTests {
       for key, text in [("good", '{"a":1}'), ("bad", "{a:1}")]:
           con.execute("REPLACE INTO t (id, json, createdTime) values (?, ?, ?)",
                       (key, text, 1448000000.5))
+      con.execute('CREATE TABLE "" (id TEXT NOT NULL, json TEXT NOT NULL, '
+                  'createdTime TEXT NOT NULL, PRIMARY KEY(id))')
       con.commit()
       """
     let python = Process()
@@ -93,11 +97,15 @@ struct ImportCommandTests {
     let path = scratch.appending("migrated.db")
     let result = try Tool.run(["import", path, database])
     #expect(result.status == 0)
-    #expect(result.outputLines == ["imported 1 table, 1 item (1 row left out)"])
-    #expect(result.errorLines.count == 1)
+    #expect(result.outputLines == ["imported 1 table, 1 item (1 table and 1 row left out)"])
+    #expect(result.errorLines.count == 2)
     #expect(
-      result.standardError.hasPrefix(
-        #"left out: table "t", id "bad": the json column is not JSON"#),
+      result.errorLines.first?.hasPrefix(
+        #"left out: table "": the table's name is not one this store allows"#) == true,
+      "\(result.standardError)")
+    #expect(
+      result.errorLines.last?.hasPrefix(
+        #"left out: table "t", id "bad": the json column is not JSON"#) == true,
       "\(result.standardError)")
     #expect(try Tool.run(["get", path, "t", "good"]).outputLines == [#"{"a":1}"#])
   }
