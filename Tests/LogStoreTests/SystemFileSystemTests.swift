@@ -299,4 +299,92 @@ struct SystemFileSystemTests {
     #expect(SystemFileSystem().processExists(SystemFileSystem().processID))
     #expect(!SystemFileSystem().processExists(Int32.max))
   }
+
+  #if os(Linux)
+    /// Runs `body` with a handler for `SIGURG` that does nothing and asks for no restart, so
+    /// that the signal interrupts the system call a thread waits in (`EINTR`), as an app's
+    /// handler for a profiler's or crash reporter's signal can. `SIGURG` because its default is
+    /// to be ignored: one that arrives after the handler is put back does nothing. (Linux only:
+    /// `sigaction`'s layout differs on Darwin; the retries are the same code on both.)
+    private func withInterruptingSignal(_ body: () throws -> Void) throws {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { _ in }
+      sigemptyset(&action.sa_mask)
+      action.sa_flags = 0
+      var previous = sigaction()
+      try #require(sigaction(SIGURG, &action, &previous) == 0)
+      defer { sigaction(SIGURG, &previous, nil) }
+      try body()
+    }
+
+    /// Records the calling thread in `thread`, and lets the signal reach it: Foundation's
+    /// threads start with most signals blocked, an app's threads (the store's own among them,
+    /// which inherit the mask of the thread that made them) need not.
+    private func receiveInterruptingSignal(_ thread: Guarded<pthread_t?>) {
+      var signals = sigset_t()
+      sigemptyset(&signals)
+      sigaddset(&signals, SIGURG)
+      pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+      thread.withLock { $0 = pthread_self() }
+    }
+
+    /// Signals `thread`, which sleeps in a wait, `count` times, each once it sleeps again:
+    /// each signal ends the system call it waits in, and the wait must take it up again.
+    private func interrupt(
+      _ waiting: WaitingThread, _ thread: Guarded<pthread_t?>, count: Int
+    ) throws {
+      for _ in 0..<count {
+        try waiting.waitUntilAsleep(orReturn: true)
+        // (Set before the thread's wait began.)
+        let target = try #require(thread.withLock { $0 })
+        #expect(pthread_kill(target, SIGURG) == 0)
+        usleep(2000)
+      }
+    }
+
+    @Test("a signal that interrupts a wait for a process lock does not end the wait")
+    func lockWaitOutlastsSignals() throws {
+      try withInterruptingSignal {
+        let directory = TemporaryDirectory()
+        let path = directory.appending("LOCK")
+        let first = try SystemFileSystem().openProcessLock(path)
+        let second = try SystemFileSystem().openProcessLock(path)
+        try first.acquire()
+        let thread = Guarded<pthread_t?>(nil)
+        let outcome = Guarded<Result<Void, LogStoreError>?>(nil)
+        let waiting = WaitingThread {
+          receiveInterruptingSignal(thread)
+          let result = Result { () throws(LogStoreError) in try second.acquire() }
+          outcome.withLock { $0 = result }
+        }
+        try interrupt(waiting, thread, count: 5)
+        // Still waiting for the lock, however often interrupted.
+        #expect(outcome.withLock { $0 } == nil)
+        first.release()
+        waiting.join()
+        let result = try #require(outcome.withLock { $0 })
+        #expect(throws: Never.self) { try result.get() }
+        #expect(try !first.tryAcquire())
+        second.release()
+      }
+    }
+
+    @Test("a signal does not cut the store's pauses short")
+    func pauseOutlastsSignals() throws {
+      try withInterruptingSignal {
+        let thread = Guarded<pthread_t?>(nil)
+        let slept = Guarded<Int64>(0)
+        let pause = 300_000
+        let waiting = WaitingThread {
+          receiveInterruptingSignal(thread)
+          let start = monotonicNanoseconds()
+          pauseThread(microseconds: pause)
+          slept.withLock { $0 = monotonicNanoseconds() - start }
+        }
+        try interrupt(waiting, thread, count: 5)
+        waiting.join()
+        #expect(slept.withLock { $0 } >= Int64(pause) * 1000)
+      }
+    }
+  #endif
 }
