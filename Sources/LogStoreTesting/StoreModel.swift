@@ -68,13 +68,35 @@ package enum StoreOperation: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
-/// What a store should hold: tables of string keys to string values.
+/// A table name, key or value of ``StoreModel``: its bytes, which is how the store tells names
+/// and keys apart. (As `String`s, canonically equivalent texts, `é` precomposed and decomposed,
+/// would be one: a store that merged two such tables would match the model.) Written and shown
+/// as text.
+package struct ModelBytes: Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+  CustomStringConvertible
+{
+  package var bytes: [UInt8]
+
+  package init(_ bytes: [UInt8]) { self.bytes = bytes }
+  package init(_ text: String) { bytes = Array(text.utf8) }
+  package init(stringLiteral text: String) { self.init(text) }
+
+  /// The bytes read as UTF-8.
+  package var text: String { String(decoding: bytes, as: UTF8.self) }
+  package var description: String { text }
+
+  package static func < (a: ModelBytes, b: ModelBytes) -> Bool {
+    a.bytes.lexicographicallyPrecedes(b.bytes)
+  }
+}
+
+/// What a store should hold: tables of keys to values, each told apart by its bytes.
 package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
-  package var tables: [String: [String: String]] = [:]
+  package var tables: [ModelBytes: [ModelBytes: ModelBytes]] = [:]
 
   package init() {}
 
-  package init(_ tables: [String: [String: String]]) { self.tables = tables }
+  package init(_ tables: [ModelBytes: [ModelBytes: ModelBytes]]) { self.tables = tables }
 
   /// The model after `operations`, in order; an operation the store would refuse (a table
   /// that does not exist) changes nothing, as in the store.
@@ -84,17 +106,22 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
 
   package mutating func apply(_ operation: StoreOperation) {
     switch operation {
-    case .createTable(let table): if tables[table] == nil { tables[table] = [:] }
+    case .createTable(let table): _ = applyMember(.createTable(table))
+    case .clearTable(let table): _ = applyMember(.clearTable(table))
+    case .dropTable(let table): _ = applyMember(.dropTable(table))
     case .put(let table, let key, let value):
-      if tables[table] != nil { tables[table]![key] = value }
+      _ = applyMember(
+        .put(table: table, key: Array(key.utf8), value: Array(value.utf8), timestamp: nil))
     case .expiringPut(let table, let key, let value, let expired):
-      if tables[table] != nil { tables[table]![key] = expired ? nil : value }
-    case .delete(let table, let key): tables[table]?[key] = nil
-    case .deleteMany(let table, let keys): for key in keys { tables[table]?[key] = nil }
+      _ = applyMember(
+        .expiringPut(
+          table: table, key: Array(key.utf8), value: Array(value.utf8), timestamp: nil,
+          expiresAt: StoreOperation.expiry(expired: expired)))
+    case .delete(let table, let key): _ = applyMember(.delete(table: table, key: Array(key.utf8)))
+    case .deleteMany(let table, let keys):
+      for key in keys { _ = applyMember(.delete(table: table, key: Array(key.utf8))) }
     case .deletePrefix(let table, let prefix):
-      tables[table] = tables[table]?.filter { !$0.key.utf8.starts(with: prefix.utf8) }
-    case .clearTable(let table): if tables[table] != nil { tables[table] = [:] }
-    case .dropTable(let table): tables[table] = nil
+      _ = applyMember(.deletePrefix(table: table, prefix: Array(prefix.utf8)))
     case .batch(let operations):
       // A batch applies entirely or not at all: check it first the way the store does.
       var trial = self
@@ -106,30 +133,34 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// Applies one change; false (and nothing changed) when it names a table that does not
+  /// exist, which the store refuses in a batch. (A table that exists is created again without
+  /// a change.)
   private mutating func applyMember(_ operation: WriteBatch.Operation) -> Bool {
     switch operation {
     case .createTable(let table):
-      apply(.createTable(table))
+      let name = ModelBytes(table)
+      if tables[name] == nil { tables[name] = [:] }
       return true
     case .put(let table, let key, let value, _):
-      guard tables[table] != nil else { return false }
-      tables[table]![String(decoding: key, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+      guard tables[ModelBytes(table)] != nil else { return false }
+      tables[ModelBytes(table)]![ModelBytes(key)] = ModelBytes(value)
     case .expiringPut(let table, let key, let value, _, let expiresAt):
-      guard tables[table] != nil else { return false }
-      tables[table]![String(decoding: key, as: UTF8.self)] =
-        expiresAt.microsecondsSince1970 <= 1 ? nil : String(decoding: value, as: UTF8.self)
+      guard tables[ModelBytes(table)] != nil else { return false }
+      tables[ModelBytes(table)]![ModelBytes(key)] =
+        expiresAt.microsecondsSince1970 <= 1 ? nil : ModelBytes(value)
     case .delete(let table, let key):
-      guard tables[table] != nil else { return false }
-      tables[table]![String(decoding: key, as: UTF8.self)] = nil
+      guard tables[ModelBytes(table)] != nil else { return false }
+      tables[ModelBytes(table)]![ModelBytes(key)] = nil
     case .deletePrefix(let table, let prefix):
-      guard tables[table] != nil else { return false }
-      tables[table] = tables[table]!.filter { !$0.key.utf8.starts(with: prefix) }
+      guard let items = tables[ModelBytes(table)] else { return false }
+      tables[ModelBytes(table)] = items.filter { !$0.key.bytes.starts(with: prefix) }
     case .clearTable(let table):
-      guard tables[table] != nil else { return false }
-      tables[table] = [:]
+      guard tables[ModelBytes(table)] != nil else { return false }
+      tables[ModelBytes(table)] = [:]
     case .dropTable(let table):
-      guard tables[table] != nil else { return false }
-      tables[table] = nil
+      guard tables[ModelBytes(table)] != nil else { return false }
+      tables[ModelBytes(table)] = nil
     }
     return true
   }
@@ -139,11 +170,11 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
   package func refuses(_ operation: StoreOperation) -> Bool {
     switch operation {
     case .createTable, .compact, .checkpoint: return false
-    case .deleteMany(let table, let keys): return !keys.isEmpty && tables[table] == nil
+    case .deleteMany(let table, let keys): return !keys.isEmpty && tables[ModelBytes(table)] == nil
     case .put(let table, _, _), .expiringPut(let table, _, _, _), .delete(let table, _),
       .deletePrefix(let table, _),
       .clearTable(let table), .dropTable(let table):
-      return tables[table] == nil
+      return tables[ModelBytes(table)] == nil
     case .batch(let operations):
       var trial = self
       return !operations.allSatisfy { trial.applyMember($0) }
@@ -154,21 +185,20 @@ package struct StoreModel: Equatable, Sendable, CustomStringConvertible {
   package static func reading(_ store: LogStore) throws(LogStoreError) -> StoreModel {
     var model = StoreModel()
     for table in try store.tableNames() {
-      var items: [String: String] = [:]
+      var items: [ModelBytes: ModelBytes] = [:]
       for entry in try store.entries(in: table) {
-        items[String(decoding: entry.key, as: UTF8.self)] = String(
-          decoding: entry.value, as: UTF8.self)
+        items[ModelBytes(entry.key)] = ModelBytes(entry.value)
       }
-      model.tables[table] = items
+      model.tables[ModelBytes(table)] = items
     }
     return model
   }
 
   package var description: String {
     tables.keys.sorted().map { table in
-      "\(table): "
-        + (tables[table]!.keys.sorted().map { "\($0)=\(tables[table]![$0]!.prefix(10))" }.joined(
-          separator: ", "))
+      let items = tables[table]!.sorted { $0.key < $1.key }
+      return "\(table): "
+        + items.map { "\($0.key)=\($0.value.text.prefix(10))" }.joined(separator: ", ")
     }.joined(separator: "; ")
   }
 }

@@ -3,9 +3,10 @@ import LogStore
 /// A deterministic stream of store operations: the same seed gives the same operations, so a
 /// writer process and the test that kills it agree on what was written.
 ///
-/// Mostly puts and overwrites over a few hundred keys in two tables, with deletes, batches,
+/// Mostly puts and overwrites over a few hundred keys in three tables, with deletes, batches,
 /// prefix deletes, table clears and drops (followed by re-creation), and, when asked,
-/// compactions.
+/// compactions. Two of the tables' names are equal as `String`s and differ in their bytes
+/// (`caché`, its `é` precomposed and decomposed), which the store keeps apart.
 package struct WorkloadGenerator: Sendable {
   private var random: SeededGenerator
   private let compactionEvery: Int?
@@ -14,12 +15,12 @@ package struct WorkloadGenerator: Sendable {
 
   /// - Parameters:
   ///   - compactionEvery: insert a compaction every this many operations.
-  ///   - tablePrefix: put before the two tables' names, so that several writers of one store
+  ///   - tablePrefix: put before the tables' names, so that several writers of one store
   ///     each have tables of their own.
   package init(seed: UInt64, compactionEvery: Int? = nil, tablePrefix: String = "") {
     random = SeededGenerator(seed: seed)
     self.compactionEvery = compactionEvery
-    tables = [tablePrefix + "users", tablePrefix + "cache"]
+    tables = [tablePrefix + "users", tablePrefix + "cach\u{E9}", tablePrefix + "cache\u{301}"]
   }
 
   private mutating func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }

@@ -269,7 +269,7 @@ func check(_ arguments: [String]) -> Int32 {
       // Only this process's tables.
       for index in opens.indices {
         opens[index].state.tables = opens[index].state.tables.filter {
-          $0.key.hasPrefix(process.tablePrefix)
+          $0.key.bytes.starts(with: process.tablePrefix.utf8)
         }
       }
     }

@@ -8,8 +8,14 @@ import Testing
 enum CrashWorkload {
   static let path = "/store"
 
+  /// Two tables whose names are equal as `String`s and differ in their bytes (`caché`, its `é`
+  /// precomposed and decomposed): the store keeps them apart, through every crash and
+  /// recovery, and the model tells them apart by their bytes.
+  static let cache = "cach\u{E9}"
+  static let extra = "cache\u{301}"
+
   static let operations: [StoreOperation] = {
-    var operations: [StoreOperation] = [.createTable("users"), .createTable("cache")]
+    var operations: [StoreOperation] = [.createTable("users"), .createTable(cache)]
     func value(_ index: Int) -> String {
       "value \(index) " + String(repeating: "abcdefgh", count: 20 + index % 30)
     }
@@ -17,7 +23,7 @@ enum CrashWorkload {
       operations.append(.put(table: "users", key: "user_\(index)", value: value(index)))
     }
     for index in 0..<6 {
-      operations.append(.put(table: "cache", key: "feed_\(index)", value: value(index + 3)))
+      operations.append(.put(table: cache, key: "feed_\(index)", value: value(index + 3)))
     }
     operations += [
       .put(table: "users", key: "user_3", value: value(40)),
@@ -26,9 +32,9 @@ enum CrashWorkload {
       .batch([
         .put(
           table: "users", key: Array("batch_a".utf8), value: Array(value(7).utf8), timestamp: nil),
-        .createTable("extra"),
+        .createTable(extra),
         .expiringPut(
-          table: "extra", key: Array("e1".utf8), value: Array("one".utf8), timestamp: nil,
+          table: extra, key: Array("e1".utf8), value: Array("one".utf8), timestamp: nil,
           expiresAt: StoreOperation.expiry(expired: false)),
         .delete(table: "users", key: Array("user_7".utf8)),
       ]),
@@ -37,12 +43,12 @@ enum CrashWorkload {
       .expiringPut(table: "users", key: "user_8", value: value(9), expired: true),
       .compact,
       .put(table: "users", key: "user_2", value: value(41)),
-      .clearTable("cache"),
-      .expiringPut(table: "cache", key: "feed_9", value: value(5), expired: false),
-      .dropTable("extra"),
+      .clearTable(cache),
+      .expiringPut(table: cache, key: "feed_9", value: value(5), expired: false),
+      .dropTable(extra),
       .put(table: "users", key: "after_compaction", value: value(8)),
-      .createTable("extra"),
-      .put(table: "extra", key: "e2", value: "two"),
+      .createTable(extra),
+      .put(table: extra, key: "e2", value: "two"),
       .compact,
       .put(table: "users", key: "last", value: value(6)),
     ]
@@ -127,22 +133,23 @@ enum CompactingWorkload {
     func value(_ index: Int) -> String {
       "value \(index) " + String(repeating: "abcdefgh", count: 20 + index % 30)
     }
-    var steps: [Step] = ["users", "cache", "extra"].map { .operation(.createTable($0)) }
+    let (cache, extra) = (CrashWorkload.cache, CrashWorkload.extra)
+    var steps: [Step] = ["users", cache, extra].map { .operation(.createTable($0)) }
     for index in 0..<12 {
       steps.append(.operation(.put(table: "users", key: "user_\(index)", value: value(index))))
     }
     for index in 0..<6 {
-      steps.append(.operation(.put(table: "cache", key: "feed_\(index)", value: value(index))))
-      steps.append(.operation(.put(table: "extra", key: "e\(index)", value: value(index + 1))))
+      steps.append(.operation(.put(table: cache, key: "feed_\(index)", value: value(index))))
+      steps.append(.operation(.put(table: extra, key: "e\(index)", value: value(index + 1))))
     }
-    steps.append(.lifetime(table: "cache", microseconds: 3_600_000_000))
+    steps.append(.lifetime(table: cache, microseconds: 3_600_000_000))
     let whileFirst: [Step] = [
       .operation(.put(table: "users", key: "user_3", value: value(40))),
       .operation(.delete(table: "users", key: "user_4")),
       .operation(.deletePrefix(table: "users", prefix: "user_1")),
-      .operation(.clearTable("cache")),
-      .lifetime(table: "cache", microseconds: 0),
-      .operation(.dropTable("extra")),
+      .operation(.clearTable(cache)),
+      .lifetime(table: cache, microseconds: 0),
+      .operation(.dropTable(extra)),
       .operation(
         .batch([
           .put(
@@ -155,16 +162,16 @@ enum CompactingWorkload {
     steps += whileFirst
     steps += [
       .operation(.put(table: "users", key: "user_2", value: value(41))),
-      .operation(.createTable("extra")),
-      .operation(.put(table: "extra", key: "e9", value: value(9))),
+      .operation(.createTable(extra)),
+      .operation(.put(table: extra, key: "e9", value: value(9))),
     ]
     var whileSecond: [Step] = (0..<12).map {
       .operation(.put(table: "users", key: "user_\($0 % 4)", value: value(50 + $0)))
     }
     whileSecond += [
       .operation(.deleteMany(table: "users", keys: ["user_6", "user_7", "missing"])),
-      .operation(.dropTable("extra")),
-      .operation(.put(table: "cache", key: "feed_9", value: value(5))),
+      .operation(.dropTable(extra)),
+      .operation(.put(table: cache, key: "feed_9", value: value(5))),
     ]
     steps.append(.compaction(writesWhileCopying: whileSecond.count))
     steps += whileSecond

@@ -2086,7 +2086,7 @@ struct IndexFileTests {
       let store = try LogStore(path: "/store", options: options)
       func put(_ key: String, _ value: String) throws(LogStoreError) {
         var next = model
-        next.tables["t", default: [:]][key] = value
+        next.tables["t", default: [:]][ModelBytes(key)] = ModelBytes(value)
         pending = next
         history.append(next)
         try store.put(Array(value.utf8), forKey: Array(key.utf8), in: "t")
@@ -2095,7 +2095,7 @@ struct IndexFileTests {
       }
       func delete(_ key: String) throws(LogStoreError) {
         var next = model
-        next.tables["t"]?[key] = nil
+        next.tables["t"]?[ModelBytes(key)] = nil
         pending = next
         history.append(next)
         try store.delete(key: Array(key.utf8), in: "t")

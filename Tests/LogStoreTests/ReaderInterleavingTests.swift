@@ -67,8 +67,8 @@ enum ReaderInterleaving {
         continue
       }
       for key in Set(mine.keys).union(theirs.keys).sorted() where mine[key] != theirs[key] {
-        let got = mine[key].map { "\"\($0.prefix(10))\"" } ?? "nothing"
-        let wanted = theirs[key].map { "\"\($0.prefix(10))\"" } ?? "nothing"
+        let got = mine[key].map { "\"\($0.text.prefix(10))\"" } ?? "nothing"
+        let wanted = theirs[key].map { "\"\($0.text.prefix(10))\"" } ?? "nothing"
         result.append("\(table)/\(key): \(got), not \(wanted)")
       }
     }

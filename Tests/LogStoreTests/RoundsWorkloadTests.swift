@@ -12,7 +12,7 @@ struct RoundsWorkloadTests {
 
   /// What the model of the store holds for every id, in order.
   static func observed(_ model: StoreModel, _ workload: RoundsWorkload = workload) -> [String?] {
-    workload.ids.map { model.tables[RoundsWorkload.table]?[$0] }
+    workload.ids.map { model.tables[ModelBytes(RoundsWorkload.table)]?[ModelBytes($0)]?.text }
   }
 
   /// The state after the operations of round `round` before id `boundary`, the others being
