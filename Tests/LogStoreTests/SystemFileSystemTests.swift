@@ -1,3 +1,4 @@
+import Dispatch
 import LogStoreTesting
 import Testing
 
@@ -317,31 +318,6 @@ struct SystemFileSystemTests {
       try body()
     }
 
-    /// Records the calling thread in `thread`, and lets the signal reach it: Foundation's
-    /// threads start with most signals blocked, an app's threads (the store's own among them,
-    /// which inherit the mask of the thread that made them) need not.
-    private func receiveInterruptingSignal(_ thread: Guarded<pthread_t?>) {
-      var signals = sigset_t()
-      sigemptyset(&signals)
-      sigaddset(&signals, SIGURG)
-      pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-      thread.withLock { $0 = pthread_self() }
-    }
-
-    /// Signals `thread`, which sleeps in a wait, `count` times, each once it sleeps again:
-    /// each signal ends the system call it waits in, and the wait must take it up again.
-    private func interrupt(
-      _ waiting: WaitingThread, _ thread: Guarded<pthread_t?>, count: Int
-    ) throws {
-      for _ in 0..<count {
-        try waiting.waitUntilAsleep(orReturn: true)
-        // (Set before the thread's wait began.)
-        let target = try #require(thread.withLock { $0 })
-        #expect(pthread_kill(target, SIGURG) == 0)
-        usleep(2000)
-      }
-    }
-
     @Test("a signal that interrupts a wait for a process lock does not end the wait")
     func lockWaitOutlastsSignals() throws {
       try withInterruptingSignal {
@@ -350,18 +326,16 @@ struct SystemFileSystemTests {
         let first = try SystemFileSystem().openProcessLock(path)
         let second = try SystemFileSystem().openProcessLock(path)
         try first.acquire()
-        let thread = Guarded<pthread_t?>(nil)
         let outcome = Guarded<Result<Void, LogStoreError>?>(nil)
-        let waiting = WaitingThread {
-          receiveInterruptingSignal(thread)
+        let waiting = SignalledThread {
           let result = Result { () throws(LogStoreError) in try second.acquire() }
           outcome.withLock { $0 = result }
         }
-        try interrupt(waiting, thread, count: 5)
+        try waiting.interrupt(count: 5)
         // Still waiting for the lock, however often interrupted.
         #expect(outcome.withLock { $0 } == nil)
         first.release()
-        waiting.join()
+        waiting.finish()
         let result = try #require(outcome.withLock { $0 })
         #expect(throws: Never.self) { try result.get() }
         #expect(try !first.tryAcquire())
@@ -372,19 +346,64 @@ struct SystemFileSystemTests {
     @Test("a signal does not cut the store's pauses short")
     func pauseOutlastsSignals() throws {
       try withInterruptingSignal {
-        let thread = Guarded<pthread_t?>(nil)
         let slept = Guarded<Int64>(0)
-        let pause = 300_000
-        let waiting = WaitingThread {
-          receiveInterruptingSignal(thread)
+        // Long beside the signals, which take a few milliseconds.
+        let pause = 500_000
+        let waiting = SignalledThread {
           let start = monotonicNanoseconds()
           pauseThread(microseconds: pause)
           slept.withLock { $0 = monotonicNanoseconds() - start }
         }
-        try interrupt(waiting, thread, count: 5)
-        waiting.join()
+        try waiting.interrupt(count: 5)
+        waiting.finish()
         #expect(slept.withLock { $0 } >= Int64(pause) * 1000)
       }
     }
   #endif
 }
+
+#if os(Linux)
+  /// A thread that runs `body` with `SIGURG` unblocked (Foundation's threads start with most
+  /// signals blocked; an app's threads, the store's own among them, which inherit the mask of
+  /// the thread that made them, need not), for a test to interrupt the wait `body` sleeps in.
+  /// It stays alive after `body` until ``finish()``: a thread that has ended cannot be
+  /// signalled.
+  private final class SignalledThread: Sendable {
+    private let thread = Guarded<pthread_t?>(nil)
+    private let returned = OnceFlag()
+    private let leave = DispatchSemaphore(value: 0)
+    private let waiting: WaitingThread
+
+    init(_ body: @escaping @Sendable () -> Void) {
+      waiting = WaitingThread { [thread, returned, leave] in
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGURG)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        thread.withLock { $0 = pthread_self() }
+        body()
+        returned.set()
+        leave.wait()
+      }
+    }
+
+    /// Signals the thread `count` times, each once it sleeps again: each signal ends the system
+    /// call it waits in, which the wait must take up again. Stops once `body` has returned.
+    func interrupt(count: Int) throws {
+      for _ in 0..<count {
+        try waiting.waitUntilAsleep()
+        if returned.isSet { return }
+        // (Set before `body` began.)
+        let target = try #require(thread.withLock { $0 })
+        #expect(pthread_kill(target, SIGURG) == 0)
+        usleep(2000)
+      }
+    }
+
+    /// Lets the thread end, and waits until it has.
+    func finish() {
+      leave.signal()
+      waiting.join()
+    }
+  }
+#endif
