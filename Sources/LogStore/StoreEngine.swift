@@ -530,10 +530,12 @@ final class StoreEngine: @unchecked Sendable {
     log.waitUntilBackupsEnd()
     let threads = backgroundThreads
     backgroundThreads = []
-    let watching = watchesOtherProcesses
+    // The signal the watcher of other processes' changes waits on, which it no longer replaces
+    // once the store is closing.
+    let watched = watchesOtherProcesses ? sharing?.signal : nil
     lock.unlock()
-    // Wakes the watcher of other processes' changes (and, harmlessly, theirs).
-    if watching { sharing?.signal.post() }
+    // Wakes the watcher (and, harmlessly, other processes').
+    watched?.post()
     // The background threads take the log's lock themselves, so they are joined without it.
     for thread in threads { thread.join() }
     sharing?.signal.close()
@@ -652,8 +654,8 @@ final class StoreEngine: @unchecked Sendable {
       guard !watchesOtherProcesses, !log.closing else { return }
       watchesOtherProcesses = true
       let thread = BackgroundThread { [log] in
-        while !log.lock.withLock({ log.closing }) {
-          sharing.signal.wait(milliseconds: 1000)
+        while let signal = log.lock.withLock({ log.closing ? nil : sharing.signalToWait() }) {
+          signal.wait(milliseconds: 1000)
           // An error here (the store closing, a damaged shared state) is the next call's to
           // report.
           try? sharing.followOthers()

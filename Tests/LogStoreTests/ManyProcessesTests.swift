@@ -389,6 +389,8 @@ struct ManyProcessesTests {
     let old: [String: [String: String]] = ["t": ["k": many ? "49" : "0", "g": "gone"]]
     #expect(try follower.snapshot() == old)
     let heard = Self.observe(follower)
+    let oldSignal = try Self.signalName(at: path)
+    #expect(Self.signalWaitedOn(by: follower) == oldSignal)
     try writer.close()
     // Nobody is listed: recover (`ytkkv recover`'s) runs beside the follower.
     _ = try LogStore.recover(path: path)
@@ -401,6 +403,14 @@ struct ManyProcessesTests {
     try again.put("more".bytes, forKey: "m".bytes, in: "t")
     #expect(try Self.followerReads("new", forKey: "k", through: follower))
     #expect(try follower.snapshot() == again.snapshot())
+    // Its watcher of other processes' changes then waits on the copy's signal, which the
+    // copy's writers post (on Darwin a name made from the directory's inode, which the copy
+    // does not share; Linux posts no name, but the store makes it alike).
+    let newSignal = try Self.signalName(at: path)
+    #expect(newSignal != oldSignal)
+    try waitUntil("the follower to wait on the copy's signal", seconds: 5) {
+      Self.signalWaitedOn(by: follower) == newSignal
+    }
     // And it follows on from there, at each call.
     try again.delete(key: "m".bytes, in: "t")
     #expect(try follower.snapshot() == ["t": ["k": "new"]])
@@ -840,6 +850,18 @@ struct ManyProcessesTests {
 
   /// Has `store`'s commit observer write each operation it hears of, as "kind table key", or
   /// "gap", into the returned list.
+  /// The name of the signal of the store directory at `path` (``SystemCommitSignal``).
+  static func signalName(at path: String) throws -> String? {
+    (try SystemFileSystem().commitSignal(for: path) as? SystemCommitSignal)?.name
+  }
+
+  /// The name of the signal `store`'s watcher of other processes' changes waits on.
+  static func signalWaitedOn(by store: LogStore) -> String? {
+    store.engine.log.lock.withLock {
+      (store.engine.sharing?.signal as? SystemCommitSignal)?.name
+    }
+  }
+
   static func observe(_ store: LogStore) -> Guarded<[String]> {
     let heard = Guarded<[String]>([])
     store.observeCommits { change in

@@ -26,7 +26,7 @@
 final class SystemCommitSignal: CommitSignal, @unchecked Sendable {
   /// How long a wait lasts where there is no signal to wait for.
   static let pollMilliseconds = 5
-  private let name: String
+  let name: String
   // Used by the one waiting thread, and by `close()` once it has stopped.
   private var registered = false
   private var descriptor: Int32 = -1

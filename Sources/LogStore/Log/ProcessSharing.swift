@@ -28,9 +28,18 @@ final class ProcessSharing: @unchecked Sendable {
   private let indexFile: IndexFileInUse
   /// The system boot this open runs in, which the shared state must belong to.
   let boot: [UInt8]
-  /// Posted at each publication, so that other processes' watchers wake
-  /// (``StoreEngine/watchOtherProcesses()``).
-  let signal: any CommitSignal
+  /// Posted at each publication, so that other processes' watchers wake, and waited on by this
+  /// process's watcher (``StoreEngine/watchOtherProcesses()``). Replaced only by the watcher,
+  /// once a follower found the copy `recover` put in the store's place (``signalToWait()``).
+  /// Log's lock.
+  @exclusivity(unchecked) private(set) var signal: any CommitSignal
+  /// A follower whose state `recover` retired (``lookAgain(insteadOf:)``) and that has not yet
+  /// found the copy's.
+  @exclusivity(unchecked) private var replacedByCopy = false
+  /// The follower found the copy's state: the directory at the store's path is another one,
+  /// and so may be its signal, which the copy's writers post (on Darwin its name is made from
+  /// the directory's inode). Log's lock.
+  @exclusivity(unchecked) private var signalIsStale = false
   /// A write of this process holds the store's write lock (``beginWrite()``).
   @exclusivity(unchecked) private(set) var writeInProgress = false
   /// This process's view is behind the log as its writes left it: they deferred catching up
@@ -228,8 +237,29 @@ final class ProcessSharing: @unchecked Sendable {
           directory: directory, fileSystem: options.fileSystem, writable: false, create: false)
       else { return }
       index.change { sharedState = found }
+      if replacedByCopy {
+        replacedByCopy = false
+        signalIsStale = true
+      }
       try catchUp(found, locked: false)
     }
+  }
+
+  /// The signal for the watcher of other processes' changes to wait on: ``signal``, made anew
+  /// first when the follower found the copy `recover` put in the store's place, whose writers
+  /// post the copy's signal (the old one then closed). Call from the watcher's thread, with the
+  /// log's lock held, while it waits on no signal.
+  func signalToWait() -> any CommitSignal {
+    if signalIsStale {
+      signalIsStale = false
+      // Should the signal not be made, the old one serves: the watcher then hears of the
+      // copy's changes at its timeout.
+      if let renewed = try? options.fileSystem.commitSignal(for: directory) {
+        signal.close()
+        signal = renewed
+      }
+    }
+    return signal
   }
 
   /// Catches up on the newest commit: the records appended to the active segment since the
@@ -298,6 +328,7 @@ final class ProcessSharing: @unchecked Sendable {
     }
     seenCommit = nil
     viewReadWithoutCommit = false
+    replacedByCopy = true
     lastLook = monotonicNanoseconds()
     // The copy's state counts its own publications, from 0: one that has none yet has no commit
     // to take.
@@ -636,8 +667,16 @@ final class ProcessSharing: @unchecked Sendable {
     else { return }
     defer { shared.close() }
     let boot = try fileSystem.bootSession()
+    // Retires the state, and wakes the followers that wait on the store's signal, so that they
+    // find it retired now rather than at their wait's timeout.
+    func retire() {
+      shared.retire()
+      guard let signal = try? fileSystem.commitSignal(for: directory) else { return }
+      signal.post()
+      signal.close()
+    }
     guard SharedState.headerIsValid(shared.baseAddress, boot: boot) else {
-      if retiring { shared.retire() }
+      if retiring { retire() }
       return
     }
     shared.dropDeadOpens()
@@ -658,7 +697,7 @@ final class ProcessSharing: @unchecked Sendable {
       }
     }
     try shared.reset(boot: boot)
-    if retiring { shared.retire() }
+    if retiring { retire() }
   }
 
   /// A process died inside a write: what it wrote past the published end is not part of the
