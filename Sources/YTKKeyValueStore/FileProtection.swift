@@ -22,6 +22,11 @@ public enum FileProtection: Sendable, Equatable {
 }
 
 extension FileProtection {
+  /// Every class.
+  static let all: [FileProtection] = [
+    .none, .complete, .completeUnlessOpen, .completeUntilFirstUserAuthentication,
+  ]
+
   /// Gives the directory at `path` this class, then every file in it (listed through
   /// `fileSystem`); files created in the directory later inherit the class from it.
   ///
@@ -71,23 +76,10 @@ package struct FileProtectionAccess: Sendable {
             throw FileProtectionAccess.storeError(error, reading: true, path: path)
           }
           guard let type = attributes[.protectionKey] as? FileProtectionType else { return nil }
-          switch type {
-          case FileProtectionType.none: return FileProtection.none
-          case FileProtectionType.complete: return .complete
-          case FileProtectionType.completeUnlessOpen: return .completeUnlessOpen
-          case FileProtectionType.completeUntilFirstUserAuthentication:
-            return .completeUntilFirstUserAuthentication
-          default: return nil
-          }
+          return FileProtection.all.first { FileProtectionAccess.systemType(of: $0) == type }
         },
         setClass: { protection, path throws(LogStoreError) in
-          let type: FileProtectionType =
-            switch protection {
-            case .none: .none
-            case .complete: .complete
-            case .completeUnlessOpen: .completeUnlessOpen
-            case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
-            }
+          let type = FileProtectionAccess.systemType(of: protection)
           do {
             try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: path)
           } catch {
@@ -100,6 +92,16 @@ package struct FileProtectionAccess: Sendable {
   }
 
   #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(tvOS) || os(watchOS) || os(visionOS)
+    /// The system's type for each class: the one mapping, read both ways.
+    private static func systemType(of protection: FileProtection) -> FileProtectionType {
+      switch protection {
+      case .none: .none
+      case .complete: .complete
+      case .completeUnlessOpen: .completeUnlessOpen
+      case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
+      }
+    }
+
     /// A file manager's failure as the store reports it: refusals as `.permissionDenied`.
     private static func storeError(_ error: any Error, reading: Bool, path: String)
       -> LogStoreError
