@@ -286,4 +286,68 @@ struct TableNameBytesTests {
     #expect(report.items == expected.values.reduce(0) { $0 + $1.count })
     _ = try Self.expectOpen(path, indexFiles: false, holds: expected)
   }
+
+  @Test(
+    "records whose table name is not well-formed UTF-8 (no writer makes one: names are strings) read as the table its repair names, created and written alike"
+  )
+  func illFormedNameReadByItsRepair() throws {
+    let directory = TemporaryDirectory()
+    let path = directory.appending("store")
+    let store = try LogStore(path: path, options: .init(compaction: .manual, indexFiles: false))
+    try store.createTable("t")
+    try store.close()
+    // The store's one segment, its records replaced by a table's creation and a put that
+    // name it by the bytes FF 62, which decode (repaired) as "\u{FFFD}b", and another table's.
+    let segment = try #require(try segmentFiles(in: path).first)
+    let header = try fileBytes(segment).withUnsafeBytes { try SegmentHeader.decode($0) }
+    var bytes = Array(try fileBytes(segment)[..<SegmentHeader.size])
+    var sequence = header.baseSequence
+    func append(_ kind: RecordKind, _ table: [UInt8], key: String = "", value: String = "") {
+      let (key, value) = (Array(key.utf8), Array(value.utf8))
+      var record = [UInt8](
+        repeating: 0,
+        count: RecordLayout.length(table: table.count, key: key.count, value: value.count))
+      table.withUnsafeBytes { table in
+        key.withUnsafeBytes { key in
+          value.withUnsafeBytes { value in
+            record.withUnsafeMutableBytes {
+              RecordCodec.encode(
+                kind: kind, sequence: sequence, timestamp: 0, table: table, key: key,
+                value: value, salt: header.salt, into: $0)
+            }
+          }
+        }
+      }
+      bytes += record
+      sequence += 1
+    }
+    // Another table's records between, so that the last put does not find its table as the
+    // last one named: it finds it by the name's repair (else it would make the table anew,
+    // without the first put's key).
+    let illFormed: [UInt8] = [0xFF, 0x62]
+    append(.createTable, illFormed)
+    append(.put, illFormed, key: "a", value: "1")
+    append(.createTable, Array("x".utf8))
+    append(.put, Array("x".utf8), key: "k", value: "x")
+    append(.put, illFormed, key: "b", value: "2")
+    var mark = [UInt8](repeating: 0, count: RecordLayout.syncMarkLength)
+    mark.withUnsafeMutableBytes {
+      RecordCodec.encodeSyncMark(
+        sequence: sequence - 1, timestamp: 0, syncedEnd: bytes.count,
+        salt: header.salt, into: $0)
+    }
+    try writeFile(segment, bytes + mark)
+    for name in try FileManager.default.contentsOfDirectory(atPath: path)
+    where !name.hasSuffix(".log") && name != "MANIFEST" && name != "LOCK" {
+      try FileManager.default.removeItem(atPath: path + "/" + name)
+    }
+
+    let reopened = try LogStore(path: path, options: .init(readOnly: true, corruption: .fail))
+    #expect(try reopened.tableNames() == ["x", "\u{FFFD}b"])
+    #expect(try reopened.value(forKey: Array("k".utf8), in: "x") == Array("x".utf8))
+    #expect(try reopened.count(in: "\u{FFFD}b") == 2)
+    #expect(try reopened.value(forKey: Array("a".utf8), in: "\u{FFFD}b") == Array("1".utf8))
+    #expect(try reopened.value(forKey: Array("b".utf8), in: "\u{FFFD}b") == Array("2".utf8))
+    try reopened.close()
+  }
 }

@@ -145,11 +145,11 @@ extension FileSystem {
   /// died before ``createDirectoryDurably(_:)`` synced it.
   package func synchronizeEntries(of path: String) throws(LogStoreError) {
     var directory = path
-    while true {
-      let parent = StorePath.parent(of: directory)
-      if parent == directory { return }
+    var parent = StorePath.parent(of: directory)
+    while parent != directory {
       try synchronizeDirectory(parent)
       directory = parent
+      parent = StorePath.parent(of: directory)
     }
   }
 

@@ -20,13 +20,13 @@ package enum SystemCall {
   static func retrying<T: FixedWidthInteger>(
     _ operation: StaticString, _ path: String, _ body: () -> T
   ) throws(LogStoreError) -> T {
-    while true {
-      let result = body()
-      if result != -1 { return result }
+    var result = body()
+    while result == -1 {
       let code = errno
-      if code == EINTR { continue }
-      throw error(operation, path, code)
+      guard code == EINTR else { throw error(operation, path, code) }
+      result = body()
     }
+    return result
   }
 
   /// The error for a failed `operation` on `path` with `errno` `code`.

@@ -66,20 +66,19 @@ package struct SystemFileSystem: FileSystem {
     in path: String, _ next: () -> UnsafeMutablePointer<dirent>?
   ) throws(LogStoreError) -> [String] {
     var names: [String] = []
-    while true {
-      errno = 0
-      guard let entry = next() else {
-        let code = errno
-        if code != 0 { throw SystemCall.error("readdir", path, code) }
-        return names
-      }
+    errno = 0
+    while let entry = next() {
       // `d_name` is a fixed array of characters (256 on Linux, 1,024 on Darwin), NUL-terminated.
       let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
       let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
         tuple.withMemoryRebound(to: CChar.self, capacity: capacity) { String(cString: $0) }
       }
       if name != "." && name != ".." { names.append(name) }
+      errno = 0
     }
+    let code = errno
+    if code != 0 { throw SystemCall.error("readdir", path, code) }
+    return names
   }
 
   package func removeFile(_ path: String) throws(LogStoreError) {
@@ -475,15 +474,14 @@ final class SystemFileHandle: FileHandle {
       guard size > current else { return }
       // posix_fallocate returns the error instead of setting errno. glibc writes zeros itself
       // where the file system cannot reserve; musl reports EOPNOTSUPP, and so do we then.
-      while true {
-        let result = posix_fallocate(fd, off_t(current), off_t(size - current))
-        if result == 0 { return }
-        if result == EINTR { continue }
-        if result == EOPNOTSUPP || result == EINVAL {
-          return try fillWithZeros(from: current, to: size)
-        }
-        throw SystemCall.error("posix_fallocate", path, result)
+      let reserve = { posix_fallocate(self.fd, off_t(current), off_t(size - current)) }
+      var result = reserve()
+      while result == EINTR { result = reserve() }
+      if result == 0 { return }
+      if result == EOPNOTSUPP || result == EINVAL {
+        return try fillWithZeros(from: current, to: size)
       }
+      throw SystemCall.error("posix_fallocate", path, result)
     #endif
   }
 

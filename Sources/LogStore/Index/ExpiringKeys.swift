@@ -147,14 +147,14 @@ final class ExpiringKeys {
 
   private func siftDown(from start: Int) {
     var parent = start
-    while true {
-      let left = 2 * parent + 1
-      guard left < queue.count else { return }
+    var left = 2 * parent + 1
+    while left < queue.count {
       var smallest = left
       if left + 1 < queue.count && queue[left + 1].time < queue[left].time { smallest = left + 1 }
       guard queue[smallest].time < queue[parent].time else { return }
       queue.swapAt(parent, smallest)
       parent = smallest
+      left = 2 * parent + 1
     }
   }
 

@@ -248,12 +248,13 @@ final class TableIndex {
   private func probe(_ key: UnsafeRawBufferPointer, _ hash: UInt32) -> Int {
     // Truncating: where `Int` is 32 bits wide, a hash above `Int32.max` must not trap.
     var index = Int(truncatingIfNeeded: hash) & mask
-    while true {
-      let slot = slots[index]
-      if slot.hash == 0 { return -1 - index }
+    var slot = slots[index]
+    while slot.hash != 0 {
       if slot.hash == hash && bytesEqual(keyBytes(slot.keyReference), key) { return index }
       index = (index + 1) & mask
+      slot = slots[index]
     }
+    return -1 - index
   }
 
   /// The record length of a tombstone's arena entry (no record is that long).

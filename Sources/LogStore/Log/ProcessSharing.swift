@@ -671,9 +671,10 @@ final class ProcessSharing: @unchecked Sendable {
     // find it retired now rather than at their wait's timeout.
     func retire() {
       shared.retire()
-      guard let signal = try? fileSystem.commitSignal(for: directory) else { return }
-      signal.post()
-      signal.close()
+      if let signal = try? fileSystem.commitSignal(for: directory) {
+        signal.post()
+        signal.close()
+      }
     }
     guard SharedState.headerIsValid(shared.baseAddress, boot: boot) else {
       if retiring { retire() }

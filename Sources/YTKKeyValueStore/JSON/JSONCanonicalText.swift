@@ -140,8 +140,9 @@ package struct JSONCanonicalizer {
         }
         continue nextValue
       }
-      return true
+      break
     }
+    return true
   }
 
   /// Appends the keys of the object at `objectIndex` to `order`, sorted by their bytes, each

@@ -139,7 +139,7 @@ struct JSONScanner {
       if position < input.count {
         throw error("unexpected \(describe(input[position])) after the JSON value")
       }
-      return
+      break
     }
   }
 

@@ -191,7 +191,7 @@ package enum JSONWriter {
         }
         open = outer.popLast()
       }
-      return
+      break
     }
   }
 
