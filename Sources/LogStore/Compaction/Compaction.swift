@@ -608,7 +608,9 @@ final class Compactor: @unchecked Sendable {
     let isCreation = item.source == .creation
     guard record.kind == (isCreation ? .createTable : .put) else { return false }
     if !isCreation, KeyHash.hash(record.key) != item.keyHash { return false }
-    return tables[Int(item.table)].name.withUTF8Bytes { bytesEqual($0, record.table) }
+    return tables[Int(item.table)].name.withUTF8Bytes {
+      TableName.names($0, recordBytes: record.table)
+    }
   }
 
   /// Step 3, first: make durable every write the copy judged the inputs' records by. The

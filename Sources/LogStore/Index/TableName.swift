@@ -21,6 +21,18 @@ package struct TableName: Hashable, Sendable {
     string = String(decoding: bytes, as: UTF8.self)
   }
 
+  /// Whether a record whose table name is `recordBytes` belongs to the table named `name`
+  /// (its bytes): the same bytes, or bytes that are not UTF-8 and whose repair
+  /// (``init(_:)-(UnsafeRawBufferPointer)``) is the name, as a replay reads such a record.
+  /// Compaction and `verify` compare so, lest a table a replay read be dropped or called damage.
+  package static func names(
+    _ name: UnsafeRawBufferPointer, recordBytes: UnsafeRawBufferPointer
+  ) -> Bool {
+    bytesEqual(name, recordBytes)
+      || (recordBytes.contains { $0 >= 0x80 }
+        && TableName(recordBytes).string.withUTF8Bytes { bytesEqual($0, name) })
+  }
+
   package static func == (a: TableName, b: TableName) -> Bool {
     a.string.hasSameUTF8(as: b.string)
   }

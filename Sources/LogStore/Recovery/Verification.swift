@@ -361,7 +361,8 @@ struct Verifier {
         member: segment.mapping.bytes[Int(location.offset) + RecordLayout.kindOffset]
           & RecordLayout.memberFlag != 0),
       record.kind == .put, record.length == Int(location.length),
-      bytesEqual(record.key, key), record.expiry == expiry, bytesEqual(record.table, table)
+      bytesEqual(record.key, key), record.expiry == expiry,
+      TableName.names(table, recordBytes: record.table)
     else { return false }
     return true
   }
