@@ -848,8 +848,6 @@ struct ManyProcessesTests {
     try reopened.close()
   }
 
-  /// Has `store`'s commit observer write each operation it hears of, as "kind table key", or
-  /// "gap", into the returned list.
   /// The name of the signal of the store directory at `path` (``SystemCommitSignal``).
   static func signalName(at path: String) throws -> String? {
     (try SystemFileSystem().commitSignal(for: path) as? SystemCommitSignal)?.name
@@ -862,6 +860,8 @@ struct ManyProcessesTests {
     }
   }
 
+  /// Has `store`'s commit observer write each operation it hears of, as "kind table key", or
+  /// "gap", into the returned list.
   static func observe(_ store: LogStore) -> Guarded<[String]> {
     let heard = Guarded<[String]>([])
     store.observeCommits { change in
