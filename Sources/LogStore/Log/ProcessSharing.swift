@@ -33,12 +33,11 @@ final class ProcessSharing: @unchecked Sendable {
   /// once a follower found the copy `recover` put in the store's place (``signalToWait()``).
   /// Log's lock.
   @exclusivity(unchecked) private(set) var signal: any CommitSignal
-  /// A follower whose state `recover` retired (``lookAgain(insteadOf:)``) and that has not yet
-  /// found the copy's.
-  @exclusivity(unchecked) private var replacedByCopy = false
-  /// The follower found the copy's state: the directory at the store's path is another one,
-  /// and so may be its signal, which the copy's writers post (on Darwin its name is made from
-  /// the directory's inode). Log's lock.
+  /// A follower found the shared state it looked for (``lookForSharedState()``): after
+  /// `recover`, the copy's, whose directory at the store's path is another one, and so may be
+  /// its signal, which the copy's writers post (on Darwin its name is made from the
+  /// directory's inode; for a follower that opened before any writer it is the same). Log's
+  /// lock.
   @exclusivity(unchecked) private var signalIsStale = false
   /// A write of this process holds the store's write lock (``beginWrite()``).
   @exclusivity(unchecked) private(set) var writeInProgress = false
@@ -237,17 +236,15 @@ final class ProcessSharing: @unchecked Sendable {
           directory: directory, fileSystem: options.fileSystem, writable: false, create: false)
       else { return }
       index.change { sharedState = found }
-      if replacedByCopy {
-        replacedByCopy = false
-        signalIsStale = true
-      }
+      signalIsStale = true
       try catchUp(found, locked: false)
     }
   }
 
   /// The signal for the watcher of other processes' changes to wait on: ``signal``, made anew
-  /// first when the follower found the copy `recover` put in the store's place, whose writers
-  /// post the copy's signal (the old one then closed). Call from the watcher's thread, with the
+  /// first once the follower found a shared state it looked for, such as that of the copy
+  /// `recover` put in the store's place, whose writers post the copy's signal (the old one then
+  /// closed). Call from the watcher's thread, with the
   /// log's lock held, while it waits on no signal.
   func signalToWait() -> any CommitSignal {
     if signalIsStale {
@@ -328,7 +325,6 @@ final class ProcessSharing: @unchecked Sendable {
     }
     seenCommit = nil
     viewReadWithoutCommit = false
-    replacedByCopy = true
     lastLook = monotonicNanoseconds()
     // The copy's state counts its own publications, from 0: one that has none yet has no commit
     // to take.
