@@ -17,6 +17,32 @@ struct TableIndexTests {
       segment: UInt32(value % 7), offset: UInt32(value), length: UInt32(40 + value % 100))
   }
 
+  @Test("the key hash gives the values earlier builds wrote index files with, at every tail length")
+  func keyHashNeverChanges() {
+    // An index file keeps the seed its tables were hashed with and is read by later builds, so
+    // the function must give these values forever: keys of 0 to 33 bytes, every length of the
+    // tail after the 16- and 8-byte steps, under one seed.
+    let expected: [UInt64] = [
+      0xd80a_ecd1_9e17_d652, 0x233d_0102_40d1_1938, 0xd541_1d8f_62ef_c850,
+      0xfc7f_ef6c_916a_5a9f, 0x768b_8d80_890a_37cf, 0xd365_6fb2_b49c_a61d,
+      0x398a_9e7a_e908_7c33, 0x9992_cf27_ae2f_f89c, 0x34d5_e34f_e5dd_9097,
+      0xb64d_8bd1_270a_c2c6, 0xb210_41e9_83af_8526, 0x04c5_e61e_2113_de7f,
+      0x6fc1_4e4a_2064_7080, 0xbd0a_bd3e_0630_e624, 0x5e42_08ee_d544_cce0,
+      0x29e4_8f6c_2f23_a86a, 0x5769_d9ef_2cc7_7640, 0x2b84_d3a5_97c3_6536,
+      0x07dd_5636_3f9e_d6a6, 0x526b_a0d3_8ac2_589e, 0xece3_9f78_b007_628b,
+      0x7dc1_72cc_24ec_e1d9, 0x98fa_6d59_01e2_af77, 0x22c3_0e22_6360_c448,
+      0xf2bb_7db1_6808_0cb6, 0xd68b_aa5f_f13e_238e, 0xcb3a_04ae_edde_8f83,
+      0x792e_c9b7_b099_1908, 0xd03c_7e9e_b43c_58f0, 0x09e2_240b_51c6_bd6c,
+      0x1851_ff1a_cc32_6ad9, 0xa794_5c46_7073_3c7f, 0x63a0_9523_0c7a_2af1,
+      0x43d1_5826_2d03_fee1,
+    ]
+    for length in 0...33 {
+      let key = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 0xB5) }
+      let hash = key.withUnsafeBytes { KeyHash.hash($0, seed: 0x0123_4567_89AB_CDEF) }
+      #expect(hash == expected[length], "a key of \(length) bytes")
+    }
+  }
+
   @Test(
     "random puts, removes and prefix removes agree with a dictionary, through growth and squeezes")
   func matchesModel() {

@@ -36,13 +36,7 @@ enum KeyHash {
         p += 8
         remaining -= 8
       }
-      var shift: UInt64 = 0
-      while remaining > 0 {
-        tail |= UInt64(p.load(as: UInt8.self)) << shift
-        shift += 8
-        p += 1
-        remaining -= 1
-      }
+      tail = ByteWords.loadShort(p, count: remaining)
     }
     h = fold(tail ^ 0x5899_65CC_7537_4CC3, h ^ 0x1D8E_4E27_C47D_124F)
     return fold(h, 0xA076_1D64_78BD_642F)
