@@ -31,6 +31,9 @@ final class NameTable<Value> {
   /// Slots in use, markers of removed names included.
   @exclusivity(unchecked) private var used = 0
   @exclusivity(unchecked) private(set) var count = 0
+  /// ``KeyHash``'s seed, read once here: every read of the global goes through a check that
+  /// it is initialized, and a read finds its table by name.
+  private let seed = KeyHash.seed
 
   init() {
     capacity = 16
@@ -48,14 +51,14 @@ final class NameTable<Value> {
 
   /// The value of `name`, if it has one.
   func find(_ name: UnsafeRawBufferPointer) -> Value? {
-    guard let index = position(of: name, hash: Self.hash(name)) else { return nil }
+    guard let index = position(of: name, hash: hash(name)) else { return nil }
     return slots[index].value
   }
 
   /// Gives `name` the value `value`, or none when nil; returns the value it had.
   @discardableResult
   func set(_ name: UnsafeRawBufferPointer, _ value: Value?) -> Value? {
-    let hash = Self.hash(name)
+    let hash = self.hash(name)
     if let index = position(of: name, hash: hash) {
       let previous = slots[index].value
       slots[index].value = value
@@ -141,8 +144,8 @@ final class NameTable<Value> {
   }
 
   /// ``KeyHash`` of the bytes, never 0 (0 marks an empty slot).
-  private static func hash(_ name: UnsafeRawBufferPointer) -> UInt64 {
-    let hash = KeyHash.hash(name)
+  private func hash(_ name: UnsafeRawBufferPointer) -> UInt64 {
+    let hash = KeyHash.hash(name, seed: seed)
     return hash == 0 ? 1 : hash
   }
 }

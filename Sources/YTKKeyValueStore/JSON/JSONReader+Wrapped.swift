@@ -14,9 +14,9 @@ extension JSONReader {
     if input.count >= 4, input[0] == JSONByte.openBracket, input[1] == JSONByte.quote,
       input[input.count - 1] == JSONByte.closeBracket
     {
-      var scanner = JSONScanner(input: input, position: 1)
       var isStored = false
       let string = String(unsafeUninitializedCapacity: input.count) { buffer in
+        var scanner = JSONScanner(input: input, position: 1)
         // Decoded text is never longer than the input.
         guard
           let (_, written) = try? scanner.scanStringText(
