@@ -419,6 +419,71 @@ struct OneProcessDiesTests {
     try? dying.close()
   }
 
+  @Test(
+    "a process killed after a sync that failed, before it wrote the range again: the next writer (beside it, or the next open in .oneProcess use) writes it again before a sync claims it, so a power loss keeps the log a prefix, every acknowledged write in it",
+    arguments: [
+      (StoreSharing.manyProcesses, SyncPolicy.never), (.manyProcesses, .always),
+      (.oneProcess, .never), (.oneProcess, .always),
+    ])
+  func killedAfterFailedSync(sharing: StoreSharing, nextSync: SyncPolicy) throws {
+    let fileSystem = SimulatedFileSystem()
+    func options(_ process: Int32, sync: SyncPolicy) -> LogStore.Options {
+      var options = Self.options(fileSystem, process: process, sync: sync)
+      options.sharing = sharing
+      return options
+    }
+    let dying = try LogStore(path: "/store", options: options(Self.dyingProcess, sync: .never))
+    try dying.createTable("t")
+    try dying.sync()
+    // Beside it, in `.manyProcesses` use, a writer that has seen the table.
+    let beside =
+      sharing == .manyProcesses
+      ? try LogStore(path: "/store", options: options(Self.livingProcess, sync: nextSync)) : nil
+    // Written (and in `.manyProcesses` use published), not synced yet.
+    for index in 0..<6 {
+      try dying.put(Array(repeating: UInt8(index), count: 300), forKey: "d\(index)".bytes, in: "t")
+    }
+    // Its sync fails (Linux then marks the pages clean), and it dies before its next call, the
+    // first write of the range again.
+    let syncFailed = Guarded(false)
+    let dyingStop = Self.runUntilKilled(Self.dyingProcess, on: fileSystem) { upcoming in
+      if upcoming.operation == "msync", let number = upcoming.number {
+        fileSystem.inject(.init(call: number, errorNumber: EIO, persistent: false))
+        syncFailed.withLock { $0 = true }
+        return false
+      }
+      return syncFailed.withLock { $0 } && upcoming.number != nil
+    } step: {
+      try dying.sync()
+    }
+    #expect(dyingStop.reached)
+    fileSystem.kill(Self.dyingProcess)
+    // The next writer clears the dead one's write (or opens after it) and goes on after its
+    // records, then makes everything durable.
+    let living = try beside ?? LogStore(path: "/store", options: options(303, sync: nextSync))
+    try living.put("l".bytes, forKey: "after".bytes, in: "t")
+    try living.sync()
+    let expected = try living.snapshot()
+    #expect(expected["t"]?.count == 7)
+    // A power loss now: every record was synced by a sync that succeeded, so all of them are
+    // on the disk, and every open reads them with damage refused.
+    let power = fileSystem.image(.power(seed: 1))
+    try living.close()
+    for reopening in [StoreSharing.manyProcesses, .oneProcess] {
+      var reopened = Self.options(SimulatedFileSystem(files: power), process: 606)
+      reopened.sharing = reopening
+      let recovered = try LogStore(path: "/store", options: reopened)
+      #expect(try recovered.snapshot() == expected, "\(reopening)")
+      try recovered.close()
+    }
+    let report = try LogStore.verify(
+      path: "/store", fileSystem: SimulatedFileSystem(files: power).process(505))
+    #expect(report.isClean, "\(report.problems.prefix(3))")
+    fileSystem.crash(atCall: fileSystem.calls + 1)
+    dyingStop.letGo()
+    try? dying.close()
+  }
+
   /// The names of the segment files in the store.
   static func segmentNames(on fileSystem: SimulatedFileSystem) throws -> Set<String> {
     Set(try fileSystem.contentsOfDirectory("/store").filter { $0.hasSuffix(".log") })

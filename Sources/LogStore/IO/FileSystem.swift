@@ -258,6 +258,27 @@ extension FileHandle {
     return bytes
   }
 
+  /// Writes the bytes in `range` over themselves (64 KiB at a time), so that their pages are
+  /// dirty again: for bytes that a sync may have failed to write back, which Linux then marks
+  /// clean (``SegmentWriter`` does the same through its mapping after its own failed sync).
+  /// Read from the page cache, which still holds them unless the system dropped those pages;
+  /// then the disk's bytes are written back, and each record there reads as damage, never as
+  /// data.
+  func writeAgain(_ range: Range<Int>) throws(LogStoreError) {
+    guard !range.isEmpty else { return }
+    var buffer = [UInt8](repeating: 0, count: min(range.count, 64 << 10))
+    var offset = range.lowerBound
+    while offset < range.upperBound {
+      let count = min(buffer.count, range.upperBound - offset)
+      try buffer.withMutableBytes { bytes throws(LogStoreError) in
+        let part = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<count])
+        let read = try self.read(into: part, at: offset)
+        try write(UnsafeRawBufferPointer(rebasing: part[0..<read]), at: offset)
+      }
+      offset += count
+    }
+  }
+
   /// Writes zeros over the bytes in `start..<end` (64 KiB at a time).
   func writeZeros(from start: Int, to end: Int) throws(LogStoreError) {
     let zeros = [UInt8](repeating: 0, count: max(0, min(end - start, 64 << 10)))

@@ -742,9 +742,15 @@ final class ProcessSharing: @unchecked Sendable {
     defer { handle.close() }
     let size = try handle.size()
     let start = Int(commit.committedEnd)
-    if size > start {
-      try handle.writeZeros(from: start, to: size)
-      try handle.synchronize(.durable)
-    }
+    // The dead write may have been a sync that failed, its process gone before it wrote the
+    // range again (``SegmentWriter/synchronize(_:_:)``): Linux marks the pages of a failed
+    // write-back clean, so the next sync would write nothing of them and its mark would claim
+    // them. Every sync of the active segment is such a write (under the lock, `dirty` set), so
+    // what the commit does not call durable is written again here, and synced with the zeros.
+    let published = min(start, size)
+    let unsynchronized = min(Int(commit.durableEnd), published)..<published
+    try handle.writeAgain(unsynchronized)
+    if size > start { try handle.writeZeros(from: start, to: size) }
+    if size > start || !unsynchronized.isEmpty { try handle.synchronize(.durable) }
   }
 }

@@ -617,6 +617,13 @@ struct Recovery {
     maxSequence = max(maxSequence, scanner.lastSequence)
     var size = candidate.size
     var zeroedTail = false
+    // The records past what the marks prove were written by a session that ended without a
+    // sync that covered them, or after one that failed (Linux marks the pages of a failed
+    // write-back clean, and the session may have died before writing them again): an open
+    // that will sync them, and mark them proven, writes them again first.
+    if changesFiles && isLast && scanner.dataEnd > scanner.provenEnd {
+      try candidate.handle.writeAgain(scanner.provenEnd..<min(scanner.dataEnd, scanner.end))
+    }
     if isLast && scanner.end < candidate.size {
       // Past the end of the log there is a torn tail or space reserved ahead of the writes:
       // neither is part of the store. A writer zeroes a torn tail, so that new records follow
