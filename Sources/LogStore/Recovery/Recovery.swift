@@ -621,8 +621,9 @@ struct Recovery {
     // sync that covered them, or after one that failed (Linux marks the pages of a failed
     // write-back clean, and the session may have died before writing them again): an open
     // that will sync them, and mark them proven, writes them again first.
-    if changesFiles && isLast && scanner.dataEnd > scanner.provenEnd {
-      try candidate.handle.writeAgain(scanner.provenEnd..<min(scanner.dataEnd, scanner.end))
+    let found = min(scanner.dataEnd, scanner.end)
+    if changesFiles && isLast && found > scanner.provenEnd {
+      try candidate.handle.writeAgain(scanner.provenEnd..<found)
     }
     if isLast && scanner.end < candidate.size {
       // Past the end of the log there is a torn tail or space reserved ahead of the writes:

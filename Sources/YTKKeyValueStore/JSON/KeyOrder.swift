@@ -23,8 +23,7 @@ enum KeyOrder {
     let word =
       length >= 8
       ? UInt64(littleEndian: (start + offset).loadUnaligned(as: UInt64.self))
-      : ByteWords.loadShort(
-        (start + offset).assumingMemoryBound(to: UInt8.self), count: length)
+      : ByteWords.loadShort(start + offset, count: length)
     return word.byteSwapped
   }
 
