@@ -748,9 +748,8 @@ final class ProcessSharing: @unchecked Sendable {
     // them. Every sync of the active segment is such a write (under the lock, `dirty` set), so
     // what the commit does not call durable is written again here, and synced with the zeros.
     let published = min(start, size)
-    let unsynchronized = min(Int(commit.durableEnd), published)..<published
-    try handle.writeAgain(unsynchronized)
+    try handle.writeAgain(min(Int(commit.durableEnd), published)..<published)
     if size > start { try handle.writeZeros(from: start, to: size) }
-    if size > start || !unsynchronized.isEmpty { try handle.synchronize(.durable) }
+    try handle.synchronize(.durable)
   }
 }
