@@ -260,7 +260,9 @@ extension FileHandle {
 
   /// Writes the bytes in `range` over themselves (64 KiB at a time), so that their pages are
   /// dirty again: for bytes that a sync may have failed to write back, which Linux then marks
-  /// clean (``SegmentWriter`` does the same through its mapping after its own failed sync).
+  /// clean. ``SegmentWriter`` does the same after its own failed sync through its mapping, whose
+  /// writes cannot fail; the callers here work on a handle: the clearing of a dead write maps
+  /// nothing, and an open maps a last segment it will not append to read-only.
   /// Read from the page cache, which still holds them unless the system dropped those pages;
   /// then the disk's bytes are written back, and each record there reads as damage, never as
   /// data.
