@@ -22,6 +22,9 @@ final class StoreEngine: @unchecked Sendable {
   /// In `.manyProcesses` use, the part that joins this process's writes and reads to the
   /// others' (Log/ProcessSharing.swift).
   let sharing: ProcessSharing?
+  /// ``KeyHash``'s seed, read once here (as ``NameTable`` does): every read of the global goes
+  /// through a check that it is initialized, and every read hashes its key.
+  private let keySeed = KeyHash.seed
 
   // Guarded by the log's lock.
   private var storeLock: (any FileLock)?
@@ -213,7 +216,7 @@ final class StoreEngine: @unchecked Sendable {
     key: UnsafeRawBufferPointer, table: String, _ body: (Record) throws(E) -> R
   ) throws(LogStoreError) -> Result<R, E>? {
     try sharing?.followOthers()
-    let hash = KeyHash.hash(key)
+    let hash = KeyHash.hash(key, seed: keySeed)
     return try readingAfterRepair { () throws(LogStoreError) -> Result<R, E>?? in
       try index.withRecord(key: key, table: table, hash: hash, body)
     }

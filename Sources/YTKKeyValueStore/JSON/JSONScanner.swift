@@ -27,7 +27,8 @@ struct JSONScanner {
   /// The decoded UTF-8 of the last string with escapes: the first `decodedLength` bytes of
   /// `scratch`, or, when it did not fit there (`decodedLength` -1), `unescaped`.
   var decodedLength = 0
-  var unescaped: [UInt8] = []
+  /// Nil until needed, so that a scanner that never needs it has nothing to release.
+  var unescaped: [UInt8]?
 
   // MARK: Documents
 
@@ -389,7 +390,8 @@ struct JSONScanner {
           UnsafeBufferPointer(
             start: scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), count: decodedLength))
       } else {
-        unescaped.withUnsafeBufferPointer(body)
+        // Set by the scan of `string`, which decoded it and found no room in `scratch`.
+        unescaped!.withUnsafeBufferPointer(body)
       }
     } else {
       body(UnsafeBufferPointer(rebasing: input[string.start..<string.end]))
