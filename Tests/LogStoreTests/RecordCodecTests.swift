@@ -190,7 +190,13 @@ struct RecordCodecTests {
         #expect(
           changed == expected.withUnsafeBytes { $0.load(as: UInt32.self) },
           "value of \(valueLength) bytes, member \(member)")
-        #expect((try? decodeRecord(expected, salt: new).get())?.sequence == renumbered)
+        // Read without `decodeRecord`, which makes the value a `String`: repairing random bytes
+        // as UTF-8 throws inside the standard library at each bad sequence, and the test
+        // library records a backtrace of every throw (about 90 s of this test's run).
+        let sequenceRead = expected.withUnsafeBytes {
+          try? RecordCodec.decode($0, at: 0, salt: new, member: false).sequence
+        }
+        #expect(sequenceRead == renumbered)
       }
     }
   }
