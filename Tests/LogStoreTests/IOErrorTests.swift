@@ -9,7 +9,7 @@ import Testing
   import Darwin
 #endif
 
-@Suite("I/O errors", .serialized)
+@Suite("I/O errors")
 struct IOErrorTests {
   /// Runs the crash workload with `fault` injected, checking after every operation that the
   /// store holds exactly the operations that succeeded; then clears the fault and checks the
