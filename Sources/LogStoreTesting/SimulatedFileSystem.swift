@@ -525,8 +525,11 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
   }
 
-  /// Every call made so far, in order.
-  package var log: [Call] { state.withLock { $0.log } }
+  /// Every call made so far, in order: a copy made under the lock, which the caller may read
+  /// while the store's threads append (sharing the log's storage would leave it written in
+  /// place after the caller's reads, ordered only by reference counts, which the thread
+  /// sanitizer does not see).
+  package var log: [Call] { state.withLock { $0.log.map { $0 } } }
 
   /// The files a crash left, once the crash point was reached; nil before.
   package var crashImage: [String: [UInt8]]? { state.withLock { $0.images?.first } }

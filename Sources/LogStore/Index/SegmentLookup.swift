@@ -70,7 +70,14 @@ struct Numbered<Value> {
       return dense.isEmpty ? all[number] : nil
     }
     set {
-      all[number] = newValue
+      // A new dictionary, never a change to the one in place: readers walk copies of this
+      // lookup after leaving the index lock, and storage that is only read once shared is
+      // what the thread sanitizer can check. (Writing in place once the readers' copies are
+      // gone would be safe, but the sanitizer does not see the reference counts that order it,
+      // and reports a race; docs/TESTING.md. Changes are rare, so the copy costs nothing.)
+      var changed = all.filter { $0.key != number }
+      changed[number] = newValue
+      all = changed
       rebuild()
     }
   }
