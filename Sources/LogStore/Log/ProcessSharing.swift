@@ -356,9 +356,9 @@ final class ProcessSharing: @unchecked Sendable {
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: file.mapping.bytes[0..<end]), owner: file,
       // Published bytes are records to their end, as a sealed segment's are: a bad one among
-      // them is damage, skipped and counted, and the good ones after it still count.
-      salt: file.salt, baseSequence: nextSequence, extent: .sealedWithoutMarks, start: start,
-      mayBeBeingWritten: true)
+      // them (once looked at again: this processor may not show all the writer's stores yet)
+      // is damage, skipped and counted, and the good ones after it still count.
+      salt: file.salt, baseSequence: nextSequence, extent: .published, start: start)
     var failure: LogStoreError?
     let observer = log.commitObserver
     index.change {

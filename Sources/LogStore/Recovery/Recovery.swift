@@ -592,10 +592,12 @@ struct Recovery {
         try damage(candidate, offset: offset, reason: reason, into: &state)
       }
     }
-    // A reader's last segment is the one a writer may be appending to right now.
+    // A reader's last segment is the one a writer may be appending to right now. Read up to a
+    // commit, it holds records to the commit's end (cut there: ``openSnapshot(_:)``).
     var scanner = SegmentScanner(
       bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[0..<candidate.size]), owner: file,
-      salt: salt, baseSequence: baseSequence, extent: .of(header: header, isLast: isLast),
+      salt: salt, baseSequence: baseSequence,
+      extent: isLast && state.commit != nil ? .published : .of(header: header, isLast: isLast),
       start: start, mayBeBeingWritten: isLast && !writable)
     let keys = state.keys
     try keys.replay(from: file) { () throws(LogStoreError) in

@@ -10,7 +10,8 @@
 ///   record further on, and the bytes in between are one damaged region. Past what is known
 ///   durable, a power loss may have kept pages written later and lost earlier ones: the log
 ///   ends at the first bad record there (a torn tail), whatever good records follow.
-/// - Zeros to the end of the bytes are the clean end (space reserved but never written).
+/// - Zeros to the end of the bytes are the clean end (space reserved but never written), except
+///   in bytes another process published (``Extent/published``), which are records to the end.
 ///
 /// Sync marks are read, never handed out: they change nothing in the store.
 package struct SegmentScanner {
@@ -38,6 +39,13 @@ package struct SegmentScanner {
     /// The last segment of a version that recorded no syncs (1, 2): a bad record followed by
     /// a good one is damage, as in a sealed segment; with none after it, a torn tail.
     case unsealedWithoutMarks
+    /// The active segment up to the end another process published (its commit's
+    /// `committedEnd`, in `.manyProcesses` use): records to the end, as a sealed segment's are,
+    /// zeros included, for the writer copied them before it published. But the processor may
+    /// show this one the writer's stores in another order than they were made (ARM does, and no
+    /// barrier comes between the records and the commit), so a bad record is looked at again
+    /// (as beside a writer: `mayBeBeingWritten`) before it counts as damage.
+    case published
 
     /// The extent of a segment with `header` (nil: unreadable) that is the last one or not.
     package static func of(header: SegmentHeader?, isLast: Bool) -> Extent {
@@ -190,12 +198,17 @@ package struct SegmentScanner {
   /// What the bad record at `position` means: a damaged region to report (scanning goes on
   /// after it), or the end (`finished` is set).
   private mutating func badRecord(at position: Int, reason: String) -> Event? {
-    // Zeros to the end are space reserved ahead of the writes (every segment keeps its
-    // reserve): the clean end, found without looking for a record in them byte by byte.
-    if isZero(from: position) { return atEnd() }
+    if extent == .published {
+      // Published: a record, once this processor shows the writer's stores.
+      if settles(at: position) { return nil }
+    } else if isZero(from: position) {
+      // Zeros to the end are space reserved ahead of the writes (every segment keeps its
+      // reserve): the clean end, found without looking for a record in them byte by byte.
+      return atEnd()
+    }
     var limit = bytes.count - RecordLayout.headerSize
     switch extent {
-    case .sealed, .sealedWithoutMarks, .unsealedWithoutMarks:
+    case .sealed, .sealedWithoutMarks, .unsealedWithoutMarks, .published:
       break
     case .unsealed:
       // Whether the bad record lies in durable bytes may depend on a mark further on.
@@ -219,7 +232,7 @@ package struct SegmentScanner {
       return .damaged(offset: position, length: resume - position, reason: reason)
     }
     switch extent {
-    case .sealed, .sealedWithoutMarks:
+    case .sealed, .sealedWithoutMarks, .published:
       finished = true
       end = bytes.count
       return .damaged(offset: position, length: bytes.count - position, reason: reason)
@@ -309,7 +322,8 @@ package struct SegmentScanner {
   }()
 
   /// Whether the record at `position` checks when looked at again (see `init`): at once, and
-  /// where stores may be seen out of order also after pauses of 1, 2, 4, 8 and 16 ms.
+  /// where stores may be seen out of order also after pauses of 1, 2, 4, 8 and 16 ms. A record
+  /// that never checks costs those 31 ms once, where it is counted as damage.
   private func settles(at position: Int) -> Bool {
     for wait in [0, 1000, 2000, 4000, 8000, 16_000] {
       if wait > 0 {
