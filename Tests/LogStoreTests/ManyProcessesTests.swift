@@ -1998,7 +1998,7 @@ struct ManyProcessesTests {
   }
 
   @Test(
-    "damage in what another process published, a flipped byte or a record that reads as zeros (never the end of the log there), is counted by the process that catches up and by the opens that read the store up to the commit",
+    "damage in what another process published, a flipped byte or a record that reads as zeros (never the end of the log there), is counted by the process that catches up and by the opens that read the store up to the commit, and a writer that opens then appends after it",
     arguments: [false, true])
   func damageInPublishedBytes(zeros: Bool) throws {
     let directory = TemporaryDirectory()
@@ -2035,6 +2035,16 @@ struct ManyProcessesTests {
       #expect(try store.value(forKey: lost.bytes, in: "t") == nil, "\(name)")
       #expect(try store.value(forKey: kept.0.bytes, in: "t") == kept.1.bytes, "\(name)")
       #expect(try store.statistics().damagedRecords == 1, "\(name)")
+    }
+    // The writer that joined appends after the published end, not over what follows the
+    // damage: every open sees its put, and the record it kept.
+    try joining.put("third".bytes, forKey: "c".bytes, in: "t")
+    for (name, store) in [
+      ("the first writer", writer), ("catching up", follower), ("a writer's open", joining),
+      ("a follower's open", opened),
+    ] {
+      #expect(try store.value(forKey: "c".bytes, in: "t") == "third".bytes, "\(name)")
+      #expect(try store.value(forKey: kept.0.bytes, in: "t") == kept.1.bytes, "\(name)")
     }
     try opened.close()
     try joining.close()
