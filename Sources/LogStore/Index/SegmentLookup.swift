@@ -74,7 +74,8 @@ struct Numbered<Value> {
       // lookup after leaving the index lock, and storage that is only read once shared is
       // what the thread sanitizer can check. (Writing in place once the readers' copies are
       // gone would be safe, but the sanitizer does not see the reference counts that order it,
-      // and reports a race; docs/TESTING.md. Changes are rare, so the copy costs nothing.)
+      // and reports a race; docs/TESTING.md. The copy is the same work as `rebuild()`'s new
+      // array of the same values, once per change, and changes are rare.)
       var changed = all.filter { $0.key != number }
       changed[number] = newValue
       all = changed
